@@ -1,0 +1,87 @@
+import { parseCurrentConfig } from "../../core/config.js";
+import { renderConfiguration } from "../../core/render.js";
+import { validateDesired } from "../../core/settings.js";
+import { hasErrors, type DesiredSettings } from "../../core/types.js";
+import { parseBool, parseFeatureGates, parseFlags, readInput, requireMode, splitList } from "../args.js";
+import { CliError, EXIT, formatChange, formatFinding } from "../output.js";
+import type { Io } from "../main.js";
+
+export const RENDER_HELP = `kube-proxy-mode render --current FILE|- --mode MODE [options]
+
+Prints the kube-proxy configuration that moves the current one to MODE, keeping every
+field, comment and key order it does not own. Changes and findings go to stderr.
+
+  --current FILE|-                     KubeProxyConfiguration, or the ConfigMap as
+                                       kubectl get cm -n kube-system kube-proxy -o yaml|json prints it
+  --mode iptables|ipvs|nftables        required
+  --kubernetes-version X.Y             the cluster's release (version rules need it)
+  --feature-gate NAME=true|false       repeatable
+  --node-port-addresses A,B            CIDRs, or primary/localhost/all (1.37+)
+  --conntrack-tcp-be-liberal true|false
+  --allow-unknown-feature-gates        accept gate names newer than this tool knows
+  --diff                               print a unified diff instead of the configuration
+  --json                               print {config, diff, changes, warnings, errors}
+
+Exit codes: 0 rendered (warnings allowed), 2 invalid input or a violated rule.`;
+
+export function desiredFromFlags(flags: Record<string, any>): DesiredSettings {
+    const input: Record<string, unknown> = { mode: requireMode(flags.mode) };
+    if (flags["kubernetes-version"] !== undefined) input.kubernetesVersion = flags["kubernetes-version"];
+    const gates = parseFeatureGates(flags["feature-gate"]);
+    if (gates) input.featureGates = gates;
+    const npa = splitList(flags["node-port-addresses"]);
+    if (npa) input.nodePortAddresses = npa;
+    if (flags["conntrack-tcp-be-liberal"] !== undefined) {
+        input.conntrack = { tcpBeLiberal: parseBool(flags["conntrack-tcp-be-liberal"], "--conntrack-tcp-be-liberal") };
+    }
+    if (flags["allow-unknown-feature-gates"]) input.allowUnknownFeatureGates = true;
+    const { settings, findings } = validateDesired(input);
+    if (!settings) throw new CliError("invalid settings", EXIT.invalid, findings.map(formatFinding));
+    return settings;
+}
+
+export async function renderCommand(argv: string[], io: Io): Promise<number> {
+    const flags = parseFlags("render", argv, {
+        current: { type: "string" },
+        mode: { type: "string" },
+        "kubernetes-version": { type: "string" },
+        "feature-gate": { type: "string", multiple: true },
+        "node-port-addresses": { type: "string" },
+        "conntrack-tcp-be-liberal": { type: "string" },
+        "allow-unknown-feature-gates": { type: "boolean" },
+        diff: { type: "boolean" },
+        json: { type: "boolean" },
+    });
+    if (flags.help) {
+        io.out(RENDER_HELP);
+        return EXIT.ok;
+    }
+    if (flags.current === undefined) throw new CliError("--current is required: a file, or - for standard input");
+    const desired = desiredFromFlags(flags);
+    const current = parseCurrentConfig(readInput(flags.current, "--current"), "--current");
+    const r = renderConfiguration(current, desired);
+    const errors = r.findings.filter((f) => f.severity === "error");
+    const warnings = r.findings.filter((f) => f.severity !== "error");
+    const failed = hasErrors(r.findings);
+    if (flags.json) {
+        io.out(
+            JSON.stringify(
+                { config: failed ? null : r.config, diff: failed ? null : r.diff, changes: r.changes, warnings, errors, kubernetesVersion: r.version?.release ?? null },
+                null,
+                2,
+            ),
+        );
+        return failed ? EXIT.invalid : EXIT.ok;
+    }
+    for (const c of r.changes) io.err(formatChange(c));
+    for (const f of [...warnings, ...errors]) io.err(formatFinding(f));
+    if (failed) {
+        io.err(`render: ${errors.length} rule(s) violated; nothing rendered`);
+        return EXIT.invalid;
+    }
+    if (flags.diff) {
+        if (r.diff) io.out(r.diff.replace(/\n$/, ""));
+        else io.err("no change: the configuration already says this");
+    } else io.out(r.config.replace(/\n$/, ""));
+    return EXIT.ok;
+}

@@ -1,0 +1,89 @@
+// kube-proxy-mode: the command line. Every subcommand shares the core engine.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { InputError } from "../core/types.js";
+import { precheckCommand } from "./commands/precheck.js";
+import { renderCommand } from "./commands/render.js";
+import { CliError, EXIT } from "./output.js";
+
+export interface Io {
+    out(line: string): void;
+    err(line: string): void;
+}
+
+type Command = { run: (argv: string[], io: Io) => Promise<number>; summary: string };
+
+const COMMANDS: Record<string, Command> = {
+    render: { run: renderCommand, summary: "print the configuration for a mode, its diff and every change explained" },
+    precheck: { run: precheckCommand, summary: "check that every node can run a mode (kernel, OS)" },
+};
+
+export function registerCommand(name: string, command: Command): void {
+    COMMANDS[name] = command;
+}
+
+function usage(): string {
+    const names = Object.keys(COMMANDS);
+    const w = Math.max(...names.map((n) => n.length));
+    return [
+        "kube-proxy-mode: move Kubernetes clusters between kube-proxy modes safely",
+        "",
+        "Usage: kube-proxy-mode <command> [flags]   (kube-proxy-mode <command> --help for its flags)",
+        "",
+        ...names.map((n) => `  ${n.padEnd(w)}  ${COMMANDS[n].summary}`),
+        "",
+        "Exit codes: 0 fine (warnings allowed), 1 the cluster or a node fails, 2 invalid input or a violated rule.",
+    ].join("\n");
+}
+
+function version(): string {
+    const pkg = JSON.parse(readFileSync(join(__dirname, "..", "..", "..", "package.json"), "utf8"));
+    return pkg.version;
+}
+
+export async function main(argv: string[], io: Io): Promise<number> {
+    const [name, ...rest] = argv;
+    if (name === undefined || name === "help" || name === "--help" || name === "-h") {
+        io.out(usage());
+        return name === undefined ? EXIT.invalid : EXIT.ok;
+    }
+    if (name === "--version" || name === "version") {
+        io.out(version());
+        return EXIT.ok;
+    }
+    const command = COMMANDS[name];
+    if (!command) {
+        io.err(`kube-proxy-mode: unknown command ${JSON.stringify(name)}; commands: ${Object.keys(COMMANDS).join(", ")}`);
+        return EXIT.invalid;
+    }
+    try {
+        return await command.run(rest, io);
+    } catch (e) {
+        if (e instanceof CliError) {
+            io.err(`${e.message.startsWith(name) ? "" : `${name}: `}${e.message}`);
+            for (const l of e.lines) io.err(l);
+            return e.exitCode;
+        }
+        if (e instanceof InputError) {
+            io.err(`${name}: ${e.message}`);
+            return EXIT.invalid;
+        }
+        io.err(`${name}: unexpected failure: ${(e as Error)?.message ?? String(e)}`);
+        if (process.env.KPM_DEBUG) io.err(String((e as Error)?.stack));
+        return EXIT.failed;
+    }
+}
+
+/** The process entry point (bin/kube-proxy-mode). */
+export function runCli(): void {
+    const io: Io = { out: (l) => process.stdout.write(l + "\n"), err: (l) => process.stderr.write(l + "\n") };
+    main(process.argv.slice(2), io).then(
+        (code) => {
+            process.exitCode = code;
+        },
+        (e) => {
+            process.stderr.write(`kube-proxy-mode: ${(e as Error)?.message ?? e}\n`);
+            process.exitCode = EXIT.failed;
+        },
+    );
+}

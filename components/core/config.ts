@@ -1,0 +1,135 @@
+// Reading the current kube-proxy configuration, as a user hands it over: a bare
+// KubeProxyConfiguration, or the whole ConfigMap as `kubectl get -o yaml|json` prints it.
+import * as YAML from "yaml";
+import { DEFAULT_MODE_WHEN_EMPTY, FLAVORS } from "./facts.js";
+import { InputError, PROXY_MODES, type ProxyMode } from "./types.js";
+
+export const KUBE_PROXY_KIND = "KubeProxyConfiguration";
+export const KUBE_PROXY_API_VERSION = "kubeproxy.config.k8s.io/v1alpha1";
+/** ConfigMap keys that hold the configuration, in the order they are looked for. */
+export const CONFIG_KEYS = [FLAVORS.kubeadm.key, FLAVORS.eks.key] as const;
+
+export interface ConfigMapSource {
+    kind: "ConfigMap";
+    name?: string;
+    namespace?: string;
+    /** the data key holding the configuration: config.conf (kubeadm), config (EKS) */
+    key: string;
+    /** the whole ConfigMap object as read */
+    object: Record<string, any>;
+}
+
+export interface CurrentConfig {
+    /** the KubeProxyConfiguration text, exactly as stored */
+    text: string;
+    /** the same, as plain data */
+    config: Record<string, any>;
+    source: ConfigMapSource | { kind: typeof KUBE_PROXY_KIND };
+}
+
+function parseOne(text: string, what: string): unknown {
+    if (text.trim() === "") throw new InputError(`${what} is empty: expected a KubeProxyConfiguration or a ConfigMap holding one`);
+    const docs = YAML.parseAllDocuments(text, { prettyErrors: true });
+    if (!Array.isArray(docs)) throw new InputError(`${what} is not YAML or JSON`);
+    const real = docs.filter((d) => d.contents !== null || d.errors.length > 0);
+    if (real.length === 0) throw new InputError(`${what} is empty: expected a KubeProxyConfiguration or a ConfigMap holding one`);
+    for (const d of real) {
+        if (d.errors.length > 0) {
+            const e = d.errors[0];
+            const line = e.linePos?.[0]?.line;
+            throw new InputError(`${what} is not valid YAML or JSON${line ? ` (line ${line})` : ""}: ${e.message.split("\n")[0]}`);
+        }
+    }
+    if (real.length > 1) throw new InputError(`${what} holds ${real.length} YAML documents: give exactly one KubeProxyConfiguration or ConfigMap`);
+    return real[0].toJS();
+}
+
+function isObject(v: unknown): v is Record<string, any> {
+    return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Parses a KubeProxyConfiguration text; `what` names it in errors. */
+export function parseKubeProxyConfiguration(text: string, what = "the configuration"): Record<string, any> {
+    const obj = parseOne(text, what);
+    if (!isObject(obj)) throw new InputError(`${what} is not a mapping: expected kind: ${KUBE_PROXY_KIND}`);
+    if (obj.kind !== KUBE_PROXY_KIND) {
+        throw new InputError(`${what} has kind ${JSON.stringify(obj.kind ?? null)}: expected kind: ${KUBE_PROXY_KIND}`, "kind");
+    }
+    if (obj.apiVersion !== KUBE_PROXY_API_VERSION) {
+        throw new InputError(
+            `${what} has apiVersion ${JSON.stringify(obj.apiVersion ?? null)}: this tool reads ${KUBE_PROXY_API_VERSION}`,
+            "apiVersion",
+        );
+    }
+    return obj;
+}
+
+/**
+ * Reads what a user passes as the current configuration: a KubeProxyConfiguration,
+ * a ConfigMap (YAML or JSON), or a List holding exactly one ConfigMap.
+ */
+export function parseCurrentConfig(input: string, what = "--current"): CurrentConfig {
+    let obj = parseOne(input, what);
+    if (isObject(obj) && obj.kind === "List" && Array.isArray(obj.items)) {
+        const cms = obj.items.filter((i: any) => isObject(i) && i.kind === "ConfigMap");
+        if (cms.length !== 1) throw new InputError(`${what} is a List with ${cms.length} ConfigMaps: give exactly one`);
+        obj = cms[0];
+    }
+    if (!isObject(obj)) throw new InputError(`${what} is not a mapping: expected a ConfigMap or a KubeProxyConfiguration`);
+    if (obj.kind === KUBE_PROXY_KIND) {
+        return { text: input, config: parseKubeProxyConfiguration(input, what), source: { kind: KUBE_PROXY_KIND } };
+    }
+    if (obj.kind !== "ConfigMap") {
+        throw new InputError(
+            `${what} has kind ${JSON.stringify(obj.kind ?? null)}: expected a ConfigMap (kubectl get cm -n kube-system kube-proxy -o yaml) or a ${KUBE_PROXY_KIND}`,
+            "kind",
+        );
+    }
+    const data = isObject(obj.data) ? obj.data : {};
+    const key = CONFIG_KEYS.find((k) => typeof data[k] === "string");
+    const name = obj.metadata?.name;
+    if (!key) {
+        const found = Object.keys(data);
+        throw new InputError(
+            `ConfigMap ${name ?? "(unnamed)"} has no ${CONFIG_KEYS.map((k) => `data["${k}"]`).join(" or ")} ` +
+                `(keys found: ${found.length ? found.join(", ") : "none"}); kubeadm keeps the configuration under config.conf, EKS under config`,
+            "data",
+        );
+    }
+    const text = data[key] as string;
+    return {
+        text,
+        config: parseKubeProxyConfiguration(text, `data["${key}"] of ConfigMap ${name ?? "(unnamed)"}`),
+        source: { kind: "ConfigMap", name, namespace: obj.metadata?.namespace, key, object: obj },
+    };
+}
+
+/** The mode as written: undefined when empty or missing (unpinned). */
+export function pinnedMode(config: Record<string, any>): ProxyMode | undefined {
+    const m = config.mode;
+    return typeof m === "string" && (PROXY_MODES as readonly string[]).includes(m) ? (m as ProxyMode) : undefined;
+}
+
+/** The mode a Linux kube-proxy runs with this configuration (an empty mode means iptables today). */
+export function effectiveMode(config: Record<string, any>): ProxyMode {
+    return pinnedMode(config) ?? DEFAULT_MODE_WHEN_EMPTY;
+}
+
+/** Reads a dotted path ("nftables.syncPeriod") from plain data. */
+export function getPath(obj: Record<string, any>, path: string): unknown {
+    let cur: any = obj;
+    for (const part of path.split(".")) {
+        if (!isObject(cur)) return undefined;
+        cur = cur[part];
+    }
+    return cur;
+}
+
+/** The zero values kubeadm writes; such a field means "kube-proxy's default". */
+export function isZeroValue(v: unknown): boolean {
+    if (v === undefined || v === null || v === false || v === "" || v === 0) return true;
+    if (typeof v === "string" && /^(0+(\.0+)?(ns|us|µs|ms|s|m|h))+$/.test(v)) return true;
+    if (Array.isArray(v) && v.length === 0) return true;
+    if (isObject(v) && Object.keys(v).length === 0) return true;
+    return false;
+}

@@ -1,0 +1,100 @@
+// What the rules need to know about a node, and the per-node verdict for a mode.
+import { IPVS_DEPRECATION_TEXT, NFTABLES } from "./facts.js";
+import { conntrackFinding } from "./rules.js";
+import { InputError, type Finding, type ProxyMode } from "./types.js";
+import { kernelAtLeast, parseKernelVersion } from "./versions.js";
+
+export interface NodeFacts {
+    name: string;
+    labels: Record<string, string>;
+    kernelVersion?: string;
+    osImage?: string;
+    operatingSystem?: string;
+    kubeProxyVersion?: string;
+    unschedulable?: boolean;
+}
+
+/** From a Kubernetes Node object (as the API or `kubectl get nodes -o json` gives it). */
+export function nodeFacts(node: any): NodeFacts {
+    const info = node?.status?.nodeInfo ?? {};
+    return {
+        name: String(node?.metadata?.name ?? ""),
+        labels: { ...(node?.metadata?.labels ?? {}) },
+        kernelVersion: info.kernelVersion || undefined,
+        osImage: info.osImage || undefined,
+        operatingSystem: info.operatingSystem || node?.metadata?.labels?.["kubernetes.io/os"] || undefined,
+        kubeProxyVersion: info.kubeProxyVersion || undefined,
+        unschedulable: node?.spec?.unschedulable === true,
+    };
+}
+
+/** Reads `kubectl get nodes -o json` output (a List), or a single Node. */
+export function parseNodeList(text: string, what = "--nodes"): NodeFacts[] {
+    let obj: any;
+    if (text.trim() === "") throw new InputError(`${what} is empty: expected the output of kubectl get nodes -o json`);
+    try {
+        obj = JSON.parse(text);
+    } catch (e) {
+        throw new InputError(`${what} is not JSON (${(e as Error).message}): expected the output of kubectl get nodes -o json`);
+    }
+    const items = obj?.kind === "Node" ? [obj] : Array.isArray(obj?.items) ? obj.items : undefined;
+    if (!items) throw new InputError(`${what} has kind ${JSON.stringify(obj?.kind ?? null)}: expected a NodeList (kubectl get nodes -o json)`);
+    const nodes = items.filter((i: any) => i?.kind === undefined || i.kind === "Node").map(nodeFacts);
+    const nameless = nodes.findIndex((n: NodeFacts) => n.name === "");
+    if (nameless >= 0) throw new InputError(`${what}: item ${nameless} has no metadata.name`);
+    return nodes;
+}
+
+export type Verdict = "ok" | "warn" | "fail" | "skip";
+
+export interface NodeVerdict {
+    node: string;
+    kernel?: string;
+    osImage?: string;
+    verdict: Verdict;
+    findings: Finding[];
+}
+
+/** Whether this node can run `mode`, judged by its kernel as the Node object reports it. */
+export function nodeVerdict(node: NodeFacts, mode: ProxyMode, opts: { tcpBeLiberal?: boolean } = {}): NodeVerdict {
+    const base = { node: node.name, kernel: node.kernelVersion, osImage: node.osImage };
+    if (node.operatingSystem && node.operatingSystem !== "linux") {
+        return {
+            ...base,
+            verdict: "skip",
+            findings: [{ severity: "info", code: "node.notLinux", field: "nodes", nodes: [node.name], message: `${node.name} runs ${node.operatingSystem}: Linux proxy modes do not apply` }],
+        };
+    }
+    const findings: Finding[] = [];
+    const kernel = parseKernelVersion(node.kernelVersion);
+    if (!kernel) {
+        findings.push({
+            severity: "error",
+            code: "node.kernelUnknown",
+            field: "status.nodeInfo.kernelVersion",
+            nodes: [node.name],
+            message: `${node.name}: kernel version ${node.kernelVersion === undefined ? "is missing" : `${JSON.stringify(node.kernelVersion)} cannot be read`}, so it cannot be shown to support ${mode} mode`,
+            fix: "check the node's kubelet reports status.nodeInfo.kernelVersion, or leave the node out of the pool",
+        });
+    } else if (mode === "nftables") {
+        if (!kernelAtLeast(kernel, NFTABLES.minKernel)) {
+            findings.push({
+                severity: "error",
+                code: "node.kernelTooOld",
+                field: "status.nodeInfo.kernelVersion",
+                nodes: [node.name],
+                message: `${node.name}: kernel ${kernel.raw} is older than ${NFTABLES.minKernel}; kube-proxy would exit with "${NFTABLES.startupKernelError}"`,
+                fix: `upgrade the node's kernel to ${NFTABLES.minKernel}+ (RHEL 9, Debian 12, Ubuntu 22.04+, Amazon Linux 2023), or use iptables mode for its pool`,
+            });
+        } else {
+            findings.push(...conntrackFinding(mode, opts.tcpBeLiberal, !kernelAtLeast(kernel, NFTABLES.conntrackWorkaroundKernel), [node.name]).map((f) => ({
+                ...f,
+                message: `${node.name}: ${f.message}`,
+            })));
+        }
+    } else if (mode === "ipvs") {
+        findings.push({ severity: "warning", code: "ipvs.deprecated", field: "mode", nodes: [node.name], message: `${node.name}: ${IPVS_DEPRECATION_TEXT}` });
+    }
+    const verdict: Verdict = findings.some((f) => f.severity === "error") ? "fail" : findings.some((f) => f.severity === "warning") ? "warn" : "ok";
+    return { ...base, verdict, findings };
+}

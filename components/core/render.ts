@@ -1,0 +1,182 @@
+// From the current configuration and the desired settings to the new configuration text:
+// plan the edits (each with its reason), apply them to the YAML document without touching
+// anything this tool does not own, then check the result and explain it.
+import { createTwoFilesPatch } from "diff";
+import * as YAML from "yaml";
+import { effectiveMode, getPath, isZeroValue, parseKubeProxyConfiguration, type CurrentConfig } from "./config.js";
+import { IPVS_ONLY_SETTINGS, MODE_SETTINGS, PER_MODE_SETTINGS } from "./facts.js";
+import { checkConfiguration } from "./rules.js";
+import type { Change, DesiredSettings, Finding } from "./types.js";
+import { parseKubeVersion, type KubeVersion } from "./versions.js";
+
+function same(a: unknown, b: unknown): boolean {
+    return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+}
+
+/**
+ * The edits that take `current` to what `desired` asks, with a reason for each, plus
+ * findings about conflicts the edits could not settle. Pure: plain data in, data out.
+ */
+export function planConfigChanges(current: Record<string, any>, desired: DesiredSettings): { changes: Change[]; findings: Finding[] } {
+    const changes: Change[] = [];
+    const findings: Finding[] = [];
+    const from = effectiveMode(current);
+    const to = desired.mode;
+    const set = (path: string, value: unknown, reason: string) => {
+        const was = getPath(current, path);
+        if (!same(was, value)) changes.push({ path, from: was ?? null, to: value, reason });
+    };
+
+    if (current.mode !== to) {
+        set(
+            "mode",
+            to,
+            current.mode
+                ? `move kube-proxy from ${current.mode} to ${to} mode`
+                : `pin the mode: an empty mode runs ${from} today and follows upstream's default when it changes`,
+        );
+    }
+    for (const [name, value] of Object.entries(desired.featureGates ?? {})) {
+        set(`featureGates.${name}`, value, `feature gate ${name} requested`);
+    }
+    if (desired.nodePortAddresses !== undefined) {
+        set("nodePortAddresses", desired.nodePortAddresses, "NodePort addresses requested");
+    }
+    if (desired.conntrack?.tcpBeLiberal !== undefined) {
+        set("conntrack.tcpBeLiberal", desired.conntrack.tcpBeLiberal, "conntrack.tcpBeLiberal requested");
+    }
+
+    if (from !== to) {
+        // kube-proxy reads these from the active mode's block: carry non-default values
+        // over, or they silently revert to the defaults.
+        for (const setting of PER_MODE_SETTINGS) {
+            const src = MODE_SETTINGS[from][setting];
+            const dst = MODE_SETTINGS[to][setting];
+            if (src === dst) continue;
+            const value = getPath(current, src);
+            if (isZeroValue(value)) continue;
+            const existing = getPath(current, dst);
+            if (same(existing, value)) continue;
+            if (!isZeroValue(existing)) {
+                findings.push({
+                    severity: "warning",
+                    code: "carry.conflict",
+                    field: dst,
+                    message: `${src} is ${JSON.stringify(value)} but ${dst}, which ${to} mode reads, is already ${JSON.stringify(existing)}; keeping ${dst}`,
+                    fix: `set ${dst} to the value you want ${to} mode to use`,
+                });
+                continue;
+            }
+            set(dst, value, `carried from ${src}: ${to} mode reads ${dst}, so without this ${setting} would revert to its default`);
+        }
+    }
+    if (to !== "ipvs") {
+        for (const [path, { zero, why }] of Object.entries(IPVS_ONLY_SETTINGS)) {
+            const value = getPath(current, path);
+            if (isZeroValue(value)) continue;
+            set(path, zero, `dead configuration outside ipvs mode: ${why}`);
+        }
+    }
+    return { changes, findings };
+}
+
+function isSortedMap(map: YAML.YAMLMap): boolean {
+    const keys = map.items.map((p) => String((p.key as any)?.value ?? p.key));
+    return keys.every((k, i) => i === 0 || keys[i - 1] <= k);
+}
+
+/** Sets one dotted path in a YAML document, keeping comments, order and styles elsewhere. */
+function setInDocument(doc: YAML.Document, path: string, value: unknown): void {
+    const parts = path.split(".");
+    let map = doc.contents as YAML.YAMLMap;
+    for (const part of parts.slice(0, -1)) {
+        let pair = map.items.find((p) => (p.key as any)?.value === part);
+        if (!pair) {
+            pair = doc.createPair(part, new YAML.YAMLMap()) as YAML.Pair<any, any>;
+            insertPair(map, pair);
+        }
+        if (!YAML.isMap(pair.value)) {
+            const fresh = new YAML.YAMLMap();
+            if (YAML.isScalar(pair.value)) fresh.comment = pair.value.comment;
+            pair.value = fresh;
+        }
+        map = pair.value as YAML.YAMLMap;
+        if (map.flow && map.items.length === 0) map.flow = false; // `featureGates: {}` becomes a block
+    }
+    const leaf = parts[parts.length - 1];
+    const node = doc.createNode(value) as YAML.Node;
+    const pair = map.items.find((p) => (p.key as any)?.value === leaf);
+    if (pair) {
+        const old = pair.value as YAML.Node | null;
+        if (old && (YAML.isScalar(old) || YAML.isCollection(old))) {
+            node.comment = old.comment;
+            node.commentBefore = old.commentBefore;
+        }
+        pair.value = node;
+    } else {
+        insertPair(map, doc.createPair(leaf, node) as YAML.Pair<any, any>);
+    }
+}
+
+function insertPair(map: YAML.YAMLMap, pair: YAML.Pair<any, any>): void {
+    if (isSortedMap(map)) {
+        const key = String(pair.key?.value ?? pair.key);
+        const at = map.items.findIndex((p) => String((p.key as any)?.value ?? p.key) > key);
+        if (at >= 0) {
+            map.items.splice(at, 0, pair);
+            return;
+        }
+    }
+    map.items.push(pair);
+}
+
+/** Go's YAML writer (kubeadm) does not indent list items under their key; follow the text's own style. */
+function indentsSequences(text: string): boolean {
+    const lines = text.split("\n");
+    for (let i = 0; i + 1 < lines.length; i++) {
+        const key = /^(\s*)[^\s#-][^:]*:\s*$/.exec(lines[i]);
+        const item = /^(\s*)- /.exec(lines[i + 1]);
+        if (key && item) return item[1].length > key[1].length;
+    }
+    return false;
+}
+
+/** Applies planned edits to the configuration text. Editing what is already so changes nothing. */
+export function applyChanges(text: string, changes: readonly Change[]): string {
+    if (changes.length === 0) return text;
+    const doc = YAML.parseDocument(text);
+    for (const c of changes) setInDocument(doc, c.path, c.to);
+    return doc.toString({ lineWidth: 0, minContentWidth: 0, indentSeq: indentsSequences(text) });
+}
+
+export interface Rendered {
+    /** the new KubeProxyConfiguration text */
+    config: string;
+    /** a unified diff of the configuration text */
+    diff: string;
+    changes: Change[];
+    findings: Finding[];
+    before: Record<string, any>;
+    after: Record<string, any>;
+    version?: KubeVersion;
+}
+
+/** A unified diff between two configuration texts, empty when they are the same. */
+export function explainDiff(before: string, after: string, name = "config.conf"): string {
+    if (before === after) return "";
+    return createTwoFilesPatch(`a/${name}`, `b/${name}`, before, after, undefined, undefined, { context: 3 });
+}
+
+/**
+ * The whole engine for one configuration: plan, apply, check, explain.
+ * `version` overrides desired.kubernetesVersion (for example, the cluster's own).
+ */
+export function renderConfiguration(current: CurrentConfig, desired: DesiredSettings, version?: KubeVersion): Rendered {
+    const v = version ?? (desired.kubernetesVersion ? parseKubeVersion(desired.kubernetesVersion) : undefined);
+    const planned = planConfigChanges(current.config, desired);
+    const config = applyChanges(current.text, planned.changes);
+    const after = parseKubeProxyConfiguration(config, "the rendered configuration");
+    const findings = [...planned.findings, ...checkConfiguration({ desired, version: v, current: current.config, result: after })];
+    const name = current.source.kind === "ConfigMap" ? current.source.key : "config.conf";
+    return { config, diff: explainDiff(current.text, config, name), changes: planned.changes, findings, before: current.config, after, version: v };
+}

@@ -1,0 +1,38 @@
+// The shape of what a user asks for (zod), turned into findings that name the field.
+import { z } from "zod";
+import { PROXY_MODES, type DesiredSettings, type Finding } from "./types.js";
+import { parseKubeVersion } from "./versions.js";
+
+const modeMessage =
+    `mode is required and must be one of ${PROXY_MODES.join(", ")}: an empty or missing mode follows upstream's default, ` +
+    `which is iptables today and is planned to become nftables, so an unpinned cluster changes data plane when someone else decides`;
+
+export const desiredSettingsSchema = z
+    .object({
+        mode: z.enum(PROXY_MODES, { error: modeMessage }),
+        featureGates: z.record(z.string().min(1), z.boolean({ error: "feature-gate values must be true or false" })).optional(),
+        nodePortAddresses: z.array(z.string({ error: "each nodePortAddresses entry must be a string (a CIDR or primary/localhost/all)" })).optional(),
+        conntrack: z.object({ tcpBeLiberal: z.boolean({ error: "conntrack.tcpBeLiberal must be true or false" }).optional() }).strict().optional(),
+        kubernetesVersion: z
+            .string()
+            .refine((v) => parseKubeVersion(v) !== undefined, { message: 'kubernetesVersion must look like "1.37" or "v1.37.2"' })
+            .optional(),
+        allowUnknownFeatureGates: z.boolean().optional(),
+    })
+    .strict();
+
+/** Validates the shape of desired settings; the meaning is checked by the rules. */
+export function validateDesired(input: unknown): { settings?: DesiredSettings; findings: Finding[] } {
+    const parsed = desiredSettingsSchema.safeParse(input);
+    if (parsed.success) return { settings: parsed.data, findings: [] };
+    const findings: Finding[] = parsed.error.issues.map((issue) => {
+        const field = issue.path.length ? issue.path.map(String).join(".") : "settings";
+        let message = issue.message;
+        if (issue.code === "unrecognized_keys") message = `unknown setting(s) ${issue.keys.join(", ")}`;
+        if (field === "mode" && (input as any)?.mode !== undefined && (input as any)?.mode !== "") {
+            message = `mode ${JSON.stringify((input as any).mode)} is not a kube-proxy mode; ${modeMessage}`;
+        }
+        return { severity: "error", code: "settings.shape", field, message };
+    });
+    return { findings };
+}

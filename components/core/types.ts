@@ -1,0 +1,57 @@
+// The vocabulary shared by every part of kube-proxy-mode. Pure data, no I/O.
+
+export const PROXY_MODES = ["iptables", "ipvs", "nftables"] as const;
+export type ProxyMode = (typeof PROXY_MODES)[number];
+
+export type Severity = "error" | "warning" | "info";
+
+/**
+ * One thing the engine wants a human to know: a violated rule (error), a risk
+ * (warning) or a fact worth reading in review (info). `field` names the setting
+ * (dotted path in the KubeProxyConfiguration, or a CLI/component input), `fix`
+ * says what would be valid.
+ */
+export interface Finding {
+    severity: Severity;
+    code: string;
+    field: string;
+    message: string;
+    fix?: string;
+    /** Node names this finding is about, when it is about nodes. */
+    nodes?: string[];
+}
+
+/** One edit the renderer makes to the configuration, with the reason for it. */
+export interface Change {
+    path: string;
+    from: unknown;
+    to: unknown;
+    reason: string;
+}
+
+/** What the user asks for: the settings this tool owns. */
+export interface DesiredSettings {
+    mode: ProxyMode;
+    featureGates?: Record<string, boolean>;
+    nodePortAddresses?: string[];
+    conntrack?: { tcpBeLiberal?: boolean };
+    /** "1.37", "v1.37.2", "1.37.2-eks-...": detected from the cluster when absent. */
+    kubernetesVersion?: string;
+    /** Accept feature-gate names this version of the tool does not know (newer releases). */
+    allowUnknownFeatureGates?: boolean;
+}
+
+export function hasErrors(findings: readonly Finding[]): boolean {
+    return findings.some((f) => f.severity === "error");
+}
+
+/** Thrown for input that cannot be read at all (not YAML, wrong kind, empty). */
+export class InputError extends Error {
+    constructor(
+        message: string,
+        readonly field: string = "input",
+    ) {
+        super(message);
+        this.name = "InputError";
+    }
+}

@@ -1,0 +1,317 @@
+// One table per rule: each row is a configuration and the finding codes it must (and must not) produce.
+import assert from "node:assert/strict";
+import * as YAML from "yaml";
+import {
+    checkConfiguration,
+    nodeVerdict,
+    parseCurrentConfig,
+    parseKernelVersion,
+    parseKubeVersion,
+    renderConfiguration,
+    validateDesired,
+    type DesiredSettings,
+    type Finding,
+} from "../../components/core/index.js";
+
+function config(fields: Record<string, unknown>): string {
+    return YAML.stringify({ apiVersion: "kubeproxy.config.k8s.io/v1alpha1", kind: "KubeProxyConfiguration", ...fields });
+}
+
+function render(current: Record<string, unknown>, desired: DesiredSettings) {
+    return renderConfiguration(parseCurrentConfig(config(current)), desired);
+}
+
+function codes(findings: Finding[], severity?: string): string[] {
+    return findings.filter((f) => !severity || f.severity === severity).map((f) => f.code);
+}
+
+describe("rule: mode is required and pinned", () => {
+    for (const [name, input] of [
+        ["missing", {}],
+        ["empty", { mode: "" }],
+        ["not a mode", { mode: "nft" }],
+    ] as const) {
+        it(`refuses a ${name} mode, naming the field and the valid values`, () => {
+            const { settings, findings } = validateDesired(input);
+            assert.equal(settings, undefined);
+            assert.equal(findings[0].field, "mode");
+            assert.match(findings[0].message, /iptables, ipvs, nftables/);
+            assert.match(findings[0].message, /default/);
+        });
+    }
+    it("accepts each real mode", () => {
+        for (const mode of ["iptables", "ipvs", "nftables"]) assert.ok(validateDesired({ mode }).settings);
+    });
+    it("reports an unpinned current mode and pins it", () => {
+        const r = render({ mode: "" }, { mode: "iptables", kubernetesVersion: "1.37" });
+        assert.ok(codes(r.findings).includes("mode.unpinned"));
+        assert.deepEqual(r.changes.map((c) => [c.path, c.to]), [["mode", "iptables"]]);
+    });
+    it("names unknown settings", () => {
+        const { findings } = validateDesired({ mode: "nftables", modee: "x" });
+        assert.match(findings[0].message, /modee/);
+    });
+});
+
+describe("rule: ipvs lifecycle (KEP-5495)", () => {
+    const table: [string, Record<string, boolean> | undefined, string[], string[]][] = [
+        // version, gates, errors, warnings
+        ["1.36", undefined, [], ["ipvs.deprecated"]],
+        ["1.37", undefined, [], ["ipvs.deprecated"]],
+        ["1.40", undefined, ["ipvs.off"], ["ipvs.deprecated"]],
+        ["1.40", { KubeProxyIPVS: true }, [], ["ipvs.deprecated", "ipvs.gated"]],
+        ["1.42", { KubeProxyIPVS: true }, [], ["ipvs.deprecated", "ipvs.gated"]],
+        ["1.43", { KubeProxyIPVS: true }, ["ipvs.removed"], ["ipvs.deprecated"]],
+    ];
+    for (const [version, gates, errors, warnings] of table) {
+        it(`${version} ${gates ? "with" : "without"} KubeProxyIPVS: errors ${errors.join(",") || "none"}`, () => {
+            const r = render({ mode: "ipvs" }, { mode: "ipvs", kubernetesVersion: version, featureGates: gates, allowUnknownFeatureGates: true });
+            assert.deepEqual(codes(r.findings, "error").filter((c) => c.startsWith("ipvs")), errors);
+            assert.deepEqual(codes(r.findings, "warning").filter((c) => c.startsWith("ipvs")), warnings);
+        });
+    }
+    it("the deprecation warning carries the dates", () => {
+        const r = render({ mode: "ipvs" }, { mode: "ipvs", kubernetesVersion: "1.37" });
+        const f = r.findings.find((x) => x.code === "ipvs.deprecated")!;
+        assert.match(f.message, /1\.40/);
+        assert.match(f.message, /1\.43/);
+    });
+});
+
+describe("rule: nftables availability", () => {
+    const table: [string, Record<string, boolean> | undefined, string[]][] = [
+        ["1.28", undefined, ["nftables.unavailable"]],
+        ["1.29", undefined, ["nftables.gate"]],
+        ["1.30", { NFTablesProxyMode: true }, []],
+        ["1.31", undefined, []],
+        ["1.37", undefined, []],
+    ];
+    for (const [version, gates, errors] of table) {
+        it(`${version} ${gates ? "with" : "without"} NFTablesProxyMode: ${errors.join(",") || "allowed"}`, () => {
+            const r = render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: version, featureGates: gates, nodePortAddresses: ["0.0.0.0/0"] });
+            assert.deepEqual(codes(r.findings, "error").filter((c) => c.startsWith("nftables")), errors);
+        });
+    }
+});
+
+describe("rule: feature gates are the ones kube-proxy of that release knows", () => {
+    it("an unknown gate is an error with the closest known name", () => {
+        const r = render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: "1.37", featureGates: { KubeProxyNFTablesLocalhostNodePort: true } });
+        const f = r.findings.find((x) => x.code === "gate.unknown")!;
+        assert.equal(f.severity, "error");
+        assert.equal(f.field, "featureGates.KubeProxyNFTablesLocalhostNodePort");
+        assert.match(f.message, /did you mean KubeProxyNFTablesLocalhostNodePorts\?/);
+    });
+    it("unknown gates already in the current configuration are caught too", () => {
+        const r = render({ mode: "iptables", featureGates: { NoSuchGateAtAll: true } }, { mode: "nftables", kubernetesVersion: "1.37" });
+        assert.ok(codes(r.findings, "error").includes("gate.unknown"));
+    });
+    it("allowUnknownFeatureGates turns the error into a warning", () => {
+        const r = render({ mode: "iptables" }, { mode: "iptables", kubernetesVersion: "1.37", featureGates: { FromTheFuture: true }, allowUnknownFeatureGates: true });
+        assert.deepEqual(codes(r.findings, "error"), []);
+        assert.ok(codes(r.findings, "warning").includes("gate.unknown"));
+    });
+    it("a gate locked to its default may not be set the other way", () => {
+        const r = render({ mode: "iptables" }, { mode: "iptables", kubernetesVersion: "1.37", featureGates: { NFTablesProxyMode: false } });
+        assert.ok(codes(r.findings, "error").includes("gate.locked"));
+        const ok = render({ mode: "iptables" }, { mode: "iptables", kubernetesVersion: "1.37", featureGates: { NFTablesProxyMode: true } });
+        assert.ok(!codes(ok.findings).includes("gate.locked"));
+    });
+    it("a gate that arrived in a later release is unknown in an earlier one", () => {
+        const r = render({ mode: "ipvs" }, { mode: "ipvs", kubernetesVersion: "1.33", featureGates: { KubeProxyIPVS: true } });
+        assert.ok(codes(r.findings, "error").includes("gate.unknown"));
+    });
+});
+
+describe("rule: nodePortAddresses", () => {
+    const table: [string, string[], Record<string, boolean> | undefined, string, string[]][] = [
+        // version, addresses, gates, mode, error codes
+        ["1.37", ["10.0.0.0/8", "fd00::/64"], undefined, "nftables", []],
+        ["1.37", ["10.0.0.1"], undefined, "nftables", ["nodePortAddresses.invalid"]],
+        ["1.37", ["banana"], undefined, "nftables", ["nodePortAddresses.invalid"]],
+        ["1.37", ["10.0.0.0/33"], undefined, "nftables", ["nodePortAddresses.invalid"]],
+        ["1.36", ["primary"], undefined, "nftables", []],
+        ["1.36", ["primary", "10.0.0.0/8"], undefined, "nftables", ["nodePortAddresses.primaryAlone"]],
+        ["1.37", ["primary", "10.0.0.0/8"], undefined, "nftables", []],
+        ["1.36", ["localhost"], undefined, "iptables", ["nodePortAddresses.keyword"]],
+        ["1.36", ["all"], undefined, "iptables", ["nodePortAddresses.keyword"]],
+        ["1.37", ["all"], undefined, "nftables", []],
+        ["1.37", ["primary", "localhost"], undefined, "nftables", ["nodePortAddresses.localhostGate"]],
+        ["1.37", ["primary", "localhost"], { KubeProxyNFTablesLocalhostNodePorts: true }, "nftables", []],
+    ];
+    for (const [version, addresses, gates, mode, errors] of table) {
+        it(`${version} ${mode} ${JSON.stringify(addresses)}${gates ? " +gate" : ""}: ${errors.join(",") || "valid"}`, () => {
+            const r = render({ mode: "iptables" }, { mode: mode as any, kubernetesVersion: version, nodePortAddresses: addresses, featureGates: gates });
+            assert.deepEqual(codes(r.findings, "error").filter((c) => c.startsWith("nodePortAddresses")), errors);
+        });
+    }
+    it("an address without a prefix gets the /32 suggestion", () => {
+        const r = render({ mode: "iptables" }, { mode: "iptables", kubernetesVersion: "1.37", nodePortAddresses: ["10.0.0.1"] });
+        const f = r.findings.find((x) => x.code === "nodePortAddresses.invalid")!;
+        assert.equal(f.field, "nodePortAddresses[0]");
+        assert.match(f.fix!, /10\.0\.0\.1\/32/);
+    });
+});
+
+describe("rule: NodePort reach when moving to nftables", () => {
+    it("warns that NodePorts answer only on the primary IP when nodePortAddresses is unset", () => {
+        const r = render({ mode: "ipvs" }, { mode: "nftables", kubernetesVersion: "1.37" });
+        const f = r.findings.find((x) => x.code === "nodePort.reach")!;
+        assert.equal(f.severity, "warning");
+        assert.match(f.message, /primary IP/);
+        assert.match(f.fix!, /0\.0\.0\.0\/0/);
+    });
+    it("is silent when the old reach is kept", () => {
+        const r = render({ mode: "ipvs" }, { mode: "nftables", kubernetesVersion: "1.37", nodePortAddresses: ["0.0.0.0/0", "::/0"] });
+        assert.ok(!codes(r.findings).includes("nodePort.reach"));
+    });
+    it("warns about localhost NodePorts unless the gate and keyword are set", () => {
+        const warned = render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: "1.37", nodePortAddresses: ["primary"] });
+        assert.ok(codes(warned.findings).includes("nodePort.localhost"));
+        const kept = render(
+            { mode: "iptables" },
+            { mode: "nftables", kubernetesVersion: "1.37", nodePortAddresses: ["primary", "localhost"], featureGates: { KubeProxyNFTablesLocalhostNodePorts: true } },
+        );
+        assert.ok(!codes(kept.findings).includes("nodePort.localhost"));
+    });
+    it("says nothing about reach when staying in nftables", () => {
+        const r = render({ mode: "nftables" }, { mode: "nftables", kubernetesVersion: "1.37" });
+        assert.ok(!codes(r.findings).includes("nodePort.reach"));
+    });
+});
+
+describe("rule: per-mode settings move with the mode", () => {
+    it("carries ipvs sync periods and the iptables masquerade settings into the nftables block", () => {
+        const r = render(
+            { mode: "ipvs", ipvs: { syncPeriod: "45s", minSyncPeriod: "5s" }, iptables: { masqueradeAll: true, masqueradeBit: 15 } },
+            { mode: "nftables", kubernetesVersion: "1.37" },
+        );
+        assert.deepEqual(r.after.nftables, { syncPeriod: "45s", minSyncPeriod: "5s", masqueradeAll: true, masqueradeBit: 15 });
+        for (const p of ["nftables.syncPeriod", "nftables.minSyncPeriod", "nftables.masqueradeAll", "nftables.masqueradeBit"]) {
+            const c = r.changes.find((x) => x.path === p)!;
+            assert.match(c.reason, /carried from/, p);
+        }
+    });
+    it("ipvs -> iptables carries the sync periods; masquerade already lives in the iptables block", () => {
+        const r = render({ mode: "ipvs", ipvs: { syncPeriod: "45s" }, iptables: { masqueradeAll: true } }, { mode: "iptables", kubernetesVersion: "1.37" });
+        assert.equal(r.after.iptables.syncPeriod, "45s");
+        assert.ok(!r.changes.some((c) => c.path === "iptables.masqueradeAll"));
+    });
+    it("zero values are defaults and are not carried", () => {
+        const r = render({ mode: "iptables", iptables: { syncPeriod: "0s", masqueradeBit: null } }, { mode: "nftables", kubernetesVersion: "1.37" });
+        assert.ok(!r.changes.some((c) => c.path.startsWith("nftables.")));
+    });
+    it("a conflicting value already in the new block is kept and reported", () => {
+        const r = render({ mode: "iptables", iptables: { syncPeriod: "45s" }, nftables: { syncPeriod: "20s" } }, { mode: "nftables", kubernetesVersion: "1.37" });
+        assert.equal(r.after.nftables.syncPeriod, "20s");
+        assert.ok(codes(r.findings, "warning").includes("carry.conflict"));
+    });
+});
+
+describe("rule: ipvs-only settings are dead outside ipvs mode", () => {
+    it("resets non-default scheduler, strictARP, excludeCIDRs and timeouts, each with its reason", () => {
+        const r = render(
+            { mode: "ipvs", ipvs: { scheduler: "lc", strictARP: true, excludeCIDRs: ["10.0.0.0/24"], tcpTimeout: "900s", tcpFinTimeout: "0s" } },
+            { mode: "nftables", kubernetesVersion: "1.37" },
+        );
+        const byPath = Object.fromEntries(r.changes.map((c) => [c.path, c]));
+        assert.match(byPath["ipvs.scheduler"].reason, /sessionAffinity: ClientIP/);
+        assert.match(byPath["ipvs.scheduler"].reason, /internalTrafficPolicy: Local/);
+        assert.match(byPath["ipvs.strictARP"].reason, /sysctls.*stay on the nodes/);
+        assert.ok(byPath["ipvs.excludeCIDRs"]);
+        assert.ok(byPath["ipvs.tcpTimeout"]);
+        assert.equal(byPath["ipvs.tcpFinTimeout"], undefined, "a zero timeout is not dead configuration");
+    });
+    it("kubeadm's all-zero ipvs block is left alone", () => {
+        const r = render(
+            { mode: "iptables", ipvs: { excludeCIDRs: null, minSyncPeriod: "0s", scheduler: "", strictARP: false, syncPeriod: "0s", tcpFinTimeout: "0s", tcpTimeout: "0s", udpTimeout: "0s" } },
+            { mode: "nftables", kubernetesVersion: "1.37" },
+        );
+        assert.ok(!r.changes.some((c) => c.path.startsWith("ipvs.")));
+    });
+    it("staying in ipvs keeps the scheduler", () => {
+        const r = render({ mode: "ipvs", ipvs: { scheduler: "lc" } }, { mode: "ipvs", kubernetesVersion: "1.37" });
+        assert.equal(r.after.ipvs.scheduler, "lc");
+    });
+});
+
+describe("rule: leaving ipvs for iptables leaves ipvs state behind", () => {
+    it("warns that iptables mode does not clean ipvs leftovers", () => {
+        const r = render({ mode: "ipvs" }, { mode: "iptables", kubernetesVersion: "1.37" });
+        const f = r.findings.find((x) => x.code === "ipvs.leftovers")!;
+        assert.equal(f.severity, "warning");
+        assert.match(f.message, /kube-ipvs0/);
+    });
+    it("does not warn for ipvs -> nftables (nftables mode cleans them)", () => {
+        const r = render({ mode: "ipvs" }, { mode: "nftables", kubernetesVersion: "1.37" });
+        assert.ok(!codes(r.findings).includes("ipvs.leftovers"));
+    });
+});
+
+describe("rule: conntrack on kernels older than 6.1", () => {
+    it("warns in render unless conntrack.tcpBeLiberal is true", () => {
+        assert.ok(codes(render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: "1.37" }).findings).includes("nftables.conntrack"));
+        const ok = render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: "1.37", conntrack: { tcpBeLiberal: true } });
+        assert.ok(!codes(ok.findings).includes("nftables.conntrack"));
+        assert.equal(ok.after.conntrack.tcpBeLiberal, true);
+    });
+    it("warns per node only for kernels older than 6.1", () => {
+        const node = (kernelVersion: string) => ({ name: "n1", labels: {}, kernelVersion });
+        assert.equal(nodeVerdict(node("5.15.0-1057-aws"), "nftables").verdict, "warn");
+        assert.equal(nodeVerdict(node("6.1.0-28-cloud-amd64"), "nftables").verdict, "ok");
+        assert.equal(nodeVerdict(node("5.15.0-1057-aws"), "nftables", { tcpBeLiberal: true }).verdict, "ok");
+    });
+});
+
+describe("rule: kernel precheck for nftables", () => {
+    const table: [string | undefined, string][] = [
+        ["5.14.0-427.13.1.el9_4.x86_64", "warn"],
+        ["6.8.0-51-generic", "ok"],
+        ["5.10.205-195.807.amzn2.x86_64", "fail"],
+        ["4.18.0-553.el8_10.x86_64", "fail"],
+        ["5.13.0", "warn"],
+        ["5.12.19", "fail"],
+        ["6.1.0-28-cloud-amd64", "ok"],
+        ["5.15.153.1-microsoft-standard-WSL2", "warn"],
+        ["", "fail"],
+        [undefined, "fail"],
+        ["unknown", "fail"],
+        ["v6.8", "fail"],
+    ];
+    for (const [kernel, verdict] of table) {
+        it(`${JSON.stringify(kernel)} -> ${verdict}`, () => {
+            assert.equal(nodeVerdict({ name: "n1", labels: {}, kernelVersion: kernel }, "nftables").verdict, verdict);
+        });
+    }
+    it("a failing node's finding names the node and quotes kube-proxy's own start-up error", () => {
+        const v = nodeVerdict({ name: "old-1", labels: {}, kernelVersion: "5.10.0" }, "nftables");
+        assert.match(v.findings[0].message, /old-1/);
+        assert.match(v.findings[0].message, /requires kernel 5\.13 or later/);
+    });
+    it("windows nodes are skipped, not failed", () => {
+        assert.equal(nodeVerdict({ name: "w", labels: {}, operatingSystem: "windows", kernelVersion: "10.0.17763.5458" }, "nftables").verdict, "skip");
+    });
+    it("iptables runs on any readable kernel", () => {
+        assert.equal(nodeVerdict({ name: "n", labels: {}, kernelVersion: "4.18.0-553.el8_10.x86_64" }, "iptables").verdict, "ok");
+    });
+});
+
+describe("versions", () => {
+    it("reads Kubernetes versions as servers and users write them", () => {
+        for (const [raw, release] of [["1.37", "1.37"], ["v1.37.2", "1.37"], ["1.30.4-eks-a737599", "1.30"], ["v1.33.1+k3s1", "1.33"]]) {
+            assert.equal(parseKubeVersion(raw)?.release, release, raw);
+        }
+        assert.equal(parseKubeVersion("latest"), undefined);
+    });
+    it("reads kernel versions, and nothing that is not one", () => {
+        assert.deepEqual(parseKernelVersion("5.14.0-427.13.1.el9_4.x86_64")?.minor, 14);
+        assert.equal(parseKernelVersion("Linux 5.14"), undefined);
+    });
+});
+
+describe("the rules see the configuration kube-proxy will read", () => {
+    it("checkConfiguration without a version warns that version rules were skipped", () => {
+        const f = checkConfiguration({ desired: { mode: "nftables" }, result: { mode: "nftables" } });
+        assert.ok(codes(f, "warning").includes("version.unknown"));
+    });
+});
