@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { InputError } from "../core/types.js";
 import { precheckCommand } from "./commands/precheck.js";
 import { renderCommand } from "./commands/render.js";
+import { cleanupCommand, rolloutCommand, statusCommand, verifyCommand } from "./commands/cluster.js";
 import { CliError, EXIT } from "./output.js";
 
 export interface Io {
@@ -16,6 +17,10 @@ type Command = { run: (argv: string[], io: Io) => Promise<number>; summary: stri
 const COMMANDS: Record<string, Command> = {
     render: { run: renderCommand, summary: "print the configuration for a mode, its diff and every change explained" },
     precheck: { run: precheckCommand, summary: "check that every node can run a mode (kernel, OS)" },
+    rollout: { run: rolloutCommand, summary: "move nodes pool by pool, verify each, roll back on failure, resume" },
+    status: { run: statusCommand, summary: "per node: configuration, mode, kernel, verified" },
+    verify: { run: verifyCommand, summary: "run the built-in checks on one node" },
+    cleanup: { run: cleanupCommand, summary: "remove ipvs leftovers from one node" },
 };
 
 export function registerCommand(name: string, command: Command): void {

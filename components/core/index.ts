@@ -10,3 +10,8 @@ export * from "./rules.js";
 export * from "./render.js";
 export * from "./selector.js";
 export * from "./nodes.js";
+export * from "./duration.js";
+export * from "./plan.js";
+export * from "./probe.js";
+export * from "./migration.js";
+export * from "./daemonset.js";

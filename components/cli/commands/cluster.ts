@@ -1,0 +1,270 @@
+// The subcommands that act on a cluster: rollout, status, verify, cleanup.
+import { effectiveMode, parseKubeProxyConfiguration } from "../../core/config.js";
+import type { Flavor } from "../../core/facts.js";
+import { configHash, describePlan, MARKS, rolloutObjectName } from "../../core/plan.js";
+import type { ProxyMode } from "../../core/types.js";
+import { apiErrorMessage, loadKubeConfig } from "../../cluster/client.js";
+import { KubeProxyCluster, namesFor, NotFound } from "../../cluster/kubeProxy.js";
+import { currentPlan, finish, runPools, RolloutFailure, verifyNode, type Context } from "../../rollout/runner.js";
+import { rolloutSpecSchema, verifySchema, type RolloutSpec } from "../../rollout/spec.js";
+import { parseFlags, readInput, requireMode } from "../args.js";
+import { CliError, EXIT, table } from "../output.js";
+import type { Io } from "../main.js";
+
+const ACCESS_FLAGS = {
+    kubeconfig: { type: "string" },
+    context: { type: "string" },
+    json: { type: "boolean" },
+} as const;
+
+const ACCESS_HELP = `  --kubeconfig PATH, --context NAME   which cluster (default: $KUBECONFIG or ~/.kube/config;
+                                      KPM_KUBECONFIG may hold a kubeconfig's content instead)
+  --json                              one JSON object on stdout`;
+
+function connect(flags: Record<string, any>, flavor: Flavor, names?: RolloutSpec["names"]): { cluster: KubeProxyCluster; kubeconfig?: string } {
+    const content = process.env.KPM_KUBECONFIG;
+    try {
+        const kc = loadKubeConfig({ kubeconfig: flags.kubeconfig, kubeconfigContent: flags.kubeconfig ? undefined : content, context: flags.context });
+        return { cluster: new KubeProxyCluster(kc, namesFor(flavor, names ?? {})), kubeconfig: content };
+    } catch (e) {
+        // the message of a kubeconfig parse error can quote the file: say only what failed
+        throw new CliError(`cannot load the kubeconfig${flags.kubeconfig ? ` ${flags.kubeconfig}` : ""}: ${(e as Error).name === "Error" ? (e as Error).message.split("\n")[0].slice(0, 200) : "unreadable"}`);
+    }
+}
+
+function flavorOf(value: string | undefined): Flavor {
+    if (value === undefined) return "kubeadm";
+    if (value !== "kubeadm" && value !== "eks") throw new CliError(`--flavor ${JSON.stringify(value)}: use kubeadm or eks`);
+    return value;
+}
+
+function stamp(): string {
+    return new Date().toISOString().slice(11, 19);
+}
+
+export const ROLLOUT_HELP = `kube-proxy-mode rollout [--spec FILE|-] [--pool NAME]... [--finish] [--plan]
+
+Moves nodes to the target configuration, pool by pool, one batch of at most maxUnavailable
+nodes at a time: cordon, drain (if asked), restart kube-proxy on the target, verify, uncordon.
+Stops at the first failure (rolling the node back with onFailure: rollback-node). Running it
+again resumes: verified nodes are skipped. Prints one line per step.
+
+  --spec FILE|-     the rollout spec (JSON: target, pools, verify, onFailure); default: $KPM_ROLLOUT_SPEC
+  --pool NAME       run only this pool (repeatable); default: every pool in order
+  --finish          after all pools: write the canonical ConfigMap, hand every node back to the
+                    installer's DaemonSet and restore its spec
+  --plan            print the plan and change nothing
+${ACCESS_HELP}
+
+Exit codes: 0 done, 1 a node failed (the message names it, the check and its output), 2 invalid spec.`;
+
+function readSpec(flags: Record<string, any>): RolloutSpec {
+    const text = flags.spec !== undefined ? readInput(flags.spec, "--spec") : process.env.KPM_ROLLOUT_SPEC;
+    if (!text) throw new CliError("no rollout spec: pass --spec FILE or set KPM_ROLLOUT_SPEC");
+    let raw: unknown;
+    try {
+        raw = JSON.parse(text);
+    } catch (e) {
+        throw new CliError(`the rollout spec is not JSON: ${(e as Error).message}`);
+    }
+    const parsed = rolloutSpecSchema.safeParse(raw);
+    if (!parsed.success) {
+        throw new CliError("the rollout spec is invalid", EXIT.invalid, parsed.error.issues.map((i) => `error: ${i.path.join(".") || "spec"}: ${i.message}`));
+    }
+    const spec = parsed.data;
+    if (configHash(spec.target.config) !== spec.target.hash) throw new CliError(`the rollout spec's target.hash ${spec.target.hash} does not match its configuration (${configHash(spec.target.config)})`);
+    const config = parseKubeProxyConfiguration(spec.target.config, "target.config");
+    if (effectiveMode(config) !== spec.target.mode) throw new CliError(`target.mode ${spec.target.mode} does not match the configuration's mode ${effectiveMode(config)}`);
+    return spec;
+}
+
+export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
+    const flags = parseFlags("rollout", argv, { spec: { type: "string" }, pool: { type: "string", multiple: true }, finish: { type: "boolean" }, plan: { type: "boolean" }, ...ACCESS_FLAGS });
+    if (flags.help) {
+        io.out(ROLLOUT_HELP);
+        return EXIT.ok;
+    }
+    const spec = readSpec(flags);
+    const { cluster, kubeconfig } = connect(flags, spec.flavor, spec.names);
+    const log = (l: string) => (flags.json ? io.err(`[${stamp()}] ${l}`) : io.out(`[${stamp()}] ${l}`));
+    const ctx: Context = { cluster, spec, log, kubeconfig };
+    try {
+        if (flags.plan) {
+            const { plan, findings } = await currentPlan(ctx);
+            if (flags.json) io.out(JSON.stringify({ plan, findings }, null, 2));
+            else {
+                io.out(describePlan(plan));
+                for (const f of findings) io.err(`${f.severity}: ${f.field}: ${f.message}`);
+            }
+            return findings.some((f) => f.severity === "error") ? EXIT.failed : EXIT.ok;
+        }
+        const outcomes = flags.pool || !flags.finish ? await runPools(ctx, flags.pool) : [];
+        if (flags.finish) await finish(ctx);
+        if (flags.json) io.out(JSON.stringify({ ok: true, target: spec.target.hash, mode: spec.target.mode, nodes: outcomes }, null, 2));
+        return EXIT.ok;
+    } catch (e) {
+        if (e instanceof RolloutFailure) {
+            if (flags.json) io.out(JSON.stringify({ ok: false, node: e.node, pool: e.pool, check: e.check, detail: e.detail, rolledBack: e.rolledBack, leftCordoned: e.leftCordoned }, null, 2));
+            io.err(`rollout failed: ${e.message}`);
+            return EXIT.failed;
+        }
+        if (e instanceof NotFound) throw new CliError(e.message, EXIT.failed);
+        throw new CliError(`rollout failed: ${(e as Error).message ?? apiErrorMessage(e)}`, EXIT.failed);
+    }
+}
+
+export const STATUS_HELP = `kube-proxy-mode status [--flavor kubeadm|eks] [--probe]
+
+One row per node: pool label, the configuration it runs (hash, or canonical), the mode of that
+configuration, the mode the process reports (with --probe, which runs a probe pod per node),
+kernel, and whether and how it was verified.
+
+  --flavor kubeadm|eks    where the installer keeps kube-proxy (default kubeadm)
+  --probe                 ask each node's kube-proxy for /proxyMode (needs nodes that run pods)
+  --image IMAGE           probe image (default busybox:1.36)
+${ACCESS_HELP}`;
+
+export async function statusCommand(argv: string[], io: Io): Promise<number> {
+    const flags = parseFlags("status", argv, { flavor: { type: "string" }, probe: { type: "boolean" }, image: { type: "string" }, ...ACCESS_FLAGS });
+    if (flags.help) {
+        io.out(STATUS_HELP);
+        return EXIT.ok;
+    }
+    const { cluster } = connect(flags, flavorOf(flags.flavor));
+    try {
+        const inst = await cluster.installation();
+        const canonicalHash = configHash(inst.current.text);
+        const canonicalMode = effectiveMode(inst.current.config);
+        const modes = new Map<string, ProxyMode>();
+        const nodes = await cluster.nodeStates();
+        const rows = [];
+        for (const n of nodes) {
+            const placement = n.placement;
+            let mode: ProxyMode | "none" = canonicalMode;
+            if (placement === MARKS.holdValue) mode = "none";
+            else if (placement) {
+                if (!modes.has(placement)) {
+                    const cm = await cluster.core.readNamespacedConfigMap({ name: rolloutObjectName(cluster.names.configMap, placement), namespace: cluster.names.namespace }).catch(() => undefined);
+                    modes.set(placement, cm ? effectiveMode(parseKubeProxyConfiguration(cm.data?.[cluster.names.key] ?? "", "config")) : canonicalMode);
+                }
+                mode = modes.get(placement)!;
+            }
+            let reported: string | undefined;
+            if (flags.probe) {
+                const image = flags.image ?? verifySchema.parse({}).image;
+                const { output } = await cluster.runProbe(n.name, { image, action: "probe", env: {}, timeoutSeconds: 60 }).catch((e) => ({ output: `### kpm:proxyMode\n${(e as Error).message}\nrc=1` }));
+                const m = /### kpm:proxyMode\n([^\n]*)/.exec(output);
+                reported = m?.[1]?.trim() || "(no answer)";
+            }
+            const verified = n.verified ? (n.verified === (placement ?? canonicalHash) ? `yes (${n.verified})` : `on ${n.verified}, not this config`) : "no";
+            rows.push({
+                node: n.name,
+                pool: n.labels["pool"] ?? "",
+                config: placement ?? `canonical (${canonicalHash})`,
+                mode,
+                reported: reported ?? null,
+                kernel: n.kernelVersion ?? "",
+                cordoned: n.unschedulable === true,
+                verified,
+            });
+        }
+        if (flags.json) io.out(JSON.stringify({ canonical: { hash: canonicalHash, mode: canonicalMode }, rolloutInProgress: inst.inRollout, nodes: rows }, null, 2));
+        else {
+            io.out(
+                table(
+                    ["NODE", "POOL", "CONFIG", "MODE", ...(flags.probe ? ["REPORTED"] : []), "KERNEL", "CORDONED", "VERIFIED"],
+                    rows.map((r) => [r.node, r.pool, r.config, r.mode, ...(flags.probe ? [r.reported ?? ""] : []), r.kernel, r.cordoned ? "yes" : "no", r.verified]),
+                ),
+            );
+            io.err(`canonical ConfigMap: ${canonicalMode} (${canonicalHash})${inst.inRollout ? "; a rollout is in progress (the installer's DaemonSet is in rollout shape)" : ""}`);
+        }
+        return EXIT.ok;
+    } catch (e) {
+        throw new CliError(`status: ${e instanceof NotFound ? e.message : apiErrorMessage(e)}`, EXIT.failed);
+    }
+}
+
+export const VERIFY_HELP = `kube-proxy-mode verify --node NAME [--mode MODE]
+
+Runs the built-in checks on one node: the mode the process chose (/proxyMode and its start-up
+log line), leftovers of other modes, rule sync health, and a connection to a Service's ClusterIP.
+
+  --node NAME             required
+  --mode MODE             the mode expected (default: the mode of the configuration the node runs)
+  --service NS/NAME       Service to connect to (default default/kubernetes)
+  --image IMAGE           probe image (default busybox:1.36)
+  --flavor kubeadm|eks
+${ACCESS_HELP}
+
+Exit codes: 0 every check passed, 1 a check failed.`;
+
+async function nodeMode(cluster: KubeProxyCluster, node: string): Promise<ProxyMode> {
+    const inst = await cluster.installation();
+    const n = await cluster.node(node);
+    const placement = n.metadata?.labels?.[MARKS.configLabel];
+    if (!placement || placement === MARKS.holdValue) return effectiveMode(inst.current.config);
+    const cm = await cluster.core.readNamespacedConfigMap({ name: rolloutObjectName(cluster.names.configMap, placement), namespace: cluster.names.namespace });
+    return effectiveMode(parseKubeProxyConfiguration(cm.data?.[cluster.names.key] ?? "", "config"));
+}
+
+export async function verifyCommand(argv: string[], io: Io): Promise<number> {
+    const flags = parseFlags("verify", argv, { node: { type: "string" }, mode: { type: "string" }, service: { type: "string" }, image: { type: "string" }, flavor: { type: "string" }, ...ACCESS_FLAGS });
+    if (flags.help) {
+        io.out(VERIFY_HELP);
+        return EXIT.ok;
+    }
+    if (!flags.node) throw new CliError("--node is required");
+    const flavor = flavorOf(flags.flavor);
+    const mode = flags.mode !== undefined ? requireMode(flags.mode) : undefined;
+    const verify = verifySchema.parse({ ...(flags.service ? { service: flags.service } : {}), ...(flags.image ? { image: flags.image } : {}) });
+    const { cluster } = connect(flags, flavor);
+    const log = (l: string) => io.err(`[${stamp()}] ${l}`);
+    try {
+        const expected = mode ?? (await nodeMode(cluster, flags.node));
+        const spec = { verify, flavor, pools: [], target: { hash: "", mode: expected, config: "" }, onFailure: "stop" } as unknown as RolloutSpec;
+        const checks = await verifyNode({ cluster, spec, log }, flags.node, expected, { cleanLeftovers: false, log });
+        const ok = checks.every((c) => c.ok);
+        if (flags.json) io.out(JSON.stringify({ node: flags.node, mode: expected, ok, checks }, null, 2));
+        else io.out(table(["CHECK", "RESULT", "DETAIL"], checks.map((c) => [c.check, c.ok ? "ok" : "FAILED", c.detail])));
+        return ok ? EXIT.ok : EXIT.failed;
+    } catch (e) {
+        throw new CliError(`verify ${flags.node}: ${e instanceof NotFound ? e.message : (e as Error).message ?? apiErrorMessage(e)}`, EXIT.failed);
+    }
+}
+
+export const CLEANUP_HELP = `kube-proxy-mode cleanup --node NAME [--yes]
+
+Removes ipvs leftovers from one node (kube-ipvs0, KUBE-* ipsets, kube-proxy's iptables chains,
+and IPVS virtual servers: that flush is host-wide), as the runbook does by hand. Refuses while
+the node's kube-proxy runs in ipvs mode, which would lose its state.
+
+  --node NAME       required
+  --image IMAGE     probe image (default busybox:1.36)
+  --flavor kubeadm|eks
+${ACCESS_HELP}`;
+
+export async function cleanupCommand(argv: string[], io: Io): Promise<number> {
+    const flags = parseFlags("cleanup", argv, { node: { type: "string" }, image: { type: "string" }, flavor: { type: "string" }, ...ACCESS_FLAGS });
+    if (flags.help) {
+        io.out(CLEANUP_HELP);
+        return EXIT.ok;
+    }
+    if (!flags.node) throw new CliError("--node is required");
+    const { cluster } = connect(flags, flavorOf(flags.flavor));
+    try {
+        const running = (await cluster.kubeProxyPods(flags.node)).filter((p) => !p.deleting);
+        if (running.length && (await nodeMode(cluster, flags.node)) === "ipvs") {
+            throw new CliError(`cleanup ${flags.node}: its kube-proxy runs in ipvs mode; move the node first (rollout), or stop kube-proxy there`, EXIT.invalid);
+        }
+        const image = flags.image ?? verifySchema.parse({}).image;
+        const { output, succeeded } = await cluster.runProbe(flags.node, { image, action: "cleanup", env: {}, timeoutSeconds: 120 });
+        const lines = output.split("\n").filter((l) => l && !l.startsWith("###"));
+        if (flags.json) io.out(JSON.stringify({ node: flags.node, ok: succeeded, removed: lines }, null, 2));
+        else io.out(lines.length ? lines.join("\n") : "nothing to remove");
+        return succeeded ? EXIT.ok : EXIT.failed;
+    } catch (e) {
+        if (e instanceof CliError) throw e;
+        throw new CliError(`cleanup ${flags.node}: ${(e as Error).message ?? apiErrorMessage(e)}`, EXIT.failed);
+    }
+}
+

@@ -1,0 +1,376 @@
+// kube-proxy as it lives in the cluster: the installer's ConfigMap and DaemonSet, node
+// placement, cordon/drain, the probe pod. Every mutation the rollout makes goes through here.
+import * as k8s from "@kubernetes/client-node";
+import { parseCurrentConfig, type CurrentConfig } from "../core/config.js";
+import { canonicalDuringRollout, targetDaemonSetSpec } from "../core/daemonset.js";
+import { FLAVORS, type Flavor } from "../core/facts.js";
+import { nodeFacts } from "../core/nodes.js";
+import { MARKS, rolloutObjectName, type NodeState } from "../core/plan.js";
+import { PROBE_SCRIPT } from "../core/probe.js";
+import { apiErrorMessage, Cluster } from "./client.js";
+
+const MERGE = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
+export const FIELD_MANAGER = "kube-proxy-mode";
+
+export interface Names {
+    namespace: string;
+    configMap: string;
+    key: string;
+    daemonSet: string;
+    /** label selector of kube-proxy pods */
+    podSelector: string;
+}
+
+export function namesFor(flavor: Flavor, overrides: Partial<Names> = {}): Names {
+    const f = FLAVORS[flavor];
+    return { namespace: f.namespace, configMap: f.configMap, key: f.key, daemonSet: f.daemonSet, podSelector: "k8s-app=kube-proxy", ...overrides };
+}
+
+export interface Installation {
+    names: Names;
+    configMap: k8s.V1ConfigMap;
+    daemonSet: k8s.V1DaemonSet;
+    current: CurrentConfig;
+    /** the installer's DaemonSet spec (saved at the first rollout step, else the live one) */
+    originalSpec: Record<string, any>;
+    /** true while a rollout has the canonical DaemonSet in its rollout shape */
+    inRollout: boolean;
+}
+
+export class NotFound extends Error {}
+
+function isNotFound(e: unknown): boolean {
+    return (e as any)?.code === 404;
+}
+
+export function sleep(ms: number): Promise<void> {
+    return new Promise((r) => setTimeout(r, ms));
+}
+
+export interface KubeProxyPod {
+    name: string;
+    node: string;
+    owner?: string;
+    phase?: string;
+    ready: boolean;
+    restarts: number;
+    /** waiting/terminated reason of the container, e.g. CrashLoopBackOff, Error */
+    problem?: string;
+    deleting: boolean;
+}
+
+export class KubeProxyCluster extends Cluster {
+    constructor(
+        kc: k8s.KubeConfig,
+        readonly names: Names,
+    ) {
+        super(kc);
+    }
+
+    async installation(): Promise<Installation> {
+        const { namespace, configMap: cmName, daemonSet: dsName } = this.names;
+        let daemonSet: k8s.V1DaemonSet;
+        try {
+            daemonSet = await this.apps.readNamespacedDaemonSet({ name: dsName, namespace });
+        } catch (e) {
+            if (isNotFound(e)) {
+                throw new NotFound(
+                    `no DaemonSet ${namespace}/${dsName}: kube-proxy is not installed here (a CNI such as Cilium or Calico eBPF may implement Services), so there is nothing to migrate; if it runs under another name, set target.daemonSet`,
+                );
+            }
+            throw e;
+        }
+        let configMap: k8s.V1ConfigMap;
+        try {
+            configMap = await this.core.readNamespacedConfigMap({ name: cmName, namespace });
+        } catch (e) {
+            if (isNotFound(e)) throw new NotFound(`no ConfigMap ${namespace}/${cmName}: set target.flavor (kubeadm keeps kube-proxy, EKS kube-proxy-config) or target.configMap`);
+            throw e;
+        }
+        const current = parseCurrentConfig(JSON.stringify({ ...configMap, kind: "ConfigMap" }), `ConfigMap ${namespace}/${cmName}`);
+        const saved = daemonSet.metadata?.annotations?.[MARKS.originalSpecAnnotation];
+        return {
+            names: this.names,
+            configMap,
+            daemonSet,
+            current,
+            originalSpec: saved ? JSON.parse(saved) : (daemonSet.spec as any),
+            inRollout: saved !== undefined,
+        };
+    }
+
+    async nodeStates(): Promise<NodeState[]> {
+        const list = await this.core.listNode();
+        return list.items.map((n) => ({
+            ...nodeFacts(n),
+            placement: n.metadata?.labels?.[MARKS.configLabel] ?? null,
+            verified: n.metadata?.annotations?.[MARKS.verifiedAnnotation]?.split("@")[0],
+        }));
+    }
+
+    async node(name: string): Promise<k8s.V1Node> {
+        return this.core.readNode({ name });
+    }
+
+    /** Makes the per-node rollout possible: the canonical DaemonSet leaves labelled nodes alone, and the target's ConfigMap and DaemonSet exist. Idempotent. */
+    async prepare(inst: Installation, target: { hash: string; config: string }, log: (l: string) => void): Promise<void> {
+        const { namespace } = this.names;
+        if (!inst.inRollout) {
+            const ds = await this.apps.readNamespacedDaemonSet({ name: this.names.daemonSet, namespace });
+            ds.metadata!.annotations = { ...(ds.metadata!.annotations ?? {}), [MARKS.originalSpecAnnotation]: JSON.stringify(ds.spec) };
+            ds.spec = canonicalDuringRollout(ds.spec as any) as any;
+            await this.apps.replaceNamespacedDaemonSet({ name: this.names.daemonSet, namespace, body: ds, fieldManager: FIELD_MANAGER });
+            inst.inRollout = true;
+            log(`DaemonSet ${namespace}/${this.names.daemonSet}: switched to OnDelete and kept off nodes labelled ${MARKS.configLabel} (its spec is saved for the finish)`);
+        }
+        const cmName = rolloutObjectName(this.names.configMap, target.hash);
+        const labels = { [MARKS.managedByLabel]: MARKS.managedByValue, [MARKS.configLabel]: target.hash };
+        try {
+            await this.core.readNamespacedConfigMap({ name: cmName, namespace });
+        } catch (e) {
+            if (!isNotFound(e)) throw e;
+            await this.core.createNamespacedConfigMap({
+                namespace,
+                fieldManager: FIELD_MANAGER,
+                body: { metadata: { name: cmName, namespace, labels }, data: { ...(inst.configMap.data ?? {}), [this.names.key]: target.config } },
+            });
+            log(`ConfigMap ${namespace}/${cmName}: created with the target configuration`);
+        }
+        const dsName = rolloutObjectName(this.names.daemonSet, target.hash);
+        try {
+            await this.apps.readNamespacedDaemonSet({ name: dsName, namespace });
+        } catch (e) {
+            if (!isNotFound(e)) throw e;
+            await this.apps.createNamespacedDaemonSet({
+                namespace,
+                fieldManager: FIELD_MANAGER,
+                body: {
+                    metadata: { name: dsName, namespace, labels: { ...(inst.daemonSet.metadata?.labels ?? {}), ...labels } },
+                    spec: targetDaemonSetSpec(inst.originalSpec, { hash: target.hash, canonicalConfigMap: this.names.configMap }) as any,
+                },
+            });
+            log(`DaemonSet ${namespace}/${dsName}: created; it runs only on nodes labelled ${MARKS.configLabel}=${target.hash}`);
+        }
+    }
+
+    /** Puts a node on a configuration: a hash, "hold" (no kube-proxy) or null (the canonical DaemonSet). */
+    async setPlacement(node: string, placement: string | null): Promise<void> {
+        await this.core.patchNode({ name: node, body: { metadata: { labels: { [MARKS.configLabel]: placement } } } }, MERGE);
+    }
+
+    async markVerified(node: string, hash: string | null, checks: string): Promise<void> {
+        const value = hash === null ? null : `${hash}@${new Date().toISOString()}`;
+        await this.core.patchNode(
+            { name: node, body: { metadata: { annotations: { [MARKS.verifiedAnnotation]: value, "kube-proxy-mode.io/checks": hash === null ? null : checks } } } },
+            MERGE,
+        );
+    }
+
+    /** Cordons a node; returns false when it was already unschedulable (then it is not ours to uncordon). */
+    async cordon(node: string): Promise<boolean> {
+        const n = await this.node(node);
+        if (n.spec?.unschedulable) return n.metadata?.annotations?.[MARKS.cordonedAnnotation] === MARKS.managedByValue;
+        await this.core.patchNode({ name: node, body: { spec: { unschedulable: true }, metadata: { annotations: { [MARKS.cordonedAnnotation]: MARKS.managedByValue } } } }, MERGE);
+        return true;
+    }
+
+    /** Uncordons a node the rollout cordoned. */
+    async uncordon(node: string): Promise<void> {
+        await this.core.patchNode({ name: node, body: { spec: { unschedulable: null }, metadata: { annotations: { [MARKS.cordonedAnnotation]: null } } } }, MERGE);
+    }
+
+    /** Nodes the rollout cordoned and has not uncordoned. */
+    async cordonedByRollout(): Promise<string[]> {
+        const list = await this.core.listNode();
+        return list.items.filter((n) => n.spec?.unschedulable && n.metadata?.annotations?.[MARKS.cordonedAnnotation] === MARKS.managedByValue).map((n) => n.metadata!.name!);
+    }
+
+    /** Evicts every pod on the node that a drain would (not DaemonSet or mirror pods), respecting PodDisruptionBudgets. */
+    async drain(node: string, timeoutSeconds: number, log: (l: string) => void): Promise<void> {
+        const deadline = Date.now() + timeoutSeconds * 1000;
+        const evictable = async () =>
+            (await this.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` })).items.filter(
+                (p) =>
+                    !p.metadata?.ownerReferences?.some((o) => o.kind === "DaemonSet") &&
+                    !p.metadata?.annotations?.["kubernetes.io/config.mirror"] &&
+                    p.status?.phase !== "Succeeded" &&
+                    p.status?.phase !== "Failed",
+            );
+        let blocked = "";
+        for (;;) {
+            const pods = await evictable();
+            if (pods.length === 0) return;
+            if (Date.now() > deadline) {
+                throw new Error(`drain of ${node} timed out after ${timeoutSeconds}s with ${pods.length} pod(s) left (${pods.map((p) => `${p.metadata!.namespace}/${p.metadata!.name}`).join(", ")})${blocked ? `: ${blocked}` : ""}`);
+            }
+            for (const p of pods) {
+                if (p.metadata?.deletionTimestamp) continue;
+                try {
+                    await this.core.createNamespacedPodEviction({
+                        name: p.metadata!.name!,
+                        namespace: p.metadata!.namespace!,
+                        body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name: p.metadata!.name!, namespace: p.metadata!.namespace! } },
+                    });
+                    log(`evicted ${p.metadata!.namespace}/${p.metadata!.name}`);
+                } catch (e) {
+                    if ((e as any)?.code === 429) blocked = `a PodDisruptionBudget blocks evicting ${p.metadata!.namespace}/${p.metadata!.name}; waiting`;
+                    else if (!isNotFound(e)) throw e;
+                }
+            }
+            await sleep(1000);
+        }
+    }
+
+    async kubeProxyPods(node: string): Promise<KubeProxyPod[]> {
+        const pods = await this.core.listNamespacedPod({ namespace: this.names.namespace, labelSelector: this.names.podSelector, fieldSelector: `spec.nodeName=${node}` });
+        return pods.items.map((p) => {
+            const cs = p.status?.containerStatuses?.[0];
+            const problem = cs?.state?.waiting?.reason ?? (cs?.state?.terminated ? `${cs.state.terminated.reason ?? "Terminated"} (exit ${cs.state.terminated.exitCode})` : undefined);
+            return {
+                name: p.metadata!.name!,
+                node,
+                owner: p.metadata?.ownerReferences?.find((o) => o.kind === "DaemonSet")?.name,
+                phase: p.status?.phase,
+                ready: p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false,
+                restarts: cs?.restartCount ?? 0,
+                problem: problem === "ContainerCreating" || problem === "PodInitializing" ? undefined : problem,
+                deleting: !!p.metadata?.deletionTimestamp,
+            };
+        });
+    }
+
+    async podLog(name: string, previous = false): Promise<string> {
+        try {
+            return await this.core.readNamespacedPodLog({ name, namespace: this.names.namespace, previous, tailLines: 200 });
+        } catch (e) {
+            return `(no log: ${apiErrorMessage(e)})`;
+        }
+    }
+
+    /**
+     * Waits until the node runs exactly one kube-proxy, from the DaemonSet for `placement`,
+     * Running and Ready; or, for "hold", none. Fails early, with kube-proxy's own log, when
+     * the new process crashes.
+     */
+    async waitForKubeProxy(node: string, placement: string | null, timeoutSeconds: number): Promise<KubeProxyPod | undefined> {
+        const owner = placement === null ? this.names.daemonSet : rolloutObjectName(this.names.daemonSet, placement);
+        const deadline = Date.now() + timeoutSeconds * 1000;
+        let last = "";
+        for (;;) {
+            const pods = await this.kubeProxyPods(node);
+            const others = pods.filter((p) => p.owner !== owner || p.deleting);
+            const mine = pods.filter((p) => p.owner === owner && !p.deleting);
+            if (placement === MARKS.holdValue) {
+                if (pods.length === 0) return undefined;
+                last = `${pods.length} kube-proxy pod(s) still on the node`;
+            } else if (others.length === 0 && mine.length === 1) {
+                const p = mine[0];
+                if (p.problem || p.restarts > 0 || p.phase === "Failed") {
+                    const log = (await this.podLog(p.name, p.restarts > 0)).trim().split("\n").slice(-8).join("\n");
+                    throw new Error(`kube-proxy pod ${p.name} on ${node} is failing (${p.problem ?? p.phase}, ${p.restarts} restart(s)); its log ends:\n${log}`);
+                }
+                if (p.phase === "Running" && p.ready) return p;
+                last = `pod ${p.name} is ${p.phase}${p.ready ? "" : ", not ready"}`;
+            } else {
+                last = `${others.length} old and ${mine.length} new kube-proxy pod(s) on the node`;
+            }
+            if (Date.now() > deadline) throw new Error(`kube-proxy on ${node} did not settle on ${owner} within ${timeoutSeconds}s: ${last}`);
+            await sleep(500);
+        }
+    }
+
+    /** Runs the probe (or the cleanup) in a short-lived pod pinned to the node; returns its output and whether it succeeded. */
+    async runProbe(node: string, opts: { image: string; action: "probe" | "cleanup"; env: Record<string, string>; timeoutSeconds: number }): Promise<{ output: string; succeeded: boolean }> {
+        const namespace = this.names.namespace;
+        const name = `kpm-${opts.action}-${node.replace(/[^a-z0-9-]/g, "-").slice(0, 30)}-${Math.random().toString(36).slice(2, 8)}`;
+        await this.core.createNamespacedPod({
+            namespace,
+            fieldManager: FIELD_MANAGER,
+            body: {
+                metadata: { name, namespace, labels: { [MARKS.managedByLabel]: MARKS.managedByValue, [MARKS.probeLabel]: opts.action } },
+                spec: {
+                    nodeName: node,
+                    hostNetwork: true,
+                    hostPID: true,
+                    restartPolicy: "Never",
+                    priorityClassName: "system-node-critical",
+                    tolerations: [{ operator: "Exists" }],
+                    automountServiceAccountToken: false,
+                    containers: [
+                        {
+                            name: "probe",
+                            image: opts.image,
+                            command: ["sh", "-c", PROBE_SCRIPT],
+                            env: Object.entries({ KPM_ACTION: opts.action, ...opts.env }).map(([n, value]) => ({ name: n, value })),
+                            securityContext: { privileged: true },
+                            volumeMounts: [{ name: "host", mountPath: "/host" }],
+                        },
+                    ],
+                    volumes: [{ name: "host", hostPath: { path: "/" } }],
+                },
+            },
+        });
+        try {
+            const deadline = Date.now() + opts.timeoutSeconds * 1000;
+            for (;;) {
+                const p = await this.core.readNamespacedPod({ name, namespace });
+                const phase = p.status?.phase;
+                if (phase === "Succeeded" || phase === "Failed") {
+                    const output = await this.core.readNamespacedPodLog({ name, namespace });
+                    return { output, succeeded: phase === "Succeeded" };
+                }
+                if (Date.now() > deadline) {
+                    throw new Error(`the ${opts.action} pod ${name} on ${node} did not finish within ${opts.timeoutSeconds}s (phase ${phase ?? "unknown"}); the node may not run pods from image ${opts.image}`);
+                }
+                await sleep(500);
+            }
+        } finally {
+            await this.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
+        }
+    }
+
+    /** Writes the canonical ConfigMap's configuration key. */
+    async writeCanonicalConfig(config: string): Promise<void> {
+        await this.core.patchNamespacedConfigMap({ name: this.names.configMap, namespace: this.names.namespace, body: { data: { [this.names.key]: config } }, fieldManager: FIELD_MANAGER }, MERGE);
+    }
+
+    /** Puts the installer's DaemonSet spec back and removes the rollout's DaemonSets and ConfigMaps. */
+    async restoreInstallation(log: (l: string) => void): Promise<void> {
+        const { namespace } = this.names;
+        const ds = await this.apps.readNamespacedDaemonSet({ name: this.names.daemonSet, namespace });
+        const saved = ds.metadata?.annotations?.[MARKS.originalSpecAnnotation];
+        if (saved) {
+            ds.spec = JSON.parse(saved);
+            delete ds.metadata!.annotations![MARKS.originalSpecAnnotation];
+            await this.apps.replaceNamespacedDaemonSet({ name: this.names.daemonSet, namespace, body: ds, fieldManager: FIELD_MANAGER });
+            log(`DaemonSet ${namespace}/${this.names.daemonSet}: restored to the installer's spec`);
+        }
+        const selector = `${MARKS.managedByLabel}=${MARKS.managedByValue},${MARKS.configLabel}`;
+        for (const d of (await this.apps.listNamespacedDaemonSet({ namespace, labelSelector: selector })).items) {
+            await this.apps.deleteNamespacedDaemonSet({ name: d.metadata!.name!, namespace });
+            log(`DaemonSet ${namespace}/${d.metadata!.name}: deleted`);
+        }
+        for (const c of (await this.core.listNamespacedConfigMap({ namespace, labelSelector: selector })).items) {
+            await this.core.deleteNamespacedConfigMap({ name: c.metadata!.name!, namespace });
+            log(`ConfigMap ${namespace}/${c.metadata!.name}: deleted`);
+        }
+    }
+
+    /** Waits until the installer's DaemonSet has rolled every pod to its current spec. */
+    async waitForDaemonSetRollout(timeoutSeconds: number, log: (l: string) => void): Promise<void> {
+        const deadline = Date.now() + timeoutSeconds * 1000;
+        let said = "";
+        for (;;) {
+            const ds = await this.apps.readNamespacedDaemonSet({ name: this.names.daemonSet, namespace: this.names.namespace });
+            const s = ds.status;
+            const want = s?.desiredNumberScheduled ?? 0;
+            const done = (s?.observedGeneration ?? 0) >= (ds.metadata?.generation ?? 0) && (s?.updatedNumberScheduled ?? 0) === want && (s?.numberAvailable ?? 0) === want;
+            const line = `DaemonSet ${this.names.daemonSet}: ${s?.updatedNumberScheduled ?? 0}/${want} updated, ${s?.numberAvailable ?? 0} available`;
+            if (line !== said) log(line);
+            said = line;
+            if (done) return;
+            if (Date.now() > deadline) throw new Error(`the installer's DaemonSet did not finish rolling within ${timeoutSeconds}s: ${line}`);
+            await sleep(1000);
+        }
+    }
+}

@@ -1,0 +1,29 @@
+// Reads everything a migration is decided from. Read-only: nothing here writes to the cluster.
+import type { ClusterSnapshot, ServiceFacts } from "../core/migration.js";
+import { loadKubeConfig, type ClusterAccess } from "./client.js";
+import { KubeProxyCluster, namesFor, type Names } from "./kubeProxy.js";
+import type { Flavor } from "../core/facts.js";
+
+export async function readSnapshot(access: ClusterAccess, flavor: Flavor, names: Partial<Names> = {}): Promise<ClusterSnapshot> {
+    const cluster = new KubeProxyCluster(loadKubeConfig(access), namesFor(flavor, names));
+    const [serverVersion, inst, nodes, services] = await Promise.all([
+        cluster.serverVersion(),
+        cluster.installation(),
+        cluster.nodeStates(),
+        cluster.core.listServiceForAllNamespaces(),
+    ]);
+    const facts: ServiceFacts[] = services.items.map((s) => ({
+        namespace: s.metadata!.namespace!,
+        name: s.metadata!.name!,
+        type: s.spec?.type ?? "ClusterIP",
+        nodePorts: (s.spec?.ports ?? []).map((p) => p.nodePort).filter((p): p is number => typeof p === "number"),
+        sessionAffinity: s.spec?.sessionAffinity,
+    }));
+    return {
+        serverVersion,
+        current: inst.current,
+        location: `${cluster.names.namespace}/${cluster.names.configMap} ${cluster.names.key}`,
+        nodes,
+        services: facts,
+    };
+}

@@ -1,0 +1,88 @@
+// One migration, decided from a snapshot of the cluster: the new configuration, the plan and
+// every finding. Pure: the Pulumi component and the CLI read the cluster, then call this.
+import type { CurrentConfig } from "./config.js";
+import { describePlan, configHash, planRollout, type NodeState, type PoolSpec, type RolloutPlan } from "./plan.js";
+import { renderConfiguration } from "./render.js";
+import { validateDesired } from "./settings.js";
+import type { DesiredSettings, Finding } from "./types.js";
+import { parseKubeVersion, type KubeVersion } from "./versions.js";
+
+export interface ServiceFacts {
+    namespace: string;
+    name: string;
+    type: string;
+    nodePorts: number[];
+    sessionAffinity?: string;
+}
+
+export interface ClusterSnapshot {
+    /** the API server's version */
+    serverVersion: KubeVersion;
+    current: CurrentConfig;
+    /** where the configuration lives, for messages: "kube-system/kube-proxy config.conf" */
+    location: string;
+    nodes: NodeState[];
+    services: ServiceFacts[];
+}
+
+export interface Migration {
+    config: string;
+    hash: string;
+    mode: DesiredSettings["mode"];
+    diff: string;
+    changes: ReturnType<typeof renderConfiguration>["changes"];
+    plan: RolloutPlan;
+    planText: string;
+    findings: Finding[];
+    kubernetesVersion: string;
+}
+
+export class MigrationRefused extends Error {
+    constructor(readonly findings: Finding[]) {
+        const errors = findings.filter((f) => f.severity === "error");
+        super(
+            `kube-proxy-mode refuses this change (${errors.length} problem(s)):\n` +
+                errors.map((f) => `- ${f.field}: ${f.message}${f.nodes?.length ? ` [nodes: ${f.nodes.join(", ")}]` : ""}${f.fix ? `\n  fix: ${f.fix}` : ""}`).join("\n"),
+        );
+        this.name = "MigrationRefused";
+    }
+}
+
+/** Decides a migration, or throws MigrationRefused naming every violated rule, field and node. */
+export function decideMigration(snapshot: ClusterSnapshot, desiredInput: unknown, pools: PoolSpec[]): Migration {
+    const { settings, findings: shape } = validateDesired(desiredInput);
+    if (!settings) throw new MigrationRefused(shape);
+    const version = settings.kubernetesVersion ? parseKubeVersion(settings.kubernetesVersion)! : snapshot.serverVersion;
+    const findings: Finding[] = [];
+    if (settings.kubernetesVersion && version.release !== snapshot.serverVersion.release) {
+        findings.push({
+            severity: "warning",
+            code: "version.mismatch",
+            field: "kubernetesVersion",
+            message: `kubernetesVersion says ${version.release} but the API server runs ${snapshot.serverVersion.raw}; rules use ${version.release}`,
+        });
+    }
+    const rendered = renderConfiguration(snapshot.current, settings, version);
+    const hash = configHash(rendered.config);
+    const target = { hash, mode: settings.mode, canonical: rendered.config === snapshot.current.text };
+    const { plan, findings: planFindings } = planRollout(pools, snapshot.nodes, target, { tcpBeLiberal: rendered.after.conntrack?.tcpBeLiberal === true });
+    findings.push(...rendered.findings, ...planFindings);
+    const exposed = snapshot.services.filter((s) => s.nodePorts.length > 0);
+    for (const f of findings) {
+        if ((f.code === "nodePort.reach" || f.code === "nodePort.localhost") && exposed.length) {
+            f.message += `. ${exposed.length} Service(s) expose NodePorts: ${exposed.slice(0, 8).map((s) => `${s.namespace}/${s.name} (${s.nodePorts.join(", ")})`).join(", ")}${exposed.length > 8 ? ", ..." : ""}`;
+        }
+    }
+    if (findings.some((f) => f.severity === "error")) throw new MigrationRefused(findings);
+    return {
+        config: rendered.config,
+        hash,
+        mode: settings.mode,
+        diff: rendered.diff,
+        changes: rendered.changes,
+        plan,
+        planText: describePlan(plan),
+        findings,
+        kubernetesVersion: version.release,
+    };
+}

@@ -1,0 +1,230 @@
+// The rollout plan: which nodes move, in which pool, in which batches. Pure.
+import { createHash } from "node:crypto";
+import { parseDuration } from "./duration.js";
+import { nodeVerdict, type NodeFacts } from "./nodes.js";
+import { matchesSelector, parseSelector } from "./selector.js";
+import { InputError, type Finding, type ProxyMode } from "./types.js";
+
+/** Labels and annotations the rollout keeps on nodes and objects: the rollout's memory lives in the cluster. */
+export const MARKS = {
+    /** node label: which kube-proxy configuration runs here; absent = the installer's canonical DaemonSet */
+    configLabel: "kube-proxy-mode.io/config",
+    /** label value that keeps every kube-proxy off a node (while leftovers are cleaned) */
+    holdValue: "hold",
+    /** node annotation: `<config hash>` once the node was verified on it */
+    verifiedAnnotation: "kube-proxy-mode.io/verified",
+    /** node annotation: set when the rollout cordoned the node, so it only uncordons its own */
+    cordonedAnnotation: "kube-proxy-mode.io/cordoned-by",
+    /** DaemonSet annotation: the installer's DaemonSet spec, restored when the rollout finishes */
+    originalSpecAnnotation: "kube-proxy-mode.io/original-spec",
+    /** label on every object the rollout creates */
+    managedByLabel: "app.kubernetes.io/managed-by",
+    managedByValue: "kube-proxy-mode",
+    /** label on probe pods */
+    probeLabel: "kube-proxy-mode.io/probe",
+} as const;
+
+export interface PoolSpec {
+    name: string;
+    /** label selector, e.g. "pool=canary" */
+    nodeSelector: string;
+    /** nodes of this pool in flight at once (default 1) */
+    maxUnavailable?: number;
+    /** wait after the pool, e.g. "10m" */
+    soak?: string;
+    /** evict pods (respecting PodDisruptionBudgets) before moving a node */
+    drain?: boolean;
+    /** give up draining a node after this long (default 5m) */
+    drainTimeout?: string;
+}
+
+/** A node as the planner sees it: its facts and where the rollout left it. */
+export interface NodeState extends NodeFacts {
+    /** value of the config label; null when the node runs the canonical DaemonSet */
+    placement: string | null;
+    /** config hash the node was last verified on */
+    verified?: string;
+}
+
+export interface PlannedNode {
+    name: string;
+    kernel?: string;
+    /** move: restart kube-proxy on the target and verify; done: already verified on the target */
+    action: "move" | "done";
+    from: string | null;
+}
+
+export interface PoolPlan {
+    name: string;
+    nodeSelector: string;
+    maxUnavailable: number;
+    soakSeconds: number;
+    drain: boolean;
+    drainTimeoutSeconds: number;
+    nodes: PlannedNode[];
+    /** the nodes to move, in groups of at most maxUnavailable */
+    batches: string[][];
+}
+
+export interface RolloutTarget {
+    /** content hash of the target configuration */
+    hash: string;
+    mode: ProxyMode;
+    /** true when the canonical ConfigMap already holds the target: nodes then return to the installer's DaemonSet */
+    canonical: boolean;
+}
+
+export interface RolloutPlan {
+    target: RolloutTarget;
+    pools: PoolPlan[];
+    /** how many nodes will move */
+    moving: number;
+}
+
+export function configHash(config: string): string {
+    return createHash("sha256").update(config).digest("hex").slice(0, 10);
+}
+
+/** The node label value a node has once it runs the target. */
+export function targetPlacement(target: RolloutTarget): string | null {
+    return target.canonical ? null : target.hash;
+}
+
+/** The names of the hashed ConfigMap and DaemonSet that carry a configuration during the rollout. */
+export function rolloutObjectName(base: string, hash: string): string {
+    return `${base}-${hash}`;
+}
+
+export function validatePools(pools: unknown): Finding[] {
+    const out: Finding[] = [];
+    if (!Array.isArray(pools) || pools.length === 0) {
+        return [{ severity: "error", code: "pools.empty", field: "pools", message: "pools must list at least one node pool", fix: 'add { name: "all", nodeSelector: "kubernetes.io/os=linux" }' }];
+    }
+    const seen = new Set<string>();
+    pools.forEach((p: any, i) => {
+        const field = `pools[${i}]`;
+        if (typeof p?.name !== "string" || !/^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$/.test(p.name)) {
+            out.push({ severity: "error", code: "pools.name", field: `${field}.name`, message: `pool name ${JSON.stringify(p?.name)} must be lower-case letters, digits and '-' (at most 42)` });
+        } else if (seen.has(p.name)) {
+            out.push({ severity: "error", code: "pools.duplicate", field: `${field}.name`, message: `pool name ${p.name} is used twice` });
+        } else seen.add(p.name);
+        if (typeof p?.nodeSelector !== "string" || p.nodeSelector.trim() === "") {
+            out.push({ severity: "error", code: "pools.selector", field: `${field}.nodeSelector`, message: "nodeSelector is required (a label selector such as pool=canary)" });
+        } else {
+            try {
+                parseSelector(p.nodeSelector, `${field}.nodeSelector`);
+            } catch (e) {
+                out.push({ severity: "error", code: "pools.selector", field: `${field}.nodeSelector`, message: (e as Error).message });
+            }
+        }
+        if (p?.maxUnavailable !== undefined && (!Number.isInteger(p.maxUnavailable) || p.maxUnavailable < 1)) {
+            out.push({ severity: "error", code: "pools.maxUnavailable", field: `${field}.maxUnavailable`, message: `maxUnavailable must be a whole number of at least 1, not ${JSON.stringify(p.maxUnavailable)}` });
+        }
+        for (const key of ["soak", "drainTimeout"] as const) {
+            if (p?.[key] === undefined) continue;
+            try {
+                parseDuration(String(p[key]), `${field}.${key}`);
+            } catch (e) {
+                out.push({ severity: "error", code: `pools.${key}`, field: `${field}.${key}`, message: (e as Error).message });
+            }
+        }
+        if (p?.drain !== undefined && typeof p.drain !== "boolean") {
+            out.push({ severity: "error", code: "pools.drain", field: `${field}.drain`, message: "drain must be true or false" });
+        }
+    });
+    return out;
+}
+
+/**
+ * Assigns every Linux node to exactly one pool, judges the kernels of the nodes that
+ * will move, and cuts each pool into batches. Throws nothing: problems are findings.
+ */
+export function planRollout(pools: PoolSpec[], nodes: NodeState[], target: RolloutTarget, opts: { tcpBeLiberal?: boolean } = {}): { plan: RolloutPlan; findings: Finding[] } {
+    const findings = validatePools(pools);
+    const plan: RolloutPlan = { target, pools: [], moving: 0 };
+    if (findings.some((f) => f.severity === "error")) return { plan, findings };
+
+    const linux = nodes.filter((n) => !n.operatingSystem || n.operatingSystem === "linux");
+    const owner = new Map<string, string>();
+    const wanted = targetPlacement(target);
+    for (const [i, spec] of pools.entries()) {
+        const selector = parseSelector(spec.nodeSelector, `pools[${i}].nodeSelector`);
+        const members = linux.filter((n) => matchesSelector(selector, n.labels)).sort((a, b) => a.name.localeCompare(b.name));
+        const planned: PlannedNode[] = [];
+        for (const n of members) {
+            const prior = owner.get(n.name);
+            if (prior) {
+                findings.push({
+                    severity: "error",
+                    code: "pools.overlap",
+                    field: `pools[${i}].nodeSelector`,
+                    nodes: [n.name],
+                    message: `node ${n.name} is selected by pool ${prior} and by pool ${spec.name}: each node must be in exactly one pool`,
+                    fix: `narrow one of the selectors (e.g. ${spec.nodeSelector},pool!=${prior})`,
+                });
+                continue;
+            }
+            owner.set(n.name, spec.name);
+            const done = n.placement === wanted && (target.canonical || n.verified === target.hash);
+            planned.push({ name: n.name, kernel: n.kernelVersion, action: done ? "done" : "move", from: n.placement });
+            if (!done) {
+                for (const f of nodeVerdict(n, target.mode, opts).findings) {
+                    if (f.severity !== "info") findings.push({ ...f, field: `pools[${i}] (${spec.name}) node ${n.name}: ${f.field}` });
+                }
+            }
+        }
+        const maxUnavailable = spec.maxUnavailable ?? 1;
+        const moving = planned.filter((p) => p.action === "move").map((p) => p.name);
+        const batches: string[][] = [];
+        for (let b = 0; b < moving.length; b += maxUnavailable) batches.push(moving.slice(b, b + maxUnavailable));
+        if (members.length === 0) {
+            findings.push({ severity: "warning", code: "pools.noNodes", field: `pools[${i}].nodeSelector`, message: `pool ${spec.name} (${spec.nodeSelector}) selects no node` });
+        }
+        plan.pools.push({
+            name: spec.name,
+            nodeSelector: spec.nodeSelector,
+            maxUnavailable,
+            soakSeconds: spec.soak ? parseDuration(spec.soak, `pools[${i}].soak`) : 0,
+            drain: spec.drain === true,
+            drainTimeoutSeconds: spec.drainTimeout ? parseDuration(spec.drainTimeout, `pools[${i}].drainTimeout`) : 300,
+            nodes: planned,
+            batches,
+        });
+        plan.moving += moving.length;
+    }
+    const orphans = linux.filter((n) => !owner.has(n.name)).map((n) => n.name);
+    if (orphans.length > 0) {
+        findings.push({
+            severity: "error",
+            code: "pools.unassigned",
+            field: "pools",
+            nodes: orphans,
+            message:
+                `${orphans.length} node(s) run kube-proxy but are in no pool: ${orphans.slice(0, 10).join(", ")}${orphans.length > 10 ? ", ..." : ""}. ` +
+                `When the rollout finishes the canonical ConfigMap changes, and they would switch mode unverified at their next restart`,
+            fix: 'add a pool that selects them (a last pool such as { name: "rest", nodeSelector: "kubernetes.io/os=linux" } must not overlap the others: use pool!=... requirements)',
+        });
+    }
+    return { plan, findings };
+}
+
+/** The rollout plan as a reviewer reads it. */
+export function describePlan(plan: RolloutPlan): string {
+    const lines: string[] = [];
+    const where = plan.target.canonical ? "the installer's DaemonSet (canonical ConfigMap)" : `configuration ${plan.target.hash}`;
+    lines.push(`rollout to ${plan.target.mode} (${where}): ${plan.moving} node(s) move, pools in this order:`);
+    plan.pools.forEach((p, i) => {
+        const done = p.nodes.filter((n) => n.action === "done").length;
+        lines.push(
+            `  ${i + 1}. pool ${p.name} (${p.nodeSelector}): ${p.nodes.length} node(s)${done ? `, ${done} already verified` : ""}, ` +
+                `max ${p.maxUnavailable} at a time${p.drain ? ", drain first" : ""}${p.soakSeconds ? `, soak ${p.soakSeconds}s after` : ""}`,
+        );
+        p.batches.forEach((b, j) => lines.push(`       batch ${j + 1}: ${b.join(", ")}`));
+    });
+    return lines.join("\n");
+}
+
+export function assertPools(pools: PoolSpec[]): void {
+    const errors = validatePools(pools).filter((f) => f.severity === "error");
+    if (errors.length) throw new InputError(errors.map((e) => `${e.field}: ${e.message}`).join("; "), errors[0].field);
+}

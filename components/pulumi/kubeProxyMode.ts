@@ -1,0 +1,277 @@
+// KubeProxyMode: declare the kube-proxy mode in stack code. Preview reads the cluster and shows
+// the configuration diff, the plan and the findings; up runs one Command per pool (the project's
+// own `kube-proxy-mode rollout`), then writes the canonical ConfigMap and finishes.
+import * as command from "@pulumi/command";
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { join } from "node:path";
+import type { Flavor } from "../core/facts.js";
+import { decideMigration, type ClusterSnapshot, type Migration } from "../core/migration.js";
+import type { PoolSpec, RolloutPlan } from "../core/plan.js";
+import type { Finding, ProxyMode } from "../core/types.js";
+import type { ClusterAccess } from "../cluster/client.js";
+import { namesFor, type Names } from "../cluster/kubeProxy.js";
+import { readSnapshot } from "../cluster/snapshot.js";
+import { rolloutSpecSchema, verifySchema, type RolloutSpec } from "../rollout/spec.js";
+
+export const KUBE_PROXY_MODE_TYPE = "kube-proxy-mode:index:KubeProxyMode";
+
+export interface HookInput {
+    name: pulumi.Input<string>;
+    /** argv of the hook, run without a shell; NODE, POOL, MODE and KUBECONFIG are in its environment */
+    command: pulumi.Input<pulumi.Input<string>[]>;
+    timeout?: pulumi.Input<string>;
+    env?: pulumi.Input<Record<string, pulumi.Input<string>>>;
+}
+
+export interface VerifyInput {
+    /** run the built-in node checks (probe pod per node); default true */
+    nodeChecks?: pulumi.Input<boolean>;
+    /** probe image; default busybox:1.36 (the host's tools via chroot /host) */
+    image?: pulumi.Input<string>;
+    /** Service ("namespace/name") each node must reach through its ClusterIP; default default/kubernetes */
+    service?: pulumi.Input<string>;
+    maxSyncAge?: pulumi.Input<string>;
+    podTimeout?: pulumi.Input<string>;
+    hooks?: pulumi.Input<pulumi.Input<HookInput>[]>;
+}
+
+export interface PoolInput {
+    name: pulumi.Input<string>;
+    nodeSelector: pulumi.Input<string>;
+    maxUnavailable?: pulumi.Input<number>;
+    soak?: pulumi.Input<string>;
+    drain?: pulumi.Input<boolean>;
+    drainTimeout?: pulumi.Input<string>;
+}
+
+export interface TargetInput {
+    flavor?: pulumi.Input<Flavor>;
+    namespace?: pulumi.Input<string>;
+    configMap?: pulumi.Input<string>;
+    key?: pulumi.Input<string>;
+    daemonSet?: pulumi.Input<string>;
+    podSelector?: pulumi.Input<string>;
+}
+
+export interface KubeProxyModeArgs {
+    mode: pulumi.Input<ProxyMode>;
+    featureGates?: pulumi.Input<Record<string, pulumi.Input<boolean>>>;
+    nodePortAddresses?: pulumi.Input<pulumi.Input<string>[]>;
+    conntrack?: pulumi.Input<{ tcpBeLiberal?: pulumi.Input<boolean> }>;
+    /** the cluster's release; detected from the API server when absent */
+    kubernetesVersion?: pulumi.Input<string>;
+    allowUnknownFeatureGates?: pulumi.Input<boolean>;
+    target?: pulumi.Input<TargetInput>;
+    /** rolled out in this order; every Linux node must be in exactly one */
+    pools: pulumi.Input<pulumi.Input<PoolInput>[]>;
+    verify?: pulumi.Input<VerifyInput>;
+    onFailure?: pulumi.Input<"rollback-node" | "stop">;
+    /**
+     * Kubeconfig content for the cluster (kept secret). Required with an explicit k8s.Provider
+     * (pass the same kubeconfig): the component reads the cluster itself, and a provider's
+     * kubeconfig cannot be read back. Absent: the ambient kubeconfig.
+     */
+    kubeconfig?: pulumi.Input<string>;
+    context?: pulumi.Input<string>;
+}
+
+/** For tests and embedding: how the component reads the cluster (default: the real API). */
+export type SnapshotReader = (access: ClusterAccess, flavor: Flavor, names: Partial<Names>) => Promise<ClusterSnapshot>;
+
+export interface KubeProxyModeOptions extends pulumi.ComponentResourceOptions {
+    snapshotReader?: SnapshotReader;
+    /** the kube-proxy-mode CLI the Commands run; default: this package's bin */
+    cliPath?: string;
+}
+
+const FLAVORS: Flavor[] = ["kubeadm", "eks"];
+const CLI = join(__dirname, "..", "..", "..", "bin", "kube-proxy-mode");
+
+function targetNames(t: any): { flavor: Flavor; names: Partial<Names> } {
+    const flavor: Flavor = t?.flavor ?? "kubeadm";
+    if (!FLAVORS.includes(flavor)) throw new Error(`target.flavor ${JSON.stringify(t?.flavor)} is not supported: use kubeadm or eks`);
+    const names: Partial<Names> = {};
+    for (const k of ["namespace", "configMap", "key", "daemonSet", "podSelector"] as const) if (t?.[k] !== undefined) names[k] = t[k];
+    return { flavor, names };
+}
+
+export class KubeProxyMode extends pulumi.ComponentResource {
+    /** unified diff of the kube-proxy configuration */
+    public readonly configDiff: pulumi.Output<string>;
+    /** pools in order, nodes per pool, batches, soak */
+    public readonly plan: pulumi.Output<RolloutPlan>;
+    /** warnings and notes the reviewer should read (errors fail the preview) */
+    public readonly findings: pulumi.Output<Finding[]>;
+    /** the finish step's report once `up` completed; unknown during preview */
+    public readonly status: pulumi.Output<string>;
+    /** content hash of the target configuration */
+    public readonly configHash: pulumi.Output<string>;
+    /** the target configuration text */
+    public readonly config: pulumi.Output<string>;
+    public readonly mode: pulumi.Output<ProxyMode>;
+
+    constructor(name: string, args: KubeProxyModeArgs, opts: KubeProxyModeOptions = {}) {
+        super(KUBE_PROXY_MODE_TYPE, name, {}, opts);
+        const reader = opts.snapshotReader ?? readSnapshot;
+        const explicitProvider = opts.provider ?? (opts.providers && !Array.isArray(opts.providers) ? (opts.providers as any).kubernetes : undefined);
+        if (explicitProvider && args.kubeconfig === undefined) {
+            throw new Error(
+                `KubeProxyMode ${name}: kubeconfig is required with an explicit Kubernetes provider: pass the same kubeconfig you gave the provider (it is kept secret); the component reads the cluster itself and a provider's kubeconfig cannot be read back`,
+            );
+        }
+        const kubeconfig = args.kubeconfig === undefined ? undefined : pulumi.secret(args.kubeconfig);
+
+        const inputs = pulumi.output({
+            mode: args.mode,
+            featureGates: args.featureGates,
+            nodePortAddresses: args.nodePortAddresses,
+            conntrack: args.conntrack,
+            kubernetesVersion: args.kubernetesVersion,
+            allowUnknown: args.allowUnknownFeatureGates,
+            target: args.target,
+            pools: args.pools,
+            verify: args.verify,
+            onFailure: args.onFailure,
+            context: args.context,
+        });
+
+        const decided = pulumi.all([inputs, kubeconfig ?? pulumi.output(undefined as string | undefined)]).apply(async ([i, kc]) => {
+            const { mode, featureGates, nodePortAddresses, conntrack, kubernetesVersion, allowUnknown, target, pools, verify, onFailure, context } = i as any;
+            const desired: Record<string, unknown> = { mode };
+            if (featureGates !== undefined) desired.featureGates = featureGates;
+            if (nodePortAddresses !== undefined) desired.nodePortAddresses = nodePortAddresses;
+            if (conntrack !== undefined) desired.conntrack = conntrack;
+            if (kubernetesVersion !== undefined) desired.kubernetesVersion = kubernetesVersion;
+            if (allowUnknown !== undefined) desired.allowUnknownFeatureGates = allowUnknown;
+            const { flavor, names } = targetNames(target);
+            const verifyParsed = verifySchema.safeParse(verify ?? {});
+            if (!verifyParsed.success) throw new Error(`KubeProxyMode ${name}: ${verifyParsed.error.issues.map((i) => `verify.${i.path.join(".")}: ${i.message}`).join("; ")}`);
+            if (onFailure !== undefined && onFailure !== "rollback-node" && onFailure !== "stop") {
+                throw new Error(`KubeProxyMode ${name}: onFailure ${JSON.stringify(onFailure)} must be "rollback-node" or "stop"`);
+            }
+            let snapshot: ClusterSnapshot;
+            try {
+                snapshot = await reader({ kubeconfigContent: kc, context }, flavor, names);
+            } catch (e) {
+                throw new Error(`KubeProxyMode ${name}: cannot read the cluster: ${(e as Error).message.split("\n")[0]}`);
+            }
+            let migration: Migration;
+            try {
+                migration = decideMigration(snapshot, desired, (pools ?? []) as PoolSpec[]);
+            } catch (e) {
+                throw new Error(`KubeProxyMode ${name}: ${(e as Error).message}`);
+            }
+            const spec: RolloutSpec = rolloutSpecSchema.parse({
+                flavor,
+                names,
+                target: { hash: migration.hash, mode: migration.mode, config: migration.config },
+                pools,
+                verify: verifyParsed.data,
+                onFailure: onFailure ?? "rollback-node",
+                tcpBeLiberal: (conntrack as any)?.tcpBeLiberal,
+            });
+            this.report(migration, snapshot.location);
+            return { migration, spec };
+        });
+
+        const cli = opts.cliPath ?? CLI;
+        const environment = (spec: pulumi.Output<RolloutSpec>) => {
+            const env: Record<string, pulumi.Input<string>> = { KPM_ROLLOUT_SPEC: spec.apply((s) => JSON.stringify(s)) };
+            if (kubeconfig) env.KPM_KUBECONFIG = kubeconfig;
+            return env;
+        };
+        const spec = decided.apply((d) => d.spec);
+        const poolNames = pulumi.output(args.pools).apply((ps) => (ps ?? []).map((p: any) => String(p.name)));
+
+        // One Command per pool, chained in the declared order. Pools are known at construction
+        // (they are program inputs); their names must be plain values for the resource graph.
+        const declared = Array.isArray(args.pools) ? (args.pools as PoolInput[]) : [];
+        let previous: pulumi.Resource | undefined;
+        const commands: command.local.Command[] = [];
+        declared.forEach((pool, i) => {
+            const poolName = typeof pool.name === "string" ? pool.name : `pool-${i}`;
+            const trigger = decided.apply((d) => {
+                const p = d.migration.plan.pools.find((x) => x.name === poolName);
+                return [d.migration.hash, JSON.stringify(d.spec.pools.find((x) => x.name === poolName) ?? {}), (p?.nodes ?? []).map((n) => n.name).join(",")];
+            });
+            const cmd = new command.local.Command(
+                `${name}-pool-${poolName}`,
+                {
+                    // argv, no shell: node <cli> rollout --pool=<name>
+                    interpreter: [process.execPath, cli, "rollout"],
+                    create: `--pool=${poolName}`,
+                    environment: environment(spec),
+                    triggers: trigger,
+                    addPreviousOutputInEnv: false,
+                    logging: "stdoutAndStderr",
+                },
+                { parent: this, dependsOn: previous ? [previous] : [], deleteBeforeReplace: false },
+            );
+            commands.push(cmd);
+            previous = cmd;
+        });
+        void poolNames;
+
+        const names = pulumi.output(args.target).apply((t) => {
+            const { flavor, names: n } = targetNames(t);
+            return namesFor(flavor, n);
+        });
+        const providerOpts: pulumi.CustomResourceOptions = explicitProvider
+            ? { provider: explicitProvider }
+            : kubeconfig
+              ? { provider: new k8s.Provider(`${name}-k8s`, { kubeconfig, context: args.context }, { parent: this }) }
+              : {};
+        // The canonical ConfigMap gets the new configuration only after every pool is verified.
+        // Pulumi shows this diff in `preview --diff`; retainOnDelete keeps it when the stack goes.
+        const canonical = new k8s.core.v1.ConfigMapPatch(
+            `${name}-canonical-config`,
+            {
+                metadata: {
+                    name: names.apply((n) => n.configMap),
+                    namespace: names.apply((n) => n.namespace),
+                    annotations: { "pulumi.com/patchForce": "true" },
+                },
+                data: pulumi.all([names, decided]).apply(([n, d]) => ({ [n.key]: d.migration.config })),
+            },
+            { parent: this, dependsOn: commands, retainOnDelete: true, ...providerOpts },
+        );
+        const finishCmd = new command.local.Command(
+            `${name}-finish`,
+            {
+                interpreter: [process.execPath, cli, "rollout"],
+                create: "--finish",
+                environment: environment(spec),
+                triggers: decided.apply((d) => [d.migration.hash]),
+                addPreviousOutputInEnv: false,
+                logging: "stdoutAndStderr",
+            },
+            { parent: this, dependsOn: [canonical] },
+        );
+
+        this.configDiff = decided.apply((d) => d.migration.diff);
+        this.plan = decided.apply((d) => d.migration.plan);
+        this.findings = decided.apply((d) => d.migration.findings);
+        this.configHash = decided.apply((d) => d.migration.hash);
+        this.config = decided.apply((d) => d.migration.config);
+        this.mode = decided.apply((d) => d.migration.mode);
+        this.status = finishCmd.stdout;
+        this.registerOutputs({ configDiff: this.configDiff, plan: this.plan, findings: this.findings, status: this.status, configHash: this.configHash, mode: this.mode });
+    }
+
+    /** What a reviewer reads in `pulumi preview`: diagnostics on this component. */
+    private report(m: Migration, location: string): void {
+        const changes = m.changes.map((c) => `  ${c.path}: ${JSON.stringify(c.from)} -> ${JSON.stringify(c.to)} (${c.reason})`).join("\n");
+        pulumi.log.info(
+            `kube-proxy configuration (${location}) -> ${m.mode}, configuration ${m.hash}, Kubernetes ${m.kubernetesVersion}\n` +
+                (m.diff ? `${m.diff}\nchanges:\n${changes}` : "no configuration change") +
+                `\n${m.planText}`,
+            this,
+        );
+        for (const f of m.findings) {
+            const text = `${f.field}: ${f.message}${f.fix ? ` Fix: ${f.fix}` : ""}`;
+            if (f.severity === "warning") pulumi.log.warn(text, this);
+            else pulumi.log.info(text, this);
+        }
+    }
+}

@@ -1,0 +1,195 @@
+// The KubeProxyMode component under Pulumi's mocks, with preview on and off. The cluster is a
+// fixture snapshot; the real API server and engine are exercised by the end-to-end tests.
+import assert from "node:assert/strict";
+import * as pulumi from "@pulumi/pulumi";
+import { parseCurrentConfig } from "../../components/core/config.js";
+import type { ClusterSnapshot } from "../../components/core/migration.js";
+import type { NodeState } from "../../components/core/plan.js";
+import { parseKubeVersion } from "../../components/core/versions.js";
+import { fixture } from "../helpers.js";
+
+// how Pulumi marks a secret value in resource inputs
+const SECRET_SIG = "4dabf18193072939515e22adb298388d";
+const SECRET_VALUE = "1b47061264138c4ac30d75fd1eb44270";
+const plain = (v: any) => (v && v[SECRET_SIG] === SECRET_VALUE ? v.value : v);
+
+interface Registered {
+    type: string;
+    name: string;
+    inputs: any;
+    dependsOn: string[];
+}
+
+function node(name: string, pool: string, kernel = "6.8.0-51-generic"): NodeState {
+    return { name, labels: { pool, "kubernetes.io/os": "linux" }, kernelVersion: kernel, operatingSystem: "linux", placement: null };
+}
+
+function snapshot(nodes: NodeState[] = [node("c1", "canary"), node("w1", "workers"), node("w2", "workers")]): ClusterSnapshot {
+    return {
+        serverVersion: parseKubeVersion("v1.37.2")!,
+        current: parseCurrentConfig(fixture("handwritten/ipvs-lc.yaml")),
+        location: "kube-system/kube-proxy config.conf",
+        nodes,
+        services: [{ namespace: "shop", name: "web", type: "NodePort", nodePorts: [30080] }],
+    };
+}
+
+const POOLS = [
+    { name: "canary", nodeSelector: "pool=canary", maxUnavailable: 1, soak: "10m" },
+    { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2, drain: true },
+];
+
+async function run(preview: boolean, args: Record<string, any>, snap: ClusterSnapshot = snapshot(), reads: string[] = []) {
+    const registered: Registered[] = [];
+    await pulumi.runtime.setMocks(
+        {
+            newResource: (a) => {
+                registered.push({ type: a.type, name: a.name, inputs: a.inputs, dependsOn: [] });
+                return { id: preview ? undefined : `${a.name}-id`, state: { ...a.inputs, stdout: preview ? undefined : "finished" } };
+            },
+            call: () => ({}),
+        },
+        "project",
+        "stack",
+        preview,
+    );
+    const deps = new Map<string, string[]>();
+    const capture: pulumi.ResourceTransformation = (t) => {
+        const d = t.opts.dependsOn as any;
+        deps.set(t.name, (Array.isArray(d) ? d : d ? [d] : []).map((r: any) => r.__name ?? ""));
+        return undefined;
+    };
+    // load after the mocks are set
+    const { KubeProxyMode } = await import("../../components/pulumi/kubeProxyMode.js");
+    const logs: string[] = [];
+    const kp = new KubeProxyMode(
+        "kube-proxy",
+        { mode: "nftables", pools: POOLS, nodePortAddresses: ["0.0.0.0/0"], ...args } as any,
+        {
+            transformations: [capture],
+            snapshotReader: async (access) => {
+                reads.push(access.kubeconfigContent ? "with-kubeconfig" : "ambient");
+                return snap;
+            },
+        },
+    );
+    // an Output's promise rejects when its apply threw, which is how a refused change fails a preview
+    const value = <T>(o: pulumi.Output<T>) => (o as any).promise() as Promise<T>;
+    const [plan, diff, findings] = await Promise.all([value(kp.plan), value(kp.configDiff), value(kp.findings)]);
+    // let registrations settle
+    await new Promise((r) => setTimeout(r, 50));
+    for (const r of registered) r.dependsOn = deps.get(r.name) ?? [];
+    return { kp, plan, diff, findings, registered, logs };
+}
+
+function captureUnhandled(): { errors: Error[]; stop: () => void } {
+    const errors: Error[] = [];
+    const onErr = (e: Error) => errors.push(e);
+    process.on("unhandledRejection", onErr);
+    return { errors, stop: () => process.off("unhandledRejection", onErr) };
+}
+
+describe("KubeProxyMode component (Pulumi mocks)", () => {
+    for (const preview of [true, false]) {
+        describe(preview ? "preview" : "up", () => {
+            it("shows the configuration diff and the plan: pools in order, batches of maxUnavailable", async () => {
+                const { plan, diff } = await run(preview, {});
+                assert.match(diff, /-mode: ipvs/);
+                assert.match(diff, /\+mode: nftables/);
+                assert.deepEqual(plan.pools.map((p) => p.name), ["canary", "workers"]);
+                assert.deepEqual(plan.pools[0].batches, [["c1"]]);
+                assert.deepEqual(plan.pools[1].batches, [["w1", "w2"]]);
+                assert.equal(plan.pools[0].soakSeconds, 600);
+                assert.equal(plan.pools[1].drain, true);
+            });
+
+            it("registers one Command per pool calling the project's CLI without a shell, then the ConfigMap, then the finish", async () => {
+                const { registered } = await run(preview, {});
+                const types = registered.filter((r) => r.type !== "pulumi:providers:kubernetes").map((r) => `${r.type} ${r.name}`);
+                assert.deepEqual(types, [
+                    "kube-proxy-mode:index:KubeProxyMode kube-proxy",
+                    "command:local:Command kube-proxy-pool-canary",
+                    "command:local:Command kube-proxy-pool-workers",
+                    "kubernetes:core/v1:ConfigMapPatch kube-proxy-canonical-config",
+                    "command:local:Command kube-proxy-finish",
+                ]);
+                const canary = registered.find((r) => r.name === "kube-proxy-pool-canary")!;
+                assert.equal(canary.inputs.interpreter[0], process.execPath);
+                assert.match(canary.inputs.interpreter[1], /bin\/kube-proxy-mode$/);
+                assert.deepEqual(canary.inputs.interpreter.slice(2), ["rollout"]);
+                assert.equal(canary.inputs.create, "--pool=canary");
+                assert.equal(canary.inputs.delete, undefined, "a replaced or deleted Command must not roll anything back");
+                const spec = JSON.parse(plain(canary.inputs.environment).KPM_ROLLOUT_SPEC);
+                assert.equal(spec.target.mode, "nftables");
+                assert.deepEqual(spec.pools.map((p: any) => p.name), ["canary", "workers"]);
+                const cm = registered.find((r) => r.type === "kubernetes:core/v1:ConfigMapPatch")!;
+                assert.match(cm.inputs.data["config.conf"], /^mode: nftables/m);
+            });
+
+            it("chains the Commands in pool order, the ConfigMap after every pool, the finish last", async () => {
+                const { registered } = await run(preview, {});
+                const dep = (n: string) => registered.find((r) => r.name === n)!.dependsOn;
+                assert.deepEqual(dep("kube-proxy-pool-canary"), []);
+                assert.deepEqual(dep("kube-proxy-pool-workers"), ["kube-proxy-pool-canary"]);
+                assert.deepEqual(dep("kube-proxy-canonical-config"), ["kube-proxy-pool-canary", "kube-proxy-pool-workers"]);
+                assert.deepEqual(dep("kube-proxy-finish"), ["kube-proxy-canonical-config"]);
+            });
+
+            it("keeps the kubeconfig secret and out of every plain input", async () => {
+                const reads: string[] = [];
+                const { registered } = await run(preview, { kubeconfig: "apiVersion: v1\nkind: Config\n# SECRET-MARKER\n" }, snapshot(), reads);
+                assert.deepEqual(reads, ["with-kubeconfig"]);
+                const canary = registered.find((r) => r.name === "kube-proxy-pool-canary")!;
+                const env = canary.inputs.environment;
+                assert.equal(env[SECRET_SIG], SECRET_VALUE, "the Command's environment (holding the kubeconfig) must be a Pulumi secret");
+                assert.equal(env.value.KPM_KUBECONFIG.includes("SECRET-MARKER"), true);
+                assert.ok(!env.value.KPM_ROLLOUT_SPEC.includes("SECRET-MARKER"));
+                assert.ok(!JSON.stringify(canary.inputs.triggers ?? []).includes("SECRET-MARKER"));
+                assert.ok(!canary.inputs.create.includes("SECRET-MARKER"));
+            });
+        });
+    }
+
+    describe("invalid arguments fail with a message that names the field", () => {
+        const cases: [string, Record<string, any>, RegExp, ClusterSnapshot?][] = [
+            ["an empty mode", { mode: "" }, /mode is required/],
+            ["an unknown mode", { mode: "nft" }, /not a kube-proxy mode/],
+            ["an unknown feature gate", { featureGates: { NFTablesProxyMod: true } }, /featureGates\.NFTablesProxyMod: .*did you mean NFTablesProxyMode/],
+            ["a bad nodePortAddresses entry", { nodePortAddresses: ["10.0.0.1"] }, /nodePortAddresses\[0\].*10\.0\.0\.1/],
+            ["overlapping pools", { pools: [{ name: "a", nodeSelector: "pool=workers" }, { name: "b", nodeSelector: "kubernetes.io/os=linux" }] }, /selected by pool a and by pool b/],
+            ["a node in no pool", { pools: [{ name: "canary", nodeSelector: "pool=canary" }] }, /in no pool: w1, w2/],
+            ["a bad maxUnavailable", { pools: [{ name: "all", nodeSelector: "kubernetes.io/os=linux", maxUnavailable: 0 }] }, /pools\[0\]\.maxUnavailable/],
+            ["a bad soak", { pools: [{ name: "all", nodeSelector: "kubernetes.io/os=linux", soak: "ten minutes" }] }, /pools\[0\]\.soak/],
+            ["no pools", { pools: [] }, /pools must list at least one/],
+            ["a bad onFailure", { onFailure: "retry" }, /onFailure "retry"/],
+            ["a bad hook", { verify: { hooks: [{ name: "x", command: [] }] } }, /verify\.hooks\.0\.command/],
+            ["a kernel older than 5.13 in a pool", {}, /old-1: kernel 5\.10\.0 is older than 5\.13/, snapshot([node("c1", "canary"), node("w1", "workers"), node("old-1", "workers", "5.10.0")])],
+        ];
+        for (const [what, args, message, snap] of cases) {
+            it(`${what}`, async () => {
+                const watch = captureUnhandled();
+                try {
+                    await assert.rejects(() => run(true, args, snap), (e: Error) => {
+                        assert.match(e.message, message);
+                        return true;
+                    });
+                } finally {
+                    watch.stop();
+                }
+            });
+        }
+        it("an explicit provider without the kubeconfig", async () => {
+            await pulumi.runtime.setMocks({ newResource: (a) => ({ id: "id", state: a.inputs }), call: () => ({}) }, "p", "s", true);
+            const k8s = await import("@pulumi/kubernetes");
+            const { KubeProxyMode } = await import("../../components/pulumi/kubeProxyMode.js");
+            const provider = new k8s.Provider("p", { kubeconfig: "x" });
+            assert.throws(() => new KubeProxyMode("kp", { mode: "nftables", pools: POOLS }, { provider }), /kubeconfig is required with an explicit Kubernetes provider/);
+        });
+    });
+
+    it("reads the cluster through the snapshot reader only: preview has no way to write", async () => {
+        const reads: string[] = [];
+        await run(true, {}, snapshot(), reads);
+        assert.deepEqual(reads, ["ambient"]);
+    });
+});
