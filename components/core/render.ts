@@ -146,7 +146,9 @@ export function applyChanges(text: string, changes: readonly Change[]): string {
     if (changes.length === 0) return text;
     const doc = YAML.parseDocument(text);
     for (const c of changes) setInDocument(doc, c.path, c.to);
-    return doc.toString({ lineWidth: 0, minContentWidth: 0, indentSeq: indentsSequences(text) });
+    const out = doc.toString({ lineWidth: 0, minContentWidth: 0, indentSeq: indentsSequences(text) });
+    // a ConfigMap value written with |- has no final newline: keep the text's own ending
+    return text.endsWith("\n") ? out : out.replace(/\n+$/, "");
 }
 
 export interface Rendered {

@@ -62,6 +62,9 @@ async function run(preview: boolean, args: Record<string, any>, snap: ClusterSna
     // load after the mocks are set
     const { KubeProxyMode } = await import("../../components/pulumi/kubeProxyMode.js");
     const logs: string[] = [];
+    // what the reviewer sees as diagnostics on the component in `pulumi preview`
+    (pulumi.log as any).info = (m: string) => logs.push(`info: ${m}`);
+    (pulumi.log as any).warn = (m: string) => logs.push(`warning: ${m}`);
     const kp = new KubeProxyMode(
         "kube-proxy",
         { mode: "nftables", pools: POOLS, nodePortAddresses: ["0.0.0.0/0"], ...args } as any,
@@ -93,7 +96,13 @@ describe("KubeProxyMode component (Pulumi mocks)", () => {
     for (const preview of [true, false]) {
         describe(preview ? "preview" : "up", () => {
             it("shows the configuration diff and the plan: pools in order, batches of maxUnavailable", async () => {
-                const { plan, diff } = await run(preview, {});
+                const { plan, diff, logs } = await run(preview, {});
+                const shown = logs.join("\n");
+                assert.match(shown, /^info: kube-proxy configuration .* -> nftables/m);
+                assert.match(shown, /^\+mode: nftables/m, "the diff is shown as a diagnostic");
+                assert.match(shown, /1\. pool canary \(pool=canary\): 1 node\(s\), max 1 at a time, soak 600s after/);
+                assert.match(shown, /2\. pool workers \(pool=workers\): 2 node\(s\), max 2 at a time, drain first/);
+                assert.match(shown, /^warning: nodePortAddresses: 127\.0\.0\.1:<nodePort> .*shop\/web \(30080\)/m);
                 assert.match(diff, /-mode: ipvs/);
                 assert.match(diff, /\+mode: nftables/);
                 assert.deepEqual(plan.pools.map((p) => p.name), ["canary", "workers"]);
