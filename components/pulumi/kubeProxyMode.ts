@@ -1,7 +1,6 @@
 // KubeProxyMode: declare the kube-proxy mode in stack code. Preview reads the cluster and shows
-// the configuration diff, the plan and the findings; up runs one Command per pool (the project's
+// the configuration diff, the plan and the findings; up runs one RolloutStep per pool (the project's
 // own `kube-proxy-mode rollout`), then writes the canonical ConfigMap and finishes.
-import * as command from "@pulumi/command";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { join } from "node:path";
@@ -13,6 +12,7 @@ import type { ClusterAccess } from "../cluster/client.js";
 import { namesFor, type Names } from "../cluster/kubeProxy.js";
 import { readSnapshot } from "../cluster/snapshot.js";
 import { rolloutSpecSchema, verifySchema, type RolloutSpec } from "../rollout/spec.js";
+import { RolloutStep } from "./rolloutStep.js";
 
 export const KUBE_PROXY_MODE_TYPE = "kube-proxy-mode:index:KubeProxyMode";
 
@@ -81,7 +81,7 @@ export type SnapshotReader = (access: ClusterAccess, flavor: Flavor, names: Part
 
 export interface KubeProxyModeOptions extends pulumi.ComponentResourceOptions {
     snapshotReader?: SnapshotReader;
-    /** the kube-proxy-mode CLI the Commands run; default: this package's bin */
+    /** the kube-proxy-mode CLI the rollout steps run; default: this package's bin */
     cliPath?: string;
 }
 
@@ -182,36 +182,32 @@ export class KubeProxyMode extends pulumi.ComponentResource {
             return env;
         };
         const spec = decided.apply((d) => d.spec);
-        const poolNames = pulumi.output(args.pools).apply((ps) => (ps ?? []).map((p: any) => String(p.name)));
 
-        // One Command per pool, chained in the declared order. Pools are known at construction
+        // One step per pool, chained in the declared order. Pools are known at construction
         // (they are program inputs); their names must be plain values for the resource graph.
         const declared = Array.isArray(args.pools) ? (args.pools as PoolInput[]) : [];
         let previous: pulumi.Resource | undefined;
-        const commands: command.local.Command[] = [];
+        const steps: RolloutStep[] = [];
         declared.forEach((pool, i) => {
             const poolName = typeof pool.name === "string" ? pool.name : `pool-${i}`;
-            const trigger = decided.apply((d) => {
+            const triggers = decided.apply((d) => {
                 const p = d.migration.plan.pools.find((x) => x.name === poolName);
                 return [d.migration.hash, JSON.stringify(d.spec.pools.find((x) => x.name === poolName) ?? {}), (p?.nodes ?? []).map((n) => n.name).join(",")];
             });
-            const cmd = new command.local.Command(
+            const step = new RolloutStep(
                 `${name}-pool-${poolName}`,
                 {
                     // argv, no shell: node <cli> rollout --pool=<name>
-                    interpreter: [process.execPath, cli, "rollout"],
-                    create: `--pool=${poolName}`,
+                    argv: [process.execPath, cli, "rollout", `--pool=${poolName}`],
                     environment: environment(spec),
-                    triggers: trigger,
-                    addPreviousOutputInEnv: false,
-                    logging: "stdoutAndStderr",
+                    triggers,
+                    description: decided.apply((d) => `rollout of pool ${poolName} to ${d.migration.mode} (configuration ${d.migration.hash})`),
                 },
-                { parent: this, dependsOn: previous ? [previous] : [], deleteBeforeReplace: false },
+                { parent: this, dependsOn: previous ? [previous] : [] },
             );
-            commands.push(cmd);
-            previous = cmd;
+            steps.push(step);
+            previous = step;
         });
-        void poolNames;
 
         const names = pulumi.output(args.target).apply((t) => {
             const { flavor, names: n } = targetNames(t);
@@ -234,17 +230,15 @@ export class KubeProxyMode extends pulumi.ComponentResource {
                 },
                 data: pulumi.all([names, decided]).apply(([n, d]) => ({ [n.key]: d.migration.config })),
             },
-            { parent: this, dependsOn: commands, retainOnDelete: true, ...providerOpts },
+            { parent: this, dependsOn: steps, retainOnDelete: true, ...providerOpts },
         );
-        const finishCmd = new command.local.Command(
+        const finishStep = new RolloutStep(
             `${name}-finish`,
             {
-                interpreter: [process.execPath, cli, "rollout"],
-                create: "--finish",
+                argv: [process.execPath, cli, "rollout", "--finish"],
                 environment: environment(spec),
                 triggers: decided.apply((d) => [d.migration.hash]),
-                addPreviousOutputInEnv: false,
-                logging: "stdoutAndStderr",
+                description: decided.apply((d) => `finish of the rollout to ${d.migration.mode} (configuration ${d.migration.hash})`),
             },
             { parent: this, dependsOn: [canonical] },
         );
@@ -255,7 +249,7 @@ export class KubeProxyMode extends pulumi.ComponentResource {
         this.configHash = decided.apply((d) => d.migration.hash);
         this.config = decided.apply((d) => d.migration.config);
         this.mode = decided.apply((d) => d.migration.mode);
-        this.status = finishCmd.stdout;
+        this.status = finishStep.output;
         this.registerOutputs({ configDiff: this.configDiff, plan: this.plan, findings: this.findings, status: this.status, configHash: this.configHash, mode: this.mode });
     }
 

@@ -112,22 +112,20 @@ describe("KubeProxyMode component (Pulumi mocks)", () => {
                 assert.equal(plan.pools[1].drain, true);
             });
 
-            it("registers one Command per pool calling the project's CLI without a shell, then the ConfigMap, then the finish", async () => {
+            it("registers one rollout step per pool calling the project's CLI without a shell, then the ConfigMap, then the finish", async () => {
                 const { registered } = await run(preview, {});
                 const types = registered.filter((r) => r.type !== "pulumi:providers:kubernetes").map((r) => `${r.type} ${r.name}`);
                 assert.deepEqual(types, [
                     "kube-proxy-mode:index:KubeProxyMode kube-proxy",
-                    "command:local:Command kube-proxy-pool-canary",
-                    "command:local:Command kube-proxy-pool-workers",
+                    "pulumi-nodejs:dynamic/kube-proxy-mode:RolloutStep kube-proxy-pool-canary",
+                    "pulumi-nodejs:dynamic/kube-proxy-mode:RolloutStep kube-proxy-pool-workers",
                     "kubernetes:core/v1:ConfigMapPatch kube-proxy-canonical-config",
-                    "command:local:Command kube-proxy-finish",
+                    "pulumi-nodejs:dynamic/kube-proxy-mode:RolloutStep kube-proxy-finish",
                 ]);
                 const canary = registered.find((r) => r.name === "kube-proxy-pool-canary")!;
-                assert.equal(canary.inputs.interpreter[0], process.execPath);
-                assert.match(canary.inputs.interpreter[1], /bin\/kube-proxy-mode$/);
-                assert.deepEqual(canary.inputs.interpreter.slice(2), ["rollout"]);
-                assert.equal(canary.inputs.create, "--pool=canary");
-                assert.equal(canary.inputs.delete, undefined, "a replaced or deleted Command must not roll anything back");
+                assert.equal(canary.inputs.argv[0], process.execPath);
+                assert.match(canary.inputs.argv[1], /bin\/kube-proxy-mode$/);
+                assert.deepEqual(canary.inputs.argv.slice(2), ["rollout", "--pool=canary"]);
                 const spec = JSON.parse(plain(canary.inputs.environment).KPM_ROLLOUT_SPEC);
                 assert.equal(spec.target.mode, "nftables");
                 assert.deepEqual(spec.pools.map((p: any) => p.name), ["canary", "workers"]);
@@ -154,7 +152,7 @@ describe("KubeProxyMode component (Pulumi mocks)", () => {
                 assert.equal(env.value.KPM_KUBECONFIG.includes("SECRET-MARKER"), true);
                 assert.ok(!env.value.KPM_ROLLOUT_SPEC.includes("SECRET-MARKER"));
                 assert.ok(!JSON.stringify(canary.inputs.triggers ?? []).includes("SECRET-MARKER"));
-                assert.ok(!canary.inputs.create.includes("SECRET-MARKER"));
+                assert.ok(!JSON.stringify(canary.inputs.argv).includes("SECRET-MARKER"));
             });
         });
     }
