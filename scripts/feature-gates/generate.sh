@@ -55,6 +55,28 @@ for v in "${versions[@]}"; do
 
   rm -rf "$dir"
   mkdir -p "$dir"
+
+  # The proxy does not serve every staging module at every patch (e.g.
+  # k8s.io/kube-proxy@v0.31.14 is refused). Fall back to the newest served
+  # earlier patch of the same minor, and record it.
+  declare -A replace_version=()
+  : > "$dir/substitutions.txt"
+  for m in "${staging[@]}"; do
+    replace_version[$m]=$staging_version
+    if ! go mod download "$m@$staging_version" >/dev/null 2>&1; then
+      found=
+      for ((p = patch - 1; p >= 0; p--)); do
+        if go mod download "$m@v0.${minor#1.}.$p" >/dev/null 2>&1; then found=v0.${minor#1.}.$p; break; fi
+      done
+      if [ -z "$found" ]; then
+        echo "$m: no version v0.${minor#1.}.* <= $staging_version is served" >&2
+        exit 1
+      fi
+      echo "WARNING: $m@$staging_version is not served; using $found" >&2
+      replace_version[$m]=$found
+      echo "$m $found" >> "$dir/substitutions.txt"
+    fi
+  done
   cp "$here/main.go" "$dir/main.go"
   {
     echo "module kube-proxy-mode/fg-gen"
@@ -64,7 +86,7 @@ for v in "${versions[@]}"; do
     echo "require k8s.io/kubernetes v$v"
     echo
     echo "replace ("
-    for m in "${staging[@]}"; do printf '\t%s => %s %s\n' "$m" "$m" "$staging_version"; done
+    for m in "${staging[@]}"; do printf '\t%s => %s %s\n' "$m" "$m" "${replace_version[$m]}"; done
     echo ")"
   } > "$dir/go.mod"
 
@@ -95,6 +117,9 @@ for (const pair of pairs) {
     gates[name] = { default: g.default, stage: g.stage, locked: g.locked };
   }
   versions[minor] = { source: r.source, gates };
+  const subs = fs.readFileSync(path.join(path.dirname(pair.slice(i + 1)), 'substitutions.txt'), 'utf8')
+    .split('\n').filter(Boolean).map((l) => l.split(' '));
+  if (subs.length > 0) versions[minor].stagingSubstitutions = Object.fromEntries(subs.sort());
   const deps = r.dependencies || {};
   if (Object.keys(deps).length > 0) {
     versions[minor].dependencies = {};
@@ -113,13 +138,17 @@ const generatedFrom =
   'gates still pre-alpha there are left out). stage GA means PreRelease ""; locked is LockToDefault. ' +
   'AllAlpha and AllBeta are the gate registry\'s built-in meta gates. ' +
   'dependencies (1.36+): gate -> gates it depends on (featuregate Dependencies()); SetFromMap is fatal when an enabled gate ' +
-  'has a disabled dependency, so e.g. enabling a default-off gate without its default-off dependency is refused.';
+  'has a disabled dependency, so e.g. enabling a default-off gate without its default-off dependency is refused. ' +
+  'stagingSubstitutions: staging modules the module proxy does not serve at v0.<minor>.<patch>, built at the newest served ' +
+  'earlier patch instead.';
 let s = '{\n  "generatedFrom": ' + JSON.stringify(generatedFrom) + ',\n  "versions": {\n';
 s += keys.map((k) => {
   const v = versions[k];
   const names = Object.keys(v.gates).sort();
   const lines = names.map((n) => `        ${JSON.stringify(n)}: ${JSON.stringify(v.gates[n]).replace(/,/g, ', ').replace(/:/g, ': ')}`);
-  let e = `    ${JSON.stringify(k)}: {\n      "source": ${JSON.stringify(v.source)},\n      "gates": {\n${lines.join(',\n')}\n      }`;
+  let e = `    ${JSON.stringify(k)}: {\n      "source": ${JSON.stringify(v.source)},\n`;
+  if (v.stagingSubstitutions) e += `      "stagingSubstitutions": ${JSON.stringify(v.stagingSubstitutions).replace(/,/g, ', ').replace(/":"/g, '": "')},\n`;
+  e += `      "gates": {\n${lines.join(',\n')}\n      }`;
   if (v.dependencies) {
     const deps = Object.keys(v.dependencies).map((n) => `        ${JSON.stringify(n)}: ${JSON.stringify(v.dependencies[n]).replace(/,/g, ', ')}`);
     e += `,\n      "dependencies": {\n${deps.join(',\n')}\n      }`;

@@ -1,0 +1,395 @@
+// The reference cluster: etcd, kube-apiserver, kube-controller-manager and kube-scheduler on
+// loopback, kwok standing in for kubelets, seeded with kube-proxy exactly as kubeadm 1.37
+// creates it (objects cut from kubeadm's own dry-run output), nodes in labelled pools with
+// chosen kernels, a Deployment with a PodDisruptionBudget and a Service.
+//
+//   node dist/scripts/referenceCluster.js up [--name N] [--pools canary=1,workers=3,batch=2]
+//        [--mode ipvs|iptables|nftables] [--kernel 6.8.0-51-generic] [--node-kernel NODE=KERNEL]...
+//   node dist/scripts/referenceCluster.js down [--name N]
+//
+// Several clusters run side by side: each has its own ports and state directory.
+import { spawn, spawnSync } from "node:child_process";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import * as YAML from "yaml";
+import * as k8s from "@kubernetes/client-node";
+import { parseCurrentConfig } from "../components/core/config.js";
+import { renderConfiguration } from "../components/core/render.js";
+import type { ProxyMode } from "../components/core/types.js";
+
+export const ROOT = join(__dirname, "..", "..");
+const KUBEADM = join(ROOT, "tests", "fixtures", "kubeadm");
+
+export interface ClusterOptions {
+    name?: string;
+    /** pool name -> node count, in order */
+    pools?: [string, number][];
+    mode?: ProxyMode;
+    /** kernel for every node, unless nodeKernels names it */
+    kernel?: string;
+    nodeKernels?: Record<string, string>;
+    /** bin dir with etcd, kube-apiserver, ... (default: scripts/toolchain.sh --print-bin) */
+    bin?: string;
+    log?: (line: string) => void;
+}
+
+export interface ClusterState {
+    name: string;
+    dir: string;
+    kubeconfig: string;
+    ports: Record<string, number>;
+    pids: Record<string, number>;
+    nodes: { name: string; pool: string; kernel: string }[];
+    mode: ProxyMode;
+}
+
+export const DEFAULT_POOLS: [string, number][] = [
+    ["canary", 1],
+    ["workers", 3],
+    ["batch", 2],
+];
+
+export function clustersDir(): string {
+    return process.env.KPM_CLUSTERS_DIR ?? join(homedir(), ".cache", "kube-proxy-mode", "clusters");
+}
+
+export function toolchainBin(): string {
+    if (process.env.KPM_BIN) return process.env.KPM_BIN;
+    const r = spawnSync("bash", [join(ROOT, "scripts", "toolchain.sh"), "--print-bin"], { encoding: "utf8" });
+    const bin = r.stdout.trim().split("\n").pop();
+    if (r.status !== 0 || !bin) {
+        throw new Error(`the toolchain is not built: run bash scripts/toolchain.sh (it builds etcd, Kubernetes, kwok and Pulumi once and caches them)\n${r.stderr.trim()}`);
+    }
+    return bin;
+}
+
+function freePort(): Promise<number> {
+    return new Promise((resolve, reject) => {
+        const s = createServer();
+        s.once("error", reject);
+        s.listen(0, "127.0.0.1", () => {
+            const port = (s.address() as any).port;
+            s.close(() => resolve(port));
+        });
+    });
+}
+
+/** The objects kubeadm would create, cut out of its own `--dry-run` output. */
+export function kubeadmObjects(dir: string): any[] {
+    const text = readFileSync(join(KUBEADM, dir, "dry-run.stdout.txt"), "utf8");
+    const parts = text.split("[dryrun] Attached object:\n").slice(1);
+    return parts.map((p) => YAML.parse(p.split(/\n\[(dryrun|addons)\]/)[0]));
+}
+
+function seedConfigMap(mode: ProxyMode): { objects: any[] } {
+    const source = mode === "ipvs" ? "1.37-ipvs" : "1.37";
+    const objects = kubeadmObjects(source);
+    const base = objects.find((o) => o.kind === "DaemonSet") ? objects : [...objects, ...kubeadmObjects("1.37").filter((o) => o.kind === "DaemonSet")];
+    if (mode === "nftables") {
+        const cm = base.find((o) => o.kind === "ConfigMap");
+        const r = renderConfiguration(parseCurrentConfig(YAML.stringify(cm)), { mode: "nftables", kubernetesVersion: "1.37" });
+        cm.data["config.conf"] = r.config;
+    }
+    return { objects: base };
+}
+
+/**
+ * kwok's own stage definitions (how a fake kubelet moves nodes and pods along), read from the
+ * kwok module the toolchain built kwok from: nodes become Ready and keep a Lease; pods go
+ * Running and Ready, and go away when deleted.
+ */
+export function kwokStages(version = "v0.8.0"): string {
+    const r = spawnSync("go", ["mod", "download", "-json", `sigs.k8s.io/kwok@${version}`], { encoding: "utf8", env: { ...process.env, GOFLAGS: "-mod=mod" } });
+    const moduleDir = r.status === 0 ? JSON.parse(r.stdout).Dir : undefined;
+    if (!moduleDir) throw new Error(`cannot find the kwok ${version} module (go mod download failed): ${r.stderr.trim()}`);
+    const files = [
+        "node/fast/node-initialize.yaml",
+        "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+        "pod/fast/pod-ready.yaml",
+        "pod/fast/pod-complete.yaml",
+        "pod/fast/pod-delete.yaml",
+    ];
+    return files.map((f) => readFileSync(join(moduleDir, "kustomize", "stage", f), "utf8").trim()).join("\n---\n") + "\n";
+}
+
+function spawnDaemon(state: ClusterState, name: string, bin: string, args: string[]): void {
+    const out = openSync(join(state.dir, "logs", `${name}.log`), "a");
+    const child = spawn(bin, args, { detached: true, stdio: ["ignore", out, out] });
+    closeSync(out);
+    child.unref();
+    state.pids[name] = child.pid!;
+    writeFileSync(join(state.dir, "state.json"), JSON.stringify(state, null, 2));
+}
+
+async function waitFor(what: string, timeoutMs: number, check: () => Promise<boolean>, state?: ClusterState, logName?: string): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    let last: unknown;
+    while (Date.now() < until) {
+        try {
+            if (await check()) return;
+        } catch (e) {
+            last = e;
+        }
+        await new Promise((r) => setTimeout(r, 300));
+    }
+    const tail = state && logName ? readFileSync(join(state.dir, "logs", `${logName}.log`), "utf8").trim().split("\n").slice(-15).join("\n") : "";
+    throw new Error(`${what} did not become ready within ${timeoutMs / 1000}s${last ? ` (${(last as Error).message})` : ""}${tail ? `\n${logName}.log ends:\n${tail}` : ""}`);
+}
+
+function kubeconfigYaml(server: string, caFile: string, token: string, name: string): string {
+    return YAML.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{ name, cluster: { server, "certificate-authority-data": readFileSync(caFile).toString("base64") } }],
+        users: [{ name: "admin", user: { token } }],
+        contexts: [{ name, context: { cluster: name, user: "admin" } }],
+        "current-context": name,
+    });
+}
+
+export async function clusterUp(opts: ClusterOptions = {}): Promise<ClusterState> {
+    const log = opts.log ?? ((l: string) => process.stderr.write(`[cluster] ${l}\n`));
+    const name = opts.name ?? "reference";
+    if (!/^[a-z0-9][a-z0-9-]{0,30}$/.test(name)) throw new Error(`cluster name ${JSON.stringify(name)}: lower-case letters, digits and '-'`);
+    const dir = join(clustersDir(), name);
+    if (existsSync(join(dir, "state.json"))) throw new Error(`cluster ${name} already exists (${dir}): run cluster:down -- --name ${name} first`);
+    const bin = opts.bin ?? toolchainBin();
+    const mode = opts.mode ?? "ipvs";
+    const pools = opts.pools ?? DEFAULT_POOLS;
+    const started = Date.now();
+    mkdirSync(join(dir, "logs"), { recursive: true });
+    mkdirSync(join(dir, "pki"), { recursive: true });
+    const ports = { etcd: await freePort(), etcdPeer: await freePort(), apiserver: await freePort(), kwok: await freePort() };
+    const nodes = pools.flatMap(([pool, count]) =>
+        Array.from({ length: count }, (_, i) => {
+            const nodeName = `${pool}-${i + 1}`;
+            return { name: nodeName, pool, kernel: opts.nodeKernels?.[nodeName] ?? opts.kernel ?? "6.8.0-51-generic" };
+        }),
+    );
+    const state: ClusterState = { name, dir, kubeconfig: join(dir, "kubeconfig"), ports, pids: {}, nodes, mode };
+    try {
+        // credentials: a service-account key pair and a static admin token
+        const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+        writeFileSync(join(dir, "pki", "sa.key"), privateKey.export({ type: "pkcs1", format: "pem" }), { mode: 0o600 });
+        writeFileSync(join(dir, "pki", "sa.pub"), publicKey.export({ type: "spki", format: "pem" }));
+        const token = randomBytes(24).toString("hex");
+        writeFileSync(join(dir, "pki", "tokens.csv"), `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
+
+        log(`starting etcd on 127.0.0.1:${ports.etcd}`);
+        spawnDaemon(state, "etcd", join(bin, "etcd"), [
+            `--name=${name}`,
+            `--data-dir=${join(dir, "etcd")}`,
+            `--listen-client-urls=http://127.0.0.1:${ports.etcd}`,
+            `--advertise-client-urls=http://127.0.0.1:${ports.etcd}`,
+            `--listen-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+            `--initial-advertise-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+            `--initial-cluster=${name}=http://127.0.0.1:${ports.etcdPeer}`,
+            "--log-level=warn",
+        ]);
+        await waitFor("etcd", 30_000, async () => (await fetch(`http://127.0.0.1:${ports.etcd}/health`)).ok, state, "etcd");
+
+        log(`starting kube-apiserver on https://127.0.0.1:${ports.apiserver}`);
+        spawnDaemon(state, "kube-apiserver", join(bin, "kube-apiserver"), [
+            `--etcd-servers=http://127.0.0.1:${ports.etcd}`,
+            "--bind-address=127.0.0.1",
+            `--secure-port=${ports.apiserver}`,
+            `--cert-dir=${join(dir, "pki")}`,
+            `--service-account-issuer=https://kubernetes.default.svc.cluster.local`,
+            `--service-account-key-file=${join(dir, "pki", "sa.pub")}`,
+            `--service-account-signing-key-file=${join(dir, "pki", "sa.key")}`,
+            "--service-cluster-ip-range=10.96.0.0/16",
+            `--token-auth-file=${join(dir, "pki", "tokens.csv")}`,
+            "--authorization-mode=RBAC",
+            "--allow-privileged=true",
+            "--endpoint-reconciler-type=none",
+            "--v=1",
+        ]);
+        const ca = join(dir, "pki", "apiserver.crt");
+        await waitFor("kube-apiserver certificate", 60_000, async () => existsSync(ca), state, "kube-apiserver");
+        writeFileSync(state.kubeconfig, kubeconfigYaml(`https://127.0.0.1:${ports.apiserver}`, ca, token, `kpm-${name}`), { mode: 0o600 });
+        const kc = new k8s.KubeConfig();
+        kc.loadFromFile(state.kubeconfig);
+        const core = kc.makeApiClient(k8s.CoreV1Api);
+        await waitFor("kube-apiserver", 90_000, async () => (await core.listNamespace()).items.some((n) => n.metadata?.name === "kube-system"), state, "kube-apiserver");
+
+        log("starting kube-controller-manager and kube-scheduler");
+        spawnDaemon(state, "kube-controller-manager", join(bin, "kube-controller-manager"), [
+            `--kubeconfig=${state.kubeconfig}`,
+            "--leader-elect=false",
+            `--service-account-private-key-file=${join(dir, "pki", "sa.key")}`,
+            `--root-ca-file=${ca}`,
+            "--use-service-account-credentials=false",
+            "--secure-port=0",
+            "--controllers=*,-nodeipam",
+            "--v=1",
+        ]);
+        spawnDaemon(state, "kube-scheduler", join(bin, "kube-scheduler"), [`--kubeconfig=${state.kubeconfig}`, "--leader-elect=false", "--secure-port=0", "--v=1"]);
+
+        log(`starting kwok for ${nodes.length} node(s)`);
+        writeFileSync(join(dir, "kwok.yaml"), kwokStages());
+        spawnDaemon(state, "kwok", join(bin, "kwok"), [
+            `--config=${join(dir, "kwok.yaml")}`,
+            `--kubeconfig=${state.kubeconfig}`,
+            "--node-lease-duration-seconds=40",
+            "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+            "--node-ip=127.0.0.1",
+            `--node-port=${ports.kwok}`,
+            `--server-address=127.0.0.1:${ports.kwok}`,
+            "--cidr=10.244.0.0/16",
+        ]);
+
+        await seed(kc, state);
+        log(`ready in ${((Date.now() - started) / 1000).toFixed(1)}s: ${nodes.length} nodes in pools ${pools.map(([p, c]) => `${p}(${c})`).join(", ")}, kube-proxy in ${mode} mode`);
+        return state;
+    } catch (e) {
+        await clusterDown(name).catch(() => undefined);
+        throw e;
+    }
+}
+
+async function apply(kc: k8s.KubeConfig, obj: any): Promise<void> {
+    const client = k8s.KubernetesObjectApi.makeApiClient(kc);
+    delete obj.metadata?.creationTimestamp;
+    if (obj.spec?.template?.metadata) delete obj.spec.template.metadata.creationTimestamp;
+    delete obj.status;
+    await client.create(obj);
+}
+
+async function seed(kc: k8s.KubeConfig, state: ClusterState): Promise<void> {
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    const apps = kc.makeApiClient(k8s.AppsV1Api);
+    for (const obj of seedConfigMap(state.mode).objects) await apply(kc, obj);
+    for (const n of state.nodes) {
+        await core.createNode({
+            body: {
+                metadata: {
+                    name: n.name,
+                    labels: { pool: n.pool, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "kubernetes.io/hostname": n.name, type: "kwok" },
+                    annotations: { "kwok.x-k8s.io/node": "fake" },
+                },
+            },
+        });
+    }
+    // kwok fills in the node's status; the kernel is ours to set
+    await waitFor("kwok nodes", 60_000, async () => (await core.listNode()).items.every((x) => x.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")), state, "kwok");
+    for (const n of state.nodes) await setKernel(core, n.name, n.kernel);
+    await core.createNamespace({ body: { metadata: { name: "demo" } } });
+    const labels = { app: "web" };
+    await apps.createNamespacedDeployment({
+        namespace: "demo",
+        body: {
+            metadata: { name: "web", namespace: "demo" },
+            spec: {
+                replicas: 3,
+                selector: { matchLabels: labels },
+                template: { metadata: { labels }, spec: { containers: [{ name: "web", image: "registry.k8s.io/pause:3.10" }], tolerations: [{ key: "kwok.x-k8s.io/node", operator: "Exists" }] } },
+            },
+        },
+    });
+    await kc.makeApiClient(k8s.PolicyV1Api).createNamespacedPodDisruptionBudget({ namespace: "demo", body: { metadata: { name: "web", namespace: "demo" }, spec: { minAvailable: 2, selector: { matchLabels: labels } } } });
+    await core.createNamespacedService({ namespace: "demo", body: { metadata: { name: "web", namespace: "demo" }, spec: { selector: labels, ports: [{ port: 80, targetPort: 8080 as any }] } } });
+    await waitFor("kube-proxy pods on every node", 90_000, async () => {
+        const ds = await apps.readNamespacedDaemonSet({ name: "kube-proxy", namespace: "kube-system" });
+        return (ds.status?.numberReady ?? 0) === state.nodes.length;
+    }, state, "kube-controller-manager");
+}
+
+/** Sets status.nodeInfo.kernelVersion (kwok keeps what is there). */
+export async function setKernel(core: k8s.CoreV1Api, node: string, kernel: string): Promise<void> {
+    await core.patchNodeStatus(
+        { name: node, body: { status: { nodeInfo: { kernelVersion: kernel, osImage: kernel.startsWith("5.10") ? "Amazon Linux 2" : "Ubuntu 24.04.1 LTS", operatingSystem: "linux" } } } },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
+}
+
+export function readState(name = "reference"): ClusterState | undefined {
+    const file = join(clustersDir(), name, "state.json");
+    return existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : undefined;
+}
+
+export async function clusterDown(name = "reference"): Promise<boolean> {
+    const dir = join(clustersDir(), name);
+    const state = readState(name);
+    if (state) {
+        const order = ["kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd", ...Object.keys(state.pids)];
+        for (const proc of [...new Set(order)]) {
+            const pid = state.pids[proc];
+            if (!pid) continue;
+            try {
+                process.kill(-pid, "SIGTERM");
+            } catch {
+                /* already gone */
+            }
+        }
+        const until = Date.now() + 10_000;
+        for (const pid of Object.values(state.pids)) {
+            while (Date.now() < until) {
+                try {
+                    process.kill(pid, 0);
+                    await new Promise((r) => setTimeout(r, 100));
+                } catch {
+                    break;
+                }
+            }
+            try {
+                process.kill(-pid, "SIGKILL");
+            } catch {
+                /* gone */
+            }
+        }
+    }
+    if (!existsSync(dir)) return false;
+    rmSync(dir, { recursive: true, force: true });
+    return true;
+}
+
+function parsePools(text: string): [string, number][] {
+    return text.split(",").map((part) => {
+        const m = /^([a-z0-9-]+)=(\d+)$/.exec(part.trim());
+        if (!m) throw new Error(`--pools ${JSON.stringify(text)}: write pool=count,pool=count`);
+        return [m[1], Number(m[2])];
+    });
+}
+
+async function cli(argv: string[]): Promise<number> {
+    const [command, ...rest] = argv;
+    const { values } = parseArgs({
+        args: rest,
+        options: { name: { type: "string" }, pools: { type: "string" }, mode: { type: "string" }, kernel: { type: "string" }, "node-kernel": { type: "string", multiple: true } },
+        strict: true,
+    });
+    const name = values.name ?? "reference";
+    if (command === "up") {
+        const nodeKernels: Record<string, string> = {};
+        for (const nk of values["node-kernel"] ?? []) {
+            const [n, k] = nk.split("=");
+            nodeKernels[n] = k;
+        }
+        const mode = (values.mode ?? "ipvs") as ProxyMode;
+        if (!["iptables", "ipvs", "nftables"].includes(mode)) throw new Error(`--mode ${mode}: iptables, ipvs or nftables`);
+        const state = await clusterUp({ name, pools: values.pools ? parsePools(values.pools) : undefined, mode, kernel: values.kernel, nodeKernels });
+        process.stdout.write(`${state.kubeconfig}\n`);
+        return 0;
+    }
+    if (command === "down") {
+        const removed = await clusterDown(name);
+        process.stderr.write(removed ? `[cluster] ${name}: stopped and removed\n` : `[cluster] ${name}: nothing to remove\n`);
+        return 0;
+    }
+    process.stderr.write("usage: referenceCluster.js up|down [--name N] [--pools canary=1,workers=3,batch=2] [--mode ipvs] [--kernel K] [--node-kernel NODE=K]\n");
+    return 2;
+}
+
+if (require.main === module) {
+    cli(process.argv.slice(2)).then(
+        (code) => process.exit(code),
+        (e) => {
+            process.stderr.write(`[cluster] ${(e as Error).message}\n`);
+            process.exit(1);
+        },
+    );
+}

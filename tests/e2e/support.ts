@@ -1,0 +1,176 @@
+// End-to-end support: a reference cluster per test, a Pulumi workspace on a local file backend
+// driving the real engine (through the Automation API), and observers of the cluster.
+import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
+import { clusterDown, clusterUp, toolchainBin, type ClusterOptions, type ClusterState } from "../../scripts/referenceCluster.js";
+import { ROOT } from "../helpers.js";
+
+let binDir: string | undefined;
+
+/** The toolchain's bin dir, on PATH for this process (the engine, plugins, kubectl). */
+export function toolchain(): string {
+    if (!binDir) {
+        binDir = toolchainBin();
+        const sdk = join(ROOT, "node_modules", "@pulumi", "pulumi");
+        process.env.PATH = `${binDir}:${sdk}:${process.env.PATH}`;
+    }
+    return binDir;
+}
+
+let counter = 0;
+export async function startCluster(opts: ClusterOptions = {}): Promise<ClusterState> {
+    toolchain();
+    const name = `e2e-${process.pid}-${++counter}`;
+    return clusterUp({ name, log: () => undefined, ...opts });
+}
+
+export async function stopCluster(state: ClusterState | undefined): Promise<void> {
+    if (state) await clusterDown(state.name);
+}
+
+export function clients(state: ClusterState) {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(state.kubeconfig);
+    return { kc, core: kc.makeApiClient(k8s.CoreV1Api), apps: kc.makeApiClient(k8s.AppsV1Api) };
+}
+
+export interface Workspace {
+    dir: string;
+    stack: Stack;
+    output: string[];
+    setConfig(values: Record<string, unknown>): Promise<void>;
+    dispose(): void;
+}
+
+export const POOLS = [
+    { name: "canary", nodeSelector: "pool=canary", maxUnavailable: 1 },
+    { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2 },
+    { name: "batch", nodeSelector: "pool=batch", maxUnavailable: 1 },
+];
+
+/**
+ * A Pulumi project in a temporary directory running this repository's config-driven program
+ * (the root Pulumi.yaml's), with a file backend beside it. The kubeconfig goes in as a secret.
+ */
+export async function workspace(cluster: ClusterState, config: Record<string, unknown>): Promise<Workspace> {
+    toolchain();
+    const dir = mkdtempSync(join(tmpdir(), "kpm-e2e-"));
+    const pulumiYaml = readFileSync(join(ROOT, "Pulumi.yaml"), "utf8");
+    writeFileSync(join(dir, "Pulumi.yaml"), pulumiYaml);
+    for (const entry of ["dist", "node_modules", "package.json"]) symlinkSync(join(ROOT, entry), join(dir, entry));
+    mkdirSync(join(dir, ".state"));
+    const envVars = {
+        PULUMI_BACKEND_URL: `file://${join(dir, ".state")}`,
+        PULUMI_CONFIG_PASSPHRASE: "e2e-passphrase",
+        PULUMI_HOME: join(dir, ".pulumi-home"),
+        PULUMI_SKIP_UPDATE_CHECK: "true",
+        PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+        PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK: "true",
+        PATH: process.env.PATH!,
+        // the rollout steps' CLI must not pick up a developer's own cluster
+        KUBECONFIG: join(dir, "no-ambient-kubeconfig"),
+    };
+    const pulumiCommand = await PulumiCommand.get({ skipVersionCheck: true });
+    const ws = await LocalWorkspace.create({ workDir: dir, envVars, pulumiCommand });
+    const stack = await LocalWorkspace.createOrSelectStack({ stackName: "e2e", workDir: dir }, { workDir: dir, envVars, pulumiCommand });
+    void ws;
+    const output: string[] = [];
+    const w: Workspace = {
+        dir,
+        stack,
+        output,
+        async setConfig(values) {
+            const all: Record<string, { value: string; secret?: boolean }> = {};
+            for (const [k, v] of Object.entries(values)) {
+                if (v === undefined) {
+                    await stack.removeConfig(`kube-proxy-mode:${k}`).catch(() => undefined);
+                    continue;
+                }
+                all[`kube-proxy-mode:${k}`] = { value: typeof v === "string" ? v : JSON.stringify(v) };
+            }
+            await stack.setAllConfig(all);
+        },
+        dispose() {
+            rmSync(dir, { recursive: true, force: true });
+        },
+    };
+    await stack.setConfig("kube-proxy-mode:kubeconfig", { value: readFileSync(cluster.kubeconfig, "utf8"), secret: true });
+    await w.setConfig({ pools: POOLS, verify: { nodeChecks: false }, ...config });
+    return w;
+}
+
+/** resourceVersion of every object in kube-system and of every Node. */
+export async function resourceVersions(state: ClusterState): Promise<Record<string, string>> {
+    const { kc } = clients(state);
+    const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
+    const out: Record<string, string> = {};
+    for (const [apiVersion, kind] of [
+        ["v1", "ConfigMap"],
+        ["v1", "Pod"],
+        ["v1", "ServiceAccount"],
+        ["apps/v1", "DaemonSet"],
+        ["apps/v1", "ControllerRevision"],
+    ] as const) {
+        const list = await objects.list(apiVersion, kind, "kube-system");
+        for (const o of list.items) out[`${kind} kube-system/${o.metadata!.name}`] = o.metadata!.resourceVersion!;
+    }
+    const nodes = await objects.list("v1", "Node");
+    for (const o of nodes.items) out[`Node ${o.metadata!.name}`] = o.metadata!.resourceVersion!;
+    return out;
+}
+
+/** Nodes' status changes (heartbeats) move resourceVersion; compare what a user would call the object. */
+export async function nodeSpecsAndLabels(state: ClusterState): Promise<Record<string, string>> {
+    const { core } = clients(state);
+    const out: Record<string, string> = {};
+    for (const n of (await core.listNode()).items) out[n.metadata!.name!] = JSON.stringify({ labels: n.metadata!.labels, annotations: n.metadata!.annotations, spec: n.spec });
+    return out;
+}
+
+export interface CordonWatch {
+    /** pool -> the most nodes of that pool cordoned at one moment */
+    maxCordoned: Record<string, number>;
+    /** pools in the order their first node was cordoned */
+    poolOrder: string[];
+    /** node cordon events in order */
+    events: string[];
+    stop(): void;
+}
+
+/** Watches Nodes while a rollout runs, and records every cordon as it happens. */
+export async function watchCordons(state: ClusterState): Promise<CordonWatch> {
+    const { kc } = clients(state);
+    const poolOf = new Map(state.nodes.map((n) => [n.name, n.pool]));
+    const cordoned = new Set<string>();
+    const result: CordonWatch = { maxCordoned: {}, poolOrder: [], events: [], stop: () => undefined };
+    const watch = new k8s.Watch(kc);
+    const req = await watch.watch(
+        "/api/v1/nodes",
+        {},
+        (_type, node: k8s.V1Node) => {
+            const name = node.metadata!.name!;
+            const pool = poolOf.get(name) ?? "?";
+            const now = node.spec?.unschedulable === true;
+            if (now && !cordoned.has(name)) {
+                cordoned.add(name);
+                result.events.push(`cordon ${name}`);
+                if (!result.poolOrder.includes(pool)) result.poolOrder.push(pool);
+            } else if (!now && cordoned.has(name)) {
+                cordoned.delete(name);
+                result.events.push(`uncordon ${name}`);
+            }
+            const inPool = [...cordoned].filter((n) => poolOf.get(n) === pool).length;
+            result.maxCordoned[pool] = Math.max(result.maxCordoned[pool] ?? 0, inPool);
+        },
+        () => undefined,
+    );
+    result.stop = () => req.abort();
+    return result;
+}
+
+export function poolSpec(name: string) {
+    return POOLS.find((p) => p.name === name)!;
+}
