@@ -20,6 +20,7 @@ import * as k8s from "@kubernetes/client-node";
 import { parseCurrentConfig } from "../components/core/config.js";
 import { renderConfiguration } from "../components/core/render.js";
 import type { ProxyMode } from "../components/core/types.js";
+import { createNetwork, destroyNetwork, freeIndex, planNetwork, realNodesSupported, type RealNetwork } from "./realNodes.js";
 
 export const ROOT = join(__dirname, "..", "..");
 const KUBEADM = join(ROOT, "tests", "fixtures", "kubeadm");
@@ -34,6 +35,10 @@ export interface ClusterOptions {
     nodeKernels?: Record<string, string>;
     /** bin dir with etcd, kube-apiserver, ... (default: scripts/toolchain.sh --print-bin) */
     bin?: string;
+    /** real: each node a network namespace running the real kube-proxy (needs root); kwok: fake kubelets */
+    nodes?: "real" | "kwok";
+    /** extra labels per node, e.g. { "workers-2": { "reference.kube-proxy-mode.io/without-tools": "nft" } } */
+    nodeLabels?: Record<string, Record<string, string>>;
     log?: (line: string) => void;
 }
 
@@ -45,6 +50,9 @@ export interface ClusterState {
     pids: Record<string, number>;
     nodes: { name: string; pool: string; kernel: string }[];
     mode: ProxyMode;
+    kind: "real" | "kwok";
+    bin: string;
+    network?: RealNetwork;
 }
 
 export const DEFAULT_POOLS: [string, number][] = [
@@ -163,14 +171,19 @@ export async function clusterUp(opts: ClusterOptions = {}): Promise<ClusterState
     const started = Date.now();
     mkdirSync(join(dir, "logs"), { recursive: true });
     mkdirSync(join(dir, "pki"), { recursive: true });
-    const ports = { etcd: await freePort(), etcdPeer: await freePort(), apiserver: await freePort(), kwok: await freePort() };
+    const kind = opts.nodes ?? "kwok";
+    if (kind === "real") {
+        const support = realNodesSupported();
+        if (!support.ok) throw new Error(`cannot make real nodes here: ${support.why}; use --nodes kwok`);
+    }
+    const ports = { etcd: await freePort(), etcdPeer: await freePort(), apiserver: await freePort(), kwok: await freePort(), agent: await freePort() };
     const nodes = pools.flatMap(([pool, count]) =>
         Array.from({ length: count }, (_, i) => {
             const nodeName = `${pool}-${i + 1}`;
             return { name: nodeName, pool, kernel: opts.nodeKernels?.[nodeName] ?? opts.kernel ?? "6.8.0-51-generic" };
         }),
     );
-    const state: ClusterState = { name, dir, kubeconfig: join(dir, "kubeconfig"), ports, pids: {}, nodes, mode };
+    const state: ClusterState = { name, dir, kubeconfig: join(dir, "kubeconfig"), ports, pids: {}, nodes, mode, kind, bin };
     try {
         // credentials: a service-account key pair and a static admin token
         const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
@@ -192,12 +205,23 @@ export async function clusterUp(opts: ClusterOptions = {}): Promise<ClusterState
         ]);
         await waitFor("etcd", 30_000, async () => (await fetch(`http://127.0.0.1:${ports.etcd}/health`)).ok, state, "etcd");
 
+        // the API server's serving certificate (self-signed: it is its own CA), valid for
+        // loopback and, with real nodes, for the bridge address the namespaces reach it through
+        const sans = ["DNS:localhost", "IP:127.0.0.1", "IP:10.96.0.1"];
+        const tls = spawnSync(
+            "openssl",
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "30", "-subj", "/CN=kube-apiserver", "-addext", `subjectAltName=${sans.join(",")}`, "-keyout", join(dir, "pki", "apiserver.key"), "-out", join(dir, "pki", "apiserver.crt")],
+            { encoding: "utf8" },
+        );
+        if (tls.status !== 0) throw new Error(`openssl could not make the API server certificate: ${tls.stderr}`);
         log(`starting kube-apiserver on https://127.0.0.1:${ports.apiserver}`);
         spawnDaemon(state, "kube-apiserver", join(bin, "kube-apiserver"), [
             `--etcd-servers=http://127.0.0.1:${ports.etcd}`,
-            "--bind-address=127.0.0.1",
+            // real nodes reach the API server from their namespaces through the bridge
+            `--bind-address=${kind === "real" ? "0.0.0.0" : "127.0.0.1"}`,
             `--secure-port=${ports.apiserver}`,
-            `--cert-dir=${join(dir, "pki")}`,
+            `--tls-cert-file=${join(dir, "pki", "apiserver.crt")}`,
+            `--tls-private-key-file=${join(dir, "pki", "apiserver.key")}`,
             `--service-account-issuer=https://kubernetes.default.svc.cluster.local`,
             `--service-account-key-file=${join(dir, "pki", "sa.pub")}`,
             `--service-account-signing-key-file=${join(dir, "pki", "sa.key")}`,
@@ -229,6 +253,14 @@ export async function clusterUp(opts: ClusterOptions = {}): Promise<ClusterState
         ]);
         spawnDaemon(state, "kube-scheduler", join(bin, "kube-scheduler"), [`--kubeconfig=${state.kubeconfig}`, "--leader-elect=false", "--secure-port=0", "--v=1"]);
 
+        if (kind === "real") {
+            state.network = planNetwork(freeIndex(clustersDir()), nodes.map((n) => n.name));
+            writeFileSync(join(dir, "state.json"), JSON.stringify(state, null, 2));
+            createNetwork(state.network);
+            log(`real nodes: ${state.network.nodes.map((n) => `${n.name}=${n.ip}`).join(", ")} on bridge ${state.network.bridge}`);
+            spawnSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "30", "-subj", "/CN=localhost", "-keyout", join(dir, "pki", "agent.key"), "-out", join(dir, "pki", "agent.crt")], { stdio: "ignore" });
+            spawnDaemon(state, "backend", "ip", ["netns", "exec", state.network.backend.netns, process.execPath, join(__dirname, "backend.js"), String(state.network.backend.port), "backend"]);
+        }
         log(`starting kwok for ${nodes.length} node(s)`);
         writeFileSync(join(dir, "kwok.yaml"), kwokStages());
         spawnDaemon(state, "kwok", join(bin, "kwok"), [
@@ -242,7 +274,7 @@ export async function clusterUp(opts: ClusterOptions = {}): Promise<ClusterState
             "--cidr=10.244.0.0/16",
         ]);
 
-        await seed(kc, state);
+        await seed(kc, state, opts.nodeLabels ?? {});
         log(`ready in ${((Date.now() - started) / 1000).toFixed(1)}s: ${nodes.length} nodes in pools ${pools.map(([p, c]) => `${p}(${c})`).join(", ")}, kube-proxy in ${mode} mode`);
         return state;
     } catch (e) {
@@ -259,24 +291,29 @@ async function apply(kc: k8s.KubeConfig, obj: any): Promise<void> {
     await client.create(obj);
 }
 
-async function seed(kc: k8s.KubeConfig, state: ClusterState): Promise<void> {
+async function seed(kc: k8s.KubeConfig, state: ClusterState, nodeLabels: Record<string, Record<string, string>>): Promise<void> {
     const core = kc.makeApiClient(k8s.CoreV1Api);
     const apps = kc.makeApiClient(k8s.AppsV1Api);
     for (const obj of seedConfigMap(state.mode).objects) await apply(kc, obj);
+    const real = state.kind === "real";
     for (const n of state.nodes) {
         await core.createNode({
             body: {
                 metadata: {
                     name: n.name,
-                    labels: { pool: n.pool, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "kubernetes.io/hostname": n.name, type: "kwok" },
-                    annotations: { "kwok.x-k8s.io/node": "fake" },
+                    labels: { pool: n.pool, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "kubernetes.io/hostname": n.name, type: real ? "netns" : "kwok", ...(nodeLabels[n.name] ?? {}) },
+                    annotations: real ? {} : { "kwok.x-k8s.io/node": "fake" },
                 },
             },
         });
     }
-    // kwok fills in the node's status; the kernel is ours to set
-    await waitFor("kwok nodes", 60_000, async () => (await core.listNode()).items.every((x) => x.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")), state, "kwok");
-    for (const n of state.nodes) await setKernel(core, n.name, n.kernel);
+    if (real) {
+        // the node agent keeps the nodes' status (with this machine's real kernel) and runs their pods
+        spawnDaemon(state, "node-agent", process.execPath, [join(__dirname, "nodeAgent.js"), state.dir]);
+    }
+    await waitFor(real ? "real nodes" : "kwok nodes", 60_000, async () => (await core.listNode()).items.every((x) => x.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")), state, real ? "node-agent" : "kwok");
+    // kwok fills in the node's status; the kernel is ours to set (real nodes report the real one)
+    if (!real) for (const n of state.nodes) await setKernel(core, n.name, n.kernel);
     await core.createNamespace({ body: { metadata: { name: "demo" } } });
     const labels = { app: "web" };
     await apps.createNamespacedDeployment({
@@ -292,6 +329,20 @@ async function seed(kc: k8s.KubeConfig, state: ClusterState): Promise<void> {
     });
     await kc.makeApiClient(k8s.PolicyV1Api).createNamespacedPodDisruptionBudget({ namespace: "demo", body: { metadata: { name: "web", namespace: "demo" }, spec: { minAvailable: 2, selector: { matchLabels: labels } } } });
     await core.createNamespacedService({ namespace: "demo", body: { metadata: { name: "web", namespace: "demo" }, spec: { selector: labels, ports: [{ port: 80, targetPort: 8080 as any }] } } });
+    if (state.network) {
+        // the backend: a selectorless Service with an EndpointSlice to the backend namespace's real address
+        const b = state.network.backend;
+        await core.createNamespacedService({ namespace: "demo", body: { metadata: { name: "backend", namespace: "demo" }, spec: { ports: [{ name: "http", port: 80, targetPort: b.port as any, protocol: "TCP" }] } } });
+        await kc.makeApiClient(k8s.DiscoveryV1Api).createNamespacedEndpointSlice({
+            namespace: "demo",
+            body: {
+                metadata: { name: "backend-1", namespace: "demo", labels: { "kubernetes.io/service-name": "backend", "endpointslice.kubernetes.io/managed-by": "kube-proxy-mode-reference-cluster" } },
+                addressType: "IPv4",
+                endpoints: [{ addresses: [b.ip], conditions: { ready: true } }],
+                ports: [{ name: "http", port: b.port, protocol: "TCP" }],
+            },
+        });
+    }
     await waitFor("kube-proxy pods on every node", 90_000, async () => {
         const ds = await apps.readNamespacedDaemonSet({ name: "kube-proxy", namespace: "kube-system" });
         return (ds.status?.numberReady ?? 0) === state.nodes.length;
@@ -315,7 +366,7 @@ export async function clusterDown(name = "reference"): Promise<boolean> {
     const dir = join(clustersDir(), name);
     const state = readState(name);
     if (state) {
-        const order = ["kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd", ...Object.keys(state.pids)];
+        const order = ["node-agent", "backend", "kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd", ...Object.keys(state.pids)];
         for (const proc of [...new Set(order)]) {
             const pid = state.pids[proc];
             if (!pid) continue;
@@ -342,6 +393,7 @@ export async function clusterDown(name = "reference"): Promise<boolean> {
             }
         }
     }
+    if (state?.network) destroyNetwork(state.network);
     if (!existsSync(dir)) return false;
     rmSync(dir, { recursive: true, force: true });
     return true;
@@ -359,7 +411,7 @@ async function cli(argv: string[]): Promise<number> {
     const [command, ...rest] = argv;
     const { values } = parseArgs({
         args: rest,
-        options: { name: { type: "string" }, pools: { type: "string" }, mode: { type: "string" }, kernel: { type: "string" }, "node-kernel": { type: "string", multiple: true } },
+        options: { name: { type: "string" }, pools: { type: "string" }, mode: { type: "string" }, kernel: { type: "string" }, "node-kernel": { type: "string", multiple: true }, nodes: { type: "string" } },
         strict: true,
     });
     const name = values.name ?? "reference";
@@ -371,7 +423,10 @@ async function cli(argv: string[]): Promise<number> {
         }
         const mode = (values.mode ?? "ipvs") as ProxyMode;
         if (!["iptables", "ipvs", "nftables"].includes(mode)) throw new Error(`--mode ${mode}: iptables, ipvs or nftables`);
-        const state = await clusterUp({ name, pools: values.pools ? parsePools(values.pools) : undefined, mode, kernel: values.kernel, nodeKernels });
+        const nodesKind = (values.nodes ?? (realNodesSupported().ok ? "real" : "kwok")) as "real" | "kwok";
+        if (nodesKind !== "real" && nodesKind !== "kwok") throw new Error(`--nodes ${nodesKind}: real or kwok`);
+        if (nodesKind === "kwok" && values.nodes === undefined) process.stderr.write(`[cluster] real nodes are not possible here (${realNodesSupported().why}); using kwok nodes\n`);
+        const state = await clusterUp({ name, pools: values.pools ? parsePools(values.pools) : undefined, mode, kernel: values.kernel, nodeKernels, nodes: nodesKind });
         process.stdout.write(`${state.kubeconfig}\n`);
         return 0;
     }

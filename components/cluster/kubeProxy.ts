@@ -252,10 +252,11 @@ export class KubeProxyCluster extends Cluster {
      * Running and Ready; or, for "hold", none. Fails early, with kube-proxy's own log, when
      * the new process crashes.
      */
-    async waitForKubeProxy(node: string, placement: string | null, timeoutSeconds: number): Promise<KubeProxyPod | undefined> {
+    async waitForKubeProxy(node: string, placement: string | null, timeoutSeconds: number, settleMs = 3000): Promise<KubeProxyPod | undefined> {
         const owner = placement === null ? this.names.daemonSet : rolloutObjectName(this.names.daemonSet, placement);
         const deadline = Date.now() + timeoutSeconds * 1000;
         let last = "";
+        let settledSince: number | undefined;
         for (;;) {
             const pods = await this.kubeProxyPods(node);
             const others = pods.filter((p) => p.owner !== owner || p.deleting);
@@ -269,7 +270,16 @@ export class KubeProxyCluster extends Cluster {
                     const log = (await this.podLog(p.name, p.restarts > 0)).trim().split("\n").slice(-8).join("\n");
                     throw new Error(`kube-proxy pod ${p.name} on ${node} is failing (${p.problem ?? p.phase}, ${p.restarts} restart(s)); its log ends:\n${log}`);
                 }
-                if (p.phase === "Running" && p.ready) return p;
+                if (p.phase === "Running" && p.ready) {
+                    // kube-proxy that cannot run its mode exits within a second or two of starting
+                    // (unknown gate, old kernel, missing nft): watch it briefly before trusting Ready
+                    if (settledSince === undefined) settledSince = Date.now();
+                    if (Date.now() - settledSince >= settleMs) return p;
+                    last = `pod ${p.name} is Running, watching it for ${settleMs / 1000}s`;
+                    await sleep(250);
+                    continue;
+                }
+                settledSince = undefined;
                 last = `pod ${p.name} is ${p.phase}${p.ready ? "" : ", not ready"}`;
             } else {
                 last = `${others.length} old and ${mine.length} new kube-proxy pod(s) on the node`;

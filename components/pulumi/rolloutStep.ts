@@ -75,7 +75,7 @@ function runStep(inputs: StepState): Promise<string> {
 
 export class RolloutStep extends pulumi.dynamic.Resource {
     /** the last lines the step printed */
-    public readonly output!: pulumi.Output<string>;
+    declare public readonly output: pulumi.Output<string>;
 
     constructor(name: string, inputs: RolloutStepInputs, opts?: pulumi.CustomResourceOptions) {
         super(stepProvider, name, { ...inputs, output: undefined }, opts, "kube-proxy-mode", "RolloutStep");

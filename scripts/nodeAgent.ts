@@ -1,0 +1,361 @@
+// The node agent of the reference cluster's real nodes: for the pods bound to its nodes it does
+// what a kubelet would, for this purpose. The kube-proxy pod of a node starts the real
+// `kube-proxy` binary in that node's network namespace, with the configuration the pod mounts
+// (the ConfigMap its spec names, as the pod would see it) and --hostname-override; when the pod
+// goes, the process stops. A probe pod runs its command in the namespace with the host's tools.
+// The process's output is the pod's log (served to the API server as a kubelet serves logs), its
+// life is the pod's status (a crash is a restart, an exit is the phase). Pods configured for
+// ipvs run the clearly named stand-in instead (scripts/ipvsStandin.ts): IPVS is not in this kernel.
+//
+// Two host paths are localized, nothing else: the kubeconfig kube-proxy reads (server address
+// as seen from the namespace, the pod's own service-account token and the cluster CA) and the
+// directory the ConfigMap is mounted at.
+import { spawn, type ChildProcess } from "node:child_process";
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer } from "node:https";
+import { release } from "node:os";
+import { join } from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import * as YAML from "yaml";
+import type { ClusterState } from "./referenceCluster.js";
+
+const MERGE = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
+/** node label: tools left out of that node's PATH (e.g. "nft"), to make a node that cannot run a mode */
+export const WITHOUT_TOOLS_LABEL = "reference.kube-proxy-mode.io/without-tools";
+
+interface Run {
+    pod: k8s.V1Pod;
+    node: string;
+    dir: string;
+    kind: "kube-proxy" | "probe" | "other";
+    proc?: ChildProcess;
+    restarts: number;
+    stopping: boolean;
+    startedAt?: string;
+    lastExit?: { code: number | null; at: string };
+}
+
+const state: ClusterState & { network: any; ports: Record<string, number>; bin: string } = JSON.parse(readFileSync(join(process.argv[2], "state.json"), "utf8"));
+const kc = new k8s.KubeConfig();
+kc.loadFromFile(state.kubeconfig);
+const core = kc.makeApiClient(k8s.CoreV1Api);
+const coordination = kc.makeApiClient(k8s.CoordinationV1Api);
+const nodes = new Map<string, { netns: string; ip: string }>(state.network.nodes.map((n: any) => [n.name, { netns: n.netns, ip: n.ip }]));
+const runs = new Map<string, Run>();
+const agentDir = join(state.dir, "agent");
+const ca = readFileSync(join(state.dir, "pki", "apiserver.crt"), "utf8");
+const log = (l: string) => process.stdout.write(`${new Date().toISOString()} ${l}\n`);
+const kernel = release();
+const osImage = (/PRETTY_NAME="([^"]+)"/.exec(existsSync("/etc/os-release") ? readFileSync("/etc/os-release", "utf8") : "") ?? [])[1] ?? "Linux";
+
+function now(): string {
+    return new Date().toISOString().replace(/\.\d+Z$/, "Z");
+}
+
+// ---- nodes: status and leases, as a kubelet keeps them -------------------------------------
+
+async function heartbeat(): Promise<void> {
+    for (const [name, n] of nodes) {
+        const t = now();
+        await core
+            .patchNodeStatus(
+                {
+                    name,
+                    body: {
+                        status: {
+                            conditions: [
+                                { type: "Ready", status: "True", reason: "KubeletReady", message: "kube-proxy-mode node agent is posting ready status", lastHeartbeatTime: t as any, lastTransitionTime: t as any },
+                            ],
+                            // the API server reaches the agent's log server through the Hostname address
+                            addresses: [
+                                { type: "InternalIP", address: n.ip },
+                                { type: "Hostname", address: "localhost" },
+                            ],
+                            daemonEndpoints: { kubeletEndpoint: { Port: state.ports.agent } },
+                            nodeInfo: {
+                                kernelVersion: kernel,
+                                osImage,
+                                operatingSystem: "linux",
+                                architecture: "amd64",
+                                kubeletVersion: "v1.37.2",
+                                kubeProxyVersion: "",
+                                containerRuntimeVersion: "kube-proxy-mode-agent://netns",
+                                bootID: "",
+                                machineID: "",
+                                systemUUID: "",
+                            },
+                            capacity: { cpu: "8", memory: "16Gi", pods: "110" },
+                            allocatable: { cpu: "8", memory: "16Gi", pods: "110" },
+                        },
+                    },
+                },
+                MERGE,
+            )
+            .catch((e) => log(`heartbeat ${name}: ${(e as Error).message}`));
+        const lease = { metadata: { name, namespace: "kube-node-lease" }, spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime: new Date().toISOString() as any } };
+        await coordination.replaceNamespacedLease({ name, namespace: "kube-node-lease", body: lease }).catch(() => coordination.createNamespacedLease({ namespace: "kube-node-lease", body: lease }).catch(() => undefined));
+    }
+}
+
+// ---- a node's PATH -------------------------------------------------------------------------
+
+function nodePath(node: string, labels: Record<string, string>): string {
+    const without = (labels[WITHOUT_TOOLS_LABEL] ?? "").split(".").filter((t) => t);
+    const standard = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
+    if (without.length === 0) return standard.join(":");
+    const dir = join(agentDir, "nodes", node, `bin-without-${without.join("-")}`);
+    if (!existsSync(dir)) {
+        mkdirSync(dir, { recursive: true });
+        for (const d of standard) {
+            if (!existsSync(d)) continue;
+            for (const f of readdirSync(d)) {
+                if (without.includes(f) || existsSync(join(dir, f))) continue;
+                symlinkSync(join(d, f), join(dir, f));
+            }
+        }
+    }
+    return dir;
+}
+
+// ---- pods ----------------------------------------------------------------------------------
+
+function classify(pod: k8s.V1Pod): Run["kind"] {
+    if (pod.metadata?.labels?.["kube-proxy-mode.io/probe"]) return "probe";
+    const c = pod.spec?.containers?.[0];
+    if ((c?.command ?? []).some((x) => x.endsWith("kube-proxy"))) return "kube-proxy";
+    return "other";
+}
+
+async function setStatus(run: Run, state: { phase: string; ready: boolean; container: any; lastState?: any }): Promise<void> {
+    const t = now();
+    const cond = (type: string, ok: boolean) => ({ type, status: ok ? "True" : "False", lastTransitionTime: t as any });
+    const n = nodes.get(run.node)!;
+    await core
+        .patchNamespacedPodStatus(
+            {
+                name: run.pod.metadata!.name!,
+                namespace: run.pod.metadata!.namespace!,
+                body: {
+                    status: {
+                        phase: state.phase,
+                        hostIP: n.ip,
+                        podIP: n.ip,
+                        podIPs: [{ ip: n.ip }],
+                        startTime: (run.startedAt ?? t) as any,
+                        conditions: [cond("PodScheduled", true), cond("Initialized", true), cond("ContainersReady", state.ready), cond("Ready", state.ready)],
+                        containerStatuses: [
+                            {
+                                name: run.pod.spec!.containers[0].name,
+                                image: run.pod.spec!.containers[0].image ?? "",
+                                imageID: "",
+                                containerID: run.proc?.pid ? `kpm-agent://${run.proc.pid}` : undefined,
+                                ready: state.ready,
+                                started: state.phase === "Running",
+                                restartCount: run.restarts,
+                                state: state.container,
+                                lastState: state.lastState ?? {},
+                            },
+                        ],
+                    },
+                },
+            },
+            MERGE,
+        )
+        .catch((e) => log(`status of ${run.pod.metadata!.name}: ${(e as Error).message}`));
+}
+
+function logFile(run: Run, previous = false): string {
+    return join(run.dir, previous ? "container.previous.log" : "container.log");
+}
+
+/** Writes what the pod mounts from its ConfigMap, with the two host paths localized. */
+async function materializeKubeProxy(run: Run): Promise<{ argv: string[]; mode: string }> {
+    const pod = run.pod;
+    const c = pod.spec!.containers[0];
+    const mount = c.volumeMounts?.find((m) => m.mountPath === "/var/lib/kube-proxy");
+    const volume = pod.spec!.volumes?.find((v) => v.name === mount?.name);
+    const cmName = volume?.configMap?.name;
+    if (!cmName) throw new Error("the kube-proxy pod mounts no ConfigMap at /var/lib/kube-proxy");
+    const cm = await core.readNamespacedConfigMap({ name: cmName, namespace: pod.metadata!.namespace! });
+    const cfgDir = join(run.dir, "kube-proxy");
+    const saDir = join(run.dir, "serviceaccount");
+    mkdirSync(cfgDir, { recursive: true });
+    mkdirSync(saDir, { recursive: true });
+    const token = await core.createNamespacedServiceAccountToken({
+        name: pod.spec!.serviceAccountName ?? "default",
+        namespace: pod.metadata!.namespace!,
+        body: { spec: { audiences: [], expirationSeconds: 86400, boundObjectRef: { kind: "Pod", apiVersion: "v1", name: pod.metadata!.name, uid: pod.metadata!.uid } } },
+    });
+    writeFileSync(join(saDir, "token"), token.status!.token, { mode: 0o600 });
+    writeFileSync(join(saDir, "ca.crt"), ca);
+    for (const [key, value] of Object.entries(cm.data ?? {})) writeFileSync(join(cfgDir, key), value);
+    const kubeconfigKey = Object.keys(cm.data ?? {}).find((k) => k.startsWith("kubeconfig"));
+    if (kubeconfigKey) {
+        const kcfg = YAML.parse(cm.data![kubeconfigKey]);
+        for (const cl of kcfg.clusters ?? []) {
+            cl.cluster.server = `https://${state.network.gateway}:${state.ports.apiserver}`;
+            cl.cluster["certificate-authority"] = join(saDir, "ca.crt");
+            cl.cluster["tls-server-name"] = "localhost";
+        }
+        for (const u of kcfg.users ?? []) if (u.user?.tokenFile) u.user.tokenFile = join(saDir, "token");
+        writeFileSync(join(cfgDir, kubeconfigKey), YAML.stringify(kcfg));
+    }
+    const configKey = Object.keys(cm.data ?? {}).find((k) => k === "config.conf" || k === "config")!;
+    const doc = YAML.parseDocument(cm.data![configKey]);
+    if (kubeconfigKey) doc.setIn(["clientConnection", "kubeconfig"], join(cfgDir, kubeconfigKey));
+    writeFileSync(join(cfgDir, configKey), doc.toString());
+    const mode = String(doc.get("mode") ?? "") || "iptables";
+    if (mode === "ipvs") return { argv: [process.execPath, join(__dirname, "ipvsStandin.js"), join(cfgDir, configKey)], mode };
+    const nodeName = run.node;
+    const args = [...(c.command ?? []).slice(1), ...(c.args ?? [])].map((a) => a.replaceAll("$(NODE_NAME)", nodeName).replaceAll("/var/lib/kube-proxy", cfgDir));
+    return { argv: [join(state.bin, "kube-proxy"), ...args], mode };
+}
+
+async function start(run: Run): Promise<void> {
+    const n = nodes.get(run.node)!;
+    const nodeObj = await core.readNode({ name: run.node });
+    const PATH = nodePath(run.node, nodeObj.metadata?.labels ?? {});
+    let argv: string[];
+    let env: Record<string, string> = { PATH };
+    if (run.kind === "kube-proxy") {
+        const m = await materializeKubeProxy(run);
+        argv = m.argv;
+        log(`${run.node}: starting ${run.pod.metadata!.name} (${m.mode} mode${m.mode === "ipvs" ? ", SIMULATED stand-in" : ", real kube-proxy"})`);
+    } else {
+        const c = run.pod.spec!.containers[0];
+        argv = [...(c.command ?? []), ...(c.args ?? [])];
+        for (const e of c.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
+        env = { ...env, HOME: "/root" };
+        log(`${run.node}: running probe ${run.pod.metadata!.name}`);
+    }
+    if (existsSync(logFile(run))) renameSync(logFile(run), logFile(run, true));
+    writeFileSync(logFile(run), "");
+    const proc = spawn("ip", ["netns", "exec", n.netns, ...argv], { env, stdio: ["ignore", "pipe", "pipe"] });
+    run.proc = proc;
+    run.startedAt ??= now();
+    const append = (b: Buffer) => appendFileSync(logFile(run), b);
+    proc.stdout!.on("data", append);
+    proc.stderr!.on("data", append);
+    const startedAt = now();
+    await setStatus(run, { phase: "Running", ready: true, container: { running: { startedAt } }, lastState: run.lastExit ? { terminated: { exitCode: run.lastExit.code ?? 137, reason: "Error", finishedAt: run.lastExit.at } } : undefined });
+    proc.on("exit", (code, signal) => void exited(run, proc, code ?? (signal ? 128 + 15 : 1)));
+}
+
+async function exited(run: Run, proc: ChildProcess, code: number): Promise<void> {
+    if (run.proc !== proc) return;
+    run.proc = undefined;
+    const at = now();
+    if (run.stopping) return;
+    if (run.kind === "probe" || run.pod.spec?.restartPolicy === "Never") {
+        await setStatus(run, { phase: code === 0 ? "Succeeded" : "Failed", ready: false, container: { terminated: { exitCode: code, reason: code === 0 ? "Completed" : "Error", finishedAt: at } } });
+        return;
+    }
+    run.restarts++;
+    run.lastExit = { code, at };
+    const backoff = Math.min(1000 * 2 ** Math.min(run.restarts - 1, 5), 30_000);
+    log(`${run.node}: ${run.pod.metadata!.name} exited with ${code}; restart ${run.restarts} in ${backoff / 1000}s`);
+    await setStatus(run, { phase: "Running", ready: false, container: { waiting: { reason: "CrashLoopBackOff", message: `back-off ${backoff / 1000}s restarting failed container` } }, lastState: { terminated: { exitCode: code, reason: "Error", finishedAt: at } } });
+    setTimeout(() => {
+        if (!run.stopping && runs.get(run.pod.metadata!.uid!) === run) void start(run).catch((e) => log(`restart failed: ${(e as Error).message}`));
+    }, backoff);
+}
+
+async function stop(run: Run): Promise<void> {
+    run.stopping = true;
+    const proc = run.proc;
+    if (proc && proc.exitCode === null) {
+        proc.kill("SIGTERM");
+        const gone = await Promise.race([new Promise((r) => proc.once("exit", () => r(true))), new Promise((r) => setTimeout(() => r(false), 5000))]);
+        if (!gone) proc.kill("SIGKILL");
+    }
+}
+
+async function onPod(type: string, pod: k8s.V1Pod): Promise<void> {
+    const node = pod.spec?.nodeName;
+    if (!node || !nodes.has(node)) return;
+    const uid = pod.metadata!.uid!;
+    let run = runs.get(uid);
+    if (type === "DELETED") {
+        if (run) await stop(run);
+        runs.delete(uid);
+        return;
+    }
+    if (pod.metadata?.deletionTimestamp) {
+        if (run && !run.stopping) {
+            await stop(run);
+            log(`${node}: stopped ${pod.metadata.name}`);
+        }
+        await core.deleteNamespacedPod({ name: pod.metadata.name!, namespace: pod.metadata.namespace!, gracePeriodSeconds: 0 }).catch(() => undefined);
+        return;
+    }
+    if (run) {
+        run.pod = pod;
+        return;
+    }
+    run = { pod, node, dir: join(agentDir, "pods", `${pod.metadata!.namespace}_${pod.metadata!.name}`), kind: classify(pod), restarts: 0, stopping: false };
+    mkdirSync(run.dir, { recursive: true });
+    runs.set(uid, run);
+    if (run.kind === "other") {
+        run.startedAt = now();
+        await setStatus(run, { phase: "Running", ready: true, container: { running: { startedAt: run.startedAt } } });
+        return;
+    }
+    await start(run).catch(async (e) => {
+        log(`${node}: cannot start ${pod.metadata!.name}: ${(e as Error).message}`);
+        appendFileSync(logFile(run!), `kube-proxy-mode node agent: cannot start: ${(e as Error).message}\n`);
+        await setStatus(run!, { phase: "Running", ready: false, container: { waiting: { reason: "CreateContainerConfigError", message: (e as Error).message } } });
+    });
+}
+
+// ---- the log endpoint the API server calls (GET /containerLogs/<ns>/<pod>/<container>) -----
+
+function serveLogs(): void {
+    const server = createServer({ key: readFileSync(join(state.dir, "pki", "agent.key")), cert: readFileSync(join(state.dir, "pki", "agent.crt")) }, (req, res) => {
+        const url = new URL(req.url ?? "/", "https://localhost");
+        const m = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(url.pathname);
+        const run = m && [...runs.values()].find((r) => r.pod.metadata!.namespace === m[1] && r.pod.metadata!.name === m[2]);
+        if (!run) {
+            res.statusCode = 404;
+            return res.end("no such container on this node\n");
+        }
+        const file = logFile(run, url.searchParams.get("previous") === "true");
+        let text = existsSync(file) ? readFileSync(file, "utf8") : "";
+        const tail = Number(url.searchParams.get("tailLines") ?? 0);
+        if (tail > 0) text = text.split("\n").slice(-tail - 1).join("\n");
+        res.setHeader("content-type", "text/plain");
+        res.end(text);
+    });
+    server.listen(state.ports.agent, "127.0.0.1");
+}
+
+async function watchPods(): Promise<void> {
+    const list = await core.listPodForAllNamespaces();
+    for (const p of list.items) await onPod("ADDED", p);
+    const watch = new k8s.Watch(kc);
+    const again = () => setTimeout(() => void watchPods().catch((e) => log(`watch: ${(e as Error).message}`)), 1000);
+    await watch.watch(
+        "/api/v1/pods",
+        { resourceVersion: list.metadata?.resourceVersion },
+        (type, pod: k8s.V1Pod) => void onPod(type, pod).catch((e) => log(`pod ${pod.metadata?.name}: ${(e as Error).message}`)),
+        () => again(),
+    );
+}
+
+async function main(): Promise<void> {
+    mkdirSync(agentDir, { recursive: true });
+    serveLogs();
+    await heartbeat();
+    setInterval(() => void heartbeat(), 10_000);
+    await watchPods();
+    log(`node agent up for ${[...nodes.keys()].join(", ")} (kernel ${kernel})`);
+}
+
+process.on("SIGTERM", async () => {
+    await Promise.all([...runs.values()].map(stop));
+    process.exit(0);
+});
+main().catch((e) => {
+    log(`node agent failed: ${(e as Error).stack}`);
+    process.exit(1);
+});
+
