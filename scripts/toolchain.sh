@@ -44,8 +44,8 @@ source "$VERSIONS_FILE"
 : "${PULUMI_KUBERNETES_SDK_VERSION:=$PULUMI_KUBERNETES_VERSION}"
 : "${PULUMI_COMMAND_VERSION:=}" "${PULUMI_COMMAND_MODULE_VERSION:=}" "${APT_PACKAGES:=}"
 
-mkdir -p "$CACHE"
-CACHE=$(cd "$CACHE" && pwd -P)
+if [[ $MODE == build ]]; then mkdir -p "$CACHE"; fi
+if [[ -d $CACHE ]]; then CACHE=$(cd "$CACHE" && pwd -P); fi
 VERSIONS_HASH=$(sha256sum "$VERSIONS_FILE" | cut -c1-12)
 BIN_DIR=$CACHE/bin-$VERSIONS_HASH
 
@@ -304,9 +304,8 @@ tool_version_ok() { # path name version
           grep -qxF "Client Version: $v" <<<"$o" ;;
     pulumi) o=$(PULUMI_SKIP_UPDATE_CHECK=true timeout 20 "$p" version 2>/dev/null | head -1) || return 1
           [[ $o == "$v" ]] ;;
-    pulumi-resource-*|pulumi-language-*)
-          o=$(timeout 20 "$p" -version 2>/dev/null </dev/null | head -1) || return 1
-          [[ ${o#v} == "${v#v}" ]] ;;
+    # Plugins and language hosts have no version flag (their version is only
+    # reported over gRPC), so copies on PATH are never reused: they are built.
     *) return 1 ;;
   esac
 }

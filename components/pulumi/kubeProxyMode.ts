@@ -136,7 +136,9 @@ export class KubeProxyMode extends pulumi.ComponentResource {
             context: args.context,
         });
 
-        const decided = pulumi.all([inputs, kubeconfig ?? pulumi.output(undefined as string | undefined)]).apply(async ([i, kc]) => {
+        // the kubeconfig is only read here; what comes out of the decision holds none of it, so it
+        // is not secret (the reviewer must see the diff and the plan)
+        const decidedWithSecret = pulumi.all([inputs, kubeconfig ?? pulumi.output(undefined as string | undefined)]).apply(async ([i, kc]) => {
             const { mode, featureGates, nodePortAddresses, conntrack, kubernetesVersion, allowUnknown, target, pools, verify, onFailure, context } = i as any;
             const desired: Record<string, unknown> = { mode };
             if (featureGates !== undefined) desired.featureGates = featureGates;
@@ -174,10 +176,13 @@ export class KubeProxyMode extends pulumi.ComponentResource {
             this.report(migration, snapshot.location);
             return { migration, spec };
         });
+        const decided = pulumi.unsecret(decidedWithSecret);
 
         const cli = opts.cliPath ?? CLI;
         const environment = (spec: pulumi.Output<RolloutSpec>) => {
-            const env: Record<string, pulumi.Input<string>> = { KPM_ROLLOUT_SPEC: spec.apply((s) => JSON.stringify(s)) };
+            // kept out of the preview display (it repeats the whole configuration for every step); the
+            // reviewer reads the diff and the plan above, and the ConfigMap change below
+            const env: Record<string, pulumi.Input<string>> = { KPM_ROLLOUT_SPEC: pulumi.secret(spec.apply((s) => JSON.stringify(s))) };
             if (kubeconfig) env.KPM_KUBECONFIG = kubeconfig;
             return env;
         };

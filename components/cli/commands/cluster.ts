@@ -2,6 +2,7 @@
 import { effectiveMode, parseKubeProxyConfiguration } from "../../core/config.js";
 import type { Flavor } from "../../core/facts.js";
 import { configHash, describePlan, MARKS, rolloutObjectName } from "../../core/plan.js";
+import { parseProbeOutput } from "../../core/probe.js";
 import type { ProxyMode } from "../../core/types.js";
 import { apiErrorMessage, loadKubeConfig } from "../../cluster/client.js";
 import { KubeProxyCluster, namesFor, NotFound } from "../../cluster/kubeProxy.js";
@@ -120,12 +121,14 @@ configuration, the mode the process reports (with --probe, which runs a probe po
 kernel, and whether and how it was verified.
 
   --flavor kubeadm|eks    where the installer keeps kube-proxy (default kubeadm)
-  --probe                 ask each node's kube-proxy for /proxyMode (needs nodes that run pods)
+  --probe                 run a probe pod per node: the mode its kube-proxy reports and whether a
+                          connection to a Service's ClusterIP flows (needs nodes that run pods)
+  --service NS/NAME       the Service --probe connects to (default default/kubernetes)
   --image IMAGE           probe image (default busybox:1.36)
 ${ACCESS_HELP}`;
 
 export async function statusCommand(argv: string[], io: Io): Promise<number> {
-    const flags = parseFlags("status", argv, { flavor: { type: "string" }, probe: { type: "boolean" }, image: { type: "string" }, ...ACCESS_FLAGS });
+    const flags = parseFlags("status", argv, { flavor: { type: "string" }, probe: { type: "boolean" }, image: { type: "string" }, service: { type: "string" }, ...ACCESS_FLAGS });
     if (flags.help) {
         io.out(STATUS_HELP);
         return EXIT.ok;
@@ -150,11 +153,23 @@ export async function statusCommand(argv: string[], io: Io): Promise<number> {
                 mode = modes.get(placement)!;
             }
             let reported: string | undefined;
+            let traffic: string | undefined;
             if (flags.probe) {
                 const image = flags.image ?? verifySchema.parse({}).image;
-                const { output } = await cluster.runProbe(n.name, { image, action: "probe", env: {}, timeoutSeconds: 60 }).catch((e) => ({ output: `### kpm:proxyMode\n${(e as Error).message}\nrc=1` }));
-                const m = /### kpm:proxyMode\n([^\n]*)/.exec(output);
-                reported = m?.[1]?.trim() || "(no answer)";
+                const env: Record<string, string> = {};
+                const service = flags.service ?? verifySchema.parse({}).service;
+                const [ns, svcName] = service.split("/");
+                const svc = await cluster.core.readNamespacedService({ name: svcName, namespace: ns }).catch(() => undefined);
+                if (svc?.spec?.clusterIP && svc.spec.ports?.[0]) Object.assign(env, { KPM_SERVICE_IP: svc.spec.clusterIP, KPM_SERVICE_PORT: String(svc.spec.ports[0].port) });
+                try {
+                    const { output } = await cluster.runProbe(n.name, { image, action: "probe", env, timeoutSeconds: 60 });
+                    const report = parseProbeOutput(output);
+                    reported = report.proxyMode ?? `(no answer: ${report.proxyModeError?.slice(0, 40)})`;
+                    traffic = !report.connect.attempted ? `not tried (no Service ${service})` : report.connect.ok ? `flowed to ${service}` : `FAILED to ${service}`;
+                } catch (e) {
+                    reported = `(probe failed: ${(e as Error).message.slice(0, 60)})`;
+                    traffic = "unknown";
+                }
             }
             const verified = n.verified ? (n.verified === (placement ?? canonicalHash) ? `yes (${n.verified})` : `on ${n.verified}, not this config`) : "no";
             rows.push({
@@ -163,6 +178,7 @@ export async function statusCommand(argv: string[], io: Io): Promise<number> {
                 config: placement ?? `canonical (${canonicalHash})`,
                 mode,
                 reported: reported ?? null,
+                traffic: traffic ?? null,
                 kernel: n.kernelVersion ?? "",
                 cordoned: n.unschedulable === true,
                 verified,
@@ -172,8 +188,8 @@ export async function statusCommand(argv: string[], io: Io): Promise<number> {
         else {
             io.out(
                 table(
-                    ["NODE", "POOL", "CONFIG", "MODE", ...(flags.probe ? ["REPORTED"] : []), "KERNEL", "CORDONED", "VERIFIED"],
-                    rows.map((r) => [r.node, r.pool, r.config, r.mode, ...(flags.probe ? [r.reported ?? ""] : []), r.kernel, r.cordoned ? "yes" : "no", r.verified]),
+                    ["NODE", "POOL", "CONFIG", "MODE", ...(flags.probe ? ["REPORTED", "TRAFFIC"] : []), "KERNEL", "CORDONED", "VERIFIED"],
+                    rows.map((r) => [r.node, r.pool, r.config, r.mode, ...(flags.probe ? [r.reported ?? "", r.traffic ?? ""] : []), r.kernel, r.cordoned ? "yes" : "no", r.verified]),
                 ),
             );
             io.err(`canonical ConfigMap: ${canonicalMode} (${canonicalHash})${inst.inRollout ? "; a rollout is in progress (the installer's DaemonSet is in rollout shape)" : ""}`);
