@@ -20,8 +20,7 @@ import * as YAML from "yaml";
 import type { ClusterState } from "./referenceCluster.js";
 
 const MERGE = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
-/** node label: tools left out of that node's PATH (e.g. "nft"), to make a node that cannot run a mode */
-export const WITHOUT_TOOLS_LABEL = "reference.kube-proxy-mode.io/without-tools";
+import { WITHOUT_TOOLS_LABEL } from "./nodeAgent.constants.js";
 
 interface Run {
     pod: k8s.V1Pod;

@@ -52,12 +52,15 @@ describe("@e2e KubeProxyMode on the reference cluster " + KWOK, function () {
         const before = await resourceVersions(cluster);
         const nodesBefore = await nodeSpecsAndLabels(cluster);
         const r = await ws.stack.preview({ diff: true, onOutput });
-        assert.match(r.stdout, /-mode: ipvs/);
-        assert.match(r.stdout, /\+mode: nftables/);
-        assert.match(r.stdout, /1\. pool canary \(pool=canary\): 1 node\(s\), max 1 at a time/);
-        assert.match(r.stdout, /2\. pool workers \(pool=workers\): 3 node\(s\), max 2 at a time/);
-        assert.match(r.stdout, /batch 1: workers-1, workers-2/);
-        assert.match(r.stdout, /3\. pool batch/);
+        // the Automation API hands the engine's diagnostics over on stderr
+        const shown = r.stdout + r.stderr;
+        assert.match(shown, /-mode: ipvs/);
+        assert.match(shown, /\+mode: nftables/);
+        assert.match(shown, /1\. pool canary \(pool=canary\): 1 node\(s\), max 1 at a time/);
+        assert.match(shown, /2\. pool workers \(pool=workers\): 3 node\(s\), max 2 at a time/);
+        assert.match(shown, /batch 1: workers-1, workers-2/);
+        assert.match(shown, /3\. pool batch/);
+        assert.match(r.stdout, /ConfigMapPatch/, "the canonical ConfigMap change is part of the preview");
         const after = await resourceVersions(cluster);
         assert.deepEqual(kubeSystem(after), kubeSystem(before), "preview must not write to kube-system");
         assert.deepEqual(await nodeSpecsAndLabels(cluster), nodesBefore, "preview must not touch a Node");

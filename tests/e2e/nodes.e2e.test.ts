@@ -1,0 +1,185 @@
+// End to end on REAL nodes: every reference-cluster node is a network namespace where the node
+// agent runs the real kube-proxy binary (iptables and nftables modes), probe pods run with the
+// host's tools, and traffic to a Service's ClusterIP goes through the rules that node's
+// kube-proxy programmed. The one SIMULATED piece is ipvs mode (no IPVS in this kernel): a
+// stand-in lays down ipvs-era node state; the test names say where it is involved.
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import type { ClusterState } from "../../scripts/referenceCluster.js";
+import { realNodesSupported } from "../../scripts/realNodes.js";
+import { WITHOUT_TOOLS_LABEL } from "../../scripts/nodeAgent.constants.js";
+import { runCli } from "../helpers.js";
+import { clients, startCluster, stopCluster, workspace, type Workspace } from "./support.js";
+
+const SMALL: [string, number][] = [
+    ["canary", 1],
+    ["workers", 2],
+];
+const POOLS = [
+    { name: "canary", nodeSelector: "pool=canary" },
+    { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2 },
+];
+const VERIFY = { nodeChecks: true, service: "demo/backend" };
+
+function netns(c: ClusterState, node: string): string {
+    return c.network!.nodes.find((n) => n.name === node)!.netns;
+}
+
+/** A command in a node's network namespace (argv, no shell). */
+function onNode(c: ClusterState, node: string, argv: string[]): { code: number; out: string } {
+    const r = spawnSync("ip", ["netns", "exec", netns(c, node), ...argv], { encoding: "utf8" });
+    return { code: r.status ?? 1, out: `${r.stdout}${r.stderr}` };
+}
+
+async function backendClusterIP(c: ClusterState): Promise<string> {
+    const svc = await clients(c).core.readNamespacedService({ name: "backend", namespace: "demo" });
+    return svc.spec!.clusterIP!;
+}
+
+function verify(c: ClusterState, node: string, extra: string[] = []) {
+    const r = runCli(["verify", "--node", node, "--service", "demo/backend", "--json", ...extra], { env: { KUBECONFIG: c.kubeconfig } });
+    return { code: r.code, stderr: r.stderr, result: r.stdout ? JSON.parse(r.stdout) : undefined };
+}
+
+function failedChecks(result: any): string[] {
+    return result.checks.filter((x: any) => !x.ok).map((x: any) => x.check);
+}
+
+describe("@e2e real nodes: the real kube-proxy in network namespaces, every built-in check on", function () {
+    this.timeout(900_000);
+    let cluster: ClusterState | undefined;
+    let ws: Workspace | undefined;
+    const lines: string[] = [];
+    const onOutput = (s: string) => lines.push(s);
+
+    before(function () {
+        const s = realNodesSupported();
+        // CI runs as root with the tools the toolchain installs: there this must hold
+        assert.ok(s.ok, `real nodes are required for these tests: ${s.why}`);
+    });
+    beforeEach(() => {
+        lines.length = 0;
+    });
+    afterEach(async function () {
+        if (this.currentTest?.state === "failed") process.stderr.write(`--- output of the failed test ---\n${lines.join("").slice(-8000)}\n`);
+        ws?.dispose();
+        ws = undefined;
+        await stopCluster(cluster);
+        cluster = undefined;
+    });
+
+    it("iptables -> nftables, all real: the kube-proxy table exists, the KUBE chains are gone, /proxyMode says nftables, the Service answers from every node", async () => {
+        cluster = await startCluster({ nodes: "real", mode: "iptables", pools: SMALL });
+        const ip = await backendClusterIP(cluster);
+        for (const n of cluster.nodes) {
+            assert.equal(onNode(cluster, n.name, ["curl", "-s", "-m", "5", "127.0.0.1:10249/proxyMode"]).out, "iptables", `${n.name} starts in real iptables mode`);
+            assert.match(onNode(cluster, n.name, ["iptables-save", "-t", "nat"]).out, /^:KUBE-SERVICES/m);
+        }
+        ws = await workspace(cluster, { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"], pools: POOLS, verify: VERIFY });
+        await ws.stack.up({ onOutput });
+        const out = lines.join("");
+        for (const check of ["startup-log", "mode", "leftovers", "rules", "sync", "connection"]) assert.match(out, new RegExp(`node canary-1: ok ${check}:`), `built-in check ${check} ran and passed`);
+        for (const n of cluster.nodes) {
+            assert.equal(onNode(cluster, n.name, ["nft", "list", "table", "ip", "kube-proxy"]).code, 0, `${n.name} has table ip kube-proxy`);
+            assert.doesNotMatch(onNode(cluster, n.name, ["iptables-save"]).out, /^:KUBE-(SERVICES|SVC-|SEP-|NODEPORTS|POSTROUTING)/m, `${n.name} has no kube-proxy iptables chains`);
+            assert.equal(onNode(cluster, n.name, ["curl", "-s", "-m", "5", "127.0.0.1:10249/proxyMode"]).out, "nftables");
+            assert.match(onNode(cluster, n.name, ["curl", "-s", "-m", "5", `http://${ip}/`]).out, /backend answered GET \//, `the Service answers from ${n.name}`);
+        }
+    });
+
+    it("ipvs -> nftables (ipvs state laid down by the SIMULATED stand-in): the leftovers are found and removed, and verify fails when a kube-ipvs0 with addresses is left", async () => {
+        cluster = await startCluster({ nodes: "real", mode: "ipvs", pools: SMALL });
+        for (const n of cluster.nodes) assert.match(onNode(cluster, n.name, ["ip", "-o", "addr", "show", "dev", "kube-ipvs0"]).out, /inet 10\.96\./, "the stand-in laid down kube-ipvs0");
+        ws = await workspace(cluster, { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"], pools: POOLS, verify: VERIFY });
+        await ws.stack.up({ onOutput });
+        const out = lines.join("");
+        assert.match(out, /kube-proxy left kube-ipvs0 exists holding \d+ address/);
+        assert.match(out, /cleanup: removed link kube-ipvs0/);
+        for (const n of cluster.nodes) {
+            assert.notEqual(onNode(cluster, n.name, ["ip", "link", "show", "kube-ipvs0"]).code, 0, `${n.name}: kube-ipvs0 is gone`);
+            assert.doesNotMatch(onNode(cluster, n.name, ["ipset", "list", "-n"]).out, /^KUBE-/m, `${n.name}: KUBE-* ipsets are gone`);
+        }
+        // a kube-ipvs0 holding a ClusterIP, left behind: the leftovers check must catch it
+        const ip = await backendClusterIP(cluster);
+        onNode(cluster, "workers-1", ["ip", "link", "add", "kube-ipvs0", "type", "bridge"]);
+        onNode(cluster, "workers-1", ["ip", "addr", "add", `${ip}/32`, "dev", "kube-ipvs0"]);
+        const v = verify(cluster, "workers-1");
+        assert.equal(v.code, 1);
+        assert.ok(failedChecks(v.result).includes("leftovers"), JSON.stringify(v.result.checks));
+        assert.match(v.result.checks.find((x: any) => x.check === "leftovers").detail, new RegExp(`kube-ipvs0 exists holding 1 address\\(es\\) \\(${ip.replace(/\./g, "\\.")}/32\\)`));
+    });
+
+    it("a node whose kube-proxy cannot start in nftables mode (nft missing from its PATH) stops the rollout there; the node is rolled back (to the SIMULATED ipvs stand-in) and the error carries kube-proxy's own message", async () => {
+        cluster = await startCluster({ nodes: "real", mode: "ipvs", pools: [["canary", 1], ["workers", 2]], nodeLabels: { "workers-2": { [WITHOUT_TOOLS_LABEL]: "nft" } } });
+        ws = await workspace(cluster, { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"], pools: [POOLS[0], { ...POOLS[1], maxUnavailable: 1 }], verify: VERIFY });
+        await assert.rejects(ws.stack.up({ onOutput }), (e: Error) => {
+            assert.match(e.message, /node workers-2 \(pool workers\) failed restart/);
+            assert.match(e.message, /kube-proxy pod kube-proxy-\w+-\w+ on workers-2 is failing/);
+            assert.match(e.message, /nft/, "kube-proxy's own words about nft");
+            assert.match(e.message, /rolled back to ipvs mode and uncordoned/);
+            return true;
+        });
+        const node = await clients(cluster).core.readNode({ name: "workers-2" });
+        assert.equal(node.spec?.unschedulable, undefined);
+        assert.equal(onNode(cluster, "workers-2", ["curl", "-s", "-m", "5", "127.0.0.1:10249/proxyMode"]).out, "ipvs", "workers-2 is back on its old (ipvs) configuration");
+        assert.equal(onNode(cluster, "workers-1", ["curl", "-s", "-m", "5", "127.0.0.1:10249/proxyMode"]).out, "nftables", "workers-1 moved before it");
+    });
+
+    it("a node whose rules are broken after start (its kube-proxy table deleted): the connection and rules checks fail and name the node", async () => {
+        cluster = await startCluster({ nodes: "real", mode: "iptables", pools: SMALL });
+        ws = await workspace(cluster, { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"], pools: POOLS, verify: VERIFY });
+        await ws.stack.up({ onOutput });
+        assert.equal(verify(cluster, "workers-2").code, 0, "healthy before");
+        assert.equal(onNode(cluster, "workers-2", ["nft", "delete", "table", "ip", "kube-proxy"]).code, 0);
+        const v = verify(cluster, "workers-2");
+        assert.equal(v.code, 1);
+        assert.equal(v.result.node, "workers-2");
+        const failed = failedChecks(v.result);
+        assert.ok(failed.includes("connection"), JSON.stringify(v.result.checks));
+        assert.ok(failed.includes("rules"), JSON.stringify(v.result.checks));
+    });
+
+    it("each built-in check fails when the condition it guards is broken (real nftables node)", async () => {
+        cluster = await startCluster({ nodes: "real", mode: "nftables", pools: [["canary", 1]] });
+        const node = "canary-1";
+        // wait for the real kube-proxy to sync once
+        for (let i = 0; i < 40 && verify(cluster, node).code !== 0; i++) await new Promise((r) => setTimeout(r, 500));
+        const healthy = verify(cluster, node);
+        assert.equal(healthy.code, 0, JSON.stringify(healthy.result?.checks ?? healthy.stderr));
+        assert.deepEqual(healthy.result.checks.map((x: any) => x.check).sort(), ["connection", "leftovers", "mode", "rules", "startup-log", "sync"]);
+
+        // mode and startup-log: the process chose nftables, the check expects iptables
+        const wrongMode = verify(cluster, node, ["--mode", "iptables"]);
+        assert.ok(["mode", "startup-log"].every((c) => failedChecks(wrongMode.result).includes(c)), JSON.stringify(wrongMode.result.checks));
+
+        // leftovers: an ipset of ipvs mode on an nftables node
+        onNode(cluster, node, ["ipset", "create", "KUBE-CLUSTER-IP", "hash:ip,port"]);
+        assert.deepEqual(failedChecks(verify(cluster, node).result), ["leftovers"]);
+        onNode(cluster, node, ["ipset", "destroy", "KUBE-CLUSTER-IP"]);
+
+        // connection: the Service's only endpoint moved to an address nothing answers on
+        const { kc } = clients(cluster);
+        const k8s = await import("@kubernetes/client-node");
+        const discovery = kc.makeApiClient(k8s.DiscoveryV1Api);
+        const slice = await discovery.readNamespacedEndpointSlice({ name: "backend-1", namespace: "demo" });
+        const realIp = slice.endpoints[0].addresses[0];
+        slice.endpoints[0].addresses = [realIp.replace(/\.\d+$/, ".250")];
+        await discovery.replaceNamespacedEndpointSlice({ name: "backend-1", namespace: "demo", body: slice });
+        await new Promise((r) => setTimeout(r, 3000));
+        assert.deepEqual(failedChecks(verify(cluster, node).result), ["connection"]);
+
+        // sync (and mode): a hung kube-proxy answers nothing and syncs nothing
+        const pid = execFileSync("ip", ["netns", "pids", netns(cluster, node)], { encoding: "utf8" })
+            .split("\n")
+            .filter((p) => p && /\/kube-proxy\0/.test(readFileSync(`/proc/${p}/cmdline`, "utf8")))[0];
+        assert.ok(pid, "the real kube-proxy process runs in the namespace");
+        process.kill(Number(pid), "SIGSTOP");
+        try {
+            const hung = verify(cluster, node);
+            assert.ok(failedChecks(hung.result).includes("sync"), JSON.stringify(hung.result.checks));
+        } finally {
+            process.kill(Number(pid), "SIGCONT");
+        }
+    });
+});
