@@ -228,6 +228,7 @@ export async function runPools(ctx: Context, only?: string[]): Promise<NodeOutco
     if (unknown.length) throw new Error(`no pool named ${unknown.join(", ")}; pools: ${plan.pools.map((p) => p.name).join(", ")}`);
     const pools = plan.pools.filter((p) => !only || only.includes(p.name));
     if (pools.every((p) => p.batches.length === 0)) {
+        for (const p of pools) for (const n of p.nodes) ctx.log(`pool ${p.name} node ${n.name}: already verified on ${target.hash}, skipped`);
         ctx.log(`nothing to move in pool(s) ${pools.map((p) => p.name).join(", ")}: every node already runs ${target.mode} on configuration ${target.hash}`);
         return pools.flatMap((p) => p.nodes.map((n) => ({ node: n.name, pool: p.name, result: "skipped" as const, checks: [] })));
     }

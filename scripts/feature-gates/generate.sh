@@ -91,6 +91,9 @@ for v in "${versions[@]}"; do
   } > "$dir/go.mod"
 
   (cd "$dir" && nice -n 10 go mod tidy && nice -n 10 go build -o fg-gen .)
+  # Keep only the substitutions of modules that are actually built in.
+  used=$(cd "$dir" && go list -deps -f '{{with .Module}}{{.Path}}{{end}}' . | sort -u)
+  awk 'NR == FNR { used[$1] = 1; next } ($1 in used)' <(echo "$used") "$dir/substitutions.txt" > "$dir/substitutions.used.txt"
   "$dir/fg-gen" -source "k8s.io/kubernetes@v$v" > "$dir/gates.json"
   results+=("$minor=$dir/gates.json")
 done
@@ -117,13 +120,13 @@ for (const pair of pairs) {
     gates[name] = { default: g.default, stage: g.stage, locked: g.locked };
   }
   versions[minor] = { source: r.source, gates };
-  const subs = fs.readFileSync(path.join(path.dirname(pair.slice(i + 1)), 'substitutions.txt'), 'utf8')
+  const subs = fs.readFileSync(path.join(path.dirname(pair.slice(i + 1)), 'substitutions.used.txt'), 'utf8')
     .split('\n').filter(Boolean).map((l) => l.split(' '));
   if (subs.length > 0) versions[minor].stagingSubstitutions = Object.fromEntries(subs.sort());
   const deps = r.dependencies || {};
   if (Object.keys(deps).length > 0) {
     versions[minor].dependencies = {};
-    for (const name of Object.keys(deps).sort()) versions[minor].dependencies[name] = [...deps[name]].sort();
+    for (const name of Object.keys(deps).sort()) versions[minor].dependencies[name] = [...(deps[name] || [])].sort();
   }
 }
 const keys = Object.keys(versions).sort((a, b) => {
@@ -137,10 +140,10 @@ const generatedFrom =
   'dumping utilfeature.DefaultMutableFeatureGate.GetAll() at the binary\'s default emulation version (its own minor; ' +
   'gates still pre-alpha there are left out). stage GA means PreRelease ""; locked is LockToDefault. ' +
   'AllAlpha and AllBeta are the gate registry\'s built-in meta gates. ' +
-  'dependencies (1.36+): gate -> gates it depends on (featuregate Dependencies()); SetFromMap is fatal when an enabled gate ' +
+  'dependencies (1.35+, gates with none left out): gate -> gates it depends on (featuregate Dependencies()); SetFromMap is fatal when an enabled gate ' +
   'has a disabled dependency, so e.g. enabling a default-off gate without its default-off dependency is refused. ' +
-  'stagingSubstitutions: staging modules the module proxy does not serve at v0.<minor>.<patch>, built at the newest served ' +
-  'earlier patch instead.';
+  'stagingSubstitutions: staging modules linked into the program that the module proxy does not serve at v0.<minor>.<patch>, ' +
+  'built at the newest served earlier patch instead.';
 let s = '{\n  "generatedFrom": ' + JSON.stringify(generatedFrom) + ',\n  "versions": {\n';
 s += keys.map((k) => {
   const v = versions[k];

@@ -16,7 +16,7 @@
 // binary's own version (kube-proxy has no --emulated-version flag), and leaves
 // out gates that are still pre-alpha at that version (SetFromMap rejects them).
 //
-// Newer releases (1.36+) also have gate dependencies (AddDependencies):
+// Since 1.35 the registry also has gate dependencies (AddDependencies):
 // SetFromMap refuses a map that leaves an enabled gate with a disabled
 // dependency. They are dumped too (Dependencies(), where it exists).
 //
@@ -98,6 +98,9 @@ func dependencies(fg interface{}) map[string][]string {
 		var deps []string
 		for i := 0; i < iter.Value().Len(); i++ {
 			deps = append(deps, iter.Value().Index(i).String())
+		}
+		if len(deps) == 0 {
+			continue // registered with no dependencies
 		}
 		sort.Strings(deps)
 		out[iter.Key().String()] = deps
