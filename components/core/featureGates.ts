@@ -12,7 +12,7 @@ export interface GateSpec {
 }
 
 interface GateData {
-    versions: Record<string, { source: string; gates: Record<string, GateSpec> }>;
+    versions: Record<string, { source: string; gates: Record<string, GateSpec>; dependencies?: Record<string, string[]> }>;
 }
 
 const releases = (data as GateData).versions;
@@ -30,6 +30,8 @@ export interface GateRegistry {
     /** true when the cluster's release is older than any list the tool has */
     olderThanKnown: boolean;
     gates: Record<string, GateSpec>;
+    /** gate -> the gates it needs enabled (from 1.35, kube-proxy refuses a setting that breaks one) */
+    dependencies: Record<string, string[]>;
     source: string;
 }
 
@@ -49,7 +51,7 @@ export function gateRegistry(version: KubeVersion | undefined): GateRegistry {
         if (below.length === 0) olderThanKnown = true;
         release = below.length ? below[below.length - 1] : oldest;
     }
-    return { release, newerThanKnown, olderThanKnown, gates: releases[release].gates, source: releases[release].source };
+    return { release, newerThanKnown, olderThanKnown, gates: releases[release].gates, dependencies: releases[release].dependencies ?? {}, source: releases[release].source };
 }
 
 /** The known gate name closest to a misspelt one, when it is close enough to be a typo. */

@@ -175,9 +175,19 @@ export function judgeProbe(report: ProbeReport, expect: ProbeExpectations): Chec
 
     let rules: CheckResult;
     if (expect.mode === "nftables") {
-        rules = kubeProxyTables.some((t) => t === "ip kube-proxy" || t === "ip6 kube-proxy")
-            ? { check: "rules", ok: true, detail: `nftables ${kubeProxyTables.join(", ")} present` }
-            : { check: "rules", ok: false, detail: `no kube-proxy nftables table on the node${report.nftError ? ` (${report.nftError})` : ""}` };
+        // one table per IP family kube-proxy runs (its metrics carry ip_family); at least one
+        const families = ["IPv4", "IPv6"].filter((f) => Object.keys(report.metrics).some((k) => k.startsWith("kubeproxy_sync_proxy_rules_last_timestamp_seconds") && k.includes(`"${f}"`)));
+        const wanted = families.length ? families.map((f) => (f === "IPv4" ? "ip kube-proxy" : "ip6 kube-proxy")) : [];
+        const missing = wanted.filter((t) => !kubeProxyTables.includes(t));
+        const any = kubeProxyTables.some((t) => t === "ip kube-proxy" || t === "ip6 kube-proxy");
+        rules =
+            missing.length === 0 && any
+                ? { check: "rules", ok: true, detail: `nftables ${kubeProxyTables.join(", ")} present` }
+                : {
+                      check: "rules",
+                      ok: false,
+                      detail: `${missing.length ? `missing nftables table ${missing.join(", ")} (kube-proxy syncs ${families.join(" and ")})` : "no kube-proxy nftables table on the node"}${report.nftError ? ` (${report.nftError})` : ""}`,
+                  };
     } else if (expect.mode === "iptables") {
         rules = proxyChains.includes("KUBE-SERVICES")
             ? { check: "rules", ok: true, detail: "iptables chain KUBE-SERVICES present" }

@@ -167,6 +167,21 @@ const featureGateNames: Rule = (ctx) => {
             });
         }
     }
+    // from 1.35 kube-proxy also refuses a setting that leaves an enabled gate without a gate it needs
+    const set = gates(ctx.result);
+    const enabled = (name: string) => (typeof set[name] === "boolean" ? (set[name] as boolean) : registry.gates[name]?.default === true);
+    for (const [name, needs] of Object.entries(registry.dependencies)) {
+        if (!enabled(name)) continue;
+        const missing = needs.filter((d) => !enabled(d));
+        if (missing.length === 0 || !(name in set || missing.some((d) => d in set))) continue;
+        out.push({
+            severity: "error",
+            code: "gate.dependency",
+            field: `featureGates.${name in set ? name : missing.find((d) => d in set)}`,
+            message: `${name} needs ${missing.join(" and ")} enabled in ${registry.release}: kube-proxy refuses to start with this combination`,
+            fix: `set ${missing.map((d) => `featureGates.${d}: true`).join(", ")}, or leave ${name} at its default`,
+        });
+    }
     return out;
 };
 

@@ -37,6 +37,17 @@ async function backendClusterIP(c: ClusterState): Promise<string> {
     return svc.spec!.clusterIP!;
 }
 
+/** Waits until every node's kube-proxy answers /proxyMode (the processes start right after the cluster is up). */
+async function proxiesAnswer(c: ClusterState): Promise<void> {
+    const until = Date.now() + 60_000;
+    for (const n of c.nodes) {
+        while (onNode(c, n.name, ["curl", "-s", "-m", "2", "127.0.0.1:10249/proxyMode"]).out === "") {
+            if (Date.now() > until) throw new Error(`kube-proxy on ${n.name} does not answer /proxyMode`);
+            await new Promise((r) => setTimeout(r, 300));
+        }
+    }
+}
+
 function verify(c: ClusterState, node: string, extra: string[] = []) {
     const r = runCli(["verify", "--node", node, "--service", "demo/backend", "--json", ...extra], { env: { KUBECONFIG: c.kubeconfig } });
     return { code: r.code, stderr: r.stderr, result: r.stdout ? JSON.parse(r.stdout) : undefined };
@@ -71,6 +82,7 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
 
     it("iptables -> nftables, all real: the kube-proxy table exists, the KUBE chains are gone, /proxyMode says nftables, the Service answers from every node", async () => {
         cluster = await startCluster({ nodes: "real", mode: "iptables", pools: SMALL });
+        await proxiesAnswer(cluster);
         const ip = await backendClusterIP(cluster);
         for (const n of cluster.nodes) {
             assert.equal(onNode(cluster, n.name, ["curl", "-s", "-m", "5", "127.0.0.1:10249/proxyMode"]).out, "iptables", `${n.name} starts in real iptables mode`);
@@ -90,7 +102,11 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
 
     it("ipvs -> nftables (ipvs state laid down by the SIMULATED stand-in): the leftovers are found and removed, and verify fails when a kube-ipvs0 with addresses is left", async () => {
         cluster = await startCluster({ nodes: "real", mode: "ipvs", pools: SMALL });
-        for (const n of cluster.nodes) assert.match(onNode(cluster, n.name, ["ip", "-o", "addr", "show", "dev", "kube-ipvs0"]).out, /inet 10\.96\./, "the stand-in laid down kube-ipvs0");
+        await proxiesAnswer(cluster);
+        for (const n of cluster.nodes) {
+            for (let i = 0; i < 60 && !/inet 10\.96\./.test(onNode(cluster, n.name, ["ip", "-o", "addr", "show", "dev", "kube-ipvs0"]).out); i++) await new Promise((r) => setTimeout(r, 500));
+            assert.match(onNode(cluster, n.name, ["ip", "-o", "addr", "show", "dev", "kube-ipvs0"]).out, /inet 10\.96\./, "the stand-in laid down kube-ipvs0");
+        }
         ws = await workspace(cluster, { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"], pools: POOLS, verify: VERIFY });
         await ws.stack.up({ onOutput });
         const out = lines.join("");
@@ -108,6 +124,19 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
         assert.equal(v.code, 1);
         assert.ok(failedChecks(v.result).includes("leftovers"), JSON.stringify(v.result.checks));
         assert.match(v.result.checks.find((x: any) => x.check === "leftovers").detail, new RegExp(`kube-ipvs0 exists holding 1 address\\(es\\) \\(${ip.replace(/\./g, "\\.")}/32\\)`));
+    });
+
+    it("ipvs -> iptables (ipvs state from the SIMULATED stand-in): kube-proxy is stopped, the leftovers removed, then the real iptables kube-proxy starts", async () => {
+        cluster = await startCluster({ nodes: "real", mode: "ipvs", pools: [["canary", 1]] });
+        ws = await workspace(cluster, { mode: "iptables", pools: [POOLS[0]], verify: VERIFY });
+        await ws.stack.up({ onOutput });
+        const out = lines.join("");
+        assert.match(out, /kube-proxy stopped; removing ipvs leftovers \(iptables mode does not\)/);
+        assert.match(out, /node canary-1: ok leftovers: no state of another mode left/);
+        assert.notEqual(onNode(cluster, "canary-1", ["ip", "link", "show", "kube-ipvs0"]).code, 0);
+        assert.equal(onNode(cluster, "canary-1", ["curl", "-s", "-m", "5", "127.0.0.1:10249/proxyMode"]).out, "iptables");
+        const ip = await backendClusterIP(cluster);
+        assert.match(onNode(cluster, "canary-1", ["curl", "-s", "-m", "5", `http://${ip}/`]).out, /backend answered/);
     });
 
     it("a node whose kube-proxy cannot start in nftables mode (nft missing from its PATH) stops the rollout there; the node is rolled back (to the SIMULATED ipvs stand-in) and the error carries kube-proxy's own message", async () => {

@@ -117,6 +117,16 @@ describe("rule: feature gates are the ones kube-proxy of that release knows", ()
         const ok = render({ mode: "iptables" }, { mode: "iptables", kubernetesVersion: "1.37", featureGates: { NFTablesProxyMode: true } });
         assert.ok(!codes(ok.findings).includes("gate.locked"));
     });
+    it("a gate enabled without a gate it depends on is refused (1.35+)", () => {
+        const r = render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: "1.37", featureGates: { WorkloadWithJob: true } });
+        const f = r.findings.find((x) => x.code === "gate.dependency")!;
+        assert.equal(f.severity, "error");
+        assert.match(f.message, /WorkloadWithJob needs GenericWorkload enabled/);
+        const ok = render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: "1.37", featureGates: { WorkloadWithJob: true, GenericWorkload: true } });
+        assert.ok(!codes(ok.findings).includes("gate.dependency"));
+        const off = render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: "1.37", featureGates: { APIServerIdentity: false } });
+        assert.ok(codes(off.findings, "error").includes("gate.dependency"), "turning off a gate another enabled gate needs");
+    });
     it("a gate that arrived in a later release is unknown in an earlier one", () => {
         const r = render({ mode: "ipvs" }, { mode: "ipvs", kubernetesVersion: "1.33", featureGates: { KubeProxyIPVS: true } });
         assert.ok(codes(r.findings, "error").includes("gate.unknown"));
