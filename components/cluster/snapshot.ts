@@ -1,4 +1,6 @@
 // Reads everything a migration is decided from. Read-only: nothing here writes to the cluster.
+import * as k8s from "@kubernetes/client-node";
+import { PROMETHEUS_RULE, type CrdPresence } from "../core/alerts.js";
 import type { ClusterSnapshot, ServiceFacts } from "../core/migration.js";
 import { loadKubeConfig, type ClusterAccess } from "./client.js";
 import { KubeProxyCluster, namesFor, type Names } from "./kubeProxy.js";
@@ -6,11 +8,12 @@ import type { Flavor } from "../core/facts.js";
 
 export async function readSnapshot(access: ClusterAccess, flavor: Flavor, names: Partial<Names> = {}): Promise<ClusterSnapshot> {
     const cluster = new KubeProxyCluster(loadKubeConfig(access), namesFor(flavor, names));
-    const [serverVersion, inst, nodes, services] = await Promise.all([
+    const [serverVersion, inst, nodes, services, prometheusRuleCrd] = await Promise.all([
         cluster.serverVersion(),
         cluster.installation(),
         cluster.nodeStates(),
         cluster.core.listServiceForAllNamespaces(),
+        crdPresence(cluster.kc, PROMETHEUS_RULE.crd),
     ]);
     const facts: ServiceFacts[] = services.items.map((s) => ({
         namespace: s.metadata!.namespace!,
@@ -25,5 +28,16 @@ export async function readSnapshot(access: ClusterAccess, flavor: Flavor, names:
         location: `${cluster.names.namespace}/${cluster.names.configMap} ${cluster.names.key}`,
         nodes,
         services: facts,
+        prometheusRuleCrd,
     };
+}
+
+/** Whether a CustomResourceDefinition exists; "unreadable" when the API will not say (RBAC). */
+async function crdPresence(kc: k8s.KubeConfig, name: string): Promise<CrdPresence> {
+    try {
+        await kc.makeApiClient(k8s.ApiextensionsV1Api).readCustomResourceDefinition({ name });
+        return "present";
+    } catch (e) {
+        return (e as any)?.code === 404 ? "absent" : "unreadable";
+    }
 }

@@ -15,3 +15,5 @@ export * from "./plan.js";
 export * from "./probe.js";
 export * from "./migration.js";
 export * from "./daemonset.js";
+export * from "./alerts.js";
+export * from "./promotion.js";

@@ -1,5 +1,6 @@
 // One migration, decided from a snapshot of the cluster: the new configuration, the plan and
 // every finding. Pure: the Pulumi component and the CLI read the cluster, then call this.
+import type { CrdPresence } from "./alerts.js";
 import type { CurrentConfig } from "./config.js";
 import { describePlan, configHash, planRollout, type NodeState, type PoolSpec, type RolloutPlan } from "./plan.js";
 import { renderConfiguration } from "./render.js";
@@ -23,6 +24,8 @@ export interface ClusterSnapshot {
     location: string;
     nodes: NodeState[];
     services: ServiceFacts[];
+    /** whether the PrometheusRule CRD (monitoring.coreos.com) is installed; absent when not read */
+    prometheusRuleCrd?: CrdPresence;
 }
 
 export interface Migration {

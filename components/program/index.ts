@@ -18,6 +18,8 @@ const args: KubeProxyModeArgs = {
     onFailure: config.get("onFailure") as KubeProxyModeArgs["onFailure"],
     kubeconfig: config.getSecret("kubeconfig"),
     context: config.get("context"),
+    alerts: config.getObject("alerts"),
+    promotion: config.getObject("promotion"),
 };
 
 const kp = new KubeProxyMode("kube-proxy", args);
@@ -28,3 +30,6 @@ export const findings = kp.findings;
 export const status = kp.status;
 export const configHash = kp.configHash;
 export const mode = kp.mode;
+// what a downstream stack's promotion gate reads through its StackReference
+export const promotion = kp.promotion;
+export const alerts = kp.alerts;

@@ -4,9 +4,11 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { join } from "node:path";
+import { ALERTS, planAlerts, type PrometheusRuleSpec } from "../core/alerts.js";
 import type { Flavor } from "../core/facts.js";
 import { decideMigration, type ClusterSnapshot, type Migration } from "../core/migration.js";
 import type { PoolSpec, RolloutPlan } from "../core/plan.js";
+import { checkPromotion, gateRefusal, parsePromotion, promotionRecordSchema, promotionTarget, type PromotionRecord } from "../core/promotion.js";
 import type { Finding, ProxyMode } from "../core/types.js";
 import type { ClusterAccess } from "../cluster/client.js";
 import { namesFor, type Names } from "../cluster/kubeProxy.js";
@@ -54,6 +56,30 @@ export interface TargetInput {
     podSelector?: pulumi.Input<string>;
 }
 
+export interface AlertsInput {
+    /** create the PrometheusRule; default true once `alerts` is given */
+    enabled?: pulumi.Input<boolean>;
+    /** namespace of the PrometheusRule; default: kube-proxy's namespace */
+    namespace?: pulumi.Input<string>;
+    /** metadata.name of the PrometheusRule; default kube-proxy-mode */
+    name?: pulumi.Input<string>;
+    /** labels on the PrometheusRule: what your Prometheus's ruleSelector matches (e.g. release: kube-prometheus-stack) */
+    labels?: pulumi.Input<Record<string, pulumi.Input<string>>>;
+    /** labels added to every alert (Alertmanager routing) */
+    alertLabels?: pulumi.Input<Record<string, pulumi.Input<string>>>;
+    /** the series label naming the node in your kube-proxy scrape; default node */
+    nodeLabel?: pulumi.Input<string>;
+}
+
+export interface PromotionInput {
+    /** the stack that must have finished this target first: "<org>/<project>/<stack>" */
+    after: pulumi.Input<string>;
+    /** how long it must have held the target, e.g. "24h" ("0s": finished is enough) */
+    minSoak: pulumi.Input<string>;
+    /** refuse an upstream whose nodes were verified by hooks only (verify.nodeChecks: false); default true */
+    requireNodeChecks?: pulumi.Input<boolean>;
+}
+
 export interface KubeProxyModeArgs {
     mode: pulumi.Input<ProxyMode>;
     featureGates?: pulumi.Input<Record<string, pulumi.Input<boolean>>>;
@@ -74,6 +100,10 @@ export interface KubeProxyModeArgs {
      */
     kubeconfig?: pulumi.Input<string>;
     context?: pulumi.Input<string>;
+    /** a PrometheusRule with the alerts for the weeks after the migration (skipped, with a finding, without the CRD) */
+    alerts?: pulumi.Input<AlertsInput>;
+    /** a promotion gate: refuse to move until the `after` stack finished the same target and held it for minSoak */
+    promotion?: pulumi.Input<PromotionInput>;
 }
 
 /** For tests and embedding: how the component reads the cluster (default: the real API). */
@@ -96,6 +126,14 @@ function targetNames(t: any): { flavor: Flavor; names: Partial<Names> } {
     return { flavor, names };
 }
 
+function parseOr<T>(name: string, parse: () => T): T {
+    try {
+        return parse();
+    } catch (e) {
+        throw new Error(`KubeProxyMode ${name}: ${(e as Error).message}`);
+    }
+}
+
 export class KubeProxyMode extends pulumi.ComponentResource {
     /** unified diff of the kube-proxy configuration */
     public readonly configDiff: pulumi.Output<string>;
@@ -110,6 +148,14 @@ export class KubeProxyMode extends pulumi.ComponentResource {
     /** the target configuration text */
     public readonly config: pulumi.Output<string>;
     public readonly mode: pulumi.Output<ProxyMode>;
+    /**
+     * What a downstream promotion gate reads (export it as the stack output `promotion`): the
+     * target, when the finish step completed and how many nodes were verified. Undefined until
+     * the finish step has completed on the current target.
+     */
+    public readonly promotion: pulumi.Output<PromotionRecord | undefined>;
+    /** the PrometheusRule created for `alerts` ({ namespace, name, alerts }), or null */
+    public readonly alerts: pulumi.Output<{ namespace: string; name: string; alerts: string[] } | null>;
 
     constructor(name: string, args: KubeProxyModeArgs, opts: KubeProxyModeOptions = {}) {
         super(KUBE_PROXY_MODE_TYPE, name, {}, opts);
@@ -134,12 +180,34 @@ export class KubeProxyMode extends pulumi.ComponentResource {
             verify: args.verify,
             onFailure: args.onFailure,
             context: args.context,
+            alerts: args.alerts,
+            promotion: args.promotion,
         });
+
+        // the upstream stack's promotion record, read in preview and up alike
+        const upstreamRecord: pulumi.Output<unknown> =
+            args.promotion === undefined
+                ? pulumi.output(undefined)
+                : pulumi.unsecret(
+                      new pulumi.StackReference(
+                          `${name}-promotion-upstream`,
+                          {
+                              name: pulumi.output(args.promotion).apply((p) => {
+                                  try {
+                                      return parsePromotion(p).after;
+                                  } catch (e) {
+                                      throw new Error(`KubeProxyMode ${name}: ${(e as Error).message}`);
+                                  }
+                              }),
+                          },
+                          { parent: this },
+                      ).getOutput("promotion"),
+                  );
 
         // the kubeconfig is only read here; what comes out of the decision holds none of it, so it
         // is not secret (the reviewer must see the diff and the plan)
-        const decidedWithSecret = pulumi.all([inputs, kubeconfig ?? pulumi.output(undefined as string | undefined)]).apply(async ([i, kc]) => {
-            const { mode, featureGates, nodePortAddresses, conntrack, kubernetesVersion, allowUnknown, target, pools, verify, onFailure, context } = i as any;
+        const decidedWithSecret = pulumi.all([inputs, kubeconfig ?? pulumi.output(undefined as string | undefined), upstreamRecord]).apply(async ([i, kc, upstream]) => {
+            const { mode, featureGates, nodePortAddresses, conntrack, kubernetesVersion, allowUnknown, target, pools, verify, onFailure, context, alerts, promotion } = i as any;
             const desired: Record<string, unknown> = { mode };
             if (featureGates !== undefined) desired.featureGates = featureGates;
             if (nodePortAddresses !== undefined) desired.nodePortAddresses = nodePortAddresses;
@@ -152,6 +220,7 @@ export class KubeProxyMode extends pulumi.ComponentResource {
             if (onFailure !== undefined && onFailure !== "rollback-node" && onFailure !== "stop") {
                 throw new Error(`KubeProxyMode ${name}: onFailure ${JSON.stringify(onFailure)} must be "rollback-node" or "stop"`);
             }
+            const gate = promotion === undefined ? undefined : parseOr(name, () => parsePromotion(promotion));
             let snapshot: ClusterSnapshot;
             try {
                 snapshot = await reader({ kubeconfigContent: kc, context }, flavor, names);
@@ -173,8 +242,26 @@ export class KubeProxyMode extends pulumi.ComponentResource {
                 onFailure: onFailure ?? "rollback-node",
                 tcpBeLiberal: (conntrack as any)?.tcpBeLiberal,
             });
+            const alertPlan = planAlerts(alerts, snapshot.prometheusRuleCrd, namesFor(flavor, names).namespace);
+            const alertErrors = alertPlan.findings.filter((f) => f.severity === "error");
+            if (alertErrors.length) throw new Error(`KubeProxyMode ${name}: ${alertErrors.map((f) => `${f.field}: ${f.message}`).join("; ")}`);
+            migration.findings.push(...alertPlan.findings);
+            const own = { ...promotionTarget(migration.config), mode: migration.mode };
             this.report(migration, snapshot.location);
-            return { migration, spec };
+            if (gate) {
+                const verdict = checkPromotion({
+                    upstream: gate.after,
+                    record: upstream,
+                    own,
+                    alreadyApplied: migration.plan.moving === 0 && migration.plan.target.canonical,
+                    minSoakSeconds: gate.minSoakSeconds,
+                    requireNodeChecks: gate.requireNodeChecks,
+                    now: new Date(),
+                });
+                if (!verdict.open) throw new Error(`KubeProxyMode ${name}: ${gateRefusal(gate.after, verdict)}`);
+                for (const note of verdict.notes) pulumi.log.info(`promotion gate open: ${note}`, this);
+            }
+            return { migration, spec, own, alertRule: alertPlan.rule };
         });
         const decided = pulumi.unsecret(decidedWithSecret);
 
@@ -255,7 +342,29 @@ export class KubeProxyMode extends pulumi.ComponentResource {
         this.config = decided.apply((d) => d.migration.config);
         this.mode = decided.apply((d) => d.migration.mode);
         this.status = finishStep.output;
-        this.registerOutputs({ configDiff: this.configDiff, plan: this.plan, findings: this.findings, status: this.status, configHash: this.configHash, mode: this.mode });
+        this.promotion = pulumi.all([decided, finishStep.result, finishStep.finishedAt]).apply(([d, result, finishedAt]) => {
+            const r = result as Record<string, unknown> | null | undefined;
+            // a record belongs to the configuration the finish step finished, and only to it
+            if (!r || r.configHash !== d.migration.hash || !finishedAt) return undefined;
+            return promotionRecordSchema.parse({ ...r, targetHash: d.own.targetHash, target: d.own.target, mode: d.migration.mode, finishedAt });
+        });
+        // created only when the CRD is there (a snapshot fact); otherwise a finding says why not
+        this.alerts = decided.apply((d) => {
+            const rule: PrometheusRuleSpec | undefined = d.alertRule;
+            if (!rule) return null;
+            new k8s.apiextensions.CustomResource(`${name}-alerts`, { ...rule }, { parent: this, ...providerOpts });
+            return { namespace: rule.metadata.namespace, name: rule.metadata.name, alerts: Object.values(ALERTS) };
+        });
+        this.registerOutputs({
+            configDiff: this.configDiff,
+            plan: this.plan,
+            findings: this.findings,
+            status: this.status,
+            configHash: this.configHash,
+            mode: this.mode,
+            promotion: this.promotion,
+            alerts: this.alerts,
+        });
     }
 
     /** What a reviewer reads in `pulumi preview`: diagnostics on this component. */

@@ -7,6 +7,10 @@
 // behaviour is the same (argv, environment, triggers, streamed output), and it needs no plugin
 // binary, which air-gapped machines (and this project's CI) cannot download.
 import * as pulumi from "@pulumi/pulumi";
+import { STEP_RESULT_PREFIX } from "../core/promotion.js";
+
+// a plain string captured by the serialized provider (not the module it comes from)
+const RESULT_PREFIX: string = STEP_RESULT_PREFIX;
 
 export interface RolloutStepInputs {
     /** node, then the CLI, then its arguments */
@@ -25,6 +29,10 @@ interface StepState {
     triggers: string[];
     description: string;
     output: string;
+    /** the JSON the CLI ended with after RESULT_PREFIX (the finish's verification record), or null */
+    result: unknown;
+    /** when the step last completed (ISO 8601) */
+    finishedAt: string;
 }
 
 const stepProvider: pulumi.dynamic.ResourceProvider = {
@@ -34,29 +42,40 @@ const stepProvider: pulumi.dynamic.ResourceProvider = {
         return { changes: changed, replaces, deleteBeforeReplace: false };
     },
     async create(inputs: StepState): Promise<pulumi.dynamic.CreateResult> {
-        const output = await runStep(inputs);
-        return { id: `step-${Date.now().toString(36)}`, outs: { ...inputs, output } };
+        const { output, result } = await runStep(inputs);
+        return { id: `step-${Date.now().toString(36)}`, outs: { ...inputs, output, result, finishedAt: new Date().toISOString() } };
     },
     async update(_id: string, _olds: StepState, news: StepState): Promise<pulumi.dynamic.UpdateResult> {
-        const output = await runStep(news);
-        return { outs: { ...news, output } };
+        const { output, result } = await runStep(news);
+        return { outs: { ...news, output, result, finishedAt: new Date().toISOString() } };
     },
     async delete(): Promise<void> {
         // deliberately nothing: deleting the stack or replacing a step leaves the cluster as it is
     },
 };
 
-/** Runs the CLI, echoing each line as it comes; resolves with the tail of its output, rejects with it on failure. */
-function runStep(inputs: StepState): Promise<string> {
+/**
+ * Runs the CLI, echoing each line as it comes; resolves with the tail of its output and the
+ * result it reported (a line RESULT_PREFIX + JSON), rejects with the output on failure.
+ */
+function runStep(inputs: StepState): Promise<{ output: string; result: unknown }> {
     // required here, not at the top: this function is serialized into the provider
     const { spawn } = require("node:child_process") as typeof import("node:child_process");
     return new Promise((resolve, reject) => {
         const [cmd, ...args] = inputs.argv;
         const child = spawn(cmd, args, { env: { ...process.env, ...inputs.environment }, stdio: ["ignore", "pipe", "pipe"] });
         const lines: string[] = [];
+        let result: unknown = null;
         const take = (prefix: string) => (chunk: Buffer) => {
             for (const line of chunk.toString("utf8").split("\n")) {
                 if (line === "") continue;
+                if (line.startsWith(RESULT_PREFIX)) {
+                    try {
+                        result = JSON.parse(line.slice(RESULT_PREFIX.length));
+                    } catch {
+                        /* not ours: keep it as output */
+                    }
+                }
                 lines.push(line);
                 if (lines.length > 400) lines.shift();
                 process.stderr.write(`${prefix}${line}\n`);
@@ -67,7 +86,7 @@ function runStep(inputs: StepState): Promise<string> {
         child.on("error", (e) => reject(new Error(`cannot run ${cmd}: ${e.message}`)));
         child.on("close", (code) => {
             const tail = lines.slice(-60).join("\n");
-            if (code === 0) resolve(tail);
+            if (code === 0) resolve({ output: tail, result });
             else reject(new Error(`${inputs.description} failed (exit ${code}):\n${lines.filter((l) => /FAILED|failed|error|rolled back|cordoned|ROLLBACK/i.test(l)).slice(-25).join("\n") || tail}`));
         });
     });
@@ -76,8 +95,12 @@ function runStep(inputs: StepState): Promise<string> {
 export class RolloutStep extends pulumi.dynamic.Resource {
     /** the last lines the step printed */
     declare public readonly output: pulumi.Output<string>;
+    /** what the CLI reported at the end (the finish step: its verification record), or null */
+    declare public readonly result: pulumi.Output<unknown>;
+    /** when the step last completed (ISO 8601); kept while the step is unchanged */
+    declare public readonly finishedAt: pulumi.Output<string>;
 
     constructor(name: string, inputs: RolloutStepInputs, opts?: pulumi.CustomResourceOptions) {
-        super(stepProvider, name, { ...inputs, output: undefined }, opts, "kube-proxy-mode", "RolloutStep");
+        super(stepProvider, name, { ...inputs, output: undefined, result: undefined, finishedAt: undefined }, opts, "kube-proxy-mode", "RolloutStep");
     }
 }

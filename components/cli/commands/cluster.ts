@@ -3,6 +3,7 @@ import { effectiveMode, parseKubeProxyConfiguration } from "../../core/config.js
 import type { Flavor } from "../../core/facts.js";
 import { configHash, describePlan, MARKS, rolloutObjectName } from "../../core/plan.js";
 import { parseProbeOutput } from "../../core/probe.js";
+import { STEP_RESULT_PREFIX, summarizeVerification } from "../../core/promotion.js";
 import type { ProxyMode } from "../../core/types.js";
 import { apiErrorMessage, loadKubeConfig } from "../../cluster/client.js";
 import { KubeProxyCluster, namesFor, NotFound } from "../../cluster/kubeProxy.js";
@@ -53,7 +54,9 @@ again resumes: verified nodes are skipped. Prints one line per step.
   --spec FILE|-     the rollout spec (JSON: target, pools, verify, onFailure); default: $KPM_ROLLOUT_SPEC
   --pool NAME       run only this pool (repeatable); default: every pool in order
   --finish          after all pools: write the canonical ConfigMap, hand every node back to the
-                    installer's DaemonSet and restore its spec
+                    installer's DaemonSet and restore its spec; ends with the verification record
+                    ("kube-proxy-mode/result {...}": nodes verified of the pools' nodes) that the
+                    finish step keeps as the stack's promotion record
   --plan            print the plan and change nothing
 ${ACCESS_HELP}
 
@@ -100,8 +103,18 @@ export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
             return findings.some((f) => f.severity === "error") ? EXIT.failed : EXIT.ok;
         }
         const outcomes = flags.pool || !flags.finish ? await runPools(ctx, flags.pool) : [];
-        if (flags.finish) await finish(ctx);
-        if (flags.json) io.out(JSON.stringify({ ok: true, target: spec.target.hash, mode: spec.target.mode, nodes: outcomes }, null, 2));
+        let verification: Awaited<ReturnType<typeof verificationRecord>> | undefined;
+        if (flags.finish) {
+            await finish(ctx);
+            verification = await verificationRecord(ctx);
+            log(
+                `verified ${verification.nodesVerified} of ${verification.nodesTotal} node(s) on configuration ${spec.target.hash} ` +
+                    `(${verification.nodesChecked} by the built-in node checks)${verification.unverified.length ? `; not verified: ${verification.unverified.join(", ")}` : ""}`,
+            );
+            // the finish step records this line as the stack's promotion record (see core/promotion.ts)
+            if (!flags.json) io.out(`${STEP_RESULT_PREFIX}${JSON.stringify(verification)}`);
+        }
+        if (flags.json) io.out(JSON.stringify({ ok: true, target: spec.target.hash, mode: spec.target.mode, nodes: outcomes, ...(verification ? { verification } : {}) }, null, 2));
         return EXIT.ok;
     } catch (e) {
         if (e instanceof RolloutFailure) {
@@ -112,6 +125,24 @@ export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
         if (e instanceof NotFound) throw new CliError(e.message, EXIT.failed);
         throw new CliError(`rollout failed: ${(e as Error).message ?? apiErrorMessage(e)}`, EXIT.failed);
     }
+}
+
+/** After the finish: which nodes of the pools are verified on the target, and how (the promotion record's counts). */
+async function verificationRecord(ctx: Context) {
+    const { plan } = await currentPlan(ctx);
+    const poolNodes = plan.pools.flatMap((p) => p.nodes.map((n) => n.name));
+    const nodes = (await ctx.cluster.core.listNode()).items.map((n) => ({
+        name: n.metadata!.name!,
+        verified: n.metadata?.annotations?.[MARKS.verifiedAnnotation]?.split("@")[0],
+        checks: n.metadata?.annotations?.["kube-proxy-mode.io/checks"],
+    }));
+    const current = ctx.cluster.kc.getCurrentCluster();
+    return {
+        configHash: ctx.spec.target.hash,
+        mode: ctx.spec.target.mode,
+        ...summarizeVerification(nodes, poolNodes, ctx.spec.target.hash),
+        cluster: current ? `${current.name} (${current.server})` : undefined,
+    };
 }
 
 export const STATUS_HELP = `kube-proxy-mode status [--flavor kubeadm|eks] [--probe]

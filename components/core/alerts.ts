@@ -1,0 +1,180 @@
+// The alerts that watch the weeks after a migration (DOMAIN.md section 3), as a PrometheusRule
+// (monitoring.coreos.com/v1). Pure: the component decides from a snapshot fact whether the CRD
+// exists and creates the object; this file says what the rule holds and when it is skipped.
+import { z } from "zod";
+import type { Finding } from "./types.js";
+
+export const PROMETHEUS_RULE = {
+    apiVersion: "monitoring.coreos.com/v1",
+    kind: "PrometheusRule",
+    crd: "prometheusrules.monitoring.coreos.com",
+} as const;
+
+/** Is the PrometheusRule CRD installed? "unreadable": the API refused to say (RBAC, for example). */
+export type CrdPresence = "present" | "absent" | "unreadable";
+
+const PROM_LABEL = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+// Kubernetes label keys: optional DNS prefix, then a name of at most 63 characters
+const K8S_LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const K8S_LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+
+export const alertsSchema = z
+    .object({
+        /** create the PrometheusRule; default true once `alerts` is given */
+        enabled: z.boolean().default(true),
+        /** namespace of the PrometheusRule; default: the namespace kube-proxy lives in */
+        namespace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "alerts.namespace must be a namespace name").optional(),
+        /** metadata.name of the PrometheusRule */
+        name: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, "alerts.name must be a DNS name").default("kube-proxy-mode"),
+        /**
+         * labels on the PrometheusRule object: what your Prometheus's ruleSelector matches
+         * (kube-prometheus-stack: release: <helm release name>)
+         */
+        labels: z
+            .record(
+                z.string().regex(K8S_LABEL_KEY, "alerts.labels keys must be Kubernetes label keys"),
+                z.string().regex(K8S_LABEL_VALUE, "alerts.labels values must be Kubernetes label values (63 characters, alphanumerics, -_.)"),
+            )
+            .default({}),
+        /** labels added to every alert (routing in Alertmanager: team, severity overrides) */
+        alertLabels: z.record(z.string().regex(PROM_LABEL, "alerts.alertLabels keys must be Prometheus label names"), z.string()).default({}),
+        /** the series label that names the node in your kube-proxy scrape (set it by relabelling) */
+        nodeLabel: z.string().regex(PROM_LABEL, "alerts.nodeLabel must be a Prometheus label name").default("node"),
+    })
+    .strict();
+export type AlertsOptions = z.infer<typeof alertsSchema>;
+
+export interface AlertRule {
+    alert: string;
+    expr: string;
+    for: string;
+    labels: Record<string, string>;
+    annotations: { summary: string; description: string; runbook: string };
+}
+
+export interface PrometheusRuleSpec {
+    apiVersion: typeof PROMETHEUS_RULE.apiVersion;
+    kind: typeof PROMETHEUS_RULE.kind;
+    metadata: { name: string; namespace: string; labels: Record<string, string> };
+    spec: { groups: { name: string; rules: AlertRule[] }[] };
+}
+
+/** The alert names, in the order the rule lists them; the README explains each under this name. */
+export const ALERTS = {
+    syncFailures: "KubeProxyNFTablesSyncFailing",
+    cleanupFailures: "KubeProxyNFTablesCleanupFailing",
+    staleRules: "KubeProxyRulesStale",
+    stillIpvs: "KubeProxyStillOnIPVS",
+} as const;
+
+/**
+ * The four alerts. The first three are DOMAIN.md section 3's expressions, verbatim with the
+ * default nodeLabel "node". kube-proxy exposes no mode metric, so the fourth infers ipvs from
+ * what kube-proxy registers per mode (1.31+): every mode sets
+ * kubeproxy_sync_proxy_rules_last_timestamp_seconds, iptables and nftables also observe
+ * kubeproxy_sync_full_proxy_rules_duration_seconds on every full sync, ipvs never does.
+ */
+export function alertRules(options: Pick<AlertsOptions, "nodeLabel" | "alertLabels">): AlertRule[] {
+    const n = options.nodeLabel;
+    const labels = (severity: string) => ({ severity, ...options.alertLabels });
+    const where = `{{ $labels.${n} }}`;
+    return [
+        {
+            alert: ALERTS.syncFailures,
+            expr: `sum by (${n}) (rate(kubeproxy_sync_proxy_rules_nftables_sync_failures_total[5m])) > 0`,
+            for: "5m",
+            labels: labels("critical"),
+            annotations: {
+                summary: `kube-proxy on ${where} fails to write its nftables rules`,
+                description: `kube-proxy on ${where} has failed nftables syncs for 5 minutes: Services changed since the last good sync do not work on this node.`,
+                runbook: "README.md#alerts: KubeProxyNFTablesSyncFailing",
+            },
+        },
+        {
+            alert: ALERTS.cleanupFailures,
+            expr: `sum by (${n}) (rate(kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total[5m])) > 0`,
+            for: "30m",
+            labels: labels("warning"),
+            annotations: {
+                summary: `kube-proxy on ${where} cannot clean up stale nftables objects`,
+                description: `kube-proxy on ${where} has failed to delete stale nftables objects for 30 minutes; rules still work but leftovers accumulate.`,
+                runbook: "README.md#alerts: KubeProxyNFTablesCleanupFailing",
+            },
+        },
+        {
+            alert: ALERTS.staleRules,
+            expr: `time() - max by (${n}) (kubeproxy_sync_proxy_rules_last_timestamp_seconds) > 300`,
+            for: "5m",
+            labels: labels("critical"),
+            annotations: {
+                summary: `kube-proxy on ${where} has not synced its rules for more than 5 minutes`,
+                description: `The last successful rule sync of kube-proxy on ${where} is {{ $value | humanizeDuration }} old: new Services and endpoints do not reach this node's rules.`,
+                runbook: "README.md#alerts: KubeProxyRulesStale",
+            },
+        },
+        {
+            alert: ALERTS.stillIpvs,
+            expr:
+                `max by (${n}) (kubeproxy_sync_proxy_rules_last_timestamp_seconds)` +
+                ` unless on (${n}) max by (${n}) (kubeproxy_sync_full_proxy_rules_duration_seconds_count)`,
+            for: "1h",
+            labels: labels("warning"),
+            annotations: {
+                summary: `kube-proxy on ${where} still runs in ipvs mode`,
+                description: `kube-proxy on ${where} syncs rules but has never run a full iptables/nftables sync: it runs ipvs, which Kubernetes 1.40 turns off by default and 1.43 deletes.`,
+                runbook: "README.md#alerts: KubeProxyStillOnIPVS",
+            },
+        },
+    ];
+}
+
+/**
+ * What to create for `alerts`: the PrometheusRule, or nothing with the finding that says why.
+ * `defaultNamespace` is where kube-proxy lives (kube-system for kubeadm and EKS).
+ */
+export function planAlerts(input: unknown, crd: CrdPresence | undefined, defaultNamespace: string): { rule?: PrometheusRuleSpec; findings: Finding[] } {
+    if (input === undefined || input === null) return { findings: [] };
+    const parsed = alertsSchema.safeParse(input);
+    if (!parsed.success) {
+        return {
+            findings: parsed.error.issues.map((i) => ({
+                severity: "error",
+                code: "alerts.shape",
+                field: ["alerts", ...i.path.map(String)].join("."),
+                message: i.code === "unrecognized_keys" ? `unknown setting(s) ${i.keys.join(", ")}` : i.message,
+                fix: "alerts takes enabled, namespace, name, labels, alertLabels and nodeLabel",
+            })),
+        };
+    }
+    const o = parsed.data;
+    if (!o.enabled) return { findings: [] };
+    if (crd !== "present") {
+        const why =
+            crd === "unreadable" || crd === undefined
+                ? `cannot tell whether the CustomResourceDefinition ${PROMETHEUS_RULE.crd} exists (reading it was refused)`
+                : `the CustomResourceDefinition ${PROMETHEUS_RULE.crd} is not installed (no Prometheus Operator in this cluster)`;
+        return {
+            findings: [
+                {
+                    severity: "warning",
+                    code: "alerts.skipped",
+                    field: "alerts",
+                    message: `the PrometheusRule ${o.name} is not created: ${why}; the migration itself is not affected`,
+                    fix:
+                        crd === "absent"
+                            ? `install the Prometheus Operator (its CRDs), or copy the four alerts from the README into your monitoring, or set alerts.enabled: false`
+                            : `grant get on customresourcedefinitions.apiextensions.k8s.io/${PROMETHEUS_RULE.crd}, or set alerts.enabled: false`,
+                },
+            ],
+        };
+    }
+    return {
+        rule: {
+            apiVersion: PROMETHEUS_RULE.apiVersion,
+            kind: PROMETHEUS_RULE.kind,
+            metadata: { name: o.name, namespace: o.namespace ?? defaultNamespace, labels: { "app.kubernetes.io/managed-by": "kube-proxy-mode", ...o.labels } },
+            spec: { groups: [{ name: "kube-proxy-mode", rules: alertRules(o) }] },
+        },
+        findings: [],
+    };
+}
