@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { InputError } from "../core/types.js";
 import { precheckCommand } from "./commands/precheck.js";
+import { promoteCommand } from "./commands/promote.js";
 import { renderCommand } from "./commands/render.js";
 import { cleanupCommand, rolloutCommand, statusCommand, verifyCommand } from "./commands/cluster.js";
 import { CliError, EXIT } from "./output.js";
@@ -21,6 +22,7 @@ const COMMANDS: Record<string, Command> = {
     status: { run: statusCommand, summary: "per node: configuration, mode, kernel, verified" },
     verify: { run: verifyCommand, summary: "run the built-in checks on one node" },
     cleanup: { run: cleanupCommand, summary: "remove ipvs leftovers from one node" },
+    promote: { run: promoteCommand, summary: "preview stacks (dev,staging,prod), then apply them in order; one summary table" },
 };
 
 export function registerCommand(name: string, command: Command): void {

@@ -29,7 +29,13 @@ export async function readSnapshot(access: ClusterAccess, flavor: Flavor, names:
         nodes,
         services: facts,
         prometheusRuleCrd,
+        cluster: clusterName(cluster.kc),
     };
+}
+
+function clusterName(kc: k8s.KubeConfig): string | undefined {
+    const c = kc.getCurrentCluster();
+    return c ? `${c.name} (${c.server})` : undefined;
 }
 
 /** Whether a CustomResourceDefinition exists; "unreadable" when the API will not say (RBAC). */

@@ -26,6 +26,8 @@ export interface ClusterSnapshot {
     services: ServiceFacts[];
     /** whether the PrometheusRule CRD (monitoring.coreos.com) is installed; absent when not read */
     prometheusRuleCrd?: CrdPresence;
+    /** which cluster, for summaries: "<kubeconfig cluster name> (<server>)"; absent when not known */
+    cluster?: string;
 }
 
 export interface Migration {

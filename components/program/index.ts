@@ -33,3 +33,4 @@ export const mode = kp.mode;
 // what a downstream stack's promotion gate reads through its StackReference
 export const promotion = kp.promotion;
 export const alerts = kp.alerts;
+export const change = kp.change;

@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { ALERTS, planAlerts, type PrometheusRuleSpec } from "../core/alerts.js";
 import type { Flavor } from "../core/facts.js";
 import { decideMigration, type ClusterSnapshot, type Migration } from "../core/migration.js";
-import type { PoolSpec, RolloutPlan } from "../core/plan.js";
+import { effectiveMode } from "../core/config.js";
+import { configHash, type PoolSpec, type RolloutPlan } from "../core/plan.js";
 import { checkPromotion, gateRefusal, parsePromotion, promotionRecordSchema, promotionTarget, type PromotionRecord } from "../core/promotion.js";
 import type { Finding, ProxyMode } from "../core/types.js";
 import type { ClusterAccess } from "../cluster/client.js";
@@ -154,6 +155,8 @@ export class KubeProxyMode extends pulumi.ComponentResource {
      * the finish step has completed on the current target.
      */
     public readonly promotion: pulumi.Output<PromotionRecord | undefined>;
+    /** what this run moves: the cluster, its current configuration and the target (for summaries such as `kube-proxy-mode promote`) */
+    public readonly change: pulumi.Output<{ cluster: string | null; from: { mode: ProxyMode; configHash: string }; to: { mode: ProxyMode; configHash: string }; moving: number }>;
     /** the PrometheusRule created for `alerts` ({ namespace, name, alerts }), or null */
     public readonly alerts: pulumi.Output<{ namespace: string; name: string; alerts: string[] } | null>;
 
@@ -261,7 +264,13 @@ export class KubeProxyMode extends pulumi.ComponentResource {
                 if (!verdict.open) throw new Error(`KubeProxyMode ${name}: ${gateRefusal(gate.after, verdict)}`);
                 for (const note of verdict.notes) pulumi.log.info(`promotion gate open: ${note}`, this);
             }
-            return { migration, spec, own, alertRule: alertPlan.rule };
+            const change = {
+                cluster: snapshot.cluster ?? null,
+                from: { mode: effectiveMode(snapshot.current.config), configHash: configHash(snapshot.current.text) },
+                to: { mode: migration.mode, configHash: migration.hash },
+                moving: migration.plan.moving,
+            };
+            return { migration, spec, own, change, alertRule: alertPlan.rule };
         });
         const decided = pulumi.unsecret(decidedWithSecret);
 
@@ -342,6 +351,7 @@ export class KubeProxyMode extends pulumi.ComponentResource {
         this.config = decided.apply((d) => d.migration.config);
         this.mode = decided.apply((d) => d.migration.mode);
         this.status = finishStep.output;
+        this.change = decided.apply((d) => d.change);
         this.promotion = pulumi.all([decided, finishStep.result, finishStep.finishedAt]).apply(([d, result, finishedAt]) => {
             const r = result as Record<string, unknown> | null | undefined;
             // a record belongs to the configuration the finish step finished, and only to it
@@ -363,6 +373,7 @@ export class KubeProxyMode extends pulumi.ComponentResource {
             configHash: this.configHash,
             mode: this.mode,
             promotion: this.promotion,
+            change: this.change,
             alerts: this.alerts,
         });
     }

@@ -218,6 +218,14 @@ describe("KubeProxyMode promotion gate (Pulumi mocks)", () => {
         const { kp, value } = await run(false, {}, snapshot(), { finishResult });
         assert.deepEqual(await value(kp.promotion), { ...finishResult, targetHash: t.targetHash, target: t.target, finishedAt: "2026-03-01T10:00:00.000Z" });
     });
+    it("exports what this run changes: the cluster, from and to, how many nodes move", async () => {
+        const { kp, value } = await run(true, {}, { ...snapshot(), cluster: "ref (https://127.0.0.1:6443)" });
+        const change: any = await value(kp.change);
+        assert.equal(change.cluster, "ref (https://127.0.0.1:6443)");
+        assert.equal(change.from.mode, "ipvs");
+        assert.deepEqual(change.to, { mode: "nftables", configHash: await value(kp.configHash) });
+        assert.equal(change.moving, 2);
+    });
     it("exports no record while the finish has not completed on this configuration", async () => {
         const { kp, value } = await run(false, {}, snapshot(), { finishResult: null });
         assert.equal(await value(kp.promotion), undefined);

@@ -1,0 +1,193 @@
+// kube-proxy-mode promote: environments in order. Previews every stack, then (with --yes) applies
+// them one after the other through the Automation API, stopping at the first failure, and prints
+// one summary table. It uses whatever backend the user is logged into (the project's own
+// workspace settings), and each stack's promotion gate decides whether it may move.
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { formatDuration } from "../../core/duration.js";
+import { parseFlags, splitList } from "../args.js";
+import { CliError, EXIT, table } from "../output.js";
+import type { Io } from "../main.js";
+
+export const PROMOTE_HELP = `kube-proxy-mode promote --stacks dev,staging,prod [--yes] [--cwd DIR] [--json]
+
+Environments in order. Previews every stack of the Pulumi project in DIR (the config-driven
+program, or any program with a KubeProxyMode that exports change and promotion), then, with
+--yes, runs pulumi up on each in the given order, stopping at the first failure. Without --yes
+it only previews: nothing is changed.
+
+A stack whose promotion gate waits for a stack earlier in the list is not a preview failure:
+its gate is checked again when its turn comes (and refuses then if the earlier stack has not
+held its target for minSoak: promote stops there; run it again later).
+
+  --stacks A,B,C   the stacks, in order (names as pulumi stack ls shows them)
+  --yes            apply, in order; without it: preview only
+  --cwd DIR        the Pulumi project directory (default: the current directory)
+  --json           one JSON object on stdout (progress and engine output go to stderr)
+
+Uses the backend you are logged into (pulumi login; PULUMI_BACKEND_URL) and the stacks'
+secrets provider (PULUMI_CONFIG_PASSPHRASE for passphrase stacks).
+
+Summary: stack, cluster, from -> to, nodes verified, duration, result.
+Exit codes: 0 every stack previewed (and applied with --yes), 1 a stack failed or its gate
+refused, 2 invalid input (no such stack, no project).`;
+
+export type StackResult = "previewed" | "waits for upstream" | "applied" | "unchanged" | "refused by gate" | "failed" | "not run";
+
+export interface StackRow {
+    stack: string;
+    cluster: string | null;
+    from: string | null;
+    to: string | null;
+    moving: number | null;
+    nodesVerified: string | null;
+    durationSeconds: number | null;
+    result: StackResult;
+    detail?: string;
+}
+
+/** What the program exports (change, promotion), as the engine reports it. */
+interface StackOutputs {
+    change?: { cluster: string | null; from: { mode: string; configHash: string }; to: { mode: string; configHash: string }; moving: number };
+    promotion?: { nodesVerified: number; nodesTotal: number; nodesChecked: number };
+}
+
+/** The gate refusal a preview or update failed with, if that is why: the upstream's full name. */
+export function gateUpstream(message: string): string | undefined {
+    return /promotion gate refused: (\S+) is not ready to be followed/.exec(message)?.[1];
+}
+
+/** The stack's lines of a refusal or failure, without the engine's framing. */
+function failureDetail(message: string): string {
+    const gate = /promotion gate refused:[\s\S]*?(?=\n\s*\n|\n\s*error:|$)/.exec(message);
+    if (gate) return gate[0].replace(/\s+/g, " ").trim();
+    const lines = message.split("\n").map((l) => l.trim()).filter((l) => /error|failed|refuses/i.test(l) && !/^stderr:|^code:|^stdout:/.test(l));
+    return (lines.slice(-3).join(" ") || message.split("\n")[0]).slice(0, 600);
+}
+
+function describe(c: StackOutputs["change"]): Pick<StackRow, "cluster" | "from" | "to" | "moving"> {
+    if (!c) return { cluster: null, from: null, to: null, moving: null };
+    return { cluster: c.cluster, from: `${c.from.mode} (${c.from.configHash})`, to: `${c.to.mode} (${c.to.configHash})`, moving: c.moving };
+}
+
+/** The stack outputs a preview or update reports through its engine events (the root Stack's outputs). */
+function outputsFrom(events: any[]): StackOutputs {
+    for (const e of events.slice().reverse()) {
+        const m = e.resOutputsEvent?.metadata;
+        if (m?.type === "pulumi:pulumi:Stack") return (m.new?.outputs ?? {}) as StackOutputs;
+    }
+    return {};
+}
+
+export async function promoteCommand(argv: string[], io: Io): Promise<number> {
+    const flags = parseFlags("promote", argv, { stacks: { type: "string" }, yes: { type: "boolean" }, cwd: { type: "string" }, json: { type: "boolean" } });
+    if (flags.help) {
+        io.out(PROMOTE_HELP);
+        return EXIT.ok;
+    }
+    const names = splitList(flags.stacks) ?? [];
+    if (names.length === 0) throw new CliError("--stacks is required: the stacks in order, e.g. --stacks dev,staging,prod");
+    const dupes = names.filter((n, i) => names.indexOf(n) !== i);
+    if (dupes.length) throw new CliError(`--stacks names ${dupes.join(", ")} more than once`);
+    const workDir = resolve(flags.cwd ?? process.cwd());
+    if (!["Pulumi.yaml", "Pulumi.yml", "Pulumi.json"].some((f) => existsSync(join(workDir, f)))) {
+        throw new CliError(`--cwd ${workDir}: no Pulumi.yaml there; run promote in the project directory or pass --cwd`);
+    }
+    // loaded here: the other commands do not need the Pulumi SDK
+    const { LocalWorkspace } = require("@pulumi/pulumi/automation") as typeof import("@pulumi/pulumi/automation");
+    const progress = (l: string) => io.err(l);
+    const stacks = [];
+    for (const stackName of names) {
+        try {
+            stacks.push(await LocalWorkspace.selectStack({ stackName, workDir }));
+        } catch (e) {
+            const first = ((e as Error).message ?? String(e)).split("\n").find((l) => /error|no stack/i.test(l)) ?? "";
+            throw new CliError(`--stacks: cannot select stack ${stackName} in ${workDir}: ${first.trim() || "unknown stack"} (pulumi stack ls lists them; pulumi login selects the backend)`);
+        }
+    }
+    const rows: StackRow[] = names.map((stack) => ({ stack, cluster: null, from: null, to: null, moving: null, nodesVerified: null, durationSeconds: null, result: "not run" }));
+    const earlier = (i: number, upstream: string) => names.slice(0, i).some((n) => upstream === n || upstream.endsWith(`/${n}`));
+
+    // 1. preview every stack
+    let previewFailed = false;
+    for (const [i, stack] of stacks.entries()) {
+        progress(`[${names[i]}] preview`);
+        const events: any[] = [];
+        const started = Date.now();
+        try {
+            await stack.preview({ onEvent: (e) => events.push(e) });
+            Object.assign(rows[i], describe(outputsFrom(events).change), { result: "previewed" as StackResult });
+        } catch (e) {
+            const message = (e as Error).message ?? String(e);
+            const upstream = gateUpstream(message);
+            if (upstream && earlier(i, upstream)) {
+                rows[i].result = "waits for upstream";
+                rows[i].detail = `its gate waits for ${upstream}, which moves first`;
+            } else {
+                rows[i].result = upstream ? "refused by gate" : "failed";
+                rows[i].detail = failureDetail(message);
+                previewFailed = true;
+            }
+        }
+        rows[i].durationSeconds = Math.round((Date.now() - started) / 1000);
+        if (rows[i].cluster === null) {
+            // the last update's view of the cluster, when this preview could not say
+            const last = await stack.outputs().catch(() => ({}) as Record<string, { value: any }>);
+            rows[i].cluster = (last.change?.value as StackOutputs["change"])?.cluster ?? null;
+        }
+        progress(`[${names[i]}] preview: ${rows[i].result}${rows[i].detail ? `: ${rows[i].detail}` : ""}`);
+    }
+
+    // 2. apply in order, stopping at the first failure
+    let failed = previewFailed;
+    if (flags.yes && !previewFailed) {
+        for (const [i, stack] of stacks.entries()) {
+            progress(`[${names[i]}] up`);
+            const events: any[] = [];
+            const started = Date.now();
+            try {
+                const r = await stack.up({ onEvent: (e) => events.push(e), onOutput: (s) => progress(`[${names[i]}] ${s.replace(/\n$/, "")}`) });
+                const outputs = Object.fromEntries(Object.entries(r.outputs).map(([k, v]) => [k, v.value])) as StackOutputs;
+                const changed = Object.entries(r.summary.resourceChanges ?? {}).some(([op, n]) => op !== "same" && (n ?? 0) > 0);
+                Object.assign(rows[i], describe(outputs.change ?? outputsFrom(events).change), { result: (changed ? "applied" : "unchanged") as StackResult, detail: undefined });
+                const p = outputs.promotion;
+                rows[i].nodesVerified = p ? `${p.nodesVerified}/${p.nodesTotal}${p.nodesChecked < p.nodesVerified ? ` (${p.nodesVerified - p.nodesChecked} by hooks only)` : ""}` : null;
+            } catch (e) {
+                const message = (e as Error).message ?? String(e);
+                rows[i].result = gateUpstream(message) ? "refused by gate" : "failed";
+                rows[i].detail = failureDetail(message);
+                failed = true;
+            }
+            rows[i].durationSeconds = Math.round((Date.now() - started) / 1000);
+            progress(`[${names[i]}] up: ${rows[i].result}${rows[i].detail ? `: ${rows[i].detail}` : ""}`);
+            if (failed) {
+                for (const later of rows.slice(i + 1)) {
+                    later.result = "not run";
+                    later.detail = `stopped at ${names[i]}`;
+                }
+                break;
+            }
+        }
+    }
+
+    if (flags.json) {
+        io.out(JSON.stringify({ applied: flags.yes === true && !previewFailed, ok: !failed, stacks: rows }, null, 2));
+    } else {
+        io.out(
+            table(
+                ["STACK", "CLUSTER", "FROM -> TO", "NODES VERIFIED", "DURATION", "RESULT"],
+                rows.map((r) => [
+                    r.stack,
+                    r.cluster ?? "-",
+                    r.from && r.to ? `${r.from} -> ${r.to}` : "-",
+                    r.nodesVerified ?? "-",
+                    r.durationSeconds === null ? "-" : formatDuration(r.durationSeconds),
+                    `${r.result}${r.detail ? `: ${r.detail}` : ""}`,
+                ]),
+            ),
+        );
+        if (!flags.yes) io.err(previewFailed ? "promote: a preview failed; nothing was applied" : "promote: preview only; pass --yes to apply the stacks in this order");
+        else if (previewFailed) io.err("promote: a preview failed; nothing was applied");
+    }
+    return failed ? EXIT.failed : EXIT.ok;
+}
