@@ -203,44 +203,48 @@ describe("@e2e promotion gates: dev -> staging -> prod on three reference cluste
     it("kube-proxy-mode promote previews every stack, then applies them in order and stops at the first refusal, with one summary " + KWOK, async () => {
         const [dev, staging, prod] = await Promise.all(ENVS.map(() => startCluster({ nodes: "kwok", pools: [["canary", 1], ["workers", 1]] })));
         clusters = { dev, staging, prod };
+        // staging must let dev soak an hour: promote applies dev, is refused at staging, and stops
         envs = await environments(clusters as Record<Env, ClusterState>, {
             dev: TARGET,
-            staging: { ...TARGET, promotion: { after: fq("dev"), minSoak: "0s", requireNodeChecks: false } },
-            prod: { ...TARGET, promotion: { after: fq("staging"), minSoak: "1h", requireNodeChecks: false } },
+            staging: { ...TARGET, promotion: { after: fq("dev"), minSoak: "1h", requireNodeChecks: false } },
+            prod: { ...TARGET, promotion: { after: fq("staging"), minSoak: "0s", requireNodeChecks: false } },
         });
 
         // without --yes: previews only; the gates that wait for an earlier stack are not failures
         const preview = await promote(envs, ["--stacks", "dev,staging,prod"]);
         lines.push(preview.stderr);
         assert.equal(preview.code, 0, preview.stderr.slice(-3000));
+        process.stderr.write(`      promote (preview only):\n${preview.stdout.replace(/^/gm, "        ")}\n`);
         const table = preview.stdout.split("\n");
         assert.match(table[0], /^STACK\s+CLUSTER\s+FROM -> TO\s+NODES VERIFIED\s+DURATION\s+RESULT$/);
         assert.match(table[1], /^dev\s+\S+ \(https:\/\/127\.0\.0\.1:\d+\)\s+ipvs \(\w+\) -> nftables \(\w+\)\s+-\s+\S+\s+previewed$/);
         assert.match(table[2], /^staging\s+.*waits for upstream: its gate waits for organization\/kube-proxy-mode\/dev, which moves first$/);
         assert.match(table[3], /^prod\s+.*waits for upstream: its gate waits for organization\/kube-proxy-mode\/staging, which moves first$/);
         assert.match(preview.stderr, /promote: preview only; pass --yes to apply the stacks in this order/);
-        process.stderr.write(`      promote (preview only):\n${preview.stdout.replace(/^/gm, "        ")}\n`);
         for (const c of [dev, staging, prod]) assert.equal(await configMode(c), "ipvs", "preview only changes nothing");
 
-        // --yes: dev, then staging; prod's gate refuses (staging has not held it for 1h): stop there
+        // --yes: dev moves; staging's gate refuses (dev has not held it for 1h): stop, prod is not run
         const run = await promote(envs, ["--stacks", "dev,staging,prod", "--yes", "--json"]);
         lines.push(run.stderr);
         assert.equal(run.code, 1, run.stderr.slice(-3000));
-        const summary = JSON.parse(run.stdout);
         process.stderr.write(`      promote --yes --json:\n${run.stdout.replace(/^/gm, "        ")}\n`);
+        const summary = JSON.parse(run.stdout);
         assert.equal(summary.ok, false);
-        assert.deepEqual(summary.stacks.map((r: any) => [r.stack, r.result]), [["dev", "applied"], ["staging", "applied"], ["prod", "refused by gate"]]);
+        assert.deepEqual(summary.stacks.map((r: any) => [r.stack, r.result]), [["dev", "applied"], ["staging", "refused by gate"], ["prod", "not run"]]);
         const [d, st, p] = summary.stacks;
+        assert.match(d.cluster, /\(https:\/\/127\.0\.0\.1:\d+\)$/);
         assert.match(d.from, /^ipvs \(\w+\)$/);
         assert.match(d.to, /^nftables \(\w+\)$/);
         assert.equal(d.nodesVerified, "2/2 (2 by hooks only)");
-        assert.equal(st.nodesVerified, "2/2 (2 by hooks only)");
-        assert.notEqual(d.cluster, st.cluster, "each stack's own cluster");
-        assert.ok(d.durationSeconds > 0 && st.durationSeconds > 0);
-        assert.match(p.detail, /promotion gate refused: organization\/kube-proxy-mode\/staging is not ready to be followed: - .*promotion\.minSoak is 1h/);
-        assert.ok(run.stderr.indexOf("[dev] up") < run.stderr.indexOf("[staging] up"), "dev before staging");
+        assert.ok(d.durationSeconds > 0);
+        assert.equal(st.detail, /promotion gate refused:[^\n]*?minSoak is 1h[^\n]*?\)/.exec(st.detail)?.[0], "the refusal, without the program's stack trace");
+        assert.match(st.detail, /^promotion gate refused: organization\/kube-proxy-mode\/dev is not ready to be followed: - .*promotion\.minSoak is 1h: 59m\d*s? left/);
+        assert.equal(p.detail, "stopped at staging");
+        assert.equal(p.durationSeconds, null);
+        assert.match(run.stderr, /\[dev\] up[\s\S]*\[staging\] up/, "dev before staging");
+        assert.doesNotMatch(run.stderr, /\[prod\] up/, "prod is not run after the refusal");
         assert.equal(await configMode(dev), "nftables");
-        assert.equal(await configMode(staging), "nftables");
+        assert.equal(await configMode(staging), "ipvs", "staging did not move");
         assert.equal(await configMode(prod), "ipvs", "prod did not move");
     });
 });

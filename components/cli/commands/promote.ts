@@ -59,7 +59,8 @@ export function gateUpstream(message: string): string | undefined {
 
 /** The stack's lines of a refusal or failure, without the engine's framing. */
 function failureDetail(message: string): string {
-    const gate = /promotion gate refused:[\s\S]*?(?=\n\s*\n|\n\s*error:|$)/.exec(message);
+    // the refusal's lines, up to the engine's framing or the program's stack trace
+    const gate = /promotion gate refused:[\s\S]*?(?=\n\s*\n|\n\s*error:|\n\s+at |$)/.exec(message);
     if (gate) return gate[0].replace(/\s+/g, " ").trim();
     const lines = message.split("\n").map((l) => l.trim()).filter((l) => /error|failed|refuses/i.test(l) && !/^stderr:|^code:|^stdout:/.test(l));
     return (lines.slice(-3).join(" ") || message.split("\n")[0]).slice(0, 600);
@@ -164,6 +165,7 @@ export async function promoteCommand(argv: string[], io: Io): Promise<number> {
                 for (const later of rows.slice(i + 1)) {
                     later.result = "not run";
                     later.detail = `stopped at ${names[i]}`;
+                    later.durationSeconds = null;
                 }
                 break;
             }
