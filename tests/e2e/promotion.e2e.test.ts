@@ -13,7 +13,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
+import { parseCurrentConfig } from "../../components/core/config.js";
 import { formatDuration } from "../../components/core/duration.js";
+import { renderConfiguration } from "../../components/core/render.js";
+import { parseKubeVersion } from "../../components/core/versions.js";
 import { CLI, ROOT } from "../helpers.js";
 import { clients, startCluster, stopCluster, toolchain } from "./support.js";
 
@@ -118,13 +121,13 @@ describe("@e2e promotion gates: dev -> staging -> prod on three reference cluste
     });
 
     /** The preview's refusal, as the user reads it. */
-    async function refused(stack: Stack): Promise<string> {
+    async function refused(stack: Stack, upstream: Env = "staging"): Promise<string> {
         let message = "";
         await assert.rejects(stack.preview({ onOutput }), (e: Error) => {
             message = e.message;
             return true;
         });
-        assert.match(message, /promotion gate refused: organization\/kube-proxy-mode\/staging is not ready to be followed/, message.slice(-3000));
+        assert.match(message, new RegExp(`promotion gate refused: organization/kube-proxy-mode/${upstream} is not ready to be followed`), message.slice(-3000));
         return message;
     }
 
@@ -246,5 +249,29 @@ describe("@e2e promotion gates: dev -> staging -> prod on three reference cluste
         assert.equal(await configMode(dev), "nftables");
         assert.equal(await configMode(staging), "ipvs", "staging did not move");
         assert.equal(await configMode(prod), "ipvs", "prod did not move");
+    });
+
+    it("a configuration written by hand is not a verified rollout: the stack after it refuses, naming the unverified nodes " + KWOK, async () => {
+        const [dev, staging] = await Promise.all(["dev", "staging"].map(() => startCluster({ nodes: "kwok", pools: [["canary", 1], ["workers", 1]] })));
+        clusters = { dev, staging };
+        // someone writes dev's target into its ConfigMap by hand, before dev's stack ever runs
+        const { core } = clients(dev);
+        const cm = await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" });
+        const current = parseCurrentConfig(JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "kube-proxy", namespace: "kube-system" }, data: cm.data }));
+        const byHand = renderConfiguration(current, { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"] }, parseKubeVersion("1.37")!).config;
+        await core.replaceNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system", body: { ...cm, data: { ...cm.data, "config.conf": byHand } } });
+        envs = await environments({ dev, staging, prod: staging }, {
+            dev: TARGET,
+            staging: { ...TARGET, promotion: { after: fq("dev"), minSoak: "0s", requireNodeChecks: false } },
+            prod: TARGET,
+        });
+        // dev's stack finds its target already in place: nothing moves, nothing is verified
+        await envs.stacks.dev.up({ onOutput });
+        assert.match(lines.join(""), /every node already runs nftables/);
+        const record = (await envs.stacks.dev.outputs()).promotion?.value;
+        assert.deepEqual([record.nodesVerified, record.nodesTotal, record.unverified], [0, 2, ["canary-1", "workers-1"]]);
+        const msg = await refused(envs.stacks.staging, "dev");
+        assert.match(msg, /organization\/kube-proxy-mode\/dev verified 0 of 2 node\(s\) on configuration \w+ \(not verified: canary-1, workers-1\); every node must be verified by its rollout \(a configuration written by hand is not\)/);
+        assert.equal(await configMode(staging), "ipvs", "staging did not move");
     });
 });
