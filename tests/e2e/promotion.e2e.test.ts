@@ -18,7 +18,7 @@ import { formatDuration } from "../../components/core/duration.js";
 import { renderConfiguration } from "../../components/core/render.js";
 import { parseKubeVersion } from "../../components/core/versions.js";
 import { CLI, ROOT } from "../helpers.js";
-import { clients, startCluster, stopCluster, toolchain } from "./support.js";
+import { clients, startCluster, stopCluster, toolchain, workspace, type Workspace } from "./support.js";
 
 const KWOK = "(kwok nodes: built-in node checks not run)";
 const PROJECT = "kube-proxy-mode";
@@ -273,5 +273,32 @@ describe("@e2e promotion gates: dev -> staging -> prod on three reference cluste
         const msg = await refused(envs.stacks.staging, "dev");
         assert.match(msg, /organization\/kube-proxy-mode\/dev verified 0 of 2 node\(s\) on configuration \w+ \(not verified: canary-1, workers-1\); every node must be verified by its rollout \(a configuration written by hand is not\)/);
         assert.equal(await configMode(staging), "ipvs", "staging did not move");
+    });
+
+    it("update plans: a ConfigMap edited after the reviewed preview makes up --plan refuse, and nothing moves " + KWOK, async () => {
+        const c = await startCluster({ nodes: "kwok", pools: [["canary", 1], ["workers", 1]] });
+        clusters = { dev: c };
+        let ws: Workspace | undefined;
+        try {
+            ws = await workspace(c, TARGET);
+            const plan = join(ws.dir, "plan.json");
+            await ws.stack.preview({ plan, onOutput });
+            // after the review, someone changes the installer's configuration by hand
+            const { core } = clients(c);
+            const cm = await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" });
+            const edited = cm.data!["config.conf"].replace(/^(  minSyncPeriod: )5s$/m, "$17s");
+            assert.notEqual(edited, cm.data!["config.conf"], "the fixture has ipvs.minSyncPeriod: 5s");
+            await core.replaceNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system", body: { ...cm, data: { ...cm.data, "config.conf": edited } } });
+            await assert.rejects(ws.stack.up({ plan, onOutput }), (e: Error) => {
+                assert.match(e.message, /violates plan/);
+                process.stderr.write(`      up --plan refused:\n${e.message.split("\n").filter((l) => /violates plan|error:/.test(l)).slice(0, 4).join("\n").replace(/^/gm, "        ")}\n`);
+                return true;
+            });
+            assert.equal(await configMode(c), "ipvs");
+            const nodes = (await core.listNode()).items;
+            assert.ok(nodes.every((n) => !n.metadata!.labels?.["kube-proxy-mode.io/config"] && !n.spec?.unschedulable), "no node was touched");
+        } finally {
+            ws?.dispose();
+        }
     });
 });
