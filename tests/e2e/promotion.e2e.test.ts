@@ -8,17 +8,16 @@
 // gate refuses until prod accepts hooks as verification).
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
+import { LocalWorkspace, type Stack } from "@pulumi/pulumi/automation";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { parseCurrentConfig } from "../../components/core/config.js";
 import { formatDuration } from "../../components/core/duration.js";
 import { renderConfiguration } from "../../components/core/render.js";
 import { parseKubeVersion } from "../../components/core/versions.js";
 import { CLI, ROOT } from "../helpers.js";
-import { clients, startCluster, stopCluster, toolchain, workspace, type Workspace } from "./support.js";
+import { clients, projectDir, startCluster, stopCluster, workspace, type Workspace } from "./support.js";
 
 const KWOK = "(kwok nodes: built-in node checks not run)";
 const PROJECT = "kube-proxy-mode";
@@ -45,22 +44,7 @@ export interface Environments {
 
 /** One project directory running the root program, a file backend beside it, one stack per environment. */
 export async function environments(clusters: Record<Env, ClusterState>, config: Record<Env, Record<string, unknown>>): Promise<Environments> {
-    toolchain();
-    const dir = mkdtempSync(join(tmpdir(), "kpm-e2e-envs-"));
-    writeFileSync(join(dir, "Pulumi.yaml"), readFileSync(join(ROOT, "Pulumi.yaml"), "utf8"));
-    for (const entry of ["dist", "node_modules", "package.json"]) symlinkSync(join(ROOT, entry), join(dir, entry));
-    mkdirSync(join(dir, ".state"));
-    const envVars: Record<string, string> = {
-        PULUMI_BACKEND_URL: `file://${join(dir, ".state")}`,
-        PULUMI_CONFIG_PASSPHRASE: "e2e-passphrase",
-        PULUMI_HOME: join(dir, ".pulumi-home"),
-        PULUMI_SKIP_UPDATE_CHECK: "true",
-        PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
-        PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK: "true",
-        PATH: process.env.PATH!,
-        KUBECONFIG: join(dir, "no-ambient-kubeconfig"),
-    };
-    const pulumiCommand = await PulumiCommand.get({ skipVersionCheck: true });
+    const { dir, envVars, pulumiCommand } = await projectDir("kpm-e2e-envs-");
     const stacks = {} as Record<Env, Stack>;
     for (const env of ENVS) {
         stacks[env] = await LocalWorkspace.createOrSelectStack({ stackName: env, workDir: dir }, { workDir: dir, envVars, pulumiCommand });

@@ -52,17 +52,17 @@ export const POOLS = [
 ];
 
 /**
- * A Pulumi project in a temporary directory running this repository's config-driven program
- * (the root Pulumi.yaml's), with a file backend beside it. The kubeconfig goes in as a secret.
+ * A temporary Pulumi project directory running this repository's config-driven program (the
+ * root Pulumi.yaml's, over this checkout's build), a file backend beside it, and the
+ * environment the engine runs with: offline, no ambient cluster.
  */
-export async function workspace(cluster: ClusterState, config: Record<string, unknown>): Promise<Workspace> {
+export async function projectDir(prefix: string): Promise<{ dir: string; envVars: Record<string, string>; pulumiCommand: PulumiCommand }> {
     toolchain();
-    const dir = mkdtempSync(join(tmpdir(), "kpm-e2e-"));
-    const pulumiYaml = readFileSync(join(ROOT, "Pulumi.yaml"), "utf8");
-    writeFileSync(join(dir, "Pulumi.yaml"), pulumiYaml);
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    writeFileSync(join(dir, "Pulumi.yaml"), readFileSync(join(ROOT, "Pulumi.yaml"), "utf8"));
     for (const entry of ["dist", "node_modules", "package.json"]) symlinkSync(join(ROOT, entry), join(dir, entry));
     mkdirSync(join(dir, ".state"));
-    const envVars = {
+    const envVars: Record<string, string> = {
         PULUMI_BACKEND_URL: `file://${join(dir, ".state")}`,
         PULUMI_CONFIG_PASSPHRASE: "e2e-passphrase",
         PULUMI_HOME: join(dir, ".pulumi-home"),
@@ -73,7 +73,16 @@ export async function workspace(cluster: ClusterState, config: Record<string, un
         // the rollout steps' CLI must not pick up a developer's own cluster
         KUBECONFIG: join(dir, "no-ambient-kubeconfig"),
     };
-    const pulumiCommand = await PulumiCommand.get({ skipVersionCheck: true });
+    return { dir, envVars, pulumiCommand: await PulumiCommand.get({ skipVersionCheck: true }) };
+}
+
+/**
+ * A Pulumi project in a temporary directory running this repository's config-driven program
+ * (the root Pulumi.yaml's), with a file backend beside it. The kubeconfig goes in as a secret.
+ */
+export async function workspace(cluster: ClusterState, config: Record<string, unknown>): Promise<Workspace> {
+    toolchain();
+    const { dir, envVars, pulumiCommand } = await projectDir("kpm-e2e-");
     const ws = await LocalWorkspace.create({ workDir: dir, envVars, pulumiCommand });
     const stack = await LocalWorkspace.createOrSelectStack({ stackName: "e2e", workDir: dir }, { workDir: dir, envVars, pulumiCommand });
     void ws;
