@@ -43,6 +43,17 @@ function isNotFound(e: unknown): boolean {
     return (e as any)?.code === 404;
 }
 
+/** Creates an object; false when it already exists (the objects are content-addressed, so it is the same one). */
+async function createUnlessExists(create: () => Promise<unknown>): Promise<boolean> {
+    try {
+        await create();
+        return true;
+    } catch (e) {
+        if ((e as any)?.code === 409) return false;
+        throw e;
+    }
+}
+
 export function sleep(ms: number): Promise<void> {
     return new Promise((r) => setTimeout(r, ms));
 }
@@ -125,32 +136,26 @@ export class KubeProxyCluster extends Cluster {
         }
         const cmName = rolloutObjectName(this.names.configMap, target.hash);
         const labels = { [MARKS.managedByLabel]: MARKS.managedByValue, [MARKS.configLabel]: target.hash };
-        try {
-            await this.core.readNamespacedConfigMap({ name: cmName, namespace });
-        } catch (e) {
-            if (!isNotFound(e)) throw e;
-            await this.core.createNamespacedConfigMap({
+        const cmCreated = await createUnlessExists(() =>
+            this.core.createNamespacedConfigMap({
                 namespace,
                 fieldManager: FIELD_MANAGER,
                 body: { metadata: { name: cmName, namespace, labels }, data: { ...(inst.configMap.data ?? {}), [this.names.key]: target.config } },
-            });
-            log(`ConfigMap ${namespace}/${cmName}: created with the target configuration`);
-        }
+            }),
+        );
+        if (cmCreated) log(`ConfigMap ${namespace}/${cmName}: created with the target configuration`);
         const dsName = rolloutObjectName(this.names.daemonSet, target.hash);
-        try {
-            await this.apps.readNamespacedDaemonSet({ name: dsName, namespace });
-        } catch (e) {
-            if (!isNotFound(e)) throw e;
-            await this.apps.createNamespacedDaemonSet({
+        const dsCreated = await createUnlessExists(() =>
+            this.apps.createNamespacedDaemonSet({
                 namespace,
                 fieldManager: FIELD_MANAGER,
                 body: {
                     metadata: { name: dsName, namespace, labels: { ...(inst.daemonSet.metadata?.labels ?? {}), ...labels } },
                     spec: targetDaemonSetSpec(inst.originalSpec, { hash: target.hash, canonicalConfigMap: this.names.configMap }) as any,
                 },
-            });
-            log(`DaemonSet ${namespace}/${dsName}: created; it runs only on nodes labelled ${MARKS.configLabel}=${target.hash}`);
-        }
+            }),
+        );
+        if (dsCreated) log(`DaemonSet ${namespace}/${dsName}: created; it runs only on nodes labelled ${MARKS.configLabel}=${target.hash}`);
     }
 
     /** Puts a node on a configuration: a hash, "hold" (no kube-proxy) or null (the canonical DaemonSet). */
