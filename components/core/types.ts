@@ -5,6 +5,9 @@ export type ProxyMode = (typeof PROXY_MODES)[number];
 
 export type Severity = "error" | "warning" | "info";
 
+/** The Pulumi type token of the KubeProxyMode component (the policies recognise it by this). */
+export const KUBE_PROXY_MODE_TYPE = "kube-proxy-mode:index:KubeProxyMode";
+
 /**
  * One thing the engine wants a human to know: a violated rule (error), a risk
  * (warning) or a fact worth reading in review (info). `field` names the setting

@@ -10,14 +10,14 @@ import { decideMigration, type ClusterSnapshot, type Migration } from "../core/m
 import { effectiveMode } from "../core/config.js";
 import { configHash, type PoolSpec, type RolloutPlan } from "../core/plan.js";
 import { checkPromotion, gateRefusal, parsePromotion, promotionRecordSchema, promotionTarget, type PromotionRecord } from "../core/promotion.js";
-import type { Finding, ProxyMode } from "../core/types.js";
+import { KUBE_PROXY_MODE_TYPE, type Finding, type ProxyMode } from "../core/types.js";
 import type { ClusterAccess } from "../cluster/client.js";
 import { namesFor, type Names } from "../cluster/kubeProxy.js";
 import { readSnapshot } from "../cluster/snapshot.js";
 import { rolloutSpecSchema, verifySchema, type RolloutSpec } from "../rollout/spec.js";
 import { RolloutStep } from "./rolloutStep.js";
 
-export const KUBE_PROXY_MODE_TYPE = "kube-proxy-mode:index:KubeProxyMode";
+export { KUBE_PROXY_MODE_TYPE };
 
 export interface HookInput {
     name: pulumi.Input<string>;

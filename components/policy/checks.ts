@@ -1,0 +1,260 @@
+// The guard-rail policies, as functions of data: a stack's resources in, violations out. No I/O
+// and no Pulumi import: components/policy/policies.ts reads the engine's resources into this
+// shape and reports what comes back. Every configuration rule is the engine's own
+// (core/rules.ts); this module only finds the configurations a stack manages and says which
+// findings each policy stands for.
+import { CONFIG_KEYS, effectiveMode, parseKubeProxyConfiguration, pinnedMode } from "../core/config.js";
+import { FLAVORS, IPVS_TIMELINE, NFTABLES } from "../core/facts.js";
+import { checkConfiguration } from "../core/rules.js";
+import { KUBE_PROXY_MODE_TYPE, PROXY_MODES, type Finding } from "../core/types.js";
+import { parseKubeVersion, type KubeVersion } from "../core/versions.js";
+
+export const POLICY = {
+    pinned: "kube-proxy-mode-pinned",
+    ipvs: "kube-proxy-no-ipvs-past-removal",
+    gates: "kube-proxy-feature-gates-known",
+    ownership: "kube-proxy-config-through-component",
+} as const;
+export type PolicyName = (typeof POLICY)[keyof typeof POLICY];
+
+export const TYPES = {
+    configMap: "kubernetes:core/v1:ConfigMap",
+    configMapPatch: "kubernetes:core/v1:ConfigMapPatch",
+    daemonSet: "kubernetes:apps/v1:DaemonSet",
+    daemonSetPatch: "kubernetes:apps/v1:DaemonSetPatch",
+} as const;
+const CONFIG_MAP_TYPES: readonly string[] = [TYPES.configMap, TYPES.configMapPatch];
+const DAEMON_SET_TYPES: readonly string[] = [TYPES.daemonSet, TYPES.daemonSetPatch];
+
+/** One resource of the stack, with the fields the policies read, as plain data. */
+export interface StackResource {
+    urn: string;
+    type: string;
+    /** the Pulumi name */
+    name: string;
+    parentUrn?: string;
+    /** metadata.namespace / metadata.name of a Kubernetes object ("default" namespace when absent) */
+    namespace?: string;
+    objectName?: string;
+    /** ConfigMap data */
+    data?: Record<string, unknown>;
+    /** the containers' images of a DaemonSet */
+    images?: string[];
+    /** the fields that are not known yet (computed values during preview) */
+    unknown?: string[];
+}
+
+/** What a team may set in its policy pack config (`--policy-pack-config`). */
+export interface GuardrailConfig {
+    /** the cluster's Kubernetes release ("1.40", "v1.40.2"): the rules that depend on it need it */
+    kubernetesVersion?: string;
+    /** unknown feature-gate names become acceptable (a release newer than this tool knows) */
+    allowUnknownFeatureGates?: boolean;
+}
+
+export interface Violation {
+    policy: PolicyName;
+    urn: string;
+    message: string;
+}
+
+/** A KubeProxyConfiguration found in a ConfigMap (or a patch of one) the stack manages. */
+export interface ManagedConfiguration {
+    resource: StackResource;
+    key: string;
+    config?: Record<string, any>;
+    /** why the text could not be read, when it could not */
+    unreadable?: string;
+}
+
+const isKnownLocation = (namespace: string, name: string | undefined) =>
+    Object.values(FLAVORS).some((f) => f.namespace === namespace && f.configMap === name);
+
+/** "ConfigMapPatch kube-system/kube-proxy (data["config.conf"])": how a message names what it is about. */
+export function describe(r: StackResource, key?: string): string {
+    const kind = r.type.split(":").pop() ?? r.type;
+    const where = r.objectName ? `${r.namespace ?? "default"}/${r.objectName}` : `${r.name} (name assigned by Pulumi)`;
+    return `${kind} ${where}${key ? ` (data["${key}"])` : ""}`;
+}
+
+/**
+ * Every kube-proxy configuration in the stack: a ConfigMap or ConfigMapPatch data entry holding
+ * a KubeProxyConfiguration (found by its kind, wherever it lives), and the configuration keys
+ * of the ConfigMaps installers read (kube-system/kube-proxy, kube-system/kube-proxy-config) even
+ * when their text cannot be read.
+ */
+export function managedConfigurations(resources: readonly StackResource[]): ManagedConfiguration[] {
+    const out: ManagedConfiguration[] = [];
+    for (const r of resources) {
+        if (!CONFIG_MAP_TYPES.includes(r.type) || !r.data) continue;
+        const atKnownLocation = isKnownLocation(r.namespace ?? "default", r.objectName);
+        for (const [key, value] of Object.entries(r.data)) {
+            if (typeof value !== "string") continue;
+            const looksLikeOne = /\bkind:\s*["']?KubeProxyConfiguration\b|"kind"\s*:\s*"KubeProxyConfiguration"/.test(value);
+            const isConfigKey = atKnownLocation && (CONFIG_KEYS as readonly string[]).includes(key);
+            if (!looksLikeOne && !isConfigKey) continue;
+            try {
+                out.push({ resource: r, key, config: parseKubeProxyConfiguration(value, `${describe(r, key)}`) });
+            } catch (e) {
+                out.push({ resource: r, key, unreadable: (e as Error).message });
+            }
+        }
+    }
+    return out;
+}
+
+/** The cluster's release: the policy config first, then the image of a kube-proxy DaemonSet the stack manages. */
+export function clusterVersion(resources: readonly StackResource[], config: GuardrailConfig): { version?: KubeVersion; source: string; problem?: string } {
+    if (config.kubernetesVersion !== undefined) {
+        const version = parseKubeVersion(String(config.kubernetesVersion));
+        if (version) return { version, source: `kubernetesVersion ${config.kubernetesVersion} in the policy config` };
+        return { source: "the policy config", problem: `kubernetesVersion ${JSON.stringify(config.kubernetesVersion)} in the policy config is not a Kubernetes version (write it as 1.40 or v1.40.2)` };
+    }
+    for (const r of resources) {
+        if (!DAEMON_SET_TYPES.includes(r.type) || r.namespace !== FLAVORS.kubeadm.namespace || r.objectName !== FLAVORS.kubeadm.daemonSet) continue;
+        for (const image of r.images ?? []) {
+            const tag = /\/kube-proxy:(v?\d+\.\d+[^@\s]*)/.exec(image)?.[1];
+            const version = tag ? parseKubeVersion(tag) : undefined;
+            if (version) return { version, source: `the image ${image} of ${describe(r)}` };
+        }
+    }
+    return { source: "nowhere" };
+}
+
+/** A finding as one message: what is wrong, an optional note, then the fix. */
+function sentence(f: Finding, note = ""): string {
+    const stop = (t: string) => (/[.?!]$/.test(t) ? t : `${t}.`);
+    return stop(`${f.message}${note}`) + (f.fix ? ` Fix: ${stop(f.fix)}` : "");
+}
+const SET_VERSION = "set kubernetesVersion for this policy in the policy pack config (--policy-pack-config), or manage the kube-proxy DaemonSet in this stack";
+
+/** Every kube-proxy configuration a stack manages pins its mode to one kube-proxy knows. */
+export function checkModePinned(resources: readonly StackResource[]): Violation[] {
+    const out: Violation[] = [];
+    for (const c of managedConfigurations(resources)) {
+        const what = describe(c.resource, c.key);
+        if (!c.config) {
+            out.push({
+                policy: POLICY.pinned,
+                urn: c.resource.urn,
+                message: `${what} cannot be read as a KubeProxyConfiguration, so its mode cannot be checked: ${c.unreadable}. Fix: write a KubeProxyConfiguration (apiVersion kubeproxy.config.k8s.io/v1alpha1) with mode set`,
+            });
+            continue;
+        }
+        if (pinnedMode(c.config) !== undefined) continue;
+        const written = c.config.mode;
+        out.push({
+            policy: POLICY.pinned,
+            urn: c.resource.urn,
+            message:
+                written === undefined || written === null || written === ""
+                    ? `${what} does not pin the mode (mode: ${JSON.stringify(written ?? "")}): kube-proxy runs ${effectiveMode(c.config)} today and follows upstream's default when it changes. ` +
+                      `Fix: set mode: nftables (kernel ${NFTABLES.minKernel}+ on every node) or mode: iptables, or declare the mode with KubeProxyMode`
+                    : `${what} sets mode ${JSON.stringify(written)}, which kube-proxy does not know (it knows ${PROXY_MODES.join(", ")}). Fix: set mode: nftables or mode: iptables`,
+        });
+    }
+    return out;
+}
+
+/** No ipvs mode at or above the release where it stops working (1.40 without the gate, 1.43 at all). */
+export function checkIpvs(resources: readonly StackResource[], config: GuardrailConfig): Violation[] {
+    const out: Violation[] = [];
+    const cluster = clusterVersion(resources, config);
+    for (const c of managedConfigurations(resources)) {
+        if (!c.config || effectiveMode(c.config) !== "ipvs") continue;
+        const what = describe(c.resource, c.key);
+        if (!cluster.version) {
+            out.push({
+                policy: POLICY.ipvs,
+                urn: c.resource.urn,
+                message:
+                    `${what} runs ipvs mode, which stops working in Kubernetes ${IPVS_TIMELINE.gateDefaultOff} (off by default) and ${IPVS_TIMELINE.codeRemoved} (deleted), ` +
+                    `and this policy cannot tell the cluster's release${cluster.problem ? `: ${cluster.problem}` : ""}. Fix: ${SET_VERSION}; or move to nftables`,
+            });
+            continue;
+        }
+        const findings = checkConfiguration({ desired: { mode: "ipvs" }, version: cluster.version, result: c.config });
+        for (const f of findings.filter((f) => f.severity === "error" && f.code.startsWith("ipvs."))) {
+            out.push({ policy: POLICY.ipvs, urn: c.resource.urn, message: `${what}: ${sentence(f, ` (release from ${cluster.source})`)}` });
+        }
+    }
+    return out;
+}
+
+/** No feature gate kube-proxy would refuse: unknown names, locked gates set against their lock, broken dependencies. */
+export function checkFeatureGates(resources: readonly StackResource[], config: GuardrailConfig): Violation[] {
+    const out: Violation[] = [];
+    const cluster = clusterVersion(resources, config);
+    for (const c of managedConfigurations(resources)) {
+        if (!c.config || c.config.featureGates === undefined || c.config.featureGates === null) continue;
+        const what = describe(c.resource, c.key);
+        const findings = checkConfiguration({
+            desired: { mode: effectiveMode(c.config), allowUnknownFeatureGates: config.allowUnknownFeatureGates === true },
+            version: cluster.version,
+            result: c.config,
+        });
+        for (const f of findings.filter((f) => f.severity === "error" && f.code.startsWith("gate."))) {
+            const noVersion = cluster.version ? "" : ` (checked against the newest release this pack knows, because it cannot tell the cluster's: ${cluster.problem ?? SET_VERSION})`;
+            out.push({ policy: POLICY.gates, urn: c.resource.urn, message: `${what}: ${sentence(f, noVersion)}` });
+        }
+    }
+    return out;
+}
+
+/**
+ * No hand-written ConfigMap, or patch of the ConfigMap or DaemonSet, where a KubeProxyMode in the
+ * same stack manages kube-proxy: it would undo the pinned mode or race the rollout.
+ */
+export function checkOwnership(resources: readonly StackResource[]): Violation[] {
+    const byUrn = new Map(resources.map((r) => [r.urn, r]));
+    const components = resources.filter((r) => r.type === KUBE_PROXY_MODE_TYPE);
+    if (components.length === 0) return [];
+    const owner = (r: StackResource): StackResource | undefined => {
+        const seen = new Set<string>();
+        for (let p = r.parentUrn; p && !seen.has(p); p = byUrn.get(p)?.parentUrn) {
+            seen.add(p);
+            const parent = byUrn.get(p);
+            if (parent?.type === KUBE_PROXY_MODE_TYPE) return parent;
+        }
+        return undefined;
+    };
+    const key = (namespace: string | undefined, name: string | undefined) => `${namespace ?? "default"}/${name}`;
+    // what the components manage: the ConfigMaps their own children write, else the installers' defaults
+    const managed = new Map<string, StackResource>();
+    for (const r of resources) {
+        const o = owner(r);
+        if (o && CONFIG_MAP_TYPES.includes(r.type) && r.objectName) managed.set(key(r.namespace, r.objectName), o);
+    }
+    const fallback = components[0];
+    if (managed.size === 0) for (const f of Object.values(FLAVORS)) managed.set(key(f.namespace, f.configMap), fallback);
+    const daemonSets = new Set(Object.values(FLAVORS).map((f) => key(f.namespace, f.daemonSet)));
+
+    const out: Violation[] = [];
+    for (const r of resources) {
+        if (owner(r) || !r.objectName) continue;
+        const at = key(r.namespace, r.objectName);
+        const isConfig = CONFIG_MAP_TYPES.includes(r.type) && managed.has(at);
+        const isDaemonSet = DAEMON_SET_TYPES.includes(r.type) && daemonSets.has(at);
+        if (!isConfig && !isDaemonSet) continue;
+        const component = (isConfig ? managed.get(at) : undefined) ?? fallback;
+        out.push({
+            policy: POLICY.ownership,
+            urn: r.urn,
+            message:
+                `${describe(r)} is written outside KubeProxyMode "${component.name}" in the same stack, which manages kube-proxy there: ` +
+                (isConfig
+                    ? "it would undo the mode the component pins, or switch nodes before the component has verified them (the component writes this ConfigMap only after every pool is verified). "
+                    : "the component holds the installer's DaemonSet on OnDelete during a rollout and restores it afterwards; a patch of its own would race that. ") +
+                `Fix: remove this resource and set what it sets on KubeProxyMode "${component.name}" (mode, featureGates, nodePortAddresses, conntrack), or remove the component first`,
+        });
+    }
+    return out;
+}
+
+/** Every policy, by name (for the pack and for `kube-proxy-mode` users who want them as data). */
+export const CHECKS: Record<PolicyName, (resources: readonly StackResource[], config: GuardrailConfig) => Violation[]> = {
+    [POLICY.pinned]: (r) => checkModePinned(r),
+    [POLICY.ipvs]: checkIpvs,
+    [POLICY.gates]: checkFeatureGates,
+    [POLICY.ownership]: (r) => checkOwnership(r),
+};

@@ -1,0 +1,77 @@
+// The CrossGuard side of the guard rails: reads the engine's view of a stack into plain data and
+// reports what components/policy/checks.ts finds. Each policy is a stack policy (it needs the
+// whole stack: the cluster's release from a DaemonSet, which resources a KubeProxyMode owns).
+import { UnknownValueError, type PolicyResource, type StackValidationPolicy } from "@pulumi/policy";
+import { CHECKS, POLICY, TYPES, type GuardrailConfig, type PolicyName, type StackResource } from "./checks.js";
+
+const READS_K8S_OBJECT: readonly string[] = Object.values(TYPES);
+
+/** Reads one field, recording it as unknown when the engine does not know it yet (preview). */
+function read<T>(into: StackResource, field: string, get: () => T): T | undefined {
+    try {
+        return get();
+    } catch (e) {
+        if (e instanceof UnknownValueError) {
+            (into.unknown ??= []).push(field);
+            return undefined;
+        }
+        throw e;
+    }
+}
+
+/** The engine's resource as the pure checks read it. */
+export function toStackResource(r: PolicyResource): StackResource {
+    const out: StackResource = { urn: r.urn, type: r.type, name: r.name, parentUrn: r.parent?.urn };
+    if (!READS_K8S_OBJECT.includes(r.type)) return out;
+    const props = r.props;
+    out.namespace = read(out, "metadata.namespace", () => props.metadata?.namespace) ?? "default";
+    out.objectName = read(out, "metadata.name", () => props.metadata?.name);
+    if (r.type === TYPES.configMap || r.type === TYPES.configMapPatch) {
+        const data = read(out, "data", () => props.data);
+        if (data && typeof data === "object") {
+            out.data = {};
+            for (const key of Object.keys(data)) {
+                const value = read(out, `data.${key}`, () => data[key]);
+                if (value !== undefined) out.data[key] = value;
+            }
+        }
+    } else {
+        const containers = read(out, "spec.template.spec.containers", () => props.spec?.template?.spec?.containers);
+        if (Array.isArray(containers)) {
+            out.images = [];
+            containers.forEach((c, i) => {
+                const image = read(out, `spec.template.spec.containers[${i}].image`, () => c?.image);
+                if (typeof image === "string") out.images!.push(image);
+            });
+        }
+    }
+    return out;
+}
+
+const CONFIG_SCHEMA = {
+    properties: {
+        kubernetesVersion: { type: "string" as const, description: "the cluster's Kubernetes release (1.40, v1.40.2); read from a kube-proxy DaemonSet in the stack when absent" },
+        allowUnknownFeatureGates: { type: "boolean" as const, default: false, description: "accept feature-gate names this pack does not know (a newer release)" },
+    },
+};
+
+function policy(name: PolicyName, description: string, configurable: boolean): StackValidationPolicy {
+    return {
+        name,
+        description,
+        enforcementLevel: "mandatory",
+        ...(configurable ? { configSchema: CONFIG_SCHEMA } : {}),
+        validateStack: (args, reportViolation) => {
+            const config = configurable ? args.getConfig<GuardrailConfig>() : {};
+            for (const v of CHECKS[name](args.resources.map(toStackResource), config)) reportViolation(v.message, v.urn);
+        },
+    };
+}
+
+/** The four guard-rail policies, mandatory by default (a team may lower one in its pack config). */
+export const POLICIES: StackValidationPolicy[] = [
+    policy(POLICY.pinned, "Every kube-proxy configuration the stack manages pins its mode (an empty mode follows upstream's default when it changes).", false),
+    policy(POLICY.ipvs, "No ipvs mode at or above the Kubernetes release where it stops working (1.40 without the KubeProxyIPVS gate, 1.43 at all).", true),
+    policy(POLICY.gates, "No feature gate kube-proxy refuses at start: unknown names, locked gates set against their lock, broken dependencies.", true),
+    policy(POLICY.ownership, "No hand-written ConfigMap, or patch of kube-system/kube-proxy, beside a KubeProxyMode that manages kube-proxy in the same stack.", false),
+];

@@ -1,0 +1,110 @@
+// The guard-rail policy pack, run the way a team runs it: `pulumi preview --policy-pack` (the real
+// CLI and engine, a file backend) over stacks against the reference cluster. Each policy rejects
+// its bad case with a message that says how to fix it, and passes the good one; nothing in the
+// cluster changes.
+//
+// The pack is given as its executable launcher (components/policy/analyzer): the only Node.js
+// language host buildable here (v3.68.0) cannot start a policy directory (no RunPlugin), while
+// the CLI runs an executable pack directly (see README, "Guard-rail policies").
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { ClusterState } from "../../scripts/referenceCluster.js";
+import { POLICY } from "../../components/policy/checks.js";
+import { ROOT } from "../helpers.js";
+import { projectDir, resourceVersions, startCluster, stopCluster } from "./support.js";
+
+const PACK = join(ROOT, "components", "policy", "analyzer");
+
+interface Preview {
+    code: number | null;
+    output: string;
+    /** "policy (type: name)" of each violation the CLI listed */
+    violations: string[];
+}
+
+describe("@e2e guard-rail policy pack: pulumi preview --policy-pack on the reference cluster (kwok nodes)", function () {
+    this.timeout(600_000);
+    let cluster: ClusterState | undefined;
+    let project: Awaited<ReturnType<typeof projectDir>>;
+    let untouched: Record<string, string>;
+
+    async function pulumi(args: string[]): Promise<{ code: number | null; output: string }> {
+        return new Promise((resolve, reject) => {
+            const child = spawn("pulumi", [...args, "--non-interactive", "--cwd", project.dir], { env: project.envVars });
+            let output = "";
+            child.stdout.on("data", (d) => (output += d));
+            child.stderr.on("data", (d) => (output += d));
+            child.on("error", reject);
+            child.on("close", (code) => resolve({ code, output }));
+        });
+    }
+    async function preview(which: string, packConfig?: Record<string, unknown>): Promise<Preview> {
+        await pulumi(["config", "set", "guardrails:case", which]);
+        const args = ["preview", "--policy-pack", PACK];
+        if (packConfig) {
+            const file = join(project.dir, `policy-config-${which}.json`);
+            writeFileSync(file, JSON.stringify(packConfig));
+            args.push("--policy-pack-config", file);
+        }
+        const { code, output } = await pulumi(args);
+        const violations = [...output.matchAll(/- \[mandatory\]\s+(\S+)\s+\(([^)]+)\)/g)].map((m) => `${m[1]} (${m[2]})`);
+        return { code, output, violations };
+    }
+
+    before(async () => {
+        cluster = await startCluster({ nodes: "kwok", pools: [["canary", 1], ["workers", 2]] });
+        project = await projectDir("kpm-e2e-policy-");
+        writeFileSync(join(project.dir, "Pulumi.yaml"), "name: guardrails\nruntime: nodejs\nmain: dist/tests/e2e/programs/guardrails.js\n");
+        const init = await pulumi(["stack", "init", "e2e"]);
+        assert.equal(init.code, 0, init.output);
+        const set = await pulumi(["config", "set", "--secret", "guardrails:kubeconfig", readFileSync(cluster.kubeconfig, "utf8")]);
+        assert.equal(set.code, 0, set.output);
+        untouched = await resourceVersions(cluster);
+    });
+    after(async () => {
+        if (cluster) {
+            // every preview above left the cluster as it was
+            assert.deepEqual(await resourceVersions(cluster), untouched);
+        }
+        await stopCluster(cluster);
+        if (project) rmSync(project.dir, { recursive: true, force: true });
+    });
+
+    it(`${POLICY.pinned} and ${POLICY.gates}: kubeadm's unpinned mode and a misspelt gate are rejected, each naming its resource and the fix`, async () => {
+        const p = await preview("unpinned-and-misspelt", { [POLICY.gates]: { kubernetesVersion: "1.37" } });
+        assert.notEqual(p.code, 0, p.output);
+        assert.deepEqual(p.violations.sort(), [`${POLICY.gates} (kubernetes:core/v1:ConfigMap: gate-typo)`, `${POLICY.pinned} (kubernetes:core/v1:ConfigMapPatch: unpinned)`], p.output);
+        assert.match(p.output, /ConfigMapPatch kube-system\/kube-proxy \(data\["config.conf"\]\) does not pin the mode \(mode: ""\).*Fix: set mode: nftables/);
+        assert.match(p.output, /ConfigMap default\/kube-proxy-next \(data\["config.conf"\]\): NFTablesProxyMod is not a feature gate of Kubernetes 1\.37.*did you mean NFTablesProxyMode\? Fix: rename it to NFTablesProxyMode/);
+    });
+
+    it("the same stack with the mode pinned and the gate spelt right passes every policy", async () => {
+        const p = await preview("pinned");
+        assert.equal(p.code, 0, p.output);
+        assert.deepEqual(p.violations, []);
+        assert.match(p.output, /✅ kube-proxy-mode@v0\.1\.0 \(local: .*components\/policy\/analyzer\)/, "the pack ran and passed");
+    });
+
+    it(`${POLICY.ipvs}: kube-proxy upgraded to 1.40 while the configuration stays on ipvs is rejected (release read from the DaemonSet's image)`, async () => {
+        const p = await preview("upgrade-keeping-ipvs");
+        assert.notEqual(p.code, 0, p.output);
+        assert.deepEqual(p.violations, [`${POLICY.ipvs} (kubernetes:core/v1:ConfigMapPatch: still-ipvs)`], p.output);
+        assert.match(p.output, /kube-proxy 1\.40 exits in ipvs mode unless featureGates\.KubeProxyIPVS is true.*release from the image registry\.k8s\.io\/kube-proxy:v1\.40\.0 of DaemonSetPatch kube-system\/kube-proxy.*Fix: set mode to nftables or iptables/);
+        const gated = await preview("upgrade-keeping-ipvs-gated");
+        assert.equal(gated.code, 0, gated.output);
+        assert.deepEqual(gated.violations, []);
+    });
+
+    it(`${POLICY.ownership}: a hand-written patch of kube-system/kube-proxy beside KubeProxyMode is rejected; the component alone passes every policy`, async () => {
+        const alone = await preview("component");
+        assert.equal(alone.code, 0, alone.output);
+        assert.deepEqual(alone.violations, []);
+        assert.match(alone.output, /✅ kube-proxy-mode@v0\.1\.0/);
+        const bypass = await preview("component-and-by-hand");
+        assert.notEqual(bypass.code, 0, bypass.output);
+        assert.deepEqual(bypass.violations, [`${POLICY.ownership} (kubernetes:core/v1:ConfigMapPatch: by-hand)`], bypass.output);
+        assert.match(bypass.output, /ConfigMapPatch kube-system\/kube-proxy is written outside KubeProxyMode "kube-proxy" in the same stack.*Fix: remove this resource and set what it sets on KubeProxyMode "kube-proxy"/);
+    });
+});

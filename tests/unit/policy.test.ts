@@ -1,0 +1,209 @@
+// The guard-rail policies: the pure checks (a stack's resources in, violations out) for every
+// policy, passing and failing, and the CrossGuard adapter (unknown values during preview, the
+// pack's files). The real engine runs the pack in tests/e2e/policy.e2e.test.ts.
+import assert from "node:assert/strict";
+import { accessSync, constants, readFileSync } from "node:fs";
+import { join } from "node:path";
+import * as YAML from "yaml";
+import { unknownCheckingProxy } from "@pulumi/policy";
+import type { PolicyResource } from "@pulumi/policy";
+import {
+    checkFeatureGates,
+    checkIpvs,
+    checkModePinned,
+    checkOwnership,
+    clusterVersion,
+    managedConfigurations,
+    POLICY,
+    TYPES,
+    type StackResource,
+} from "../../components/policy/checks.js";
+import { POLICIES, toStackResource } from "../../components/policy/policies.js";
+import { KUBE_PROXY_MODE_TYPE } from "../../components/core/types.js";
+import { fixture, ROOT } from "../helpers.js";
+
+const kpc = (fields: Record<string, unknown>) => YAML.stringify({ apiVersion: "kubeproxy.config.k8s.io/v1alpha1", kind: "KubeProxyConfiguration", ...fields });
+let n = 0;
+function cm(fields: Partial<StackResource> & { config?: Record<string, unknown> }, key = "config.conf"): StackResource {
+    const { config, ...rest } = fields;
+    const name = rest.name ?? `cm-${++n}`;
+    return {
+        urn: `urn:pulumi:dev::p::${rest.type ?? TYPES.configMapPatch}::${name}`,
+        type: TYPES.configMapPatch,
+        name,
+        namespace: "kube-system",
+        objectName: "kube-proxy",
+        ...(config ? { data: { [key]: kpc(config) } } : {}),
+        ...rest,
+    };
+}
+const component = (name = "kube-proxy"): StackResource => ({ urn: `urn:pulumi:dev::p::${KUBE_PROXY_MODE_TYPE}::${name}`, type: KUBE_PROXY_MODE_TYPE, name });
+const daemonSet = (image: string): StackResource => ({ urn: "urn:ds", type: TYPES.daemonSetPatch, name: "ds", namespace: "kube-system", objectName: "kube-proxy", images: [image] });
+
+describe("policy kube-proxy-mode-pinned", () => {
+    it("rejects kubeadm's own unpinned ConfigMap (mode \"\") and says how to pin it", () => {
+        const real = YAML.parse(fixture("kubeadm/1.33/configmap.yaml"));
+        const v = checkModePinned([cm({ type: TYPES.configMap, data: real.data })]);
+        assert.equal(v.length, 1);
+        assert.equal(v[0].policy, POLICY.pinned);
+        assert.match(v[0].message, /^ConfigMap kube-system\/kube-proxy \(data\["config.conf"\]\) does not pin the mode \(mode: ""\): kube-proxy runs iptables today/);
+        assert.match(v[0].message, /Fix: set mode: nftables \(kernel 5\.13\+ on every node\) or mode: iptables, or declare the mode with KubeProxyMode/);
+    });
+    it("rejects a missing mode and a mode kube-proxy does not know", () => {
+        const v = checkModePinned([cm({ config: { clusterCIDR: "10.0.0.0/8" } }), cm({ objectName: "other", namespace: "team", config: { mode: "userspace" } })]);
+        assert.equal(v.length, 2);
+        assert.match(v[0].message, /does not pin the mode/);
+        assert.match(v[1].message, /^ConfigMapPatch team\/other \(data\["config.conf"\]\) sets mode "userspace", which kube-proxy does not know \(it knows iptables, ipvs, nftables\)/);
+    });
+    it("passes pinned configurations: kubeadm 1.37's (iptables) and EKS's (under data.config)", () => {
+        const kubeadm = YAML.parse(fixture("kubeadm/1.37/configmap.yaml"));
+        const eks = YAML.parse(fixture("eks/kube-proxy-config.yaml"));
+        assert.deepEqual(checkModePinned([cm({ type: TYPES.configMap, data: kubeadm.data }), cm({ objectName: "kube-proxy-config", data: eks.data })]), []);
+    });
+    it("finds a configuration by its kind anywhere, and reads the installers' keys even when unreadable", () => {
+        const found = managedConfigurations([
+            cm({ namespace: "platform", objectName: "kp-canary", data: { "kube-proxy.yaml": kpc({ mode: "" }), other: "kind: Something" } }),
+            cm({ data: { "config.conf": "mode: [unclosed" } }),
+            cm({ namespace: "default", objectName: "app", data: { "config.conf": "x: 1" } }),
+        ]);
+        assert.deepEqual(
+            found.map((f) => [f.resource.objectName, f.key, f.config ? "read" : "unreadable"]),
+            [
+                ["kp-canary", "kube-proxy.yaml", "read"],
+                ["kube-proxy", "config.conf", "unreadable"],
+            ],
+        );
+        const v = checkModePinned([cm({ data: { "config.conf": "mode: [unclosed" } })]);
+        assert.match(v[0].message, /cannot be read as a KubeProxyConfiguration, so its mode cannot be checked: .*not valid YAML/);
+    });
+});
+
+describe("policy kube-proxy-no-ipvs-past-removal", () => {
+    const ipvs = (extra: Record<string, unknown> = {}) => cm({ config: { mode: "ipvs", ...extra } });
+    it("rejects ipvs on 1.40 unless KubeProxyIPVS is true, naming where the release came from", () => {
+        const v = checkIpvs([ipvs()], { kubernetesVersion: "1.40" });
+        assert.equal(v.length, 1);
+        assert.match(v[0].message, /kube-proxy 1\.40 exits in ipvs mode unless featureGates\.KubeProxyIPVS is true.*\(release from kubernetesVersion 1\.40 in the policy config\)\. Fix: set mode to nftables or iptables/);
+        assert.deepEqual(checkIpvs([ipvs({ featureGates: { KubeProxyIPVS: true } })], { kubernetesVersion: "v1.41.3" }), []);
+    });
+    it("rejects ipvs on 1.43 even with the gate", () => {
+        const v = checkIpvs([ipvs({ featureGates: { KubeProxyIPVS: true } })], { kubernetesVersion: "1.43.0" });
+        assert.match(v[0].message, /ipvs mode does not exist in Kubernetes 1\.43/);
+    });
+    it("passes ipvs before 1.40 and other modes at any release", () => {
+        assert.deepEqual(checkIpvs([ipvs()], { kubernetesVersion: "1.37" }), []);
+        assert.deepEqual(checkIpvs([cm({ config: { mode: "nftables" } })], { kubernetesVersion: "1.45" }), []);
+    });
+    it("reads the release from a kube-proxy DaemonSet the stack manages", () => {
+        assert.equal(clusterVersion([daemonSet("registry.k8s.io/kube-proxy:v1.40.2")], {}).version?.release, "1.40");
+        const v = checkIpvs([ipvs(), daemonSet("registry.k8s.io/kube-proxy:v1.40.2")], {});
+        assert.match(v[0].message, /release from the image registry\.k8s\.io\/kube-proxy:v1\.40\.2 of DaemonSetPatch kube-system\/kube-proxy/);
+    });
+    it("rejects ipvs when it cannot tell the release, and says how to tell it", () => {
+        const v = checkIpvs([ipvs()], {});
+        assert.match(v[0].message, /runs ipvs mode, which stops working in Kubernetes 1\.40 .* and 1\.43 \(deleted\), and this policy cannot tell the cluster's release\. Fix: set kubernetesVersion for this policy in the policy pack config/);
+        const bad = checkIpvs([ipvs()], { kubernetesVersion: "forty" });
+        assert.match(bad[0].message, /kubernetesVersion "forty" in the policy config is not a Kubernetes version/);
+    });
+});
+
+describe("policy kube-proxy-feature-gates-known", () => {
+    const gated = (featureGates: Record<string, unknown>) => cm({ config: { mode: "nftables", featureGates } });
+    it("rejects an unknown gate and suggests the name meant", () => {
+        const v = checkFeatureGates([gated({ NFTablesProxyMod: true })], { kubernetesVersion: "1.37" });
+        assert.equal(v.length, 1);
+        assert.match(v[0].message, /NFTablesProxyMod is not a feature gate of Kubernetes 1\.37: kube-proxy refuses to start on an unknown gate; did you mean NFTablesProxyMode\? Fix: rename it to NFTablesProxyMode/);
+    });
+    it("checks against the cluster's own release: a gate removed since is fine on the release that had it", () => {
+        assert.deepEqual(checkFeatureGates([gated({ APIListChunking: true })], { kubernetesVersion: "1.29" }), []);
+        assert.match(checkFeatureGates([gated({ APIListChunking: true })], { kubernetesVersion: "1.37" })[0].message, /APIListChunking is not a feature gate of Kubernetes 1\.37/);
+        assert.match(checkFeatureGates([gated({ APIListChunking: true })], {})[0].message, /checked against the newest release this pack knows/);
+    });
+    it("rejects a locked gate set against its lock and a broken dependency", () => {
+        assert.match(checkFeatureGates([gated({ CPUManagerPolicyOptions: false })], { kubernetesVersion: "1.37" })[0].message, /locked to true in 1\.37.*Fix: remove featureGates\.CPUManagerPolicyOptions/);
+        assert.match(checkFeatureGates([gated({ ClusterTrustBundle: false, ClusterTrustBundleProjection: true })], { kubernetesVersion: "1.37" })[0].message, /ClusterTrustBundleProjection needs ClusterTrustBundle enabled/);
+    });
+    it("passes known gates, and unknown names when allowUnknownFeatureGates is set", () => {
+        assert.deepEqual(checkFeatureGates([gated({ NFTablesProxyMode: true, KubeProxyIPVS: true })], { kubernetesVersion: "1.37" }), []);
+        assert.deepEqual(checkFeatureGates([gated({ SomethingFrom1_45: true })], { kubernetesVersion: "1.45", allowUnknownFeatureGates: true }), []);
+    });
+});
+
+describe("policy kube-proxy-config-through-component", () => {
+    const own = (parent: StackResource, objectName = "kube-proxy"): StackResource => ({ ...cm({ name: "kube-proxy-canonical-config", objectName, config: { mode: "nftables" } }), parentUrn: parent.urn });
+    it("rejects a hand-written patch of the ConfigMap a KubeProxyMode in the stack manages, naming the component", () => {
+        const kp = component();
+        const handWritten = cm({ name: "by-hand", type: TYPES.configMap, config: { mode: "iptables" } });
+        const v = checkOwnership([kp, own(kp), handWritten]);
+        assert.equal(v.length, 1);
+        assert.equal(v[0].urn, handWritten.urn);
+        assert.match(v[0].message, /^ConfigMap kube-system\/kube-proxy is written outside KubeProxyMode "kube-proxy" in the same stack.*Fix: remove this resource and set what it sets on KubeProxyMode "kube-proxy"/);
+    });
+    it("rejects a hand-written patch of the kube-proxy DaemonSet", () => {
+        const kp = component();
+        const v = checkOwnership([kp, own(kp), daemonSet("registry.k8s.io/kube-proxy:v1.37.2")]);
+        assert.match(v[0].message, /DaemonSetPatch kube-system\/kube-proxy is written outside KubeProxyMode "kube-proxy".*OnDelete/);
+    });
+    it("passes the component's own resources (at any depth), other ConfigMaps, and stacks without the component", () => {
+        const kp = component();
+        const child: StackResource = { urn: "urn:child", type: "kube-proxy-mode:index:Nested", name: "nested", parentUrn: kp.urn };
+        const deep = { ...own(kp), parentUrn: child.urn };
+        assert.deepEqual(checkOwnership([kp, child, deep, cm({ objectName: "coredns", config: { mode: "nftables" } })]), []);
+        assert.deepEqual(checkOwnership([cm({ config: { mode: "iptables" } })]), []);
+    });
+    it("is about the ConfigMap the component manages: EKS's kube-proxy-config, not kubeadm's name", () => {
+        const kp = component();
+        assert.deepEqual(checkOwnership([kp, own(kp, "kube-proxy-config"), cm({ config: { mode: "iptables" } })]), []);
+        assert.equal(checkOwnership([kp, own(kp, "kube-proxy-config"), cm({ objectName: "kube-proxy-config", config: { mode: "iptables" } })]).length, 1);
+    });
+});
+
+describe("the policy pack as CrossGuard runs it", () => {
+    const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"; // the engine's unknown-string sentinel
+    const resource = (type: string, name: string, props: Record<string, any>, parent?: PolicyResource): PolicyResource =>
+        ({ type, name, urn: `urn:pulumi:dev::p::${type}::${name}`, props: unknownCheckingProxy(props), parent, opts: {} as any, dependencies: [], propertyDependencies: {} }) as unknown as PolicyResource;
+    function run(resources: PolicyResource[], config: Record<string, unknown> = {}) {
+        const out: { policy: string; urn?: string; message: string }[] = [];
+        for (const p of POLICIES) {
+            (p as any).validateStack({ resources, getConfig: () => config, stackTags: new Map(), notApplicable: () => undefined as never }, (message: string, urn?: string) => out.push({ policy: p.name, urn, message }));
+        }
+        return out;
+    }
+    it("has the four policies, mandatory, and the version and unknown-gate settings where they matter", () => {
+        assert.deepEqual(POLICIES.map((p) => [p.name, p.enforcementLevel, Object.keys(p.configSchema?.properties ?? {}).join(",")]), [
+            [POLICY.pinned, "mandatory", ""],
+            [POLICY.ipvs, "mandatory", "kubernetesVersion,allowUnknownFeatureGates"],
+            [POLICY.gates, "mandatory", "kubernetesVersion,allowUnknownFeatureGates"],
+            [POLICY.ownership, "mandatory", ""],
+        ]);
+    });
+    it("a value unknown during preview skips only what it hides; the rest of the stack is still checked", () => {
+        const computed = resource(TYPES.configMapPatch, "computed", { metadata: { name: "kube-proxy", namespace: "kube-system" }, data: { "config.conf": UNKNOWN } });
+        const bad = resource(TYPES.configMap, "bad", { metadata: { name: "kp", namespace: "team" }, data: { "config.conf": kpc({ mode: "" }) } });
+        assert.deepEqual(toStackResource(computed).unknown, ["data.config.conf"]);
+        const v = run([computed, bad]);
+        assert.deepEqual(v.map((x) => [x.policy, x.urn]), [[POLICY.pinned, bad.urn]]);
+    });
+    it("reads a DaemonSet's images and the parent chain from the engine's resources", () => {
+        const kp = resource(KUBE_PROXY_MODE_TYPE, "kube-proxy", {});
+        const ds = resource(TYPES.daemonSet, "ds", { metadata: { name: "kube-proxy", namespace: "kube-system" }, spec: { template: { spec: { containers: [{ image: "registry.k8s.io/kube-proxy:v1.43.1" }] } } } });
+        const mine = resource(TYPES.configMapPatch, "kube-proxy-canonical-config", { metadata: { name: "kube-proxy", namespace: "kube-system" }, data: { "config.conf": kpc({ mode: "ipvs" }) } }, kp);
+        assert.deepEqual(toStackResource(mine).parentUrn, kp.urn);
+        const v = run([kp, ds, mine]);
+        assert.deepEqual(v.map((x) => [x.policy, x.urn]), [
+            [POLICY.ipvs, mine.urn],
+            [POLICY.ownership, ds.urn],
+        ]);
+        assert.match(v[0].message, /does not exist in Kubernetes 1\.43/);
+    });
+    it("ships a runnable pack: PulumiPolicy.yaml, the package version the pack reports, an executable launcher", () => {
+        const dir = join(ROOT, "components", "policy");
+        assert.match(readFileSync(join(dir, "PulumiPolicy.yaml"), "utf8"), /^runtime: nodejs$/m);
+        const pack = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+        assert.equal(pack.version, JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version);
+        accessSync(join(dir, pack.main), constants.R_OK);
+        accessSync(join(dir, "analyzer"), constants.X_OK);
+        const root = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+        for (const f of ["PulumiPolicy.yaml", "package.json", "analyzer"]) assert.ok(root.files.includes(`components/policy/${f}`), `package.json files lists components/policy/${f}`);
+    });
+});
