@@ -8,6 +8,7 @@ import { FLAVORS, IPVS_TIMELINE, NFTABLES } from "../core/facts.js";
 import { checkConfiguration } from "../core/rules.js";
 import { KUBE_PROXY_MODE_TYPE, PROXY_MODES, type Finding } from "../core/types.js";
 import { parseKubeVersion, type KubeVersion } from "../core/versions.js";
+import * as YAML from "yaml";
 
 export const POLICY = {
     pinned: "kube-proxy-mode-pinned",
@@ -22,7 +23,13 @@ export const TYPES = {
     configMapPatch: "kubernetes:core/v1:ConfigMapPatch",
     daemonSet: "kubernetes:apps/v1:DaemonSet",
     daemonSetPatch: "kubernetes:apps/v1:DaemonSetPatch",
+    /** the EKS managed add-on, from the AWS provider and from AWS Native (pulumi-eks's Addon wraps the first) */
+    eksAddon: "aws:eks/addon:Addon",
+    eksAddonNative: "aws-native:eks:Addon",
 } as const;
+const EKS_ADDON_TYPES: readonly string[] = [TYPES.eksAddon, TYPES.eksAddonNative];
+/** the EKS add-on that runs kube-proxy */
+export const KUBE_PROXY_ADDON = "kube-proxy";
 const CONFIG_MAP_TYPES: readonly string[] = [TYPES.configMap, TYPES.configMapPatch];
 const DAEMON_SET_TYPES: readonly string[] = [TYPES.daemonSet, TYPES.daemonSetPatch];
 
@@ -40,6 +47,8 @@ export interface StackResource {
     data?: Record<string, unknown>;
     /** the containers' images of a DaemonSet */
     images?: string[];
+    /** an EKS managed add-on: addonName, addonVersion, configurationValues (a JSON or YAML string) */
+    addon?: { name?: string; version?: string; values?: string };
     /** the fields that are not known yet (computed values during preview) */
     unknown?: string[];
 }
@@ -61,7 +70,10 @@ export interface Violation {
 /** A KubeProxyConfiguration found in a ConfigMap (or a patch of one) the stack manages. */
 export interface ManagedConfiguration {
     resource: StackResource;
+    /** the ConfigMap data key, or "configurationValues" of an EKS add-on */
     key: string;
+    /** an EKS managed add-on's configurationValues rather than a KubeProxyConfiguration */
+    fromAddon?: boolean;
     config?: Record<string, any>;
     /** why the text could not be read, when it could not */
     unreadable?: string;
@@ -72,6 +84,7 @@ const isKnownLocation = (namespace: string, name: string | undefined) =>
 
 /** "ConfigMapPatch kube-system/kube-proxy (data["config.conf"])": how a message names what it is about. */
 export function describe(r: StackResource, key?: string): string {
+    if (EKS_ADDON_TYPES.includes(r.type)) return `EKS add-on ${r.addon?.name ?? "(unnamed)"} (${r.type} ${r.name})${key ? ` ${key}` : ""}`;
     const kind = r.type.split(":").pop() ?? r.type;
     const where = r.objectName ? `${r.namespace ?? "default"}/${r.objectName}` : `${r.name} (name assigned by Pulumi)`;
     return `${kind} ${where}${key ? ` (data["${key}"])` : ""}`;
@@ -86,6 +99,10 @@ export function describe(r: StackResource, key?: string): string {
 export function managedConfigurations(resources: readonly StackResource[]): ManagedConfiguration[] {
     const out: ManagedConfiguration[] = [];
     for (const r of resources) {
+        if (EKS_ADDON_TYPES.includes(r.type) && r.addon?.name === KUBE_PROXY_ADDON && !r.unknown?.includes("configurationValues")) {
+            out.push(addonConfiguration(r));
+            continue;
+        }
         if (!CONFIG_MAP_TYPES.includes(r.type) || !r.data) continue;
         const atKnownLocation = isKnownLocation(r.namespace ?? "default", r.objectName);
         for (const [key, value] of Object.entries(r.data)) {
@@ -103,7 +120,26 @@ export function managedConfigurations(resources: readonly StackResource[]): Mana
     return out;
 }
 
-/** The cluster's release: the policy config first, then the image of a kube-proxy DaemonSet the stack manages. */
+/**
+ * The kube-proxy add-on's configurationValues as the rules read a configuration: EKS applies
+ * `mode` and `ipvs.*` from them to kube-system/kube-proxy-config. No values, or none for mode,
+ * leaves the mode to the add-on's default.
+ */
+function addonConfiguration(r: StackResource): ManagedConfiguration {
+    const key = "configurationValues";
+    const text = r.addon?.values;
+    if (text === undefined || text.trim() === "") return { resource: r, key, fromAddon: true, config: {} };
+    let values: unknown;
+    try {
+        values = YAML.parse(text); // JSON is YAML; EKS takes either
+    } catch (e) {
+        return { resource: r, key, fromAddon: true, unreadable: `not JSON or YAML: ${(e as Error).message.split("\n")[0]}` };
+    }
+    if (typeof values !== "object" || values === null || Array.isArray(values)) return { resource: r, key, fromAddon: true, unreadable: "not a JSON object" };
+    return { resource: r, key, fromAddon: true, config: values as Record<string, any> };
+}
+
+/** The cluster's release: the policy config first, then the image of a kube-proxy DaemonSet the stack manages, then the kube-proxy add-on's version. */
 export function clusterVersion(resources: readonly StackResource[], config: GuardrailConfig): { version?: KubeVersion; source: string; problem?: string } {
     if (config.kubernetesVersion !== undefined) {
         const version = parseKubeVersion(String(config.kubernetesVersion));
@@ -117,6 +153,12 @@ export function clusterVersion(resources: readonly StackResource[], config: Guar
             const version = tag ? parseKubeVersion(tag) : undefined;
             if (version) return { version, source: `the image ${image} of ${describe(r)}` };
         }
+    }
+    for (const r of resources) {
+        if (!EKS_ADDON_TYPES.includes(r.type) || r.addon?.name !== KUBE_PROXY_ADDON || !r.addon.version) continue;
+        // "v1.40.0-eksbuild.1": the add-on's version is kube-proxy's
+        const version = parseKubeVersion(r.addon.version);
+        if (version) return { version, source: `addonVersion ${r.addon.version} of ${describe(r)}` };
     }
     return { source: "nowhere" };
 }
@@ -137,12 +179,24 @@ export function checkModePinned(resources: readonly StackResource[]): Violation[
             out.push({
                 policy: POLICY.pinned,
                 urn: c.resource.urn,
-                message: `${what} cannot be read as a KubeProxyConfiguration, so its mode cannot be checked: ${c.unreadable}. Fix: write a KubeProxyConfiguration (apiVersion kubeproxy.config.k8s.io/v1alpha1) with mode set`,
+                message: c.fromAddon
+                    ? `${what} cannot be read, so its mode cannot be checked: ${c.unreadable}. Fix: give configurationValues as a JSON object with mode, e.g. {"mode":"nftables"}`
+                    : `${what} cannot be read as a KubeProxyConfiguration, so its mode cannot be checked: ${c.unreadable}. Fix: write a KubeProxyConfiguration (apiVersion kubeproxy.config.k8s.io/v1alpha1) with mode set`,
             });
             continue;
         }
         if (pinnedMode(c.config) !== undefined) continue;
         const written = c.config.mode;
+        if (c.fromAddon && (written === undefined || written === null || written === "")) {
+            out.push({
+                policy: POLICY.pinned,
+                urn: c.resource.urn,
+                message:
+                    `${what} does not set mode: kube-proxy runs whatever the add-on version defaults to (iptables today), and that can change with an add-on upgrade. ` +
+                    `Fix: set configurationValues to JSON with mode, e.g. {"mode":"nftables"} (kernel ${NFTABLES.minKernel}+ on every node) or {"mode":"iptables"}, or declare the mode with KubeProxyMode (target flavor eks)`,
+            });
+            continue;
+        }
         out.push({
             policy: POLICY.pinned,
             urn: c.resource.urn,
@@ -150,7 +204,7 @@ export function checkModePinned(resources: readonly StackResource[]): Violation[
                 written === undefined || written === null || written === ""
                     ? `${what} does not pin the mode (mode: ${JSON.stringify(written ?? "")}): kube-proxy runs ${effectiveMode(c.config)} today and follows upstream's default when it changes. ` +
                       `Fix: set mode: nftables (kernel ${NFTABLES.minKernel}+ on every node) or mode: iptables, or declare the mode with KubeProxyMode`
-                    : `${what} sets mode ${JSON.stringify(written)}, which kube-proxy does not know (it knows ${PROXY_MODES.join(", ")}). Fix: set mode: nftables or mode: iptables`,
+                    : `${what} sets mode ${JSON.stringify(written)}, which kube-proxy does not know (it knows ${PROXY_MODES.join(", ")}). Fix: set mode to nftables or iptables`,
         });
     }
     return out;
@@ -230,6 +284,18 @@ export function checkOwnership(resources: readonly StackResource[]): Violation[]
     const daemonSets = new Set(Object.values(FLAVORS).map((f) => key(f.namespace, f.daemonSet)));
 
     const out: Violation[] = [];
+    // the EKS add-on applies its configurationValues to kube-proxy-config itself
+    for (const c of managedConfigurations(resources)) {
+        if (!c.fromAddon || owner(c.resource) || !c.config || !("mode" in c.config || "ipvs" in c.config)) continue;
+        out.push({
+            policy: POLICY.ownership,
+            urn: c.resource.urn,
+            message:
+                `${describe(c.resource)} sets ${"mode" in c.config ? "mode" : "ipvs"} in configurationValues beside KubeProxyMode "${fallback.name}" in the same stack: ` +
+                "EKS applies these values to kube-system/kube-proxy-config when the add-on is created or updated, which would undo the component's configuration or switch nodes it has not verified. " +
+                `Fix: remove mode and ipvs from the add-on's configurationValues and set the mode on KubeProxyMode "${fallback.name}" (target flavor eks)`,
+        });
+    }
     for (const r of resources) {
         if (owner(r) || !r.objectName) continue;
         const at = key(r.namespace, r.objectName);

@@ -4,7 +4,8 @@
 import { UnknownValueError, type PolicyResource, type StackValidationPolicy } from "@pulumi/policy";
 import { CHECKS, POLICY, TYPES, type GuardrailConfig, type PolicyName, type StackResource } from "./checks.js";
 
-const READS_K8S_OBJECT: readonly string[] = Object.values(TYPES);
+const READS_K8S_OBJECT: readonly string[] = [TYPES.configMap, TYPES.configMapPatch, TYPES.daemonSet, TYPES.daemonSetPatch];
+const EKS_ADDON: readonly string[] = [TYPES.eksAddon, TYPES.eksAddonNative];
 
 /** Reads one field, recording it as unknown when the engine does not know it yet (preview). */
 function read<T>(into: StackResource, field: string, get: () => T): T | undefined {
@@ -22,8 +23,17 @@ function read<T>(into: StackResource, field: string, get: () => T): T | undefine
 /** The engine's resource as the pure checks read it. */
 export function toStackResource(r: PolicyResource): StackResource {
     const out: StackResource = { urn: r.urn, type: r.type, name: r.name, parentUrn: r.parent?.urn };
-    if (!READS_K8S_OBJECT.includes(r.type)) return out;
     const props = r.props;
+    if (EKS_ADDON.includes(r.type)) {
+        const text = (v: unknown) => (typeof v === "string" ? v : undefined);
+        out.addon = {
+            name: text(read(out, "addonName", () => props.addonName)),
+            version: text(read(out, "addonVersion", () => props.addonVersion)),
+            values: text(read(out, "configurationValues", () => props.configurationValues)),
+        };
+        return out;
+    }
+    if (!READS_K8S_OBJECT.includes(r.type)) return out;
     out.namespace = read(out, "metadata.namespace", () => props.metadata?.namespace) ?? "default";
     out.objectName = read(out, "metadata.name", () => props.metadata?.name);
     if (r.type === TYPES.configMap || r.type === TYPES.configMapPatch) {

@@ -158,6 +158,36 @@ describe("policy kube-proxy-config-through-component", () => {
     });
 });
 
+describe("the EKS managed add-on (kube-proxy's configurationValues)", () => {
+    const addon = (values?: string, version = "v1.40.0-eksbuild.1", parentUrn?: string): StackResource => ({
+        urn: `urn:pulumi:dev::p::${TYPES.eksAddon}::kube-proxy-${++n}`,
+        type: TYPES.eksAddon,
+        name: "kube-proxy",
+        parentUrn,
+        addon: { name: "kube-proxy", version, values },
+    });
+    it("an add-on without mode is not pinned; with mode it is", () => {
+        const v = checkModePinned([addon(undefined), addon(JSON.stringify({ ipvs: { scheduler: "rr" } }))]);
+        assert.equal(v.length, 2);
+        assert.match(v[0].message, /^EKS add-on kube-proxy \(aws:eks\/addon:Addon kube-proxy\) configurationValues does not set mode: kube-proxy runs whatever the add-on version defaults to .* Fix: set configurationValues to JSON with mode, e\.g\. \{"mode":"nftables"\}/);
+        assert.deepEqual(checkModePinned([addon('{"mode":"nftables"}'), addon("mode: iptables")]), []);
+        assert.match(checkModePinned([addon("{not json")])[0].message, /cannot be read, so its mode cannot be checked: not JSON or YAML/);
+        assert.deepEqual(checkModePinned([{ ...addon(undefined), addon: { name: "vpc-cni" } }]), [], "other add-ons are not kube-proxy");
+    });
+    it("ipvs in the add-on is judged against the add-on's own version", () => {
+        const v = checkIpvs([addon(JSON.stringify({ mode: "ipvs", ipvs: { scheduler: "rr" } }))], {});
+        assert.match(v[0].message, /kube-proxy 1\.40 exits in ipvs mode .*release from addonVersion v1\.40\.0-eksbuild\.1 of EKS add-on kube-proxy/);
+        assert.deepEqual(checkIpvs([addon('{"mode":"ipvs"}', "v1.33.0-eksbuild.1")], {}), []);
+    });
+    it("an add-on setting mode beside KubeProxyMode is rejected; one leaving mode to the component passes", () => {
+        const kp = component();
+        const v = checkOwnership([kp, addon('{"mode":"iptables"}')]);
+        assert.equal(v.length, 1);
+        assert.match(v[0].message, /sets mode in configurationValues beside KubeProxyMode "kube-proxy".*Fix: remove mode and ipvs from the add-on's configurationValues/);
+        assert.deepEqual(checkOwnership([kp, addon(undefined), addon('{"resources":{"limits":{"memory":"128Mi"}}}')]), []);
+    });
+});
+
 describe("the policy pack as CrossGuard runs it", () => {
     const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"; // the engine's unknown-string sentinel
     const resource = (type: string, name: string, props: Record<string, any>, parent?: PolicyResource): PolicyResource =>
@@ -195,6 +225,14 @@ describe("the policy pack as CrossGuard runs it", () => {
             [POLICY.ownership, ds.urn],
         ]);
         assert.match(v[0].message, /does not exist in Kubernetes 1\.43/);
+    });
+    it("reads an EKS add-on's name, version and values; an unknown configurationValues skips only that add-on", () => {
+        const known = resource(TYPES.eksAddon, "kube-proxy", { addonName: "kube-proxy", addonVersion: "v1.43.0-eksbuild.1", configurationValues: '{"mode":"ipvs"}' });
+        assert.deepEqual(toStackResource(known).addon, { name: "kube-proxy", version: "v1.43.0-eksbuild.1", values: '{"mode":"ipvs"}' });
+        assert.deepEqual(run([known]).map((x) => x.policy), [POLICY.ipvs]);
+        const computed = resource(TYPES.eksAddonNative, "kp", { addonName: "kube-proxy", configurationValues: UNKNOWN });
+        assert.deepEqual(toStackResource(computed).unknown, ["configurationValues"]);
+        assert.deepEqual(run([computed]), []);
     });
     it("ships a runnable pack: PulumiPolicy.yaml, the package version the pack reports, an executable launcher", () => {
         const dir = join(ROOT, "components", "policy");
