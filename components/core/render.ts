@@ -17,14 +17,40 @@ function same(a: unknown, b: unknown): boolean {
  * The edits that take `current` to what `desired` asks, with a reason for each, plus
  * findings about conflicts the edits could not settle. Pure: plain data in, data out.
  */
-export function planConfigChanges(current: Record<string, any>, desired: DesiredSettings): { changes: Change[]; findings: Finding[] } {
+// The memory of a move out of ipvs: each ipvs-only value it resets is kept in a comment beside
+// the reset value, in the configuration itself, so a move back to ipvs (a rollback) restores it.
+const MEMORY = (value: unknown) => `kube-proxy-mode: was ${JSON.stringify(value)} in ipvs mode, restored on a move back to ipvs`;
+const MEMORY_PATTERN = /(?:^|;\s*)kube-proxy-mode: was (.*) in ipvs mode, restored on a move back to ipvs$/;
+
+/** The ipvs-only values an earlier move out of ipvs reset, read back from their comments. */
+export function rememberedIpvsSettings(text: string): Record<string, unknown> {
+    const doc = YAML.parseDocument(text);
+    const out: Record<string, unknown> = {};
+    for (const path of Object.keys(IPVS_ONLY_SETTINGS)) {
+        const node = doc.getIn(path.split("."), true) as YAML.Node | undefined;
+        const m = typeof node?.comment === "string" ? MEMORY_PATTERN.exec(node.comment.trim()) : null;
+        if (!m) continue;
+        try {
+            out[path] = JSON.parse(m[1]);
+        } catch {
+            // a comment edited by hand into something else is not a memory
+        }
+    }
+    return out;
+}
+
+/**
+ * The edits that take `current` to what `desired` asks. `remembered` holds the ipvs-only values
+ * an earlier move out of ipvs reset (rememberedIpvsSettings); a move back to ipvs restores them.
+ */
+export function planConfigChanges(current: Record<string, any>, desired: DesiredSettings, remembered: Record<string, unknown> = {}): { changes: Change[]; findings: Finding[] } {
     const changes: Change[] = [];
     const findings: Finding[] = [];
     const from = effectiveMode(current);
     const to = desired.mode;
-    const set = (path: string, value: unknown, reason: string) => {
+    const set = (path: string, value: unknown, reason: string, remember?: string | null) => {
         const was = getPath(current, path);
-        if (!same(was, value)) changes.push({ path, from: was ?? null, to: value, reason });
+        if (!same(was, value)) changes.push({ path, from: was ?? null, to: value, reason, ...(remember !== undefined ? { remember } : {}) });
     };
 
     if (current.mode !== to) {
@@ -74,7 +100,12 @@ export function planConfigChanges(current: Record<string, any>, desired: Desired
         for (const [path, { zero, why }] of Object.entries(IPVS_ONLY_SETTINGS)) {
             const value = getPath(current, path);
             if (isZeroValue(value)) continue;
-            set(path, zero, `dead configuration outside ipvs mode: ${why}`);
+            set(path, zero, `dead configuration outside ipvs mode: ${why} (the value is kept in a comment beside it, and restored on a move back to ipvs)`, MEMORY(value));
+        }
+    } else if (from !== "ipvs") {
+        for (const [path, value] of Object.entries(remembered)) {
+            if (!(path in IPVS_ONLY_SETTINGS) || !isZeroValue(getPath(current, path))) continue;
+            set(path, value, `restored: ${path} was ${JSON.stringify(value)} before this cluster left ipvs mode (kept in a comment beside it)`, null);
         }
     }
     return { changes, findings };
@@ -86,7 +117,7 @@ function isSortedMap(map: YAML.YAMLMap): boolean {
 }
 
 /** Sets one dotted path in a YAML document, keeping comments, order and styles elsewhere. */
-function setInDocument(doc: YAML.Document, path: string, value: unknown): void {
+function setInDocument(doc: YAML.Document, path: string, value: unknown, remember?: string | null): void {
     const parts = path.split(".");
     let map = doc.contents as YAML.YAMLMap;
     for (const part of parts.slice(0, -1)) {
@@ -116,6 +147,14 @@ function setInDocument(doc: YAML.Document, path: string, value: unknown): void {
     } else {
         insertPair(map, doc.createPair(leaf, node) as YAML.Pair<any, any>);
     }
+    if (remember !== undefined) node.comment = withMemory(node.comment, remember);
+}
+
+/** A value's comment with the memory set (a string) or taken out (null); the user's own words stay. */
+function withMemory(comment: string | null | undefined, remember: string | null): string | undefined {
+    const own = (comment ?? "").trim().replace(MEMORY_PATTERN, "").replace(/;\s*$/, "").trim();
+    const text = [own, remember ?? ""].filter((t) => t !== "").join("; ");
+    return text === "" ? undefined : ` ${text}`;
 }
 
 function insertPair(map: YAML.YAMLMap, pair: YAML.Pair<any, any>): void {
@@ -145,7 +184,7 @@ function indentsSequences(text: string): boolean {
 export function applyChanges(text: string, changes: readonly Change[]): string {
     if (changes.length === 0) return text;
     const doc = YAML.parseDocument(text);
-    for (const c of changes) setInDocument(doc, c.path, c.to);
+    for (const c of changes) setInDocument(doc, c.path, c.to, c.remember);
     const out = doc.toString({ lineWidth: 0, minContentWidth: 0, indentSeq: indentsSequences(text) });
     // a ConfigMap value written with |- has no final newline: keep the text's own ending
     return text.endsWith("\n") ? out : out.replace(/\n+$/, "");
@@ -175,7 +214,7 @@ export function explainDiff(before: string, after: string, name = "config.conf")
  */
 export function renderConfiguration(current: CurrentConfig, desired: DesiredSettings, version?: KubeVersion): Rendered {
     const v = version ?? (desired.kubernetesVersion ? parseKubeVersion(desired.kubernetesVersion) : undefined);
-    const planned = planConfigChanges(current.config, desired);
+    const planned = planConfigChanges(current.config, desired, rememberedIpvsSettings(current.text));
     const config = applyChanges(current.text, planned.changes);
     const after = parseKubeProxyConfiguration(config, "the rendered configuration");
     const findings = [...planned.findings, ...checkConfiguration({ desired, version: v, current: current.config, result: after })];

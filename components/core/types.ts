@@ -30,6 +30,11 @@ export interface Change {
     from: unknown;
     to: unknown;
     reason: string;
+    /**
+     * What the configuration keeps in a comment beside the new value (the ipvs-only settings a
+     * move out of ipvs resets, so a move back can restore them); null removes that memory.
+     */
+    remember?: string | null;
 }
 
 /** What the user asks for: the settings this tool owns. */

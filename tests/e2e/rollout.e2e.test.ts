@@ -180,16 +180,21 @@ describe("@e2e KubeProxyMode on the reference cluster " + KWOK, function () {
         assert.deepEqual(await nodeSpecsAndLabels(cluster), nodesBefore);
     });
 
-    it("rollback is two commands: set the mode back, up; every node returns to the old configuration " + KWOK, async () => {
+    it("rollback is two commands: set the mode back, up; every node returns to the old configuration, ipvs settings included " + KWOK, async () => {
         cluster = await startCluster();
         ws = await workspace(cluster, NFT);
         const original = await canonical(cluster);
+        assert.match(original.config, /^ {2}scheduler: lc$/m, "the reference cluster starts with scheduler lc");
         await ws.stack.up({ onOutput });
-        assert.match((await canonical(cluster)).config, /^mode: nftables$/m);
+        const moved = (await canonical(cluster)).config;
+        assert.match(moved, /^mode: nftables$/m);
+        assert.match(moved, /^ {2}strictARP: false # kube-proxy-mode: was true in ipvs mode, restored on a move back to ipvs$/m);
         await ws.setConfig({ mode: "ipvs", nodePortAddresses: undefined });
         await ws.stack.up({ onOutput });
         const back = await canonical(cluster);
         assert.match(back.config, /^mode: ipvs$/m);
+        assert.match(back.config, /^ {2}scheduler: lc\n/m, "the scheduler the move reset is back");
+        assert.match(back.config, /^ {2}strictARP: true\n/m, "strictARP (MetalLB needs it in ipvs mode) is back");
         assert.deepEqual(back.ds.spec!.template, original.ds.spec!.template);
         assert.ok(back.nodes.every((n) => !n.metadata!.labels?.[MARKS.configLabel] && !n.spec?.unschedulable));
     });

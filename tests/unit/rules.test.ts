@@ -7,11 +7,13 @@ import {
     parseCurrentConfig,
     parseKernelVersion,
     parseKubeVersion,
+    rememberedIpvsSettings,
     renderConfiguration,
     validateDesired,
     type DesiredSettings,
     type Finding,
 } from "../../components/core/index.js";
+import { fixture } from "../helpers.js";
 
 function config(fields: Record<string, unknown>): string {
     return YAML.stringify({ apiVersion: "kubeproxy.config.k8s.io/v1alpha1", kind: "KubeProxyConfiguration", ...fields });
@@ -242,6 +244,52 @@ describe("rule: ipvs-only settings are dead outside ipvs mode", () => {
     it("staying in ipvs keeps the scheduler", () => {
         const r = render({ mode: "ipvs", ipvs: { scheduler: "lc" } }, { mode: "ipvs", kubernetesVersion: "1.37" });
         assert.equal(r.after.ipvs.scheduler, "lc");
+    });
+});
+
+describe("the way back to ipvs: reset ipvs-only values are remembered in the configuration and restored", () => {
+    const ipvs137 = () => parseCurrentConfig(fixture("kubeadm/1.37-ipvs/configmap.yaml"));
+    const again = (text: string, desired: DesiredSettings) => renderConfiguration(parseCurrentConfig(text), desired);
+    it("kubeadm 1.37 on ipvs (scheduler lc, strictARP) -> nftables -> ipvs restores both, and the memory goes with the restore", () => {
+        const out = renderConfiguration(ipvs137(), { mode: "nftables", kubernetesVersion: "1.37" });
+        assert.equal(out.after.ipvs.scheduler, "");
+        assert.match(out.config, /^ {2}scheduler: "" # kube-proxy-mode: was "lc" in ipvs mode, restored on a move back to ipvs$/m);
+        assert.deepEqual(rememberedIpvsSettings(out.config), { "ipvs.scheduler": "lc", "ipvs.strictARP": true });
+        const back = again(out.config, { mode: "ipvs", kubernetesVersion: "1.37" });
+        assert.equal(back.after.ipvs.scheduler, "lc");
+        assert.equal(back.after.ipvs.strictARP, true);
+        assert.match(back.changes.find((c) => c.path === "ipvs.strictARP")!.reason, /^restored: ipvs.strictARP was true before this cluster left ipvs mode/);
+        assert.deepEqual(rememberedIpvsSettings(back.config), {});
+        assert.doesNotMatch(back.config, /kube-proxy-mode: was/);
+        // and the round trip lands on kube-proxy's own data of the start (the carried nftables block aside)
+        const { nftables: _n, ...start } = ipvs137().config;
+        const { nftables: _m, ...end } = back.after;
+        assert.deepEqual(end, start);
+    });
+    it("the memory survives renders that stay out of ipvs (nftables -> iptables -> ipvs still restores)", () => {
+        const nft = renderConfiguration(ipvs137(), { mode: "nftables", kubernetesVersion: "1.37" });
+        assert.equal(again(nft.config, { mode: "nftables", kubernetesVersion: "1.37" }).config, nft.config, "idempotent, memory kept");
+        const ipt = again(nft.config, { mode: "iptables", kubernetesVersion: "1.37" });
+        assert.deepEqual(rememberedIpvsSettings(ipt.config), { "ipvs.scheduler": "lc", "ipvs.strictARP": true });
+        assert.equal(again(ipt.config, { mode: "ipvs", kubernetesVersion: "1.37" }).after.ipvs.scheduler, "lc");
+    });
+    it("a value set by hand since is not overwritten; the user's own comment stays; an edited memory is not trusted", () => {
+        const text = [
+            "apiVersion: kubeproxy.config.k8s.io/v1alpha1",
+            "kind: KubeProxyConfiguration",
+            "mode: nftables",
+            "ipvs:",
+            '  scheduler: rr # round robin; kube-proxy-mode: was "lc" in ipvs mode, restored on a move back to ipvs',
+            "  strictARP: false # MetalLB; kube-proxy-mode: was tru in ipvs mode, restored on a move back to ipvs",
+            "",
+        ].join("\n");
+        assert.deepEqual(rememberedIpvsSettings(text), { "ipvs.scheduler": "lc" }, "`tru` is not JSON: no memory");
+        const back = again(text, { mode: "ipvs", kubernetesVersion: "1.37" });
+        assert.equal(back.after.ipvs.scheduler, "rr", "set by hand since: kept");
+        assert.equal(back.after.ipvs.strictARP, false);
+        const out = renderConfiguration(parseCurrentConfig(config({ mode: "ipvs", ipvs: { scheduler: "lc" } }).replace("scheduler: lc", "scheduler: lc # least connections")), { mode: "nftables", kubernetesVersion: "1.37" });
+        assert.match(out.config, /scheduler: "" # least connections; kube-proxy-mode: was "lc" in ipvs mode/);
+        assert.match(again(out.config, { mode: "ipvs", kubernetesVersion: "1.37" }).config, /scheduler: lc # least connections\n/);
     });
 });
 
