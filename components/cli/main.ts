@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { InputError } from "../core/types.js";
+import { policyPackCommand } from "./commands/policyPack.js";
 import { precheckCommand } from "./commands/precheck.js";
 import { promoteCommand } from "./commands/promote.js";
 import { renderCommand } from "./commands/render.js";
@@ -23,6 +24,7 @@ const COMMANDS: Record<string, Command> = {
     verify: { run: verifyCommand, summary: "run the built-in checks on one node" },
     cleanup: { run: cleanupCommand, summary: "remove ipvs leftovers from one node" },
     promote: { run: promoteCommand, summary: "preview stacks (dev,staging,prod), then apply them in order; one summary table" },
+    "policy-pack": { run: policyPackCommand, summary: "where the guard-rail policy pack is (for pulumi preview --policy-pack)" },
 };
 
 export function registerCommand(name: string, command: Command): void {

@@ -12,10 +12,11 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { POLICY } from "../../components/policy/checks.js";
-import { ROOT } from "../helpers.js";
+import { runCli } from "../helpers.js";
 import { projectDir, resourceVersions, startCluster, stopCluster } from "./support.js";
 
-const PACK = join(ROOT, "components", "policy", "analyzer");
+// where a user finds it: `kube-proxy-mode policy-pack --launcher`
+const PACK = runCli(["policy-pack", "--launcher"]).stdout.trim();
 
 interface Preview {
     code: number | null;
@@ -54,6 +55,7 @@ describe("@e2e guard-rail policy pack: pulumi preview --policy-pack on the refer
     }
 
     before(async () => {
+        assert.match(PACK, /components\/policy\/analyzer$/);
         cluster = await startCluster({ nodes: "kwok", pools: [["canary", 1], ["workers", 2]] });
         project = await projectDir("kpm-e2e-policy-");
         writeFileSync(join(project.dir, "Pulumi.yaml"), "name: guardrails\nruntime: nodejs\nmain: dist/tests/e2e/programs/guardrails.js\n");

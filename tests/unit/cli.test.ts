@@ -1,12 +1,29 @@
 // The built binary, as a user runs it: stdout, stderr and exit codes.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FIXTURES, fixture, runCli } from "../helpers.js";
+import { FIXTURES, ROOT, fixture, runCli } from "../helpers.js";
 
 const KUBEADM = join(FIXTURES, "kubeadm/1.37/configmap.yaml");
 const KUBEADM_IPVS = join(FIXTURES, "kubeadm/1.37-ipvs/configmap.yaml");
 
 describe("kube-proxy-mode CLI", () => {
+    describe("policy-pack", () => {
+        it("prints the pack's directory, its launcher, or both with the policies as JSON", () => {
+            const dir = runCli(["policy-pack"]);
+            assert.equal(dir.code, 0, dir.stderr);
+            assert.equal(dir.stdout.trim(), join(ROOT, "components", "policy"));
+            assert.equal(runCli(["policy-pack", "--launcher"]).stdout.trim(), join(ROOT, "components", "policy", "analyzer"));
+            const json = JSON.parse(runCli(["policy-pack", "--json"]).stdout);
+            assert.deepEqual(
+                json.policies.map((p: { name: string; config: string[] }) => `${p.name}:${p.config.join(",")}`),
+                ["kube-proxy-mode-pinned:", "kube-proxy-no-ipvs-past-removal:kubernetesVersion,allowUnknownFeatureGates", "kube-proxy-feature-gates-known:kubernetesVersion,allowUnknownFeatureGates", "kube-proxy-config-through-component:"],
+            );
+            const bad = runCli(["policy-pack", "--dir"]);
+            assert.equal(bad.code, 2);
+            assert.match(bad.stderr, /^policy-pack: Unknown option '--dir'; see kube-proxy-mode policy-pack --help/);
+        });
+    });
+
     describe("render", () => {
         it("reads the ConfigMap from stdin and prints a minimal unified diff; changes and warnings go to stderr", () => {
             const r = runCli(["render", "--current", "-", "--mode", "nftables", "--kubernetes-version", "1.37", "--diff"], { input: fixture("kubeadm/1.37-ipvs/configmap.yaml") });
