@@ -73,6 +73,11 @@ function policy(name: PolicyName, description: string, configurable: boolean): S
         ...(configurable ? { configSchema: CONFIG_SCHEMA } : {}),
         validateStack: (args, reportViolation) => {
             const config = configurable ? args.getConfig<GuardrailConfig>() : {};
+            // the engine checks the types of known settings, not the names: a misspelt one would be ignored
+            const known = Object.keys(CONFIG_SCHEMA.properties);
+            for (const key of Object.keys(config ?? {}).filter((k) => k !== "enforcementLevel" && !known.includes(k))) {
+                reportViolation(`the policy config of ${name} has an unknown setting ${JSON.stringify(key)}, which would be ignored. Fix: use ${known.join(" or ")}`);
+            }
             for (const v of CHECKS[name](args.resources.map(toStackResource), config)) reportViolation(v.message, v.urn);
         },
     };

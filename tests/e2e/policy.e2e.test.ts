@@ -12,7 +12,7 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { POLICY } from "../../components/policy/checks.js";
-import { runCli } from "../helpers.js";
+import { ROOT, runCli } from "../helpers.js";
 import { projectDir, resourceVersions, startCluster, stopCluster } from "./support.js";
 
 // where a user finds it: `kube-proxy-mode policy-pack --launcher`
@@ -41,10 +41,11 @@ describe("@e2e guard-rail policy pack: pulumi preview --policy-pack on the refer
             child.on("close", (code) => resolve({ code, output }));
         });
     }
-    async function preview(which: string, packConfig?: Record<string, unknown>): Promise<Preview> {
+    async function preview(which: string, packConfig?: Record<string, unknown> | string): Promise<Preview> {
         await pulumi(["config", "set", "guardrails:case", which]);
         const args = ["preview", "--policy-pack", PACK];
-        if (packConfig) {
+        if (typeof packConfig === "string") args.push("--policy-pack-config", packConfig);
+        else if (packConfig) {
             const file = join(project.dir, `policy-config-${which}.json`);
             writeFileSync(file, JSON.stringify(packConfig));
             args.push("--policy-pack-config", file);
@@ -82,11 +83,14 @@ describe("@e2e guard-rail policy pack: pulumi preview --policy-pack on the refer
         assert.match(p.output, /ConfigMap default\/kube-proxy-next \(data\["config.conf"\]\): NFTablesProxyMod is not a feature gate of Kubernetes 1\.37.*did you mean NFTablesProxyMode\? Fix: rename it to NFTablesProxyMode/);
     });
 
-    it("the same stack with the mode pinned and the gate spelt right passes every policy", async () => {
+    it("the same stack with the mode pinned and the gate spelt right passes every policy (also with the README's example pack config)", async () => {
         const p = await preview("pinned");
         assert.equal(p.code, 0, p.output);
         assert.deepEqual(p.violations, []);
         assert.match(p.output, /✅ kube-proxy-mode@v0\.1\.0 \(local: .*components\/policy\/analyzer\)/, "the pack ran and passed");
+        const example = await preview("pinned", join(ROOT, "examples", "guard-rails", "kube-proxy-policy.json"));
+        assert.equal(example.code, 0, example.output);
+        assert.match(example.output, /✅ kube-proxy-mode@v0\.1\.0/);
     });
 
     it(`${POLICY.ipvs}: kube-proxy upgraded to 1.40 while the configuration stays on ipvs is rejected (release read from the DaemonSet's image)`, async () => {

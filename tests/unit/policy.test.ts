@@ -234,6 +234,14 @@ describe("the policy pack as CrossGuard runs it", () => {
         assert.deepEqual(toStackResource(computed).unknown, ["configurationValues"]);
         assert.deepEqual(run([computed]), []);
     });
+    it("a misspelt setting in the policy config is a violation, not silently ignored", () => {
+        const v = run([], { kubernetesVersoin: "1.40", enforcementLevel: "mandatory", allowUnknownFeatureGates: false });
+        assert.deepEqual(v.map((x) => [x.policy, x.urn]), [
+            [POLICY.ipvs, undefined],
+            [POLICY.gates, undefined],
+        ]);
+        assert.match(v[0].message, /^the policy config of kube-proxy-no-ipvs-past-removal has an unknown setting "kubernetesVersoin", which would be ignored\. Fix: use kubernetesVersion or allowUnknownFeatureGates$/);
+    });
     it("ships a runnable pack: PulumiPolicy.yaml, the package version the pack reports, an executable launcher", () => {
         const dir = join(ROOT, "components", "policy");
         assert.match(readFileSync(join(dir, "PulumiPolicy.yaml"), "utf8"), /^runtime: nodejs$/m);
