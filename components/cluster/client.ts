@@ -21,6 +21,12 @@ export function loadKubeConfig(access: ClusterAccess = {}): k8s.KubeConfig {
     return kc;
 }
 
+/** Which cluster a kubeconfig points at, for summaries: "<cluster name> (<server>)". */
+export function clusterName(kc: k8s.KubeConfig): string | undefined {
+    const c = kc.getCurrentCluster();
+    return c ? `${c.name} (${c.server})` : undefined;
+}
+
 /** An API error as one line, never with credentials: status, reason and the server's message. */
 export function apiErrorMessage(e: unknown): string {
     const anyE = e as any;

@@ -166,7 +166,7 @@ export class KubeProxyCluster extends Cluster {
     async markVerified(node: string, hash: string | null, checks: string): Promise<void> {
         const value = hash === null ? null : `${hash}@${new Date().toISOString()}`;
         await this.core.patchNode(
-            { name: node, body: { metadata: { annotations: { [MARKS.verifiedAnnotation]: value, "kube-proxy-mode.io/checks": hash === null ? null : checks } } } },
+            { name: node, body: { metadata: { annotations: { [MARKS.verifiedAnnotation]: value, [MARKS.checksAnnotation]: hash === null ? null : checks } } } },
             MERGE,
         );
     }

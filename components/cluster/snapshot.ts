@@ -2,7 +2,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { PROMETHEUS_RULE, type CrdPresence } from "../core/alerts.js";
 import type { ClusterSnapshot, ServiceFacts } from "../core/migration.js";
-import { loadKubeConfig, type ClusterAccess } from "./client.js";
+import { clusterName, loadKubeConfig, type ClusterAccess } from "./client.js";
 import { KubeProxyCluster, namesFor, type Names } from "./kubeProxy.js";
 import type { Flavor } from "../core/facts.js";
 
@@ -31,11 +31,6 @@ export async function readSnapshot(access: ClusterAccess, flavor: Flavor, names:
         prometheusRuleCrd,
         cluster: clusterName(cluster.kc),
     };
-}
-
-function clusterName(kc: k8s.KubeConfig): string | undefined {
-    const c = kc.getCurrentCluster();
-    return c ? `${c.name} (${c.server})` : undefined;
 }
 
 /** Whether a CustomResourceDefinition exists; "unreadable" when the API will not say (RBAC). */

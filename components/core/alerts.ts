@@ -76,55 +76,47 @@ export const ALERTS = {
  */
 export function alertRules(options: Pick<AlertsOptions, "nodeLabel" | "alertLabels">): AlertRule[] {
     const n = options.nodeLabel;
-    const labels = (severity: string) => ({ severity, ...options.alertLabels });
     const where = `{{ $labels.${n} }}`;
+    const rule = (alert: string, expr: string, wait: string, severity: string, summary: string, description: string): AlertRule => ({
+        alert,
+        expr,
+        for: wait,
+        labels: { severity, ...options.alertLabels },
+        annotations: { summary, description, runbook: `README.md#alerts: ${alert}` },
+    });
     return [
-        {
-            alert: ALERTS.syncFailures,
-            expr: `sum by (${n}) (rate(kubeproxy_sync_proxy_rules_nftables_sync_failures_total[5m])) > 0`,
-            for: "5m",
-            labels: labels("critical"),
-            annotations: {
-                summary: `kube-proxy on ${where} fails to write its nftables rules`,
-                description: `kube-proxy on ${where} has failed nftables syncs for 5 minutes: Services changed since the last good sync do not work on this node.`,
-                runbook: "README.md#alerts: KubeProxyNFTablesSyncFailing",
-            },
-        },
-        {
-            alert: ALERTS.cleanupFailures,
-            expr: `sum by (${n}) (rate(kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total[5m])) > 0`,
-            for: "30m",
-            labels: labels("warning"),
-            annotations: {
-                summary: `kube-proxy on ${where} cannot clean up stale nftables objects`,
-                description: `kube-proxy on ${where} has failed to delete stale nftables objects for 30 minutes; rules still work but leftovers accumulate.`,
-                runbook: "README.md#alerts: KubeProxyNFTablesCleanupFailing",
-            },
-        },
-        {
-            alert: ALERTS.staleRules,
-            expr: `time() - max by (${n}) (kubeproxy_sync_proxy_rules_last_timestamp_seconds) > 300`,
-            for: "5m",
-            labels: labels("critical"),
-            annotations: {
-                summary: `kube-proxy on ${where} has not synced its rules for more than 5 minutes`,
-                description: `The last successful rule sync of kube-proxy on ${where} is {{ $value | humanizeDuration }} old: new Services and endpoints do not reach this node's rules.`,
-                runbook: "README.md#alerts: KubeProxyRulesStale",
-            },
-        },
-        {
-            alert: ALERTS.stillIpvs,
-            expr:
-                `max by (${n}) (kubeproxy_sync_proxy_rules_last_timestamp_seconds)` +
-                ` unless on (${n}) max by (${n}) (kubeproxy_sync_full_proxy_rules_duration_seconds_count)`,
-            for: "1h",
-            labels: labels("warning"),
-            annotations: {
-                summary: `kube-proxy on ${where} still runs in ipvs mode`,
-                description: `kube-proxy on ${where} syncs rules but has never run a full iptables/nftables sync: it runs ipvs, which Kubernetes 1.40 turns off by default and 1.43 deletes.`,
-                runbook: "README.md#alerts: KubeProxyStillOnIPVS",
-            },
-        },
+        rule(
+            ALERTS.syncFailures,
+            `sum by (${n}) (rate(kubeproxy_sync_proxy_rules_nftables_sync_failures_total[5m])) > 0`,
+            "5m",
+            "critical",
+            `kube-proxy on ${where} fails to write its nftables rules`,
+            `kube-proxy on ${where} has failed nftables syncs for 5 minutes: Services changed since the last good sync do not work on this node.`,
+        ),
+        rule(
+            ALERTS.cleanupFailures,
+            `sum by (${n}) (rate(kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total[5m])) > 0`,
+            "30m",
+            "warning",
+            `kube-proxy on ${where} cannot clean up stale nftables objects`,
+            `kube-proxy on ${where} has failed to delete stale nftables objects for 30 minutes; rules still work but leftovers accumulate.`,
+        ),
+        rule(
+            ALERTS.staleRules,
+            `time() - max by (${n}) (kubeproxy_sync_proxy_rules_last_timestamp_seconds) > 300`,
+            "5m",
+            "critical",
+            `kube-proxy on ${where} has not synced its rules for more than 5 minutes`,
+            `The last successful rule sync of kube-proxy on ${where} is {{ $value | humanizeDuration }} old: new Services and endpoints do not reach this node's rules.`,
+        ),
+        rule(
+            ALERTS.stillIpvs,
+            `max by (${n}) (kubeproxy_sync_proxy_rules_last_timestamp_seconds) unless on (${n}) max by (${n}) (kubeproxy_sync_full_proxy_rules_duration_seconds_count)`,
+            "1h",
+            "warning",
+            `kube-proxy on ${where} still runs in ipvs mode`,
+            `kube-proxy on ${where} syncs rules but has never run a full iptables/nftables sync: it runs ipvs, which Kubernetes 1.40 turns off by default and 1.43 deletes.`,
+        ),
     ];
 }
 

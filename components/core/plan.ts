@@ -13,6 +13,11 @@ export const MARKS = {
     holdValue: "hold",
     /** node annotation: `<config hash>` once the node was verified on it */
     verifiedAnnotation: "kube-proxy-mode.io/verified",
+    /** node annotation beside verifiedAnnotation: how the node was verified */
+    checksAnnotation: "kube-proxy-mode.io/checks",
+    /** checksAnnotation values: the built-in node checks and the hooks ran, or the hooks only (verify.nodeChecks: false) */
+    checksBuiltIn: "built-in+hooks",
+    checksHooksOnly: "hooks-only",
     /** node annotation: set when the rollout cordoned the node, so it only uncordons its own */
     cordonedAnnotation: "kube-proxy-mode.io/cordoned-by",
     /** DaemonSet annotation: the installer's DaemonSet spec, restored when the rollout finishes */

@@ -177,7 +177,7 @@ export function judgeProbe(report: ProbeReport, expect: ProbeExpectations): Chec
     if (expect.mode === "nftables") {
         // one table per IP family kube-proxy runs (its metrics carry ip_family); at least one
         const families = ["IPv4", "IPv6"].filter((f) => Object.keys(report.metrics).some((k) => k.startsWith("kubeproxy_sync_proxy_rules_last_timestamp_seconds") && k.includes(`"${f}"`)));
-        const wanted = families.length ? families.map((f) => (f === "IPv4" ? "ip kube-proxy" : "ip6 kube-proxy")) : [];
+        const wanted = families.map((f) => (f === "IPv4" ? "ip kube-proxy" : "ip6 kube-proxy"));
         const missing = wanted.filter((t) => !kubeProxyTables.includes(t));
         const any = kubeProxyTables.some((t) => t === "ip kube-proxy" || t === "ip6 kube-proxy");
         rules =

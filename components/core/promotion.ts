@@ -14,13 +14,11 @@ import { z } from "zod";
 import { effectiveMode, getPath, isZeroValue, parseKubeProxyConfiguration } from "./config.js";
 import { formatDuration, parseDuration } from "./duration.js";
 import { MODE_SETTINGS } from "./facts.js";
+import { MARKS } from "./plan.js";
 import { PROXY_MODES, type ProxyMode } from "./types.js";
 
 /** The fields of a KubeProxyConfiguration that make up a promotion target (besides the mode's block). */
 export const TARGET_FIELDS = ["featureGates", "nodePortAddresses", "conntrack.tcpBeLiberal"] as const;
-
-/** The value of the kube-proxy-mode.io/checks node annotation when the built-in node checks ran (see rollout/runner.ts). */
-export const CHECKS_BUILT_IN = "built-in+hooks";
 
 export type PromotionTarget = Record<string, unknown>;
 
@@ -38,7 +36,7 @@ export function promotionTarget(configText: string): { target: PromotionTarget; 
     const paths = [...new Set([...Object.values(MODE_SETTINGS[mode]), ...TARGET_FIELDS])].sort();
     for (const path of paths) {
         const value = getPath(config, path);
-        if (!isZeroValue(value) && !(value && typeof value === "object" && Object.keys(value).length === 0)) target[path] = sortKeys(value);
+        if (!isZeroValue(value)) target[path] = sortKeys(value);
     }
     const targetHash = createHash("sha256").update(JSON.stringify(target)).digest("hex").slice(0, 10);
     return { target, targetHash };
@@ -192,7 +190,7 @@ export function summarizeVerification(
     const verified = inPools.filter((n) => n.verified === configHash);
     return {
         nodesVerified: verified.length,
-        nodesChecked: verified.filter((n) => n.checks === CHECKS_BUILT_IN).length,
+        nodesChecked: verified.filter((n) => n.checks === MARKS.checksBuiltIn).length,
         nodesTotal: inPools.length,
         unverified: inPools.filter((n) => n.verified !== configHash).map((n) => n.name),
     };

@@ -152,7 +152,7 @@ function setInDocument(doc: YAML.Document, path: string, value: unknown, remembe
 
 /** A value's comment with the memory set (a string) or taken out (null); the user's own words stay. */
 function withMemory(comment: string | null | undefined, remember: string | null): string | undefined {
-    const own = (comment ?? "").trim().replace(MEMORY_PATTERN, "").replace(/;\s*$/, "").trim();
+    const own = (comment ?? "").trim().replace(MEMORY_PATTERN, "").trim();
     const text = [own, remember ?? ""].filter((t) => t !== "").join("; ");
     return text === "" ? undefined : ` ${text}`;
 }

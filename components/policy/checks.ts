@@ -27,11 +27,11 @@ export const TYPES = {
     eksAddon: "aws:eks/addon:Addon",
     eksAddonNative: "aws-native:eks:Addon",
 } as const;
-const EKS_ADDON_TYPES: readonly string[] = [TYPES.eksAddon, TYPES.eksAddonNative];
+export const EKS_ADDON_TYPES: readonly string[] = [TYPES.eksAddon, TYPES.eksAddonNative];
 /** the EKS add-on that runs kube-proxy */
 export const KUBE_PROXY_ADDON = "kube-proxy";
-const CONFIG_MAP_TYPES: readonly string[] = [TYPES.configMap, TYPES.configMapPatch];
-const DAEMON_SET_TYPES: readonly string[] = [TYPES.daemonSet, TYPES.daemonSetPatch];
+export const CONFIG_MAP_TYPES: readonly string[] = [TYPES.configMap, TYPES.configMapPatch];
+export const DAEMON_SET_TYPES: readonly string[] = [TYPES.daemonSet, TYPES.daemonSetPatch];
 
 /** One resource of the stack, with the fields the policies read, as plain data. */
 export interface StackResource {
@@ -111,7 +111,7 @@ export function managedConfigurations(resources: readonly StackResource[]): Mana
             const isConfigKey = atKnownLocation && (CONFIG_KEYS as readonly string[]).includes(key);
             if (!looksLikeOne && !isConfigKey) continue;
             try {
-                out.push({ resource: r, key, config: parseKubeProxyConfiguration(value, `${describe(r, key)}`) });
+                out.push({ resource: r, key, config: parseKubeProxyConfiguration(value, describe(r, key)) });
             } catch (e) {
                 out.push({ resource: r, key, unreadable: (e as Error).message });
             }

@@ -2,10 +2,7 @@
 // reports what components/policy/checks.ts finds. Each policy is a stack policy (it needs the
 // whole stack: the cluster's release from a DaemonSet, which resources a KubeProxyMode owns).
 import { UnknownValueError, type PolicyResource, type StackValidationPolicy } from "@pulumi/policy";
-import { CHECKS, POLICY, TYPES, type GuardrailConfig, type PolicyName, type StackResource } from "./checks.js";
-
-const READS_K8S_OBJECT: readonly string[] = [TYPES.configMap, TYPES.configMapPatch, TYPES.daemonSet, TYPES.daemonSetPatch];
-const EKS_ADDON: readonly string[] = [TYPES.eksAddon, TYPES.eksAddonNative];
+import { CHECKS, CONFIG_MAP_TYPES, DAEMON_SET_TYPES, EKS_ADDON_TYPES, POLICY, type GuardrailConfig, type PolicyName, type StackResource } from "./checks.js";
 
 /** Reads one field, recording it as unknown when the engine does not know it yet (preview). */
 function read<T>(into: StackResource, field: string, get: () => T): T | undefined {
@@ -24,7 +21,7 @@ function read<T>(into: StackResource, field: string, get: () => T): T | undefine
 export function toStackResource(r: PolicyResource): StackResource {
     const out: StackResource = { urn: r.urn, type: r.type, name: r.name, parentUrn: r.parent?.urn };
     const props = r.props;
-    if (EKS_ADDON.includes(r.type)) {
+    if (EKS_ADDON_TYPES.includes(r.type)) {
         const text = (v: unknown) => (typeof v === "string" ? v : undefined);
         out.addon = {
             name: text(read(out, "addonName", () => props.addonName)),
@@ -33,10 +30,11 @@ export function toStackResource(r: PolicyResource): StackResource {
         };
         return out;
     }
-    if (!READS_K8S_OBJECT.includes(r.type)) return out;
+    const isConfigMap = CONFIG_MAP_TYPES.includes(r.type);
+    if (!isConfigMap && !DAEMON_SET_TYPES.includes(r.type)) return out;
     out.namespace = read(out, "metadata.namespace", () => props.metadata?.namespace) ?? "default";
     out.objectName = read(out, "metadata.name", () => props.metadata?.name);
-    if (r.type === TYPES.configMap || r.type === TYPES.configMapPatch) {
+    if (isConfigMap) {
         const data = read(out, "data", () => props.data);
         if (data && typeof data === "object") {
             out.data = {};

@@ -184,33 +184,20 @@ export class KubeProxyMode extends pulumi.ComponentResource {
             onFailure: args.onFailure,
             context: args.context,
             alerts: args.alerts,
-            promotion: args.promotion,
         });
 
-        // the upstream stack's promotion record, read in preview and up alike
+        // the promotion gate, parsed once; the upstream stack's record is read in preview and up alike
+        const gateOption = args.promotion === undefined ? undefined : pulumi.output(args.promotion).apply((p) => parseOr(name, () => parsePromotion(p)));
+        const gateOrNone = gateOption ?? pulumi.output(undefined);
         const upstreamRecord: pulumi.Output<unknown> =
-            args.promotion === undefined
+            gateOption === undefined
                 ? pulumi.output(undefined)
-                : pulumi.unsecret(
-                      new pulumi.StackReference(
-                          `${name}-promotion-upstream`,
-                          {
-                              name: pulumi.output(args.promotion).apply((p) => {
-                                  try {
-                                      return parsePromotion(p).after;
-                                  } catch (e) {
-                                      throw new Error(`KubeProxyMode ${name}: ${(e as Error).message}`);
-                                  }
-                              }),
-                          },
-                          { parent: this },
-                      ).getOutput("promotion"),
-                  );
+                : pulumi.unsecret(new pulumi.StackReference(`${name}-promotion-upstream`, { name: gateOption.apply((g) => g.after) }, { parent: this }).getOutput("promotion"));
 
         // the kubeconfig is only read here; what comes out of the decision holds none of it, so it
         // is not secret (the reviewer must see the diff and the plan)
-        const decidedWithSecret = pulumi.all([inputs, kubeconfig ?? pulumi.output(undefined as string | undefined), upstreamRecord]).apply(async ([i, kc, upstream]) => {
-            const { mode, featureGates, nodePortAddresses, conntrack, kubernetesVersion, allowUnknown, target, pools, verify, onFailure, context, alerts, promotion } = i as any;
+        const decidedWithSecret = pulumi.all([inputs, kubeconfig ?? pulumi.output(undefined as string | undefined), gateOrNone, upstreamRecord]).apply(async ([i, kc, gate, upstream]) => {
+            const { mode, featureGates, nodePortAddresses, conntrack, kubernetesVersion, allowUnknown, target, pools, verify, onFailure, context, alerts } = i as any;
             const desired: Record<string, unknown> = { mode };
             if (featureGates !== undefined) desired.featureGates = featureGates;
             if (nodePortAddresses !== undefined) desired.nodePortAddresses = nodePortAddresses;
@@ -223,7 +210,6 @@ export class KubeProxyMode extends pulumi.ComponentResource {
             if (onFailure !== undefined && onFailure !== "rollback-node" && onFailure !== "stop") {
                 throw new Error(`KubeProxyMode ${name}: onFailure ${JSON.stringify(onFailure)} must be "rollback-node" or "stop"`);
             }
-            const gate = promotion === undefined ? undefined : parseOr(name, () => parsePromotion(promotion));
             let snapshot: ClusterSnapshot;
             try {
                 snapshot = await reader({ kubeconfigContent: kc, context }, flavor, names);

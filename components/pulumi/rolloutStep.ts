@@ -42,12 +42,10 @@ const stepProvider: pulumi.dynamic.ResourceProvider = {
         return { changes: changed, replaces, deleteBeforeReplace: false };
     },
     async create(inputs: StepState): Promise<pulumi.dynamic.CreateResult> {
-        const { output, result } = await runStep(inputs);
-        return { id: `step-${Date.now().toString(36)}`, outs: { ...inputs, output, result, finishedAt: new Date().toISOString() } };
+        return { id: `step-${Date.now().toString(36)}`, outs: await runStep(inputs) };
     },
     async update(_id: string, _olds: StepState, news: StepState): Promise<pulumi.dynamic.UpdateResult> {
-        const { output, result } = await runStep(news);
-        return { outs: { ...news, output, result, finishedAt: new Date().toISOString() } };
+        return { outs: await runStep(news) };
     },
     async delete(): Promise<void> {
         // deliberately nothing: deleting the stack or replacing a step leaves the cluster as it is
@@ -55,10 +53,11 @@ const stepProvider: pulumi.dynamic.ResourceProvider = {
 };
 
 /**
- * Runs the CLI, echoing each line as it comes; resolves with the tail of its output and the
- * result it reported (a line RESULT_PREFIX + JSON), rejects with the output on failure.
+ * Runs the CLI, echoing each line as it comes; resolves with the step's state: the inputs, the
+ * tail of its output, the result it reported (a line RESULT_PREFIX + JSON) and when it finished.
+ * Rejects with the output on failure.
  */
-function runStep(inputs: StepState): Promise<{ output: string; result: unknown }> {
+function runStep(inputs: StepState): Promise<StepState> {
     // required here, not at the top: this function is serialized into the provider
     const { spawn } = require("node:child_process") as typeof import("node:child_process");
     return new Promise((resolve, reject) => {
@@ -86,7 +85,7 @@ function runStep(inputs: StepState): Promise<{ output: string; result: unknown }
         child.on("error", (e) => reject(new Error(`cannot run ${cmd}: ${e.message}`)));
         child.on("close", (code) => {
             const tail = lines.slice(-60).join("\n");
-            if (code === 0) resolve({ output: tail, result });
+            if (code === 0) resolve({ ...inputs, output: tail, result, finishedAt: new Date().toISOString() });
             else reject(new Error(`${inputs.description} failed (exit ${code}):\n${lines.filter((l) => /FAILED|failed|error|rolled back|cordoned|ROLLBACK/i.test(l)).slice(-25).join("\n") || tail}`));
         });
     });

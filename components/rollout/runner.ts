@@ -182,7 +182,7 @@ async function moveNode(ctx: Context, inst: Installation, pool: PoolPlan, node: 
             log(`ok hook ${hook.name}`);
             checks.push({ check: `hook ${hook.name}`, ok: true, detail: r.output.split("\n").slice(-1)[0] ?? "" });
         }
-        await ctx.cluster.markVerified(node, target.hash, ctx.spec.verify.nodeChecks ? "built-in+hooks" : "hooks-only");
+        await ctx.cluster.markVerified(node, target.hash, ctx.spec.verify.nodeChecks ? MARKS.checksBuiltIn : MARKS.checksHooksOnly);
         await release();
         log(ctx.spec.verify.nodeChecks ? "verified" : `moved; built-in node checks are off (verify.nodeChecks: false), ${ctx.spec.verify.hooks.length} hook(s) passed`);
         return { node, pool: pool.name, result: ctx.spec.verify.nodeChecks ? "verified" : "moved", checks };

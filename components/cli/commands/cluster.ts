@@ -5,7 +5,7 @@ import { configHash, describePlan, MARKS, rolloutObjectName } from "../../core/p
 import { parseProbeOutput } from "../../core/probe.js";
 import { STEP_RESULT_PREFIX, summarizeVerification } from "../../core/promotion.js";
 import type { ProxyMode } from "../../core/types.js";
-import { apiErrorMessage, loadKubeConfig } from "../../cluster/client.js";
+import { apiErrorMessage, clusterName, loadKubeConfig } from "../../cluster/client.js";
 import { KubeProxyCluster, namesFor, NotFound } from "../../cluster/kubeProxy.js";
 import { currentPlan, finish, runPools, RolloutFailure, verifyNode, type Context } from "../../rollout/runner.js";
 import { rolloutSpecSchema, verifySchema, type RolloutSpec } from "../../rollout/spec.js";
@@ -134,14 +134,13 @@ async function verificationRecord(ctx: Context) {
     const nodes = (await ctx.cluster.core.listNode()).items.map((n) => ({
         name: n.metadata!.name!,
         verified: n.metadata?.annotations?.[MARKS.verifiedAnnotation]?.split("@")[0],
-        checks: n.metadata?.annotations?.["kube-proxy-mode.io/checks"],
+        checks: n.metadata?.annotations?.[MARKS.checksAnnotation],
     }));
-    const current = ctx.cluster.kc.getCurrentCluster();
     return {
         configHash: ctx.spec.target.hash,
         mode: ctx.spec.target.mode,
         ...summarizeVerification(nodes, poolNodes, ctx.spec.target.hash),
-        cluster: current ? `${current.name} (${current.server})` : undefined,
+        cluster: clusterName(ctx.cluster.kc),
     };
 }
 

@@ -108,6 +108,11 @@ export async function promoteCommand(argv: string[], io: Io): Promise<number> {
     }
     const rows: StackRow[] = names.map((stack) => ({ stack, cluster: null, from: null, to: null, moving: null, nodesVerified: null, durationSeconds: null, result: "not run" }));
     const earlier = (i: number, upstream: string) => names.slice(0, i).some((n) => upstream === n || upstream.endsWith(`/${n}`));
+    const messageOf = (e: unknown) => (e as Error)?.message ?? String(e);
+    const finished = (i: number, phase: string, started: number) => {
+        rows[i].durationSeconds = Math.round((Date.now() - started) / 1000);
+        progress(`[${names[i]}] ${phase}: ${rows[i].result}${rows[i].detail ? `: ${rows[i].detail}` : ""}`);
+    };
 
     // 1. preview every stack
     let previewFailed = false;
@@ -119,7 +124,7 @@ export async function promoteCommand(argv: string[], io: Io): Promise<number> {
             await stack.preview({ onEvent: (e) => events.push(e) });
             Object.assign(rows[i], describe(outputsFrom(events).change), { result: "previewed" as StackResult });
         } catch (e) {
-            const message = (e as Error).message ?? String(e);
+            const message = messageOf(e);
             const upstream = gateUpstream(message);
             if (upstream && earlier(i, upstream)) {
                 rows[i].result = "waits for upstream";
@@ -130,13 +135,12 @@ export async function promoteCommand(argv: string[], io: Io): Promise<number> {
                 previewFailed = true;
             }
         }
-        rows[i].durationSeconds = Math.round((Date.now() - started) / 1000);
         if (rows[i].cluster === null) {
             // the last update's view of the cluster, when this preview could not say
             const last = await stack.outputs().catch(() => ({}) as Record<string, { value: any }>);
             rows[i].cluster = (last.change?.value as StackOutputs["change"])?.cluster ?? null;
         }
-        progress(`[${names[i]}] preview: ${rows[i].result}${rows[i].detail ? `: ${rows[i].detail}` : ""}`);
+        finished(i, "preview", started);
     }
 
     // 2. apply in order, stopping at the first failure
@@ -154,13 +158,12 @@ export async function promoteCommand(argv: string[], io: Io): Promise<number> {
                 const p = outputs.promotion;
                 rows[i].nodesVerified = p ? `${p.nodesVerified}/${p.nodesTotal}${p.nodesChecked < p.nodesVerified ? ` (${p.nodesVerified - p.nodesChecked} by hooks only)` : ""}` : null;
             } catch (e) {
-                const message = (e as Error).message ?? String(e);
+                const message = messageOf(e);
                 rows[i].result = gateUpstream(message) ? "refused by gate" : "failed";
                 rows[i].detail = failureDetail(message);
                 failed = true;
             }
-            rows[i].durationSeconds = Math.round((Date.now() - started) / 1000);
-            progress(`[${names[i]}] up: ${rows[i].result}${rows[i].detail ? `: ${rows[i].detail}` : ""}`);
+            finished(i, "up", started);
             if (failed) {
                 for (const later of rows.slice(i + 1)) {
                     later.result = "not run";
