@@ -227,7 +227,6 @@ async function start(run: Run): Promise<void> {
         env = { ...env, HOME: "/root" };
         log(`${run.node}: running probe ${run.pod.metadata!.name}`);
     }
-    if (existsSync(logFile(run))) renameSync(logFile(run), logFile(run, true));
     writeFileSync(logFile(run), "");
     const proc = spawn("ip", ["netns", "exec", n.netns, ...argv], { env, stdio: ["ignore", "pipe", "pipe"] });
     run.proc = proc;
@@ -251,6 +250,9 @@ async function exited(run: Run, proc: ChildProcess, code: number): Promise<void>
     }
     run.restarts++;
     run.lastExit = { code, at };
+    // as a kubelet does: from the crash on, the exited container's log is the "previous" one
+    // (kubectl logs --previous during CrashLoopBackOff), and the next start begins an empty one
+    if (existsSync(logFile(run))) renameSync(logFile(run), logFile(run, true));
     const backoff = Math.min(1000 * 2 ** Math.min(run.restarts - 1, 5), 30_000);
     log(`${run.node}: ${run.pod.metadata!.name} exited with ${code}; restart ${run.restarts} in ${backoff / 1000}s`);
     await setStatus(run, { phase: "Running", ready: false, container: { waiting: { reason: "CrashLoopBackOff", message: `back-off ${backoff / 1000}s restarting failed container` } }, lastState: { terminated: { exitCode: code, reason: "Error", finishedAt: at } } });

@@ -1,5 +1,5 @@
 // Shared by the tests: where the repository is, fixtures, and running the built CLI.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -16,6 +16,19 @@ export interface CliRun {
     code: number | null;
     stdout: string;
     stderr: string;
+}
+
+/** Runs a program to its end without blocking the test process (long commands: pulumi, promote); no shell. */
+export function runAsync(cmd: string, args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliRun> {
+    return new Promise((resolve, reject) => {
+        const child = spawn(cmd, args, { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ["ignore", "pipe", "pipe"] });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (d) => (stdout += d));
+        child.stderr.on("data", (d) => (stderr += d));
+        child.on("error", reject);
+        child.on("close", (code) => resolve({ code, stdout, stderr }));
+    });
 }
 
 export function runCli(args: string[], opts: { input?: string; env?: Record<string, string> } = {}): CliRun {

@@ -7,12 +7,11 @@
 // language host buildable here (v3.68.0) cannot start a policy directory (no RunPlugin), while
 // the CLI runs an executable pack directly (see README, "Guard-rail policies").
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { POLICY } from "../../components/policy/checks.js";
-import { ROOT, runCli } from "../helpers.js";
+import { ROOT, runAsync, runCli } from "../helpers.js";
 import { projectDir, resourceVersions, startCluster, stopCluster } from "./support.js";
 
 // where a user finds it: `kube-proxy-mode policy-pack --launcher`
@@ -32,14 +31,8 @@ describe("@e2e guard-rail policy pack: pulumi preview --policy-pack on the refer
     let untouched: Record<string, string>;
 
     async function pulumi(args: string[]): Promise<{ code: number | null; output: string }> {
-        return new Promise((resolve, reject) => {
-            const child = spawn("pulumi", [...args, "--non-interactive", "--cwd", project.dir], { env: project.envVars });
-            let output = "";
-            child.stdout.on("data", (d) => (output += d));
-            child.stderr.on("data", (d) => (output += d));
-            child.on("error", reject);
-            child.on("close", (code) => resolve({ code, output }));
-        });
+        const r = await runAsync("pulumi", [...args, "--non-interactive", "--cwd", project.dir], { env: project.envVars });
+        return { code: r.code, output: r.stdout + r.stderr };
     }
     async function preview(which: string, packConfig?: Record<string, unknown> | string): Promise<Preview> {
         await pulumi(["config", "set", "guardrails:case", which]);
@@ -67,12 +60,13 @@ describe("@e2e guard-rail policy pack: pulumi preview --policy-pack on the refer
         untouched = await resourceVersions(cluster);
     });
     after(async () => {
-        if (cluster) {
+        try {
             // every preview above left the cluster as it was
-            assert.deepEqual(await resourceVersions(cluster), untouched);
+            if (cluster) assert.deepEqual(await resourceVersions(cluster), untouched);
+        } finally {
+            await stopCluster(cluster);
+            if (project) rmSync(project.dir, { recursive: true, force: true });
         }
-        await stopCluster(cluster);
-        if (project) rmSync(project.dir, { recursive: true, force: true });
     });
 
     it(`${POLICY.pinned} and ${POLICY.gates}: kubeadm's unpinned mode and a misspelt gate are rejected, each naming its resource and the fix`, async () => {

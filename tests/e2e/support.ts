@@ -91,24 +91,29 @@ export async function workspace(cluster: ClusterState, config: Record<string, un
         dir,
         stack,
         output,
-        async setConfig(values) {
-            const all: Record<string, { value: string; secret?: boolean }> = {};
-            for (const [k, v] of Object.entries(values)) {
-                if (v === undefined) {
-                    await stack.removeConfig(`kube-proxy-mode:${k}`).catch(() => undefined);
-                    continue;
-                }
-                all[`kube-proxy-mode:${k}`] = { value: typeof v === "string" ? v : JSON.stringify(v) };
-            }
-            await stack.setAllConfig(all);
-        },
+        setConfig: (values) => setStackConfig(stack, values),
         dispose() {
             rmSync(dir, { recursive: true, force: true });
         },
     };
-    await stack.setConfig("kube-proxy-mode:kubeconfig", { value: readFileSync(cluster.kubeconfig, "utf8"), secret: true });
+    await setKubeconfig(stack, cluster);
     await w.setConfig({ pools: POOLS, verify: { nodeChecks: false }, ...config });
     return w;
+}
+
+/** Sets the program's config (kube-proxy-mode:<key>, objects as JSON); undefined removes a key. */
+export async function setStackConfig(stack: Stack, values: Record<string, unknown>): Promise<void> {
+    const all: Record<string, { value: string }> = {};
+    for (const [k, v] of Object.entries(values)) {
+        if (v === undefined) await stack.removeConfig(`kube-proxy-mode:${k}`).catch(() => undefined);
+        else all[`kube-proxy-mode:${k}`] = { value: typeof v === "string" ? v : JSON.stringify(v) };
+    }
+    await stack.setAllConfig(all);
+}
+
+/** The cluster's kubeconfig as the program's secret config. */
+export async function setKubeconfig(stack: Stack, cluster: ClusterState): Promise<void> {
+    await stack.setConfig("kube-proxy-mode:kubeconfig", { value: readFileSync(cluster.kubeconfig, "utf8"), secret: true });
 }
 
 /** resourceVersion of every object in kube-system and of every Node. */

@@ -16,7 +16,8 @@ describe("kube-proxy-mode promote (input)", () => {
         const r = runCli(["promote", "--help"]);
         assert.equal(r.code, 0);
         assert.match(r.stdout, /--stacks A,B,C/);
-        assert.match(r.stdout, /without it: preview only/);
+        assert.match(r.stdout, /^\s+--yes\s+apply, in order; without it: preview only/m);
+        assert.match(r.stdout, /^\s+--cwd DIR\s+the Pulumi project directory/m);
         assert.match(r.stdout, /stack, cluster, from -> to, nodes verified, duration, result/);
     });
     it("requires --stacks", () => {

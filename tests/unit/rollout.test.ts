@@ -75,8 +75,10 @@ describe("rollout plan", () => {
         assert.ok(!done.findings.some((x) => x.code === "node.kernelTooOld"));
     });
     it("windows nodes are not in any pool's plan and are not orphans", () => {
-        const { findings } = planRollout(pools, [...nodes, { ...node("win1", "canary"), operatingSystem: "windows" }], target);
+        const { plan, findings } = planRollout(pools, [...nodes, { ...node("win1", "canary"), operatingSystem: "windows" }], target);
         assert.deepEqual(findings, []);
+        assert.ok(!plan.pools.some((p) => p.nodes.some((n) => n.name === "win1")), "win1 is in no pool's plan");
+        assert.equal(plan.moving, planRollout(pools, nodes, target).plan.moving, "it does not count as moving");
     });
     it("validates pool fields", () => {
         const { findings } = planRollout([{ name: "Bad Name", nodeSelector: "pool=x", maxUnavailable: 0, soak: "soon" } as any], nodes, target);

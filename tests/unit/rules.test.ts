@@ -128,6 +128,10 @@ describe("rule: feature gates are the ones kube-proxy of that release knows", ()
         assert.ok(!codes(ok.findings).includes("gate.dependency"));
         const off = render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: "1.37", featureGates: { APIServerIdentity: false } });
         assert.ok(codes(off.findings, "error").includes("gate.dependency"), "turning off a gate another enabled gate needs");
+        // the same broken pair: refused from 1.35, accepted by 1.34 (no dependency checks there)
+        const pair = { ClusterTrustBundle: false, ClusterTrustBundleProjection: true };
+        assert.ok(codes(render({ mode: "iptables" }, { mode: "iptables", kubernetesVersion: "1.35", featureGates: pair }).findings, "error").includes("gate.dependency"));
+        assert.ok(!codes(render({ mode: "iptables" }, { mode: "iptables", kubernetesVersion: "1.34", featureGates: pair }).findings).includes("gate.dependency"));
     });
     it("a gate that arrived in a later release is unknown in an earlier one", () => {
         const r = render({ mode: "ipvs" }, { mode: "ipvs", kubernetesVersion: "1.33", featureGates: { KubeProxyIPVS: true } });
