@@ -48,6 +48,17 @@ async function proxiesAnswer(c: ClusterState): Promise<void> {
     }
 }
 
+/** Polls a node until `argv`'s output matches `pattern`: kube-proxy answers /proxyMode before its first sync has written any rule. */
+async function eventuallyOnNode(c: ClusterState, node: string, argv: string[], pattern: RegExp, what: string): Promise<void> {
+    const until = Date.now() + 60_000;
+    let last = onNode(c, node, argv).out;
+    while (!pattern.test(last)) {
+        if (Date.now() > until) assert.fail(`${node}: ${what} within 60 s; last output of ${argv.join(" ")}:\n${last}`);
+        await new Promise((r) => setTimeout(r, 500));
+        last = onNode(c, node, argv).out;
+    }
+}
+
 function verify(c: ClusterState, node: string, extra: string[] = []) {
     const r = runCli(["verify", "--node", node, "--service", "demo/backend", "--json", ...extra], { env: { KUBECONFIG: c.kubeconfig } });
     return { code: r.code, stderr: r.stderr, result: r.stdout ? JSON.parse(r.stdout) : undefined };
@@ -86,7 +97,7 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
         const ip = await backendClusterIP(cluster);
         for (const n of cluster.nodes) {
             assert.equal(onNode(cluster, n.name, ["curl", "-s", "-m", "5", "127.0.0.1:10249/proxyMode"]).out, "iptables", `${n.name} starts in real iptables mode`);
-            assert.match(onNode(cluster, n.name, ["iptables-save", "-t", "nat"]).out, /^:KUBE-SERVICES/m);
+            await eventuallyOnNode(cluster, n.name, ["iptables-save", "-t", "nat"], /^:KUBE-SERVICES/m, "the real iptables kube-proxy wrote its KUBE-SERVICES chain");
         }
         ws = await workspace(cluster, { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"], pools: POOLS, verify: VERIFY });
         await ws.stack.up({ onOutput });
@@ -104,8 +115,7 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
         cluster = await startCluster({ nodes: "real", mode: "ipvs", pools: SMALL });
         await proxiesAnswer(cluster);
         for (const n of cluster.nodes) {
-            for (let i = 0; i < 60 && !/inet 10\.96\./.test(onNode(cluster, n.name, ["ip", "-o", "addr", "show", "dev", "kube-ipvs0"]).out); i++) await new Promise((r) => setTimeout(r, 500));
-            assert.match(onNode(cluster, n.name, ["ip", "-o", "addr", "show", "dev", "kube-ipvs0"]).out, /inet 10\.96\./, "the stand-in laid down kube-ipvs0");
+            await eventuallyOnNode(cluster, n.name, ["ip", "-o", "addr", "show", "dev", "kube-ipvs0"], /inet 10\.96\./, "the stand-in laid down kube-ipvs0");
         }
         ws = await workspace(cluster, { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"], pools: POOLS, verify: VERIFY });
         await ws.stack.up({ onOutput });
