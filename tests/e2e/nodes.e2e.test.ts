@@ -204,9 +204,10 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
         const discovery = kc.makeApiClient(k8s.DiscoveryV1Api);
         const slice = await discovery.readNamespacedEndpointSlice({ name: "backend-1", namespace: "demo" });
         const realIp = slice.endpoints[0].addresses[0];
-        slice.endpoints[0].addresses = [realIp.replace(/\.\d+$/, ".250")];
+        const nowhere = realIp.replace(/\.\d+$/, ".250");
+        slice.endpoints[0].addresses = [nowhere];
         await discovery.replaceNamespacedEndpointSlice({ name: "backend-1", namespace: "demo", body: slice });
-        await new Promise((r) => setTimeout(r, 3000));
+        await eventuallyOnNode(cluster, node, ["nft", "list", "table", "ip", "kube-proxy"], new RegExp(nowhere.replace(/\./g, "\\.")), "kube-proxy synced the moved endpoint");
         assert.deepEqual(failedChecks(verify(cluster, node).result), ["connection"]);
 
         // sync (and mode): a hung kube-proxy answers nothing and syncs nothing
