@@ -51,6 +51,19 @@ export interface StackResource {
     addon?: { name?: string; version?: string; values?: string };
     /** the fields that are not known yet (computed values during preview) */
     unknown?: string[];
+    /**
+     * The cluster a Kubernetes resource is written to: the API server its provider's kubeconfig
+     * points at. Absent when that cannot be told (the ambient kubeconfig, a path, a value
+     * computed at `up`): such a resource may be on any cluster of the stack.
+     */
+    cluster?: string;
+    /** the Pulumi name of the resource's provider, for messages (never its kubeconfig) */
+    provider?: string;
+}
+
+/** Two resources may be on the same cluster unless both clusters are known and differ. */
+export function mayShareCluster(a: StackResource, b: { cluster?: string }): boolean {
+    return a.cluster === undefined || b.cluster === undefined || a.cluster === b.cluster;
 }
 
 /** What a team may set in its policy pack config (`--policy-pack-config`). */
@@ -139,15 +152,18 @@ function addonConfiguration(r: StackResource): ManagedConfiguration {
     return { resource: r, key, fromAddon: true, config: values as Record<string, any> };
 }
 
-/** The cluster's release: the policy config first, then the image of a kube-proxy DaemonSet the stack manages, then the kube-proxy add-on's version. */
-export function clusterVersion(resources: readonly StackResource[], config: GuardrailConfig): { version?: KubeVersion; source: string; problem?: string } {
+/**
+ * The cluster's release: the policy config first, then the image of a kube-proxy DaemonSet the
+ * stack manages (on the cluster of `on`, when given and told apart), then the kube-proxy add-on's version.
+ */
+export function clusterVersion(resources: readonly StackResource[], config: GuardrailConfig, on: { cluster?: string } = {}): { version?: KubeVersion; source: string; problem?: string } {
     if (config.kubernetesVersion !== undefined) {
         const version = parseKubeVersion(String(config.kubernetesVersion));
         if (version) return { version, source: `kubernetesVersion ${config.kubernetesVersion} in the policy config` };
         return { source: "the policy config", problem: `kubernetesVersion ${JSON.stringify(config.kubernetesVersion)} in the policy config is not a Kubernetes version (write it as 1.40 or v1.40.2)` };
     }
     for (const r of resources) {
-        if (!DAEMON_SET_TYPES.includes(r.type) || r.namespace !== FLAVORS.kubeadm.namespace || r.objectName !== FLAVORS.kubeadm.daemonSet) continue;
+        if (!DAEMON_SET_TYPES.includes(r.type) || r.namespace !== FLAVORS.kubeadm.namespace || r.objectName !== FLAVORS.kubeadm.daemonSet || !mayShareCluster(r, on)) continue;
         for (const image of r.images ?? []) {
             const tag = /\/kube-proxy:(v?\d+\.\d+[^@\s]*)/.exec(image)?.[1];
             const version = tag ? parseKubeVersion(tag) : undefined;
@@ -213,9 +229,9 @@ export function checkModePinned(resources: readonly StackResource[]): Violation[
 /** No ipvs mode at or above the release where it stops working (1.40 without the gate, 1.43 at all). */
 export function checkIpvs(resources: readonly StackResource[], config: GuardrailConfig): Violation[] {
     const out: Violation[] = [];
-    const cluster = clusterVersion(resources, config);
     for (const c of managedConfigurations(resources)) {
         if (!c.config || effectiveMode(c.config) !== "ipvs") continue;
+        const cluster = clusterVersion(resources, config, c.resource);
         const what = describe(c.resource, c.key);
         if (!cluster.version) {
             out.push({
@@ -238,9 +254,9 @@ export function checkIpvs(resources: readonly StackResource[], config: Guardrail
 /** No feature gate kube-proxy would refuse: unknown names, locked gates set against their lock, broken dependencies. */
 export function checkFeatureGates(resources: readonly StackResource[], config: GuardrailConfig): Violation[] {
     const out: Violation[] = [];
-    const cluster = clusterVersion(resources, config);
     for (const c of managedConfigurations(resources)) {
         if (!c.config || c.config.featureGates === undefined || c.config.featureGates === null) continue;
+        const cluster = clusterVersion(resources, config, c.resource);
         const what = describe(c.resource, c.key);
         const findings = checkConfiguration({
             desired: { mode: effectiveMode(c.config), allowUnknownFeatureGates: config.allowUnknownFeatureGates === true },
@@ -257,7 +273,9 @@ export function checkFeatureGates(resources: readonly StackResource[], config: G
 
 /**
  * No hand-written ConfigMap, or patch of the ConfigMap or DaemonSet, where a KubeProxyMode in the
- * same stack manages kube-proxy: it would undo the pinned mode or race the rollout.
+ * same stack manages kube-proxy on the same cluster: it would undo the pinned mode or race the
+ * rollout. Clusters are told apart by the API servers of the resources' providers; where that
+ * cannot be told, a resource counts as being on the component's cluster.
  */
 export function checkOwnership(resources: readonly StackResource[]): Violation[] {
     const byUrn = new Map(resources.map((r) => [r.urn, r]));
@@ -273,15 +291,27 @@ export function checkOwnership(resources: readonly StackResource[]): Violation[]
         return undefined;
     };
     const key = (namespace: string | undefined, name: string | undefined) => `${namespace ?? "default"}/${name}`;
-    // what the components manage: the ConfigMaps their own children write, else the installers' defaults
-    const managed = new Map<string, StackResource>();
-    for (const r of resources) {
-        const o = owner(r);
-        if (o && CONFIG_MAP_TYPES.includes(r.type) && r.objectName) managed.set(key(r.namespace, r.objectName), o);
+    // what each component manages, and on which cluster: the ConfigMaps its own children write
+    // (else the installers' defaults), and the installers' DaemonSets, on its children's clusters
+    interface Claim {
+        at: string;
+        component: StackResource;
+        cluster?: string;
+        isConfig: boolean;
+    }
+    const claims: Claim[] = [];
+    for (const component of components) {
+        const children = resources.filter((r) => owner(r) === component);
+        const kubernetes = children.filter((r) => r.type.startsWith("kubernetes:"));
+        const clusters = kubernetes.length > 0 ? [...new Set(kubernetes.map((r) => r.cluster))] : [undefined];
+        const configMaps = kubernetes.filter((r) => CONFIG_MAP_TYPES.includes(r.type) && r.objectName);
+        for (const r of configMaps) claims.push({ at: key(r.namespace, r.objectName), component, cluster: r.cluster, isConfig: true });
+        for (const cluster of clusters) {
+            if (configMaps.length === 0) for (const f of Object.values(FLAVORS)) claims.push({ at: key(f.namespace, f.configMap), component, cluster, isConfig: true });
+            for (const f of Object.values(FLAVORS)) claims.push({ at: key(f.namespace, f.daemonSet), component, cluster, isConfig: false });
+        }
     }
     const fallback = components[0];
-    if (managed.size === 0) for (const f of Object.values(FLAVORS)) managed.set(key(f.namespace, f.configMap), fallback);
-    const daemonSets = new Set(Object.values(FLAVORS).map((f) => key(f.namespace, f.daemonSet)));
 
     const out: Violation[] = [];
     // the EKS add-on applies its configurationValues to kube-proxy-config itself
@@ -299,19 +329,23 @@ export function checkOwnership(resources: readonly StackResource[]): Violation[]
     for (const r of resources) {
         if (owner(r) || !r.objectName) continue;
         const at = key(r.namespace, r.objectName);
-        const isConfig = CONFIG_MAP_TYPES.includes(r.type) && managed.has(at);
-        const isDaemonSet = DAEMON_SET_TYPES.includes(r.type) && daemonSets.has(at);
-        if (!isConfig && !isDaemonSet) continue;
-        const component = (isConfig ? managed.get(at) : undefined) ?? fallback;
+        const isConfig = CONFIG_MAP_TYPES.includes(r.type);
+        if (!isConfig && !DAEMON_SET_TYPES.includes(r.type)) continue;
+        const claim = claims.find((c) => c.at === at && c.isConfig === isConfig && mayShareCluster(r, c));
+        if (!claim) continue;
+        const cluster = r.cluster !== undefined && claim.cluster !== undefined ? "on the same cluster" : "in the same stack";
         out.push({
             policy: POLICY.ownership,
             urn: r.urn,
             message:
-                `${describe(r)} is written outside KubeProxyMode "${component.name}" in the same stack, which manages kube-proxy there: ` +
+                `${describe(r)} is written outside KubeProxyMode "${claim.component.name}" ${cluster}, which manages kube-proxy there: ` +
                 (isConfig
                     ? "it would undo the mode the component pins, or switch nodes before the component has verified them (the component writes this ConfigMap only after every pool is verified). "
                     : "the component holds the installer's DaemonSet on OnDelete during a rollout and restores it afterwards; a patch of its own would race that. ") +
-                `Fix: remove this resource and set what it sets on KubeProxyMode "${component.name}" (mode, featureGates, nodePortAddresses, conntrack), or remove the component first`,
+                `Fix: remove this resource and set what it sets on KubeProxyMode "${claim.component.name}" (mode, featureGates, nodePortAddresses, conntrack), or remove the component first` +
+                (r.cluster === undefined && claims.some((c) => c.cluster !== undefined)
+                    ? `. If it is for another cluster, give it a provider whose kubeconfig names that cluster's API server (this policy cannot tell which cluster ${r.provider ? `provider "${r.provider}"` : "the default provider"} points at)`
+                    : ""),
         });
     }
     return out;

@@ -1,7 +1,8 @@
 // The CrossGuard side of the guard rails: reads the engine's view of a stack into plain data and
 // reports what components/policy/checks.ts finds. Each policy is a stack policy (it needs the
 // whole stack: the cluster's release from a DaemonSet, which resources a KubeProxyMode owns).
-import { UnknownValueError, type PolicyResource, type StackValidationPolicy } from "@pulumi/policy";
+import { KubeConfig } from "@kubernetes/client-node";
+import { UnknownValueError, type PolicyProviderResource, type PolicyResource, type StackValidationPolicy } from "@pulumi/policy";
 import { CHECKS, CONFIG_MAP_TYPES, DAEMON_SET_TYPES, EKS_ADDON_TYPES, POLICY, type GuardrailConfig, type PolicyName, type StackResource } from "./checks.js";
 
 /** Reads one field, recording it as unknown when the engine does not know it yet (preview). */
@@ -17,9 +18,42 @@ function read<T>(into: StackResource, field: string, get: () => T): T | undefine
     }
 }
 
+/**
+ * The API server a Kubernetes provider writes to, when its own inputs say (kubeconfig text, with
+ * its context and cluster overrides). Undefined for the ambient kubeconfig, a kubeconfig path, or
+ * a value not known yet: the checks then count the resource as on any cluster of the stack.
+ * Policies see secrets in the clear: the kubeconfig is read here and never leaves this function.
+ */
+export function apiServerOf(provider: PolicyProviderResource, into: StackResource): string | undefined {
+    if (!provider.type.startsWith("pulumi:providers:kubernetes")) return undefined;
+    const props = provider.props;
+    const text = (field: string) => {
+        const v = read(into, `provider.${field}`, () => props[field]);
+        return typeof v === "string" && v !== "" ? v : undefined;
+    };
+    const kubeconfig = text("kubeconfig");
+    const context = text("context");
+    const cluster = text("cluster");
+    if (kubeconfig === undefined || !/\bclusters\b/.test(kubeconfig)) return undefined; // ambient, or a path
+    try {
+        const kc = new KubeConfig();
+        kc.loadFromString(kubeconfig);
+        if (context) kc.setCurrentContext(context);
+        const server = (cluster ? kc.getCluster(cluster) : kc.getCurrentCluster())?.server;
+        return server ? new URL(server).href.replace(/\/$/, "") : undefined;
+    } catch {
+        return undefined; // unreadable: the provider itself will say so
+    }
+}
+
 /** The engine's resource as the pure checks read it. */
 export function toStackResource(r: PolicyResource): StackResource {
     const out: StackResource = { urn: r.urn, type: r.type, name: r.name, parentUrn: r.parent?.urn };
+    if (r.provider) {
+        out.provider = r.provider.name;
+        const cluster = apiServerOf(r.provider, out);
+        if (cluster !== undefined) out.cluster = cluster;
+    }
     const props = r.props;
     if (EKS_ADDON_TYPES.includes(r.type)) {
         const text = (v: unknown) => (typeof v === "string" ? v : undefined);
@@ -86,5 +120,5 @@ export const POLICIES: StackValidationPolicy[] = [
     policy(POLICY.pinned, "Every kube-proxy configuration the stack manages pins its mode (an empty mode follows upstream's default when it changes).", false),
     policy(POLICY.ipvs, "No ipvs mode at or above the Kubernetes release where it stops working (1.40 without the KubeProxyIPVS gate, 1.43 at all).", true),
     policy(POLICY.gates, "No feature gate kube-proxy refuses at start: unknown names, locked gates set against their lock, broken dependencies.", true),
-    policy(POLICY.ownership, "No hand-written ConfigMap, or patch of kube-system/kube-proxy, beside a KubeProxyMode that manages kube-proxy in the same stack.", false),
+    policy(POLICY.ownership, "No hand-written ConfigMap, or patch of kube-system/kube-proxy, where a KubeProxyMode in the same stack manages kube-proxy on that cluster (clusters told apart by their providers' API servers).", false),
 ];

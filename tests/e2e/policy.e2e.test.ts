@@ -27,6 +27,8 @@ interface Preview {
 describe("@e2e guard-rail policy pack: pulumi preview --policy-pack on the reference cluster (kwok nodes)", function () {
     this.timeout(600_000);
     let cluster: ClusterState | undefined;
+    /** a second cluster, for a stack that manages two */
+    let other: ClusterState | undefined;
     let project: Awaited<ReturnType<typeof projectDir>>;
     let untouched: Record<string, string>;
 
@@ -50,13 +52,15 @@ describe("@e2e guard-rail policy pack: pulumi preview --policy-pack on the refer
 
     before(async () => {
         assert.match(PACK, /components\/policy\/analyzer$/);
-        cluster = await startCluster({ nodes: "kwok", pools: [["canary", 1], ["workers", 2]] });
+        [cluster, other] = await Promise.all([startCluster({ nodes: "kwok", pools: [["canary", 1], ["workers", 2]] }), startCluster({ nodes: "kwok", pools: [["canary", 1]] })]);
         project = await projectDir("kpm-e2e-policy-");
         writeFileSync(join(project.dir, "Pulumi.yaml"), "name: guardrails\nruntime: nodejs\nmain: dist/tests/e2e/programs/guardrails.js\n");
         const init = await pulumi(["stack", "init", "e2e"]);
         assert.equal(init.code, 0, init.output);
         const set = await pulumi(["config", "set", "--secret", "guardrails:kubeconfig", readFileSync(cluster.kubeconfig, "utf8")]);
         assert.equal(set.code, 0, set.output);
+        const setOther = await pulumi(["config", "set", "--secret", "guardrails:otherKubeconfig", readFileSync(other.kubeconfig, "utf8")]);
+        assert.equal(setOther.code, 0, setOther.output);
         untouched = await resourceVersions(cluster);
     });
     after(async () => {
@@ -64,7 +68,7 @@ describe("@e2e guard-rail policy pack: pulumi preview --policy-pack on the refer
             // every preview above left the cluster as it was
             if (cluster) assert.deepEqual(await resourceVersions(cluster), untouched);
         } finally {
-            await stopCluster(cluster);
+            await Promise.all([stopCluster(cluster), stopCluster(other)]);
             if (project) rmSync(project.dir, { recursive: true, force: true });
         }
     });
@@ -105,6 +109,24 @@ describe("@e2e guard-rail policy pack: pulumi preview --policy-pack on the refer
         const bypass = await preview("component-and-by-hand");
         assert.notEqual(bypass.code, 0, bypass.output);
         assert.deepEqual(bypass.violations, [`${POLICY.ownership} (kubernetes:core/v1:ConfigMapPatch: by-hand)`], bypass.output);
-        assert.match(bypass.output, /ConfigMapPatch kube-system\/kube-proxy is written outside KubeProxyMode "kube-proxy" in the same stack.*Fix: remove this resource and set what it sets on KubeProxyMode "kube-proxy"/);
+        assert.match(bypass.output, /ConfigMapPatch kube-system\/kube-proxy is written outside KubeProxyMode "kube-proxy" on the same cluster.*Fix: remove this resource and set what it sets on KubeProxyMode "kube-proxy"/);
+    });
+
+    it(`${POLICY.ownership} tells clusters apart by the API server each provider's kubeconfig names: a patch for a second cluster passes, a second provider of the same cluster is rejected`, async () => {
+        const otherCluster = await preview("component-and-other-cluster");
+        assert.equal(otherCluster.code, 0, otherCluster.output);
+        assert.deepEqual(otherCluster.violations, []);
+        assert.match(otherCluster.output, /✅ kube-proxy-mode@v0\.1\.0/);
+        const secondProvider = await preview("component-and-second-provider");
+        assert.notEqual(secondProvider.code, 0, secondProvider.output);
+        assert.deepEqual(secondProvider.violations, [`${POLICY.ownership} (kubernetes:core/v1:ConfigMapPatch: second-provider)`], secondProvider.output);
+        assert.match(secondProvider.output, /is written outside KubeProxyMode "kube-proxy" on the same cluster/);
+        // the policy read both kubeconfigs; neither reached the output
+        for (const c of [cluster!, other!]) {
+            const token = /token:\s*(\S+)|client-key-data:\s*(\S+)/.exec(readFileSync(c.kubeconfig, "utf8"));
+            const secret = token?.[1] ?? token?.[2];
+            assert.ok(secret, "the reference cluster's kubeconfig carries a credential");
+            assert.ok(![otherCluster.output, secondProvider.output].some((o) => o.includes(secret)), "a credential reached the preview's output");
+        }
     });
 });

@@ -99,6 +99,14 @@ describe("policy kube-proxy-no-ipvs-past-removal", () => {
         const v = checkIpvs([ipvs(), daemonSet("registry.k8s.io/kube-proxy:v1.40.2")], {});
         assert.match(v[0].message, /release from the image registry\.k8s\.io\/kube-proxy:v1\.40\.2 of DaemonSetPatch kube-system\/kube-proxy/);
     });
+    it("reads the release of the configuration's own cluster when the stack manages several", () => {
+        const old = { ...daemonSet("registry.k8s.io/kube-proxy:v1.39.0"), urn: "urn:ds-old", cluster: "https://old" };
+        const upgraded = { ...daemonSet("registry.k8s.io/kube-proxy:v1.40.0"), urn: "urn:ds-new", cluster: "https://new" };
+        const onOld = cm({ name: "on-old", config: { mode: "ipvs" }, cluster: "https://old" });
+        const onNew = cm({ name: "on-new", config: { mode: "ipvs" }, cluster: "https://new" });
+        assert.deepEqual(checkIpvs([old, upgraded, onOld, onNew], {}).map((x) => x.urn), [onNew.urn]);
+        assert.equal(clusterVersion([old, upgraded], {}, onNew).version?.minor, 40);
+    });
     it("rejects ipvs when it cannot tell the release, and says how to tell it", () => {
         const v = checkIpvs([ipvs()], {});
         assert.match(v[0].message, /runs ipvs mode, which stops working in Kubernetes 1\.40 .* and 1\.43 \(deleted\), and this policy cannot tell the cluster's release\. Fix: set kubernetesVersion for this policy in the policy pack config/);
@@ -150,6 +158,36 @@ describe("policy kube-proxy-config-through-component", () => {
         const deep = { ...own(kp), parentUrn: child.urn };
         assert.deepEqual(checkOwnership([kp, child, deep, cm({ objectName: "coredns", config: { mode: "nftables" } })]), []);
         assert.deepEqual(checkOwnership([cm({ config: { mode: "iptables" } })]), []);
+    });
+    it("tells clusters apart by their providers' API servers: a patch for another cluster passes, another provider of the same server does not", () => {
+        const kp = component();
+        const mine = { ...own(kp), cluster: "https://10.0.0.1:6443" };
+        const step: StackResource = { urn: "urn:step", type: "pulumi-nodejs:dynamic:Resource", name: "step", parentUrn: kp.urn };
+        const otherCluster = cm({ name: "other", config: { mode: "iptables" }, cluster: "https://10.0.0.2:6443", provider: "other" });
+        const otherDaemonSet = { ...daemonSet("registry.k8s.io/kube-proxy:v1.37.2"), cluster: "https://10.0.0.2:6443" };
+        assert.deepEqual(checkOwnership([kp, mine, step, otherCluster, otherDaemonSet]), []);
+        const sameServer = cm({ name: "same", config: { mode: "iptables" }, cluster: "https://10.0.0.1:6443", provider: "second" });
+        const v = checkOwnership([kp, mine, step, sameServer]);
+        assert.deepEqual(v.map((x) => x.urn), [sameServer.urn]);
+        assert.match(v[0].message, /is written outside KubeProxyMode "kube-proxy" on the same cluster, which manages kube-proxy there/);
+        // a provider whose cluster cannot be told (the ambient kubeconfig) may be on the component's
+        const untold = cm({ name: "untold", config: { mode: "iptables" }, provider: "default_4_25_0" });
+        const u = checkOwnership([kp, mine, untold]);
+        assert.deepEqual(u.map((x) => x.urn), [untold.urn]);
+        assert.match(u[0].message, /in the same stack.*If it is for another cluster, give it a provider whose kubeconfig names that cluster's API server \(this policy cannot tell which cluster provider "default_4_25_0" points at\)$/);
+        // and so may everything when the component's own cluster cannot be told
+        assert.equal(checkOwnership([kp, own(kp), otherCluster]).length, 1);
+    });
+    it("two components on two clusters: each claims its own", () => {
+        const a = component("a");
+        const b = component("b");
+        const onA = { ...own(a), urn: "urn:a-own", cluster: "https://a" };
+        const onB = { ...own(b, "kube-proxy-config"), urn: "urn:b-own", cluster: "https://b" };
+        const handA = cm({ name: "hand-a", objectName: "kube-proxy-config", config: { mode: "iptables" }, cluster: "https://a" });
+        const handB = cm({ name: "hand-b", objectName: "kube-proxy-config", config: { mode: "iptables" }, cluster: "https://b" });
+        const v = checkOwnership([a, b, onA, onB, handA, handB]);
+        assert.deepEqual(v.map((x) => x.urn), [handB.urn]);
+        assert.match(v[0].message, /KubeProxyMode "b" on the same cluster/);
     });
     it("is about the ConfigMap the component manages: EKS's kube-proxy-config, not kubeadm's name", () => {
         const kp = component();
@@ -225,6 +263,41 @@ describe("the policy pack as CrossGuard runs it", () => {
             [POLICY.ownership, ds.urn],
         ]);
         assert.match(v[0].message, /does not exist in Kubernetes 1\.43/);
+    });
+    it("reads the API server a resource's Kubernetes provider writes to, never keeping the kubeconfig", () => {
+        const kubeconfig = (current: string) =>
+            YAML.stringify({
+                apiVersion: "v1",
+                kind: "Config",
+                clusters: [
+                    { name: "one", cluster: { server: "https://10.0.0.1:6443/" } },
+                    { name: "two", cluster: { server: "https://10.0.0.2:6443" } },
+                ],
+                users: [{ name: "u", user: { token: "s3cr3t-token" } }],
+                contexts: [
+                    { name: "one", context: { cluster: "one", user: "u" } },
+                    { name: "two", context: { cluster: "two", user: "u" } },
+                ],
+                "current-context": current,
+            });
+        const on = (props: Record<string, unknown>, type = "pulumi:providers:kubernetes") => {
+            const r = resource(TYPES.configMapPatch, "p", { metadata: { name: "kube-proxy", namespace: "kube-system" } }) as any;
+            r.provider = { type, name: "cluster", urn: `urn:pulumi:dev::p::${type}::cluster`, props: unknownCheckingProxy(props) };
+            return toStackResource(r);
+        };
+        assert.equal(on({ kubeconfig: kubeconfig("one") }).cluster, "https://10.0.0.1:6443");
+        assert.equal(on({ kubeconfig: kubeconfig("one"), context: "two" }).cluster, "https://10.0.0.2:6443");
+        assert.equal(on({ kubeconfig: kubeconfig("one"), cluster: "two" }).cluster, "https://10.0.0.2:6443");
+        assert.equal(on({ kubeconfig: JSON.stringify(YAML.parse(kubeconfig("two"))) }).cluster, "https://10.0.0.2:6443");
+        assert.equal(on({ kubeconfig: kubeconfig("one") }).provider, "cluster");
+        assert.doesNotMatch(JSON.stringify(on({ kubeconfig: kubeconfig("one") })), /s3cr3t|token/);
+        // what cannot be told: the ambient kubeconfig, a path, a value computed at up, another provider's type
+        assert.equal(on({}).cluster, undefined);
+        assert.equal(on({ kubeconfig: "/home/me/.kube/config" }).cluster, undefined);
+        const computed = on({ kubeconfig: UNKNOWN });
+        assert.equal(computed.cluster, undefined);
+        assert.deepEqual(computed.unknown, ["provider.kubeconfig"]);
+        assert.equal(on({ kubeconfig: kubeconfig("one") }, "pulumi:providers:aws").cluster, undefined);
     });
     it("reads an EKS add-on's name, version and values; an unknown configurationValues skips only that add-on", () => {
         const known = resource(TYPES.eksAddon, "kube-proxy", { addonName: "kube-proxy", addonVersion: "v1.43.0-eksbuild.1", configurationValues: '{"mode":"ipvs"}' });

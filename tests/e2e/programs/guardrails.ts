@@ -12,8 +12,8 @@ const provider = new k8s.Provider("cluster", { kubeconfig });
 
 const kpc = (fields: Record<string, unknown>) =>
     YAML.stringify({ apiVersion: "kubeproxy.config.k8s.io/v1alpha1", kind: "KubeProxyConfiguration", clusterCIDR: "10.244.0.0/16", ...fields });
-const kubeProxyPatch = (name: string, fields: Record<string, unknown>) =>
-    new k8s.core.v1.ConfigMapPatch(name, { metadata: { name: "kube-proxy", namespace: "kube-system" }, data: { "config.conf": kpc(fields) } }, { provider });
+const kubeProxyPatch = (name: string, fields: Record<string, unknown>, on: k8s.Provider = provider) =>
+    new k8s.core.v1.ConfigMapPatch(name, { metadata: { name: "kube-proxy", namespace: "kube-system" }, data: { "config.conf": kpc(fields) } }, { provider: on });
 const upgradeKubeProxy = (tag: string) =>
     new k8s.apps.v1.DaemonSetPatch(
         "kube-proxy-upgrade",
@@ -60,6 +60,16 @@ switch (which) {
     case "component-and-by-hand":
         component();
         kubeProxyPatch("by-hand", { mode: "iptables" });
+        break;
+    case "component-and-other-cluster":
+        // a stack managing two clusters: the hand-written patch is for the second one
+        component();
+        kubeProxyPatch("other-cluster", { mode: "iptables" }, new k8s.Provider("other", { kubeconfig: config.requireSecret("otherKubeconfig") }));
+        break;
+    case "component-and-second-provider":
+        // a second provider with the same kubeconfig: another Pulumi provider, the same cluster
+        component();
+        kubeProxyPatch("second-provider", { mode: "iptables" }, new k8s.Provider("second", { kubeconfig }));
         break;
     default:
         throw new Error(`guardrails:case ${JSON.stringify(which)} is not a case of this program`);
