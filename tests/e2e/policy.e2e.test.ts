@@ -91,6 +91,16 @@ describe("@e2e guard-rail policy pack: pulumi preview --policy-pack on the refer
         assert.match(example.output, /✅ kube-proxy-mode@v0\.1\.0/);
     });
 
+    it(`${POLICY.pinned}: a kube-proxy configuration rendered by a Helm v4 Chart is read like any other`, async () => {
+        const p = await preview("helm-chart-unpinned");
+        assert.notEqual(p.code, 0, p.output);
+        assert.deepEqual(p.violations, [`${POLICY.pinned} (kubernetes:core/v1:ConfigMap: kube-proxy-chart:kube-system/kube-proxy)`], p.output);
+        assert.match(p.output, /ConfigMap kube-system\/kube-proxy \(data\["config.conf"\]\) does not pin the mode \(mode: ""\)/);
+        const pinned = await preview("helm-chart-pinned");
+        assert.equal(pinned.code, 0, pinned.output);
+        assert.match(pinned.output, /✅ kube-proxy-mode@v0\.1\.0/);
+    });
+
     it(`${POLICY.ipvs}: kube-proxy upgraded to 1.40 while the configuration stays on ipvs is rejected (release read from the DaemonSet's image)`, async () => {
         const p = await preview("upgrade-keeping-ipvs");
         assert.notEqual(p.code, 0, p.output);

@@ -2,6 +2,7 @@
 // declares, each a thing a team might write. Nothing here is ever applied (preview only).
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import * as path from "node:path";
 import * as YAML from "yaml";
 import { KubeProxyMode } from "../../../components/pulumi/kubeProxyMode.js";
 
@@ -70,6 +71,15 @@ switch (which) {
         // a second provider with the same kubeconfig: another Pulumi provider, the same cluster
         component();
         kubeProxyPatch("second-provider", { mode: "iptables" }, new k8s.Provider("second", { kubeconfig }));
+        break;
+    case "helm-chart-unpinned":
+    case "helm-chart-pinned":
+        // kube-proxy's configuration shipped in a chart: Helm v4 Charts register what they render
+        new k8s.helm.v4.Chart(
+            "kube-proxy-chart",
+            { chart: path.join(__dirname, "..", "..", "..", "..", "tests", "e2e", "programs", "charts", "kube-proxy"), values: { mode: which === "helm-chart-pinned" ? "nftables" : "" } },
+            { provider },
+        );
         break;
     default:
         throw new Error(`guardrails:case ${JSON.stringify(which)} is not a case of this program`);
