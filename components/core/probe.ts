@@ -24,15 +24,18 @@ if [ "$KPM_ACTION" = cleanup ]; then
   section cleanup
   if $H ip link show kube-ipvs0 >/dev/null 2>&1; then $H ip link del kube-ipvs0 && echo "removed link kube-ipvs0"; fi
   if has ipvsadm; then $H ipvsadm -C && echo "cleared IPVS virtual servers (host-wide)"; fi
+  # a file of this run's own: cleanups of several nodes may share a /tmp
+  saved=$(mktemp "${"${TMPDIR:-/tmp}"}/kpm-ipt.XXXXXX") || { echo "cannot create a temporary file: iptables chains not removed"; saved=""; }
   for t in nat filter mangle; do
-    if $H iptables-save -t $t >/tmp/kpm-ipt 2>/dev/null; then
+    if [ -n "$saved" ] && $H iptables-save -t $t >"$saved" 2>/dev/null; then
       awk '
         function owned(c) { return c ~ /^KUBE-/ && c !~ /^KUBE-(IPTABLES-HINT|KUBELET-CANARY|FIREWALL|FORWARD-FIREWALL|MARK-DROP)$/ }
         /^:/ { split(substr($1,2),a," "); if (owned(a[1])) next }
         /^-A / { if (owned($2)) next; for (i=3;i<=NF;i++) if (($i=="-j"||$i=="-g") && owned($(i+1))) next }
-        { print }' /tmp/kpm-ipt | $H iptables-restore -T $t && echo "removed kube-proxy chains from iptables table $t"
+        { print }' "$saved" | $H iptables-restore -T $t && echo "removed kube-proxy chains from iptables table $t"
     fi
   done
+  [ -n "$saved" ] && rm -f "$saved"
   if has ipset; then for s in $($H ipset list -n 2>/dev/null | grep '^KUBE-'); do $H ipset destroy "$s" && echo "destroyed ipset $s"; done; fi
   section end
   exit 0
