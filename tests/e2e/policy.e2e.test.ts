@@ -50,6 +50,18 @@ describe("@e2e guard-rail policy pack: pulumi preview --policy-pack on the refer
         return { code, output, violations };
     }
 
+    /** the pack ran and every policy passed */
+    function assertPasses(p: Preview): void {
+        assert.equal(p.code, 0, p.output);
+        assert.deepEqual(p.violations, []);
+        assert.match(p.output, /✅ kube-proxy-mode@v0\.1\.0/);
+    }
+    /** the preview failed on exactly these violations */
+    function assertRejects(p: Preview, violations: string[]): void {
+        assert.notEqual(p.code, 0, p.output);
+        assert.deepEqual([...p.violations].sort(), [...violations].sort(), p.output);
+    }
+
     before(async () => {
         assert.match(PACK, /components\/policy\/analyzer$/);
         [cluster, other] = await Promise.all([startCluster({ nodes: "kwok", pools: [["canary", 1], ["workers", 2]] }), startCluster({ nodes: "kwok", pools: [["canary", 1]] })]);
@@ -75,61 +87,44 @@ describe("@e2e guard-rail policy pack: pulumi preview --policy-pack on the refer
 
     it(`${POLICY.pinned} and ${POLICY.gates}: kubeadm's unpinned mode and a misspelt gate are rejected, each naming its resource and the fix`, async () => {
         const p = await preview("unpinned-and-misspelt", { [POLICY.gates]: { kubernetesVersion: "1.37" } });
-        assert.notEqual(p.code, 0, p.output);
-        assert.deepEqual(p.violations.sort(), [`${POLICY.gates} (kubernetes:core/v1:ConfigMap: gate-typo)`, `${POLICY.pinned} (kubernetes:core/v1:ConfigMapPatch: unpinned)`], p.output);
+        assertRejects(p, [`${POLICY.gates} (kubernetes:core/v1:ConfigMap: gate-typo)`, `${POLICY.pinned} (kubernetes:core/v1:ConfigMapPatch: unpinned)`]);
         assert.match(p.output, /ConfigMapPatch kube-system\/kube-proxy \(data\["config.conf"\]\) does not pin the mode \(mode: ""\).*Fix: set mode: nftables/);
         assert.match(p.output, /ConfigMap default\/kube-proxy-next \(data\["config.conf"\]\): NFTablesProxyMod is not a feature gate of Kubernetes 1\.37.*did you mean NFTablesProxyMode\? Fix: rename it to NFTablesProxyMode/);
     });
 
     it("the same stack with the mode pinned and the gate spelt right passes every policy (also with the README's example pack config)", async () => {
         const p = await preview("pinned");
-        assert.equal(p.code, 0, p.output);
-        assert.deepEqual(p.violations, []);
-        assert.match(p.output, /✅ kube-proxy-mode@v0\.1\.0 \(local: .*components\/policy\/analyzer\)/, "the pack ran and passed");
-        const example = await preview("pinned", join(ROOT, "examples", "guard-rails", "kube-proxy-policy.json"));
-        assert.equal(example.code, 0, example.output);
-        assert.match(example.output, /✅ kube-proxy-mode@v0\.1\.0/);
+        assertPasses(p);
+        assert.match(p.output, /✅ kube-proxy-mode@v0\.1\.0 \(local: .*components\/policy\/analyzer\)/, "the pack ran from its launcher");
+        assertPasses(await preview("pinned", join(ROOT, "examples", "guard-rails", "kube-proxy-policy.json")));
     });
 
     it(`${POLICY.pinned}: a kube-proxy configuration rendered by a Helm v4 Chart is read like any other`, async () => {
         const p = await preview("helm-chart-unpinned");
-        assert.notEqual(p.code, 0, p.output);
-        assert.deepEqual(p.violations, [`${POLICY.pinned} (kubernetes:core/v1:ConfigMap: kube-proxy-chart:kube-system/kube-proxy)`], p.output);
+        assertRejects(p, [`${POLICY.pinned} (kubernetes:core/v1:ConfigMap: kube-proxy-chart:kube-system/kube-proxy)`]);
         assert.match(p.output, /ConfigMap kube-system\/kube-proxy \(data\["config.conf"\]\) does not pin the mode \(mode: ""\)/);
-        const pinned = await preview("helm-chart-pinned");
-        assert.equal(pinned.code, 0, pinned.output);
-        assert.match(pinned.output, /✅ kube-proxy-mode@v0\.1\.0/);
+        assertPasses(await preview("helm-chart-pinned"));
     });
 
     it(`${POLICY.ipvs}: kube-proxy upgraded to 1.40 while the configuration stays on ipvs is rejected (release read from the DaemonSet's image)`, async () => {
         const p = await preview("upgrade-keeping-ipvs");
-        assert.notEqual(p.code, 0, p.output);
-        assert.deepEqual(p.violations, [`${POLICY.ipvs} (kubernetes:core/v1:ConfigMapPatch: still-ipvs)`], p.output);
+        assertRejects(p, [`${POLICY.ipvs} (kubernetes:core/v1:ConfigMapPatch: still-ipvs)`]);
         assert.match(p.output, /kube-proxy 1\.40 exits in ipvs mode unless featureGates\.KubeProxyIPVS is true.*release from the image registry\.k8s\.io\/kube-proxy:v1\.40\.0 of DaemonSetPatch kube-system\/kube-proxy.*Fix: set mode to nftables or iptables/);
-        const gated = await preview("upgrade-keeping-ipvs-gated");
-        assert.equal(gated.code, 0, gated.output);
-        assert.deepEqual(gated.violations, []);
+        assertPasses(await preview("upgrade-keeping-ipvs-gated"));
     });
 
     it(`${POLICY.ownership}: a hand-written patch of kube-system/kube-proxy beside KubeProxyMode is rejected; the component alone passes every policy`, async () => {
-        const alone = await preview("component");
-        assert.equal(alone.code, 0, alone.output);
-        assert.deepEqual(alone.violations, []);
-        assert.match(alone.output, /✅ kube-proxy-mode@v0\.1\.0/);
+        assertPasses(await preview("component"));
         const bypass = await preview("component-and-by-hand");
-        assert.notEqual(bypass.code, 0, bypass.output);
-        assert.deepEqual(bypass.violations, [`${POLICY.ownership} (kubernetes:core/v1:ConfigMapPatch: by-hand)`], bypass.output);
+        assertRejects(bypass, [`${POLICY.ownership} (kubernetes:core/v1:ConfigMapPatch: by-hand)`]);
         assert.match(bypass.output, /ConfigMapPatch kube-system\/kube-proxy is written outside KubeProxyMode "kube-proxy" on the same cluster.*Fix: remove this resource and set what it sets on KubeProxyMode "kube-proxy"/);
     });
 
     it(`${POLICY.ownership} tells clusters apart by the API server each provider's kubeconfig names: a patch for a second cluster passes, a second provider of the same cluster is rejected`, async () => {
         const otherCluster = await preview("component-and-other-cluster");
-        assert.equal(otherCluster.code, 0, otherCluster.output);
-        assert.deepEqual(otherCluster.violations, []);
-        assert.match(otherCluster.output, /✅ kube-proxy-mode@v0\.1\.0/);
+        assertPasses(otherCluster);
         const secondProvider = await preview("component-and-second-provider");
-        assert.notEqual(secondProvider.code, 0, secondProvider.output);
-        assert.deepEqual(secondProvider.violations, [`${POLICY.ownership} (kubernetes:core/v1:ConfigMapPatch: second-provider)`], secondProvider.output);
+        assertRejects(secondProvider, [`${POLICY.ownership} (kubernetes:core/v1:ConfigMapPatch: second-provider)`]);
         assert.match(secondProvider.output, /is written outside KubeProxyMode "kube-proxy" on the same cluster/);
         // the policy read both kubeconfigs; neither reached the output
         for (const c of [cluster!, other!]) {
