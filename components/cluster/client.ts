@@ -2,6 +2,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { nodeFacts, type NodeFacts } from "../core/nodes.js";
 import { parseKubeVersion, type KubeVersion } from "../core/versions.js";
+import { withRetries } from "./retry.js";
 
 export interface ClusterAccess {
     /** path to a kubeconfig file; default: $KUBECONFIG or ~/.kube/config */
@@ -49,11 +50,19 @@ export class Cluster {
     readonly policy: k8s.PolicyV1Api;
     readonly version: k8s.VersionApi;
 
+    /** hears of every retried API call (the rollout logs them) */
+    onRetry?: (call: string, attempt: number, e: unknown, delayMs: number) => void;
+
     constructor(readonly kc: k8s.KubeConfig) {
-        this.core = kc.makeApiClient(k8s.CoreV1Api);
-        this.apps = kc.makeApiClient(k8s.AppsV1Api);
-        this.policy = kc.makeApiClient(k8s.PolicyV1Api);
-        this.version = kc.makeApiClient(k8s.VersionApi);
+        this.core = this.api(k8s.CoreV1Api);
+        this.apps = this.api(k8s.AppsV1Api);
+        this.policy = this.api(k8s.PolicyV1Api);
+        this.version = this.api(k8s.VersionApi);
+    }
+
+    /** An API client whose calls ride out blips (429, 5xx, a broken connection): see retry.ts. */
+    protected api<T extends k8s.ApiType>(kind: new (config: k8s.Configuration) => T): T {
+        return withRetries(this.kc.makeApiClient(kind), (call, attempt, e, delay) => this.onRetry?.(call, attempt, e, delay));
     }
 
     static connect(access: ClusterAccess = {}): Cluster {

@@ -7,34 +7,39 @@ import { FLAVORS, type Flavor } from "../core/facts.js";
 import { nodeFacts } from "../core/nodes.js";
 import { MARKS, rolloutObjectName, type NodeState } from "../core/plan.js";
 import { PROBE_SCRIPT } from "../core/probe.js";
-import { apiErrorMessage, Cluster } from "./client.js";
+import type { Installation as RolloutInstallation, KubeProxyPod, LeaseHolder, Names, NodeMove, RolloutCluster, RolloutNode } from "../rollout/cluster.js";
+import { apiErrorMessage, Cluster, clusterName } from "./client.js";
+
+export type { KubeProxyPod, Names };
 
 const MERGE = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
 export const FIELD_MANAGER = "kube-proxy-mode";
-
-export interface Names {
-    namespace: string;
-    configMap: string;
-    key: string;
-    daemonSet: string;
-    /** label selector of kube-proxy pods */
-    podSelector: string;
-}
 
 export function namesFor(flavor: Flavor, overrides: Partial<Names> = {}): Names {
     const f = FLAVORS[flavor];
     return { namespace: f.namespace, configMap: f.configMap, key: f.key, daemonSet: f.daemonSet, podSelector: "k8s-app=kube-proxy", ...overrides };
 }
 
-export interface Installation {
-    names: Names;
+export interface Installation extends RolloutInstallation {
     configMap: k8s.V1ConfigMap;
     daemonSet: k8s.V1DaemonSet;
     current: CurrentConfig;
     /** the installer's DaemonSet spec (saved at the first rollout step, else the live one) */
     originalSpec: Record<string, any>;
-    /** true while a rollout has the canonical DaemonSet in its rollout shape */
-    inRollout: boolean;
+}
+
+/** The rollout's Lease: one rollout per cluster. */
+export const LEASE_NAME = "kube-proxy-mode";
+
+function parseMove(text: string | undefined): NodeMove | undefined {
+    if (!text) return undefined;
+    try {
+        const m = JSON.parse(text);
+        if (m && typeof m === "object" && "to" in m && "from" in m && typeof m.phase === "string") return { to: m.to, from: m.from, phase: m.phase };
+    } catch {
+        /* not ours: ignored */
+    }
+    return undefined;
 }
 
 export class NotFound extends Error {}
@@ -58,19 +63,7 @@ export function sleep(ms: number): Promise<void> {
     return new Promise((r) => setTimeout(r, ms));
 }
 
-export interface KubeProxyPod {
-    name: string;
-    node: string;
-    owner?: string;
-    phase?: string;
-    ready: boolean;
-    restarts: number;
-    /** waiting/terminated reason of the container, e.g. CrashLoopBackOff, Error */
-    problem?: string;
-    deleting: boolean;
-}
-
-export class KubeProxyCluster extends Cluster {
+export class KubeProxyCluster extends Cluster implements RolloutCluster {
     constructor(
         kc: k8s.KubeConfig,
         readonly names: Names,
@@ -110,13 +103,52 @@ export class KubeProxyCluster extends Cluster {
         };
     }
 
-    async nodeStates(): Promise<NodeState[]> {
+    get identity(): string | undefined {
+        return clusterName(this.kc);
+    }
+
+    /** Every node with the rollout's memory of it: placement, verification, the move in progress, cordon. */
+    override async nodes(): Promise<RolloutNode[]> {
         const list = await this.core.listNode();
-        return list.items.map((n) => ({
-            ...nodeFacts(n),
-            placement: n.metadata?.labels?.[MARKS.configLabel] ?? null,
-            verified: n.metadata?.annotations?.[MARKS.verifiedAnnotation]?.split("@")[0],
-        }));
+        return list.items.map((n) => {
+            const a = n.metadata?.annotations ?? {};
+            const [verified, verifiedAt] = (a[MARKS.verifiedAnnotation] ?? "").split("@");
+            return {
+                ...nodeFacts(n),
+                placement: n.metadata?.labels?.[MARKS.configLabel] ?? null,
+                verified: verified || undefined,
+                verifiedAt: verifiedAt || undefined,
+                checks: a[MARKS.checksAnnotation],
+                move: parseMove(a[MARKS.moveAnnotation]),
+                unschedulable: n.spec?.unschedulable === true,
+                cordonedByRollout: n.spec?.unschedulable === true && a[MARKS.cordonedAnnotation] === MARKS.managedByValue,
+            };
+        });
+    }
+
+    async nodeStates(): Promise<NodeState[]> {
+        return this.nodes();
+    }
+
+    async configurationOf(hash: string): Promise<string | undefined> {
+        try {
+            const cm = await this.core.readNamespacedConfigMap({ name: rolloutObjectName(this.names.configMap, hash), namespace: this.names.namespace });
+            return cm.data?.[this.names.key];
+        } catch (e) {
+            if (isNotFound(e)) return undefined;
+            throw e;
+        }
+    }
+
+    async serviceEndpoint(namespace: string, name: string): Promise<{ ip: string; port: number } | undefined> {
+        const svc = await this.core.readNamespacedService({ name, namespace });
+        const ip = svc.spec?.clusterIP;
+        const port = svc.spec?.ports?.[0]?.port;
+        return ip && ip !== "None" && port ? { ip, port } : undefined;
+    }
+
+    async recordMove(node: string, move: NodeMove | null): Promise<void> {
+        await this.core.patchNode({ name: node, body: { metadata: { annotations: { [MARKS.moveAnnotation]: move === null ? null : JSON.stringify(move) } } } }, MERGE);
     }
 
     async node(name: string): Promise<k8s.V1Node> {
@@ -124,14 +156,14 @@ export class KubeProxyCluster extends Cluster {
     }
 
     /** Makes the per-node rollout possible: the canonical DaemonSet leaves labelled nodes alone, and the target's ConfigMap and DaemonSet exist. Idempotent. */
-    async prepare(inst: Installation, target: { hash: string; config: string }, log: (l: string) => void): Promise<void> {
+    async prepare(target: { hash: string; config: string }, log: (l: string) => void): Promise<void> {
         const { namespace } = this.names;
+        const inst = await this.installation();
         if (!inst.inRollout) {
             const ds = await this.apps.readNamespacedDaemonSet({ name: this.names.daemonSet, namespace });
             ds.metadata!.annotations = { ...(ds.metadata!.annotations ?? {}), [MARKS.originalSpecAnnotation]: JSON.stringify(ds.spec) };
             ds.spec = canonicalDuringRollout(ds.spec as any) as any;
             await this.apps.replaceNamespacedDaemonSet({ name: this.names.daemonSet, namespace, body: ds, fieldManager: FIELD_MANAGER });
-            inst.inRollout = true;
             log(`DaemonSet ${namespace}/${this.names.daemonSet}: switched to OnDelete and kept off nodes labelled ${MARKS.configLabel} (its spec is saved for the finish)`);
         }
         const cmName = rolloutObjectName(this.names.configMap, target.hash);
@@ -387,5 +419,73 @@ export class KubeProxyCluster extends Cluster {
             if (Date.now() > deadline) throw new Error(`the installer's DaemonSet did not finish rolling within ${timeoutSeconds}s: ${line}`);
             await sleep(1000);
         }
+    }
+
+    private coordinationApi?: k8s.CoordinationV1Api;
+    private get coordination(): k8s.CoordinationV1Api {
+        return (this.coordinationApi ??= this.api(k8s.CoordinationV1Api));
+    }
+
+    private async readLease(): Promise<k8s.V1Lease | undefined> {
+        try {
+            return await this.coordination.readNamespacedLease({ name: LEASE_NAME, namespace: this.names.namespace });
+        } catch (e) {
+            if (isNotFound(e)) return undefined;
+            throw e;
+        }
+    }
+
+    async acquireLease(holder: string, durationSeconds: number): Promise<{ acquired: true } | { acquired: false; current: LeaseHolder }> {
+        const namespace = this.names.namespace;
+        const now = new Date();
+        const spec: k8s.V1LeaseSpec = { holderIdentity: holder, leaseDurationSeconds: durationSeconds, acquireTime: now, renewTime: now };
+        for (let attempt = 0; attempt < 3; attempt++) {
+            const lease = await this.readLease();
+            if (!lease) {
+                const created = await createUnlessExists(() =>
+                    this.coordination.createNamespacedLease({ namespace, fieldManager: FIELD_MANAGER, body: { metadata: { name: LEASE_NAME, namespace, labels: { [MARKS.managedByLabel]: MARKS.managedByValue } }, spec } }),
+                );
+                if (created) return { acquired: true };
+                continue;
+            }
+            const s = lease.spec ?? {};
+            const renewed = s.renewTime ? new Date(s.renewTime as unknown as string).getTime() : 0;
+            const expired = !s.holderIdentity || s.holderIdentity === holder || renewed + (s.leaseDurationSeconds ?? 0) * 1000 < now.getTime();
+            if (!expired) {
+                return { acquired: false, current: { holder: s.holderIdentity!, renewedAt: new Date(renewed).toISOString(), durationSeconds: s.leaseDurationSeconds ?? 0 } };
+            }
+            try {
+                // resourceVersion makes this a compare-and-swap: two runs taking over at once, one wins
+                await this.coordination.replaceNamespacedLease({ name: LEASE_NAME, namespace, fieldManager: FIELD_MANAGER, body: { ...lease, spec: { ...spec, leaseTransitions: (s.leaseTransitions ?? 0) + 1 } } });
+                return { acquired: true };
+            } catch (e) {
+                if ((e as { code?: number })?.code !== 409) throw e;
+            }
+        }
+        const lease = await this.readLease();
+        const s = lease?.spec ?? {};
+        return { acquired: false, current: { holder: s.holderIdentity ?? "unknown", renewedAt: s.renewTime ? new Date(s.renewTime as unknown as string).toISOString() : "never", durationSeconds: s.leaseDurationSeconds ?? 0 } };
+    }
+
+    async renewLease(holder: string): Promise<boolean> {
+        const lease = await this.readLease();
+        if (!lease || lease.spec?.holderIdentity !== holder) return false;
+        try {
+            await this.coordination.replaceNamespacedLease({ name: LEASE_NAME, namespace: this.names.namespace, fieldManager: FIELD_MANAGER, body: { ...lease, spec: { ...lease.spec, renewTime: new Date() } } });
+            return true;
+        } catch (e) {
+            if ((e as { code?: number })?.code === 409) return this.renewLease(holder);
+            throw e;
+        }
+    }
+
+    async releaseLease(holder: string): Promise<void> {
+        const lease = await this.readLease();
+        if (!lease || lease.spec?.holderIdentity !== holder) return;
+        await this.coordination
+            .replaceNamespacedLease({ name: LEASE_NAME, namespace: this.names.namespace, fieldManager: FIELD_MANAGER, body: { ...lease, spec: { leaseDurationSeconds: lease.spec?.leaseDurationSeconds } } })
+            .catch((e) => {
+                if ((e as { code?: number })?.code !== 409) throw e;
+            });
     }
 }

@@ -18,6 +18,8 @@ export const MARKS = {
     /** checksAnnotation values: the built-in node checks and the hooks ran, or the hooks only (verify.nodeChecks: false) */
     checksBuiltIn: "built-in+hooks",
     checksHooksOnly: "hooks-only",
+    /** node annotation: the move in progress on the node (JSON: to, from, phase), written before each action */
+    moveAnnotation: "kube-proxy-mode.io/move",
     /** node annotation: set when the rollout cordoned the node, so it only uncordons its own */
     cordonedAnnotation: "kube-proxy-mode.io/cordoned-by",
     /** DaemonSet annotation: the installer's DaemonSet spec, restored when the rollout finishes */

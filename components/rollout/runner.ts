@@ -1,16 +1,21 @@
-// The rollout: pools in order, nodes in batches of maxUnavailable, each node moved,
-// verified and released, or rolled back; the finish hands the cluster back to its installer.
+// The rollout: pools in order, nodes in batches of maxUnavailable, each node moved, verified and
+// released, or rolled back; the finish verifies every node, writes the installer's ConfigMap and
+// hands the nodes back to the installer's DaemonSet in batches, checked.
+//
+// The rollout's state lives in the cluster, written before each action (see NodeMove), so a run
+// that dies at any instant converges on the next run: every node verified on the target, or
+// stopped with every node back on a configuration it was verified on and nothing left cordoned
+// that the rollout cordoned. One run per cluster at a time (a Lease).
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { effectiveMode, parseKubeProxyConfiguration } from "../core/config.js";
 import { formatDuration, parseDuration } from "../core/duration.js";
-import { configHash, MARKS, planRollout, rolloutObjectName, targetPlacement, type PoolPlan, type RolloutPlan, type RolloutTarget } from "../core/plan.js";
+import { configHash, MARKS, planRollout, targetPlacement, type PoolPlan, type RolloutPlan, type RolloutTarget } from "../core/plan.js";
 import { checkStartupLog, judgeProbe, parseProbeOutput, type CheckResult } from "../core/probe.js";
 import type { Finding, ProxyMode } from "../core/types.js";
-import { apiErrorMessage } from "../cluster/client.js";
-import { KubeProxyCluster, sleep, type Installation } from "../cluster/kubeProxy.js";
+import type { Installation, NodeMove, RolloutCluster, RolloutNode } from "./cluster.js";
 import type { Hook, RolloutSpec } from "./spec.js";
 
 export type Log = (line: string) => void;
@@ -32,6 +37,22 @@ export class RolloutFailure extends Error {
     }
 }
 
+/** Another run holds the cluster's rollout lease. */
+export class RolloutBusy extends Error {}
+
+/** The run was stopped (SIGINT/SIGTERM, or its lease was lost) at a safe point. */
+export class RolloutInterrupted extends Error {}
+
+/** A check of a node failed (carries the check's name). */
+class CheckFailed extends Error {
+    constructor(
+        readonly check: string,
+        detail: string,
+    ) {
+        super(detail);
+    }
+}
+
 export interface NodeOutcome {
     node: string;
     pool: string;
@@ -39,12 +60,48 @@ export interface NodeOutcome {
     checks: CheckResult[];
 }
 
+/** Time as the runner sees it (tests pass a fake clock so a 24h soak takes no time). */
+export interface Clock {
+    now(): number;
+    sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export const realClock: Clock = {
+    now: () => Date.now(),
+    sleep: (ms, signal) =>
+        new Promise((resolve) => {
+            if (signal?.aborted) return resolve();
+            const t = setTimeout(done, ms);
+            function done() {
+                clearTimeout(t);
+                signal?.removeEventListener("abort", done);
+                resolve();
+            }
+            signal?.addEventListener("abort", done, { once: true });
+        }),
+};
+
 export interface Context {
-    cluster: KubeProxyCluster;
+    cluster: RolloutCluster;
     spec: RolloutSpec;
     log: Log;
     /** kubeconfig content for hooks (written to a private temp file while they run) */
     kubeconfig?: string;
+    /** aborted on SIGINT/SIGTERM: the node in hand is finished or rolled back, then the run stops */
+    signal?: AbortSignal;
+    /** who runs this rollout, for the lease: "<stack or cli>@<host>/<pid>" */
+    holder?: string;
+    clock?: Clock;
+    /** how long the lease lasts without renewal (default 60 s; renewed every third of it) */
+    leaseSeconds?: number;
+    /** how often a soak re-checks the pool's nodes (default 30 s) */
+    soakCheckSeconds?: number;
+}
+
+const clockOf = (ctx: Context) => ctx.clock ?? realClock;
+
+export function defaultHolder(): string {
+    return `${process.env.KPM_HOLDER || "kube-proxy-mode CLI"}@${hostname()}/pid ${process.pid}`;
 }
 
 /** The target as the cluster stands now: canonical when the installer's ConfigMap already holds it. */
@@ -52,19 +109,30 @@ export function resolveTarget(inst: Installation, spec: RolloutSpec): RolloutTar
     return { hash: spec.target.hash, mode: spec.target.mode, canonical: configHash(inst.current.text) === spec.target.hash && inst.current.text === spec.target.config };
 }
 
-export async function currentPlan(ctx: Context): Promise<{ inst: Installation; plan: RolloutPlan; findings: Finding[] }> {
+export async function currentPlan(ctx: Context): Promise<{ inst: Installation; plan: RolloutPlan; findings: Finding[]; nodes: RolloutNode[] }> {
     const inst = await ctx.cluster.installation();
-    const nodes = await ctx.cluster.nodeStates();
+    const nodes = await ctx.cluster.nodes();
     const target = resolveTarget(inst, ctx.spec);
     const { plan, findings } = planRollout(ctx.spec.pools, nodes, target, { tcpBeLiberal: ctx.spec.tcpBeLiberal });
-    return { inst, plan, findings };
+    return { inst, plan, findings, nodes };
+}
+
+/**
+ * The configuration a node can safely go back to: the one it was verified on before this move.
+ * From the node's move memory when a run left one; otherwise its placement when it was verified
+ * there; otherwise the installer's DaemonSet (what every node ran before any rollout).
+ */
+export function originOf(n: RolloutNode, wanted: string | null): string | null {
+    if (n.move && n.move.to === wanted) return n.move.from;
+    if (n.placement !== null && n.placement !== MARKS.holdValue && n.placement !== wanted && n.verified === n.placement) return n.placement;
+    return null;
 }
 
 async function modeOfPlacement(ctx: Context, inst: Installation, placement: string | null): Promise<ProxyMode> {
     if (placement === null || placement === MARKS.holdValue) return effectiveMode(inst.current.config);
-    const name = rolloutObjectName(ctx.cluster.names.configMap, placement);
-    const cm = await ctx.cluster.core.readNamespacedConfigMap({ name, namespace: ctx.cluster.names.namespace });
-    return effectiveMode(parseKubeProxyConfiguration(cm.data?.[ctx.cluster.names.key] ?? "", `ConfigMap ${name}`));
+    const text = await ctx.cluster.configurationOf(placement);
+    if (text === undefined) throw new Error(`the configuration ${placement} is no longer in the cluster`);
+    return effectiveMode(parseKubeProxyConfiguration(text, `configuration ${placement}`));
 }
 
 function runHook(hook: Hook, env: Record<string, string>): Promise<{ ok: boolean; output: string }> {
@@ -73,7 +141,8 @@ function runHook(hook: Hook, env: Record<string, string>): Promise<{ ok: boolean
         execFile(hook.command[0], hook.command.slice(1), { env: { ...process.env, ...hook.env, ...env }, timeout, maxBuffer: 4 << 20 }, (err, stdout, stderr) => {
             const output = `${stdout}${stderr}`.trim().split("\n").slice(-20).join("\n");
             if (!err) return resolve({ ok: true, output });
-            const why = (err as any).killed ? `timed out after ${timeout / 1000}s` : (err as any).code === "ENOENT" ? `${hook.command[0]} not found` : `exit code ${(err as any).code}`;
+            const e = err as NodeJS.ErrnoException & { killed?: boolean };
+            const why = e.killed ? `timed out after ${timeout / 1000}s` : e.code === "ENOENT" ? `${hook.command[0]} not found` : `exit code ${e.code}`;
             resolve({ ok: false, output: `${why}${output ? `; output:\n${output}` : ""}` });
         });
     });
@@ -94,12 +163,10 @@ export async function verifyNode(ctx: Context, node: string, mode: ProxyMode, op
     const env: Record<string, string> = {};
     const [svcNs, svcName] = v.service.split("/");
     try {
-        const svc = await ctx.cluster.core.readNamespacedService({ name: svcName, namespace: svcNs });
-        const ip = svc.spec?.clusterIP;
-        const port = svc.spec?.ports?.[0]?.port;
-        if (ip && ip !== "None" && port) Object.assign(env, { KPM_SERVICE_IP: ip, KPM_SERVICE_PORT: String(port) });
+        const svc = await ctx.cluster.serviceEndpoint(svcNs, svcName);
+        if (svc) Object.assign(env, { KPM_SERVICE_IP: svc.ip, KPM_SERVICE_PORT: String(svc.port) });
     } catch (e) {
-        results.push({ check: "connection", ok: false, detail: `cannot read Service ${v.service}: ${apiErrorMessage(e)}` });
+        results.push({ check: "connection", ok: false, detail: `cannot read Service ${v.service}: ${(e as Error).message}` });
     }
     const expect = { mode, maxSyncAgeSeconds: parseDuration(v.maxSyncAge, "verify.maxSyncAge"), connect: env.KPM_SERVICE_IP !== undefined };
     const probe = async () => {
@@ -129,33 +196,79 @@ async function withKubeconfigFile<T>(content: string | undefined, fn: (path: str
     }
 }
 
-function failed(results: CheckResult[]): CheckResult | undefined {
-    return results.find((r) => !r.ok);
+function describePlacement(p: string | null): string {
+    return p === null ? "the installer's DaemonSet" : `configuration ${p}`;
 }
 
-/** Moves one node to the target, verifies it, and releases it; rolls it back on failure. */
-async function moveNode(ctx: Context, inst: Installation, pool: PoolPlan, node: string, from: string | null, target: RolloutTarget): Promise<NodeOutcome> {
+/** The hook's and the built-in checks of a node that runs `mode`; throws CheckFailed at the first failure. */
+async function checkNode(ctx: Context, pool: PoolPlan, node: string, mode: ProxyMode, log: Log): Promise<CheckResult[]> {
+    const checks = await verifyNode(ctx, node, mode, { cleanLeftovers: mode !== "ipvs", log });
+    for (const c of checks) log(`${c.ok ? "ok" : "FAILED"} ${c.check}: ${c.detail}`);
+    const bad = checks.find((r) => !r.ok);
+    if (bad) throw new CheckFailed(bad.check, bad.detail);
+    for (const hook of ctx.spec.verify.hooks) {
+        const r = await withKubeconfigFile(ctx.kubeconfig, (kubeconfig) =>
+            runHook(hook, { NODE: node, POOL: pool.name, MODE: mode, ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}) }),
+        );
+        if (!r.ok) throw new CheckFailed(`hook ${hook.name}`, r.output);
+        log(`ok hook ${hook.name}`);
+        checks.push({ check: `hook ${hook.name}`, ok: true, detail: r.output.split("\n").slice(-1)[0] ?? "" });
+    }
+    return checks;
+}
+
+function checksMark(ctx: Context): string {
+    return ctx.spec.verify.nodeChecks ? MARKS.checksBuiltIn : MARKS.checksHooksOnly;
+}
+
+/** Puts a node back on `origin` (the configuration it was verified on) and releases it; the move memory goes last. */
+async function rollBack(ctx: Context, node: string, move: NodeMove, originMode: ProxyMode, ours: boolean, log: Log): Promise<string> {
+    await ctx.cluster.recordMove(node, { ...move, phase: "rolling-back" });
+    log(`rolling back to ${describePlacement(move.from)} (${originMode})`);
+    await ctx.cluster.setPlacement(node, move.from);
+    await ctx.cluster.waitForKubeProxy(node, move.from, parseDuration(ctx.spec.verify.podTimeout, "verify.podTimeout"));
+    const back = await verifyNode(ctx, node, originMode, { cleanLeftovers: false, log });
+    const mode = back.find((c) => c.check === "mode");
+    if (mode && !mode.ok) throw new Error(`after rollback: ${mode.detail}`);
+    // verified again on a configuration hash it went back to; nothing recorded for the installer's
+    await ctx.cluster.markVerified(node, move.from, move.from === null ? "" : checksMark(ctx));
+    if (ours) await ctx.cluster.uncordon(node);
+    await ctx.cluster.recordMove(node, null);
+    return `node ${node} was rolled back to ${originMode} mode (${describePlacement(move.from)}) and ${ours ? "uncordoned" : "left cordoned as it was before"}`;
+}
+
+/** Moves one node to the target, verifies it, and releases it; rolls it back to its origin on failure. */
+async function moveNode(ctx: Context, inst: Installation, pool: PoolPlan, n: RolloutNode, target: RolloutTarget): Promise<NodeOutcome> {
+    const node = n.name;
     const log: Log = (l) => ctx.log(`pool ${pool.name} node ${node}: ${l}`);
     const wanted = targetPlacement(target);
-    const rollbackTo = from === MARKS.holdValue ? null : from;
-    const fromMode = await modeOfPlacement(ctx, inst, rollbackTo);
-    const ours = await ctx.cluster.cordon(node);
-    log(ours ? "cordoned" : "was already cordoned (left so)");
-    const release = async () => {
-        if (ours) {
-            await ctx.cluster.uncordon(node);
-            log("uncordoned");
-        }
+    const origin = originOf(n, wanted);
+    // the finish's hand-back: the same configuration, from its own DaemonSet to the installer's
+    const handBack = target.canonical && origin === target.hash;
+    const move: NodeMove = { to: wanted, from: origin, phase: "started" };
+    const interrupted = () => {
+        if (ctx.signal?.aborted) throw new CheckFailed("interrupted", `the run was stopped (${String(ctx.signal.reason ?? "signal")}) before the node's move finished`);
     };
-    let step = "drain";
+    let ours = n.cordonedByRollout;
+    let step = "start";
     try {
-        if (pool.drain) {
-            log(`draining (timeout ${formatDuration(pool.drainTimeoutSeconds)})`);
+        const fromMode = await modeOfPlacement(ctx, inst, origin);
+        if (n.move?.to === wanted) log(`resuming a move a previous run left in phase ${n.move.phase} (origin ${describePlacement(origin)})`);
+        await ctx.cluster.recordMove(node, move);
+        interrupted();
+        step = "drain";
+        ours = await ctx.cluster.cordon(node);
+        log(ours ? "cordoned" : "was already cordoned (left so)");
+        if (pool.drain && !handBack) {
+            log(`draining (timeout ${pool.drainTimeoutSeconds ? formatDuration(pool.drainTimeoutSeconds) : "none"})`);
             await ctx.cluster.drain(node, pool.drainTimeoutSeconds, log);
             log("drained");
         }
+        interrupted();
+        step = "restart";
+        await ctx.cluster.recordMove(node, { ...move, phase: "switching" });
         const podTimeout = parseDuration(ctx.spec.verify.podTimeout, "verify.podTimeout");
-        if (fromMode === "ipvs" && target.mode === "iptables" && ctx.spec.verify.nodeChecks) {
+        if (fromMode === "ipvs" && target.mode === "iptables" && ctx.spec.verify.nodeChecks && n.placement !== wanted) {
             step = "cleanup";
             // iptables mode does not remove ipvs state: stop kube-proxy on the node, clean, then start the new one
             await ctx.cluster.setPlacement(node, MARKS.holdValue);
@@ -163,143 +276,319 @@ async function moveNode(ctx: Context, inst: Installation, pool: PoolPlan, node: 
             log("kube-proxy stopped; removing ipvs leftovers (iptables mode does not)");
             const { output } = await ctx.cluster.runProbe(node, { image: ctx.spec.verify.image, action: "cleanup", env: {}, timeoutSeconds: 120 });
             for (const line of output.split("\n").filter((l) => l && !l.startsWith("###"))) log(`cleanup: ${line}`);
+            step = "restart";
         }
-        step = "restart";
         await ctx.cluster.setPlacement(node, wanted);
         const pod = await ctx.cluster.waitForKubeProxy(node, wanted, podTimeout);
-        log(`kube-proxy ${pod?.name} running on ${target.canonical ? "the installer's DaemonSet" : `configuration ${target.hash}`}`);
+        log(`kube-proxy ${pod?.name ?? ""} running on ${describePlacement(wanted)}`);
+        interrupted();
         step = "verify";
-        const checks = await verifyNode(ctx, node, target.mode, { cleanLeftovers: target.mode !== "ipvs", log });
-        for (const c of checks) log(`${c.ok ? "ok" : "FAILED"} ${c.check}: ${c.detail}`);
-        const bad = failed(checks);
-        if (bad) throw Object.assign(new Error(bad.detail), { check: bad.check });
-        for (const hook of ctx.spec.verify.hooks) {
-            step = `hook ${hook.name}`;
-            const r = await withKubeconfigFile(ctx.kubeconfig, (kubeconfig) =>
-                runHook(hook, { NODE: node, POOL: pool.name, MODE: target.mode, ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}) }),
-            );
-            if (!r.ok) throw Object.assign(new Error(r.output), { check: `hook ${hook.name}` });
-            log(`ok hook ${hook.name}`);
-            checks.push({ check: `hook ${hook.name}`, ok: true, detail: r.output.split("\n").slice(-1)[0] ?? "" });
+        const checks = await checkNode(ctx, pool, node, target.mode, log);
+        // from here on the node is good: an interruption lets it finish
+        await ctx.cluster.markVerified(node, target.hash, checksMark(ctx));
+        if (ours) {
+            await ctx.cluster.uncordon(node);
+            log("uncordoned");
         }
-        await ctx.cluster.markVerified(node, target.hash, ctx.spec.verify.nodeChecks ? MARKS.checksBuiltIn : MARKS.checksHooksOnly);
-        await release();
-        log(ctx.spec.verify.nodeChecks ? "verified" : `moved; built-in node checks are off (verify.nodeChecks: false), ${ctx.spec.verify.hooks.length} hook(s) passed`);
+        await ctx.cluster.recordMove(node, null);
+        log(
+            handBack
+                ? "handed back to the installer's DaemonSet, checked"
+                : ctx.spec.verify.nodeChecks
+                  ? "verified"
+                  : `moved; built-in node checks are off (verify.nodeChecks: false), ${ctx.spec.verify.hooks.length} hook(s) passed`,
+        );
         return { node, pool: pool.name, result: ctx.spec.verify.nodeChecks ? "verified" : "moved", checks };
     } catch (e) {
-        const check = (e as any).check ?? step;
-        const detail = (e as Error).message ?? apiErrorMessage(e);
+        const check = e instanceof CheckFailed ? e.check : step;
+        const detail = (e as Error).message;
         log(`FAILED ${check}: ${detail.split("\n")[0]}`);
         let rolledBack: string;
-        if (ctx.spec.onFailure === "rollback-node" && step !== "drain") {
-            try {
-                log(`rolling back to ${rollbackTo === null ? "the installer's DaemonSet" : `configuration ${rollbackTo}`} (${fromMode})`);
-                await ctx.cluster.setPlacement(node, rollbackTo);
-                await ctx.cluster.waitForKubeProxy(node, rollbackTo, parseDuration(ctx.spec.verify.podTimeout, "verify.podTimeout"));
-                const back = await verifyNode(ctx, node, fromMode, { cleanLeftovers: false, log });
-                const mode = back.find((c) => c.check === "mode");
-                if (mode && !mode.ok) throw new Error(`after rollback: ${mode.detail}`);
-                await ctx.cluster.markVerified(node, null, "");
-                await release();
-                rolledBack = `node ${node} was rolled back to ${fromMode} mode and ${ours ? "uncordoned" : "left cordoned as it was before"}`;
-                log(rolledBack);
-            } catch (re) {
-                rolledBack = `ROLLBACK OF ${node} FAILED: ${(re as Error).message}; the node is left cordoned for inspection`;
-                log(rolledBack);
+        try {
+            if (step === "start" || step === "drain") {
+                // nothing on the node changed: release it and forget the move
+                if (ours) await ctx.cluster.uncordon(node);
+                await ctx.cluster.recordMove(node, null);
+                rolledBack = `node ${node} was not changed (${check === "interrupted" ? "stopped before its restart" : `its ${step === "drain" ? "drain" : "move"} failed`}) and ${ours ? "was uncordoned" : "stays cordoned as before"}`;
+            } else if (ctx.spec.onFailure === "rollback-node" || check === "interrupted") {
+                rolledBack = await rollBack(ctx, node, move, await modeOfPlacement(ctx, inst, origin), ours, log);
+            } else {
+                rolledBack = `onFailure is "stop": node ${node} is left on ${describePlacement(wanted)} and cordoned for inspection; the next run rolls it back to ${describePlacement(origin)} if it fails again`;
             }
-        } else if (step === "drain") {
-            await release();
-            rolledBack = `node ${node} was not changed (its drain failed) and ${ours ? "was uncordoned" : "stays cordoned as before"}`;
-        } else {
-            rolledBack = `onFailure is "stop": node ${node} is left on the new configuration and cordoned for inspection`;
+        } catch (re) {
+            rolledBack = `ROLLBACK OF ${node} FAILED: ${(re as Error).message}; the node is left cordoned for inspection, and the next run puts it back on ${describePlacement(origin)}`;
         }
-        const leftCordoned = await ctx.cluster.cordonedByRollout().catch(() => [] as string[]);
+        log(rolledBack);
+        const leftCordoned = await cordonedByRollout(ctx).catch(() => [] as string[]);
         throw new RolloutFailure(node, pool.name, check, detail, rolledBack, leftCordoned);
     }
 }
 
-/** Runs the named pools (all when none is named), in the declared order. */
+async function cordonedByRollout(ctx: Context): Promise<string[]> {
+    return (await ctx.cluster.nodes()).filter((n) => n.unschedulable && n.cordonedByRollout).map((n) => n.name);
+}
+
+/**
+ * What a dead run left on the nodes of these pools, made safe before anything else moves: a move
+ * towards another placement (an older target) is undone to its origin; a node verified on the
+ * target but still cordoned by the rollout is released. Moves towards the current target are
+ * left to the plan, which resumes them with their recorded origin.
+ */
+async function reconcile(ctx: Context, inst: Installation, nodes: RolloutNode[], wanted: string | null, hash: string): Promise<void> {
+    for (const n of nodes) {
+        const log: Log = (l) => ctx.log(`node ${n.name}: ${l}`);
+        const doneHere = n.placement === wanted && (wanted === null || n.verified === hash);
+        if (n.move && n.move.to !== wanted) {
+            log(`a previous run left a move to ${describePlacement(n.move.to)} (phase ${n.move.phase}); putting the node back on ${describePlacement(n.move.from)}`);
+            if (n.placement !== n.move.from) {
+                const mode = await modeOfPlacement(ctx, inst, n.move.from);
+                log(await rollBack(ctx, n.name, n.move, mode, n.cordonedByRollout, log));
+            } else {
+                if (n.cordonedByRollout) await ctx.cluster.uncordon(n.name);
+                await ctx.cluster.recordMove(n.name, null);
+            }
+        } else if (n.move && n.move.phase === "rolling-back") {
+            // the previous run had judged the move failed: finish that rollback; the plan retries the node
+            log(`a previous run was rolling the node back; finishing that`);
+            const mode = await modeOfPlacement(ctx, inst, n.move.from);
+            log(await rollBack(ctx, n.name, n.move, mode, n.cordonedByRollout, log));
+        } else if (doneHere && (n.move || n.cordonedByRollout)) {
+            if (n.cordonedByRollout) {
+                await ctx.cluster.uncordon(n.name);
+                log("verified on the target by a previous run, which did not release it: uncordoned");
+            }
+            if (n.move) await ctx.cluster.recordMove(n.name, null);
+        }
+    }
+}
+
+/** Holds the cluster's rollout lease while `fn` runs: renewed, released at the end, lost = stop at the next safe point. */
+async function withLease<T>(ctx: Context, fn: (ctx: Context) => Promise<T>): Promise<T> {
+    const holder = ctx.holder ?? defaultHolder();
+    const seconds = ctx.leaseSeconds ?? 60;
+    const got = await ctx.cluster.acquireLease(holder, seconds);
+    if (!got.acquired) {
+        const c = got.current;
+        throw new RolloutBusy(
+            `another rollout holds this cluster: ${c.holder} (lease renewed ${c.renewedAt}, lasts ${c.durationSeconds}s). ` +
+                `Wait for it to finish; if it died, its lease expires ${c.durationSeconds}s after its last renewal and the next run takes over`,
+        );
+    }
+    const stop = new AbortController();
+    const outer = ctx.signal;
+    const onOuter = () => stop.abort(outer?.reason);
+    outer?.addEventListener("abort", onOuter, { once: true });
+    if (outer?.aborted) stop.abort(outer.reason);
+    const timer = setInterval(() => {
+        ctx.cluster.renewLease(holder).then(
+            (ok) => {
+                if (!ok) stop.abort("the rollout lease was taken over by another run");
+            },
+            (e) => ctx.log(`warning: renewing the rollout lease failed: ${(e as Error).message}`),
+        );
+    }, (seconds * 1000) / 3);
+    timer.unref?.();
+    try {
+        return await fn({ ...ctx, holder, signal: stop.signal });
+    } finally {
+        clearInterval(timer);
+        outer?.removeEventListener("abort", onOuter);
+        await ctx.cluster.releaseLease(holder).catch((e) => ctx.log(`warning: releasing the rollout lease failed: ${(e as Error).message}`));
+    }
+}
+
+/** Runs the named pools (all when none is named), in the declared order. Takes the cluster's lease. */
 export async function runPools(ctx: Context, only?: string[]): Promise<NodeOutcome[]> {
-    const { inst, plan, findings } = await currentPlan(ctx);
+    return withLease(ctx, (c) => movePools(c, only));
+}
+
+async function movePools(ctx: Context, only?: string[]): Promise<NodeOutcome[]> {
+    let { inst, plan, findings, nodes } = await currentPlan(ctx);
     const errors = findings.filter((f) => f.severity === "error");
     if (errors.length) throw new Error(`the rollout plan is not valid:\n${errors.map((e) => `- ${e.field}: ${e.message}`).join("\n")}`);
-    const target = plan.target;
     const unknown = (only ?? []).filter((n) => !plan.pools.some((p) => p.name === n));
     if (unknown.length) throw new Error(`no pool named ${unknown.join(", ")}; pools: ${plan.pools.map((p) => p.name).join(", ")}`);
-    const pools = plan.pools.filter((p) => !only || only.includes(p.name));
-    if (pools.every((p) => p.batches.length === 0)) {
-        for (const p of pools) for (const n of p.nodes) ctx.log(`pool ${p.name} node ${n.name}: already verified on ${target.hash}, skipped`);
-        ctx.log(`nothing to move in pool(s) ${pools.map((p) => p.name).join(", ")}: every node already runs ${target.mode} on configuration ${target.hash}`);
-        return pools.flatMap((p) => p.nodes.map((n) => ({ node: n.name, pool: p.name, result: "skipped" as const, checks: [] })));
+    const selected = (p: PoolPlan) => !only || only.includes(p.name);
+    const members = new Set(plan.pools.filter(selected).flatMap((p) => p.nodes.map((n) => n.name)));
+    const wanted = targetPlacement(plan.target);
+    const leftovers = nodes.filter((n) => members.has(n.name) && (n.move || n.cordonedByRollout));
+    if (leftovers.length) {
+        await reconcile(ctx, inst, leftovers, wanted, plan.target.hash);
+        ({ inst, plan, findings, nodes } = await currentPlan(ctx));
     }
-    if (!target.canonical) await ctx.cluster.prepare(inst, { hash: target.hash, config: ctx.spec.target.config }, ctx.log);
+    const target = plan.target;
+    const pools = plan.pools.filter(selected);
+    const byName = new Map(nodes.map((n) => [n.name, n]));
     const outcomes: NodeOutcome[] = [];
+    if (pools.some((p) => p.batches.length > 0) && !target.canonical) await ctx.cluster.prepare({ hash: target.hash, config: ctx.spec.target.config }, ctx.log);
     for (const pool of pools) {
-        const started = Date.now();
-        ctx.log(`pool ${pool.name}: ${pool.nodes.length} node(s), ${pool.batches.flat().length} to move, at most ${pool.maxUnavailable} at a time`);
-        for (const n of pool.nodes.filter((x) => x.action === "done")) {
-            ctx.log(`pool ${pool.name} node ${n.name}: already verified on ${target.hash}, skipped`);
-            outcomes.push({ node: n.name, pool: pool.name, result: "skipped", checks: [] });
-        }
+        const started = clockOf(ctx).now();
+        const toMove = pool.batches.flat().length;
+        ctx.log(`pool ${pool.name}: ${pool.nodes.length} node(s), ${toMove} to move, at most ${pool.maxUnavailable} at a time`);
+        for (const n of pool.nodes.filter((x) => x.action === "done")) outcomes.push({ node: n.name, pool: pool.name, result: "skipped", checks: [] });
+        const done = pool.nodes.length - toMove;
+        if (done) ctx.log(`pool ${pool.name}: ${done} node(s) already on ${describePlacement(targetPlacement(target))}, skipped`);
+        let moved = 0;
         for (const [i, batch] of pool.batches.entries()) {
+            if (ctx.signal?.aborted) throw interruptedError(ctx, pool, batch);
             ctx.log(`pool ${pool.name}: batch ${i + 1}/${pool.batches.length}: ${batch.join(", ")}`);
-            const from = new Map(pool.nodes.map((n) => [n.name, n.from]));
-            const settled = await Promise.allSettled(batch.map((node) => moveNode(ctx, inst, pool, node, from.get(node) ?? null, target)));
+            const settled = await Promise.allSettled(batch.map((node) => moveNode(ctx, inst, pool, byName.get(node)!, target)));
             const failure = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
             for (const s of settled) if (s.status === "fulfilled") outcomes.push(s.value);
             if (failure) {
                 ctx.log(`pool ${pool.name}: stopped at the first failure; later batches and pools are untouched`);
                 throw failure.reason;
             }
+            moved += batch.length;
+            ctx.log(progressLine(pool, moved, toMove, clockOf(ctx).now() - started));
         }
-        if (pool.soakSeconds > 0 && pool.batches.length > 0) {
-            ctx.log(`pool ${pool.name}: soaking ${formatDuration(pool.soakSeconds)} before the next pool`);
-            const until = Date.now() + pool.soakSeconds * 1000;
-            while (Date.now() < until) {
-                await sleep(Math.min(30_000, until - Date.now()));
-                if (Date.now() < until) ctx.log(`pool ${pool.name}: soaking, ${formatDuration(Math.ceil((until - Date.now()) / 1000))} left`);
-            }
-        }
-        ctx.log(`pool ${pool.name}: done in ${formatDuration(Math.round((Date.now() - started) / 1000))}`);
+        if (pool.soakSeconds > 0 && !target.canonical) await soak(ctx, inst, pool, target);
+        ctx.log(`pool ${pool.name}: done in ${formatDuration(Math.round((clockOf(ctx).now() - started) / 1000))}`);
     }
     return outcomes;
 }
 
+function progressLine(pool: PoolPlan, done: number, total: number, elapsedMs: number): string {
+    const rate = done / Math.max(elapsedMs / 1000, 0.001);
+    const eta = rate > 0 ? Math.round((total - done) / rate) : 0;
+    return `pool ${pool.name}: ${done}/${total} node(s) moved, ${(rate * 60).toFixed(1)}/min${done < total ? `, about ${formatDuration(eta)} left` : ""}`;
+}
+
+function interruptedError(ctx: Context, pool: PoolPlan, next: string[]): RolloutInterrupted {
+    return new RolloutInterrupted(
+        `the rollout was stopped (${String(ctx.signal?.reason ?? "signal")}) between batches of pool ${pool.name}: every node moved so far is verified and released; ` +
+            `next were ${next.join(", ")}; run it again to resume`,
+    );
+}
+
 /**
- * When every pool is verified: the canonical ConfigMap holds the target, each node goes
- * back to the installer's DaemonSet (one at a time, checked), and that DaemonSet gets its
- * installer's spec back, so the next `kubeadm upgrade` keeps the result.
+ * The soak after a pool: its clock starts when the pool's last node was verified (recorded on the
+ * nodes), so a resumed run waits only the remainder. Meanwhile the pool's kube-proxy pods are
+ * watched (a restart, a crash, a pod not ready is a regression), and at the end every node of the
+ * pool is checked again (mode, last sync). A regression fails the pool and rolls the node back.
  */
-export async function finish(ctx: Context): Promise<void> {
-    const { inst, plan, findings } = await currentPlan(ctx);
-    const errors = findings.filter((f) => f.severity === "error");
-    if (errors.length) throw new Error(`cannot finish:\n${errors.map((e) => `- ${e.field}: ${e.message}`).join("\n")}`);
-    const nodes = await ctx.cluster.nodeStates();
-    const notVerified = nodes.filter((n) => plan.pools.some((p) => p.nodes.some((x) => x.name === n.name)) && n.placement !== null && n.verified !== ctx.spec.target.hash);
-    if (!plan.target.canonical && notVerified.length) {
-        throw new Error(`cannot finish: ${notVerified.length} node(s) are not verified on ${ctx.spec.target.hash} yet (${notVerified.map((n) => n.name).join(", ")}); run the pools first`);
+async function soak(ctx: Context, inst: Installation, pool: PoolPlan, target: RolloutTarget): Promise<void> {
+    const clock = clockOf(ctx);
+    const names = new Set(pool.nodes.map((n) => n.name));
+    const nodes = (await ctx.cluster.nodes()).filter((n) => names.has(n.name));
+    const times = nodes.map((n) => (n.verifiedAt ? Date.parse(n.verifiedAt) : NaN)).filter((t) => !Number.isNaN(t));
+    const start = times.length ? Math.max(...times) : clock.now();
+    const until = start + pool.soakSeconds * 1000;
+    const left = until - clock.now();
+    if (left <= 0) {
+        ctx.log(`pool ${pool.name}: soak of ${formatDuration(pool.soakSeconds)} already held (the pool finished ${new Date(start).toISOString()})`);
+        return;
     }
-    const unmoved = plan.pools.flatMap((p) => p.nodes).filter((n) => n.from === null && n.action === "move");
-    if (!plan.target.canonical && unmoved.length) {
-        throw new Error(`cannot finish: ${unmoved.length} node(s) still run the old configuration (${unmoved.map((n) => n.name).join(", ")}); run the pools first`);
+    const resumed = left < pool.soakSeconds * 1000 - 5000;
+    ctx.log(`pool ${pool.name}: soaking ${formatDuration(Math.ceil(left / 1000))}${resumed ? ` (the remainder of ${formatDuration(pool.soakSeconds)} that started ${new Date(start).toISOString()})` : ""} before the next pool`);
+    const baseline = new Map<string, number>();
+    for (const n of nodes) for (const p of await ctx.cluster.kubeProxyPods(n.name)) if (!p.deleting) baseline.set(n.name, p.restarts);
+    const every = (ctx.soakCheckSeconds ?? 30) * 1000;
+    for (;;) {
+        const remaining = until - clock.now();
+        if (remaining > 0) await clock.sleep(Math.min(every, remaining), ctx.signal);
+        if (ctx.signal?.aborted) {
+            throw new RolloutInterrupted(
+                `the rollout was stopped (${String(ctx.signal.reason ?? "signal")}) during the soak of pool ${pool.name}: its nodes are verified and released; the next run waits the remainder`,
+            );
+        }
+        for (const n of nodes) {
+            const problem = podRegression(await ctx.cluster.kubeProxyPods(n.name), baseline.get(n.name));
+            if (problem) await soakFailure(ctx, inst, pool, n, problem);
+        }
+        if (clock.now() >= until) break;
+        ctx.log(`pool ${pool.name}: soaking, ${formatDuration(Math.ceil((until - clock.now()) / 1000))} left; ${nodes.length} node(s) steady`);
     }
-    if (!plan.target.canonical) {
-        await ctx.cluster.writeCanonicalConfig(ctx.spec.target.config);
-        ctx.log(`ConfigMap ${ctx.cluster.names.namespace}/${ctx.cluster.names.configMap}: ${ctx.cluster.names.key} now holds configuration ${ctx.spec.target.hash}`);
-    }
-    const podTimeout = parseDuration(ctx.spec.verify.podTimeout, "verify.podTimeout");
-    for (const pool of plan.pools) {
-        for (const n of pool.nodes) {
-            const state = nodes.find((x) => x.name === n.name);
-            if (!state || state.placement === null) continue;
-            await ctx.cluster.setPlacement(n.name, null);
-            await ctx.cluster.waitForKubeProxy(n.name, null, podTimeout);
-            ctx.log(`pool ${pool.name} node ${n.name}: handed back to the installer's DaemonSet`);
+    if (ctx.spec.verify.nodeChecks) {
+        for (const n of nodes) {
+            const checks = await verifyNode(ctx, n.name, target.mode, { cleanLeftovers: false, log: (l) => ctx.log(`pool ${pool.name} node ${n.name}: ${l}`) });
+            const bad = checks.find((c) => !c.ok && (c.check === "mode" || c.check === "sync" || c.check === "rules"));
+            if (bad) await soakFailure(ctx, inst, pool, n, `${bad.check}: ${bad.detail}`);
         }
     }
-    if (inst.inRollout) {
-        await ctx.cluster.restoreInstallation(ctx.log);
-        await ctx.cluster.waitForDaemonSetRollout(podTimeout * Math.max(1, nodes.length), ctx.log);
+    ctx.log(`pool ${pool.name}: soak held, every node still on ${target.mode}`);
+}
+
+function podRegression(pods: { name: string; restarts: number; ready: boolean; phase?: string; problem?: string; deleting: boolean }[], baseline: number | undefined): string | undefined {
+    const live = pods.filter((p) => !p.deleting);
+    if (live.length !== 1) return `${live.length} kube-proxy pods on the node`;
+    const p = live[0];
+    if (baseline !== undefined && p.restarts > baseline) return `kube-proxy pod ${p.name} restarted (${p.restarts - baseline} time(s) during the soak)`;
+    if (p.problem || p.phase !== "Running" || !p.ready) return `kube-proxy pod ${p.name} is ${p.problem ?? p.phase}${p.ready ? "" : ", not ready"}`;
+    return undefined;
+}
+
+async function soakFailure(ctx: Context, inst: Installation, pool: PoolPlan, n: RolloutNode, problem: string): Promise<never> {
+    const log: Log = (l) => ctx.log(`pool ${pool.name} node ${n.name}: ${l}`);
+    log(`FAILED soak: ${problem}`);
+    let rolledBack: string;
+    if (ctx.spec.onFailure === "rollback-node") {
+        try {
+            // a verified node's move memory is gone: its origin is the installer's DaemonSet, which
+            // still runs the configuration every node ran before the rollout
+            const ours = await ctx.cluster.cordon(n.name);
+            const move: NodeMove = { to: n.placement, from: null, phase: "rolling-back" };
+            rolledBack = await rollBack(ctx, n.name, move, await modeOfPlacement(ctx, inst, null), ours, log);
+        } catch (re) {
+            rolledBack = `ROLLBACK OF ${n.name} FAILED: ${(re as Error).message}; the node is left cordoned for inspection`;
+        }
+    } else rolledBack = `onFailure is "stop": node ${n.name} is left on ${describePlacement(n.placement)}`;
+    log(rolledBack);
+    throw new RolloutFailure(n.name, pool.name, "soak", problem, rolledBack, await cordonedByRollout(ctx).catch(() => []));
+}
+
+/**
+ * When every pool is verified: moves any node that is not (a node that joined a pool after its
+ * step, a node a dead run left), refuses unless every Linux node of every pool is verified on the
+ * target, then writes the installer's ConfigMap, hands each node back to the installer's
+ * DaemonSet in batches of its pool's maxUnavailable (each checked like a move), restores the
+ * installer's DaemonSet spec, and checks every node once more on it. Takes the cluster's lease.
+ */
+export async function finish(ctx: Context): Promise<void> {
+    return withLease(ctx, async (c) => {
+        let { plan } = await currentPlan(c);
+        if (!plan.target.canonical) {
+            const late = plan.pools.flatMap((p) => p.nodes.filter((n) => n.action === "move").map((n) => `${n.name} (pool ${p.name})`));
+            if (late.length) c.log(`finish: ${late.length} node(s) are not verified on ${c.spec.target.hash} (joined after their pool's step, or left by a run): ${late.join(", ")}; moving them now, with their pools' limits`);
+            await movePools(c);
+            const again = await currentPlan(c);
+            const notVerified = again.plan.pools.flatMap((p) => p.nodes.filter((n) => n.action !== "done").map((n) => n.name));
+            if (notVerified.length) {
+                throw new Error(`cannot finish: ${notVerified.length} node(s) are not verified on ${c.spec.target.hash} (${notVerified.join(", ")}); the installer's ConfigMap is unchanged`);
+            }
+            await c.cluster.writeCanonicalConfig(c.spec.target.config);
+            c.log(`ConfigMap ${c.cluster.names.namespace}/${c.cluster.names.configMap}: ${c.cluster.names.key} now holds configuration ${c.spec.target.hash}`);
+            plan = again.plan;
+        }
+        // the ConfigMap holds the target: every node goes back to the installer's DaemonSet
+        await movePools(c);
+        const { inst } = await currentPlan(c);
+        if (inst.inRollout) {
+            const podTimeout = parseDuration(c.spec.verify.podTimeout, "verify.podTimeout");
+            await c.cluster.restoreInstallation(c.log);
+            await c.cluster.waitForDaemonSetRollout(podTimeout * Math.max(1, plan.pools.reduce((s, p) => s + Math.ceil(p.nodes.length / p.maxUnavailable), 0)), c.log);
+            await finalCheck(c, plan);
+        }
+        c.log(`finished: every node runs ${c.spec.target.mode} from the installer's DaemonSet and ConfigMap`);
+    });
+}
+
+/** After the installer's DaemonSet got its spec back: every node's kube-proxy settled and in the target mode, in batches. */
+async function finalCheck(ctx: Context, plan: RolloutPlan): Promise<void> {
+    const podTimeout = parseDuration(ctx.spec.verify.podTimeout, "verify.podTimeout");
+    for (const pool of plan.pools) {
+        const names = pool.nodes.map((n) => n.name);
+        for (let i = 0; i < names.length; i += pool.maxUnavailable) {
+            await Promise.all(
+                names.slice(i, i + pool.maxUnavailable).map(async (node) => {
+                    await ctx.cluster.waitForKubeProxy(node, null, podTimeout);
+                    const checks = await verifyNode(ctx, node, ctx.spec.target.mode, { cleanLeftovers: false, log: (l) => ctx.log(`pool ${pool.name} node ${node}: ${l}`) });
+                    const bad = checks.find((c) => !c.ok && (c.check === "mode" || c.check === "sync"));
+                    if (bad) throw new Error(`node ${node} (pool ${pool.name}) failed the final check on the installer's DaemonSet: ${bad.check}: ${bad.detail}`);
+                    await ctx.cluster.markVerified(node, ctx.spec.target.hash, checksMark(ctx));
+                }),
+            );
+        }
+        ctx.log(`pool ${pool.name}: ${names.length} node(s) checked on the installer's DaemonSet`);
     }
-    ctx.log(`finished: every node runs ${ctx.spec.target.mode} from the installer's DaemonSet and ConfigMap`);
 }

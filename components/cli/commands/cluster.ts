@@ -7,7 +7,7 @@ import { STEP_RESULT_PREFIX, summarizeVerification } from "../../core/promotion.
 import type { ProxyMode } from "../../core/types.js";
 import { apiErrorMessage, clusterName, loadKubeConfig } from "../../cluster/client.js";
 import { KubeProxyCluster, namesFor, NotFound } from "../../cluster/kubeProxy.js";
-import { currentPlan, finish, runPools, RolloutFailure, verifyNode, type Context } from "../../rollout/runner.js";
+import { currentPlan, finish, runPools, RolloutBusy, RolloutFailure, RolloutInterrupted, verifyNode, type Context } from "../../rollout/runner.js";
 import { rolloutSpecSchema, verifySchema, type RolloutSpec } from "../../rollout/spec.js";
 import { parseFlags, readInput, requireMode } from "../args.js";
 import { CliError, EXIT, table } from "../output.js";
@@ -91,7 +91,16 @@ export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
     const spec = readSpec(flags);
     const { cluster, kubeconfig } = connect(flags, spec.flavor, spec.names);
     const log = (l: string) => (flags.json ? io.err(`[${stamp()}] ${l}`) : io.out(`[${stamp()}] ${l}`));
-    const ctx: Context = { cluster, spec, log, kubeconfig };
+    cluster.onRetry = (call, attempt, e, delay) => log(`API ${call} failed (${apiErrorMessage(e)}); retrying in ${(delay / 1000).toFixed(1)}s (attempt ${attempt + 1})`);
+    // SIGINT/SIGTERM: the node in hand is finished or rolled back, the lease released, then exit 1
+    const stop = new AbortController();
+    const onSignal = (signal: NodeJS.Signals) => {
+        if (stop.signal.aborted) return;
+        log(`${signal} received: finishing or rolling back the node(s) in hand, then stopping`);
+        stop.abort(signal);
+    };
+    process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
+    const ctx: Context = { cluster, spec, log, kubeconfig, signal: stop.signal };
     try {
         if (flags.plan) {
             const { plan, findings } = await currentPlan(ctx);
@@ -123,7 +132,10 @@ export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
             return EXIT.failed;
         }
         if (e instanceof NotFound) throw new CliError(e.message, EXIT.failed);
-        throw new CliError(`rollout failed: ${(e as Error).message ?? apiErrorMessage(e)}`, EXIT.failed);
+        if (e instanceof RolloutBusy || e instanceof RolloutInterrupted) throw new CliError(`rollout ${e instanceof RolloutBusy ? "refused" : "stopped"}: ${e.message}`, EXIT.failed);
+        throw new CliError(`rollout failed: ${typeof (e as { code?: unknown })?.code === "number" || !(e instanceof Error) ? apiErrorMessage(e) : e.message}`, EXIT.failed);
+    } finally {
+        process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
     }
 }
 
@@ -131,16 +143,12 @@ export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
 async function verificationRecord(ctx: Context) {
     const { plan } = await currentPlan(ctx);
     const poolNodes = plan.pools.flatMap((p) => p.nodes.map((n) => n.name));
-    const nodes = (await ctx.cluster.core.listNode()).items.map((n) => ({
-        name: n.metadata!.name!,
-        verified: n.metadata?.annotations?.[MARKS.verifiedAnnotation]?.split("@")[0],
-        checks: n.metadata?.annotations?.[MARKS.checksAnnotation],
-    }));
+    const nodes = await ctx.cluster.nodes();
     return {
         configHash: ctx.spec.target.hash,
         mode: ctx.spec.target.mode,
         ...summarizeVerification(nodes, poolNodes, ctx.spec.target.hash),
-        cluster: clusterName(ctx.cluster.kc),
+        cluster: ctx.cluster.identity,
     };
 }
 

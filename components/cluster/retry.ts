@@ -1,0 +1,62 @@
+// API calls that ride out blips: a call that fails with 429 (API priority and fairness), a 5xx,
+// or a broken connection (the API server restarting) is tried again with exponential backoff and
+// jitter, for at most RETRY.budgetMs in all. Anything else fails at once.
+
+export const RETRY = {
+    attempts: 10,
+    firstDelayMs: 250,
+    maxDelayMs: 8000,
+    /** the total time one call may spend retrying */
+    budgetMs: 60_000,
+};
+
+const CONNECTION_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "ETIMEDOUT", "EPIPE", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_SOCKET", "UND_ERR_CONNECT_TIMEOUT"]);
+
+/**
+ * Whether a failed call may succeed if tried again. An eviction's 429 is a PodDisruptionBudget
+ * speaking, not the server being busy: the drain handles it.
+ */
+export function isTransient(e: unknown, call: string): boolean {
+    const err = e as { code?: unknown; statusCode?: unknown; errno?: unknown; cause?: { code?: unknown }; message?: unknown; type?: unknown };
+    const status = typeof err?.code === "number" ? err.code : typeof err?.statusCode === "number" ? err.statusCode : undefined;
+    if (status !== undefined) {
+        if (status === 429) return call !== "createNamespacedPodEviction";
+        return status >= 500 && status !== 501;
+    }
+    const code = String(err?.code ?? err?.cause?.code ?? err?.errno ?? "");
+    if (CONNECTION_CODES.has(code)) return true;
+    const message = String(err?.message ?? "");
+    return /socket hang up|ECONNRESET|ECONNREFUSED|network timeout|fetch failed|other side closed/i.test(message) || err?.type === "system";
+}
+
+export type Sleeper = (ms: number) => Promise<void>;
+const realSleep: Sleeper = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs `fn`, trying again on transient failures (see isTransient); `onRetry` hears of each. */
+export async function retrying<T>(call: string, fn: () => Promise<T>, opts: { sleep?: Sleeper; random?: () => number; onRetry?: (attempt: number, e: unknown, delayMs: number) => void } = {}): Promise<T> {
+    const sleep = opts.sleep ?? realSleep;
+    const random = opts.random ?? Math.random;
+    let spent = 0;
+    for (let attempt = 1; ; attempt++) {
+        try {
+            return await fn();
+        } catch (e) {
+            const delay = Math.round(Math.min(RETRY.maxDelayMs, RETRY.firstDelayMs * 2 ** (attempt - 1)) * (0.5 + random() / 2));
+            if (attempt >= RETRY.attempts || spent + delay > RETRY.budgetMs || !isTransient(e, call)) throw e;
+            opts.onRetry?.(attempt, e, delay);
+            spent += delay;
+            await sleep(delay);
+        }
+    }
+}
+
+/** The same API client, every method of which retries transient failures. */
+export function withRetries<T extends object>(api: T, onRetry?: (call: string, attempt: number, e: unknown, delayMs: number) => void): T {
+    return new Proxy(api, {
+        get(target, prop, receiver) {
+            const value = Reflect.get(target, prop, receiver);
+            if (typeof value !== "function" || typeof prop !== "string") return value;
+            return (...args: unknown[]) => retrying(prop, () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args), { onRetry: (a, e, d) => onRetry?.(prop, a, e, d) });
+        },
+    });
+}

@@ -1,0 +1,128 @@
+// The seam between the rollout's logic and the cluster: everything the runner reads or writes,
+// and nothing more. KubeProxyCluster (components/cluster/kubeProxy.ts) implements it against
+// the API server; the unit tests implement it in memory and inject faults behind it.
+import type { CurrentConfig } from "../core/config.js";
+import type { NodeState } from "../core/plan.js";
+
+/** Which objects are kube-proxy's in this cluster. */
+export interface Names {
+    namespace: string;
+    configMap: string;
+    key: string;
+    daemonSet: string;
+    /** label selector of kube-proxy pods */
+    podSelector: string;
+}
+
+/** The installer's kube-proxy as it stands: its configuration, and whether a rollout has its DaemonSet. */
+export interface Installation {
+    names: Names;
+    current: CurrentConfig;
+    /** true while a rollout has the installer's DaemonSet in its rollout shape */
+    inRollout: boolean;
+}
+
+export interface KubeProxyPod {
+    name: string;
+    node: string;
+    owner?: string;
+    phase?: string;
+    ready: boolean;
+    restarts: number;
+    /** waiting/terminated reason of the container, e.g. CrashLoopBackOff, Error */
+    problem?: string;
+    deleting: boolean;
+}
+
+/**
+ * The rollout's memory of one node's move, written on the node before each action, so a run
+ * that dies at any instant leaves enough for the next one to finish or undo the move.
+ */
+export interface NodeMove {
+    /** the placement the node moves to: a configuration hash, or null for the installer's DaemonSet (the finish's hand-back) */
+    to: string | null;
+    /**
+     * where the node ran, verified, before this move: a configuration hash, or null for the
+     * installer's DaemonSet. The rollback target; never `to`.
+     */
+    from: string | null;
+    phase: MovePhase;
+}
+
+/**
+ * started: memory written, nothing on the node changed yet (it may be cordoned or draining) ·
+ * switching: kube-proxy is being restarted on `to` (or held off the node to clean ipvs state)
+ * and checked · rolling-back: the move failed and the node is being put back on `from`.
+ */
+export type MovePhase = "started" | "switching" | "rolling-back";
+
+/** A node as the runner sees it: the planner's view plus the rollout's memory. */
+export interface RolloutNode extends NodeState {
+    /** the move in progress, if a run left one */
+    move?: NodeMove;
+    /** when the node was verified on `verified` (ISO 8601) */
+    verifiedAt?: string;
+    /** how it was verified (MARKS.checksBuiltIn / checksHooksOnly) */
+    checks?: string;
+    unschedulable: boolean;
+    /** true when the rollout cordoned it (and so must release it) */
+    cordonedByRollout: boolean;
+}
+
+/** Who holds the cluster's rollout lease. */
+export interface LeaseHolder {
+    holder: string;
+    /** when it last renewed (ISO 8601) */
+    renewedAt: string;
+    durationSeconds: number;
+}
+
+export interface ProbeRun {
+    image: string;
+    action: "probe" | "cleanup";
+    env: Record<string, string>;
+    timeoutSeconds: number;
+}
+
+export interface RolloutCluster {
+    readonly names: Names;
+    /** "name (server)" of the cluster, for records and messages */
+    readonly identity: string | undefined;
+
+    installation(): Promise<Installation>;
+    nodes(): Promise<RolloutNode[]>;
+    /** the configuration text a placement (a configuration hash) runs */
+    configurationOf(hash: string): Promise<string | undefined>;
+
+    /** the installer's DaemonSet in its rollout shape, and the target's ConfigMap and DaemonSet exist. Idempotent. */
+    prepare(target: { hash: string; config: string }, log: (l: string) => void): Promise<void>;
+    /** a configuration hash, MARKS.holdValue (no kube-proxy) or null (the installer's DaemonSet) */
+    setPlacement(node: string, placement: string | null): Promise<void>;
+    /** the move memory of a node; null clears it */
+    recordMove(node: string, move: NodeMove | null): Promise<void>;
+    /** records that the node was verified on `hash` (null: not verified on anything) */
+    markVerified(node: string, hash: string | null, checks: string): Promise<void>;
+    /** returns true when the rollout now holds the cordon (it cordoned it now, or earlier) */
+    cordon(node: string): Promise<boolean>;
+    uncordon(node: string): Promise<void>;
+    drain(node: string, timeoutSeconds: number, log: (l: string) => void): Promise<void>;
+
+    kubeProxyPods(node: string): Promise<KubeProxyPod[]>;
+    podLog(name: string, previous?: boolean): Promise<string>;
+    /** until the node runs exactly one settled kube-proxy of `placement`'s DaemonSet (none for hold) */
+    waitForKubeProxy(node: string, placement: string | null, timeoutSeconds: number): Promise<KubeProxyPod | undefined>;
+    runProbe(node: string, run: ProbeRun): Promise<{ output: string; succeeded: boolean }>;
+    /** ClusterIP and first port of a Service, undefined when it has none */
+    serviceEndpoint(namespace: string, name: string): Promise<{ ip: string; port: number } | undefined>;
+
+    writeCanonicalConfig(config: string): Promise<void>;
+    /** the installer's DaemonSet back to its saved spec; the rollout's objects deleted */
+    restoreInstallation(log: (l: string) => void): Promise<void>;
+    waitForDaemonSetRollout(timeoutSeconds: number, log: (l: string) => void): Promise<void>;
+
+    /** takes the cluster's rollout lease, or returns who holds it */
+    acquireLease(holder: string, durationSeconds: number): Promise<{ acquired: true } | { acquired: false; current: LeaseHolder }>;
+    /** false when the lease is no longer ours */
+    renewLease(holder: string): Promise<boolean>;
+    releaseLease(holder: string): Promise<void>;
+}

@@ -1,0 +1,339 @@
+// SIMULATED: an in-memory cluster behind the runner's RolloutCluster interface, with faults the
+// tests inject: a run that dies (every call throws from the k-th write on, like a SIGKILL), a
+// node whose kube-proxy misbehaves on a configuration, a kube-proxy restart, a node that joins
+// late, a second run holding the lease. It models what the runner relies on (placements,
+// memory, cordons, the lease, the installer's ConfigMap and DaemonSet) and nothing else: the
+// real API server, kube-proxy and probe pods are proven in the e2e suites.
+import { parseCurrentConfig } from "../../components/core/config.js";
+import { configHash, MARKS } from "../../components/core/plan.js";
+import type { ProxyMode } from "../../components/core/types.js";
+import type { Installation, KubeProxyPod, LeaseHolder, Names, NodeMove, ProbeRun, RolloutCluster, RolloutNode } from "../../components/rollout/cluster.js";
+import type { Clock } from "../../components/rollout/runner.js";
+
+/** What a SIGKILL leaves: the process is gone, so every later call of that run fails too. */
+export class Crash extends Error {
+    constructor(at: string) {
+        super(`SIMULATED crash at ${at}`);
+    }
+}
+
+export class FakeClock implements Clock {
+    t = Date.parse("2026-12-01T03:00:00Z");
+    slept = 0;
+    /** called after each sleep, with the time now (tests inject faults "during" a wait) */
+    onSleep?: (now: number) => void;
+    now(): number {
+        return this.t;
+    }
+    async sleep(ms: number): Promise<void> {
+        this.t += ms;
+        this.slept += ms;
+        this.onSleep?.(this.t);
+        await Promise.resolve();
+    }
+}
+
+export interface FakeNode {
+    name: string;
+    labels: Record<string, string>;
+    kernel: string;
+    placement: string | null;
+    verified?: string;
+    verifiedAt?: string;
+    checks?: string;
+    move?: NodeMove;
+    unschedulable: boolean;
+    cordonedByRollout: boolean;
+    restarts: number;
+    /** pods evicted from it by drains */
+    drained: number;
+}
+
+export interface Faults {
+    /** the run dies right after this many writes (the write itself is done) */
+    crashAfterWrites?: number;
+    /** the node's kube-proxy answers another mode on this configuration (a failing check) */
+    wrongModeOn?: (node: string, placement: string | null) => boolean;
+    /** the node's kube-proxy pod crash-loops on this configuration */
+    crashLoopOn?: (node: string, placement: string | null) => boolean;
+    /** the drain of this node fails */
+    drainFails?: (node: string) => boolean;
+    /** called after each write, e.g. to abort the run mid-node */
+    afterWrite?: (what: string, node?: string) => void;
+}
+
+export function kubeProxyConfig(mode: ProxyMode | ""): string {
+    return `apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: "${mode}"\n`;
+}
+
+export class FakeCluster implements RolloutCluster {
+    readonly names: Names = { namespace: "kube-system", configMap: "kube-proxy", key: "config.conf", daemonSet: "kube-proxy", podSelector: "k8s-app=kube-proxy" };
+    readonly identity = "SIMULATED in-memory cluster";
+    installerConfig: string;
+    inRollout = false;
+    restored = 0;
+    readonly configs = new Map<string, string>();
+    readonly nodeMap = new Map<string, FakeNode>();
+    lease?: LeaseHolder;
+    faults: Faults = {};
+    writes = 0;
+    readonly history: string[] = [];
+    dead = false;
+
+    constructor(
+        readonly clock: FakeClock,
+        opts: { installerMode: ProxyMode | ""; pools: Record<string, number> },
+    ) {
+        this.installerConfig = kubeProxyConfig(opts.installerMode);
+        for (const [pool, count] of Object.entries(opts.pools)) for (let i = 1; i <= count; i++) this.addNode(`${pool}-${i}`, pool);
+    }
+
+    addNode(name: string, pool: string, kernel = "6.8.0-51-generic"): FakeNode {
+        const n: FakeNode = { name, labels: { pool, "kubernetes.io/os": "linux" }, kernel, placement: null, unschedulable: false, cordonedByRollout: false, restarts: 0, drained: 0 };
+        this.nodeMap.set(name, n);
+        return n;
+    }
+
+    node(name: string): FakeNode {
+        const n = this.nodeMap.get(name);
+        if (!n) throw new Error(`no node ${name}`);
+        return n;
+    }
+
+    /** A new process: the cluster keeps its state, the calls work again. */
+    revive(): void {
+        this.dead = false;
+        this.faults = { ...this.faults, crashAfterWrites: undefined };
+    }
+
+    private alive(what: string): void {
+        if (this.dead) throw new Crash(what);
+    }
+
+    private wrote(what: string, node?: string): void {
+        this.writes++;
+        this.history.push(node ? `${what} ${node}` : what);
+        this.faults.afterWrite?.(what, node);
+        if (this.faults.crashAfterWrites !== undefined && this.writes >= this.faults.crashAfterWrites) {
+            this.dead = true;
+            throw new Crash(`${what}${node ? ` ${node}` : ""}`);
+        }
+    }
+
+    modeOf(placement: string | null): ProxyMode {
+        const text = placement === null ? this.installerConfig : this.configs.get(placement);
+        const mode = text ? (parseCurrentConfig(text).config.mode as string) : "";
+        return (mode || "iptables") as ProxyMode;
+    }
+
+    async installation(): Promise<Installation> {
+        this.alive("installation");
+        return { names: this.names, current: parseCurrentConfig(this.installerConfig, "installer"), inRollout: this.inRollout };
+    }
+
+    async nodes(): Promise<RolloutNode[]> {
+        this.alive("nodes");
+        return [...this.nodeMap.values()].map((n) => ({
+            name: n.name,
+            labels: { ...n.labels },
+            kernelVersion: n.kernel,
+            operatingSystem: "linux",
+            placement: n.placement,
+            verified: n.verified,
+            verifiedAt: n.verifiedAt,
+            checks: n.checks,
+            move: n.move ? { ...n.move } : undefined,
+            unschedulable: n.unschedulable,
+            cordonedByRollout: n.unschedulable && n.cordonedByRollout,
+        }));
+    }
+
+    async configurationOf(hash: string): Promise<string | undefined> {
+        this.alive("configurationOf");
+        return this.configs.get(hash);
+    }
+
+    async prepare(target: { hash: string; config: string }): Promise<void> {
+        this.alive("prepare");
+        if (!this.inRollout || !this.configs.has(target.hash)) {
+            this.inRollout = true;
+            this.configs.set(target.hash, target.config);
+            this.wrote("prepare");
+        }
+    }
+
+    async setPlacement(node: string, placement: string | null): Promise<void> {
+        this.alive("setPlacement");
+        const n = this.node(node);
+        if (n.placement !== placement) n.restarts = 0;
+        n.placement = placement;
+        this.wrote(`place ${placement ?? "installer"}`, node);
+    }
+
+    async recordMove(node: string, move: NodeMove | null): Promise<void> {
+        this.alive("recordMove");
+        this.node(node).move = move ?? undefined;
+        this.wrote(move ? `move ${move.phase}` : "move cleared", node);
+    }
+
+    async markVerified(node: string, hash: string | null, checks: string): Promise<void> {
+        this.alive("markVerified");
+        const n = this.node(node);
+        n.verified = hash ?? undefined;
+        n.verifiedAt = hash === null ? undefined : new Date(this.clock.now()).toISOString();
+        n.checks = hash === null ? undefined : checks;
+        this.wrote(`verified ${hash ?? "none"}`, node);
+    }
+
+    async cordon(node: string): Promise<boolean> {
+        this.alive("cordon");
+        const n = this.node(node);
+        if (n.unschedulable) return n.cordonedByRollout;
+        n.unschedulable = true;
+        n.cordonedByRollout = true;
+        this.wrote("cordon", node);
+        return true;
+    }
+
+    async uncordon(node: string): Promise<void> {
+        this.alive("uncordon");
+        const n = this.node(node);
+        n.unschedulable = false;
+        n.cordonedByRollout = false;
+        this.wrote("uncordon", node);
+    }
+
+    async drain(node: string): Promise<void> {
+        this.alive("drain");
+        if (this.faults.drainFails?.(node)) throw new Error(`SIMULATED: a PodDisruptionBudget blocks the drain of ${node}`);
+        this.node(node).drained++;
+        this.wrote("drain", node);
+    }
+
+    private owner(placement: string | null): string {
+        return placement === null ? this.names.daemonSet : `${this.names.daemonSet}-${placement}`;
+    }
+
+    async kubeProxyPods(node: string): Promise<KubeProxyPod[]> {
+        this.alive("kubeProxyPods");
+        const n = this.node(node);
+        if (n.placement === MARKS.holdValue) return [];
+        const failing = this.faults.crashLoopOn?.(node, n.placement);
+        return [
+            {
+                name: `${this.owner(n.placement)}-${node}`,
+                node,
+                owner: this.owner(n.placement),
+                phase: "Running",
+                ready: !failing,
+                restarts: n.restarts + (failing ? 3 : 0),
+                problem: failing ? "CrashLoopBackOff" : undefined,
+                deleting: false,
+            },
+        ];
+    }
+
+    async podLog(name: string): Promise<string> {
+        this.alive("podLog");
+        const n = [...this.nodeMap.values()].find((x) => name === `${this.owner(x.placement)}-${x.name}`);
+        return n ? `I1201 03:00:00.000000       1 server_linux.go:1] "Using ${this.modeOf(n.placement)} Proxier"\n` : "";
+    }
+
+    async waitForKubeProxy(node: string, placement: string | null): Promise<KubeProxyPod | undefined> {
+        this.alive("waitForKubeProxy");
+        const pods = await this.kubeProxyPods(node);
+        if (placement === MARKS.holdValue) return undefined;
+        const p = pods[0];
+        if (p?.problem) throw new Error(`kube-proxy pod ${p.name} on ${node} is failing (${p.problem}, ${p.restarts} restart(s))`);
+        return p;
+    }
+
+    async runProbe(node: string, run: ProbeRun): Promise<{ output: string; succeeded: boolean }> {
+        this.alive("runProbe");
+        if (run.action === "cleanup") return { output: "### kpm:cleanup\n### kpm:end\n", succeeded: true };
+        const n = this.node(node);
+        let mode: string = this.modeOf(n.placement);
+        if (this.faults.wrongModeOn?.(node, n.placement)) mode = mode === "nftables" ? "iptables" : "nftables";
+        return { output: probeOutput(mode, this.clock.now() / 1000), succeeded: true };
+    }
+
+    async serviceEndpoint(): Promise<{ ip: string; port: number } | undefined> {
+        this.alive("serviceEndpoint");
+        return undefined;
+    }
+
+    async writeCanonicalConfig(config: string): Promise<void> {
+        this.alive("writeCanonicalConfig");
+        this.installerConfig = config;
+        this.wrote("write installer ConfigMap");
+    }
+
+    async restoreInstallation(): Promise<void> {
+        this.alive("restoreInstallation");
+        this.inRollout = false;
+        this.restored++;
+        this.configs.clear();
+        // the installer's DaemonSet rolls its pods to its own spec: every node restarts once more
+        for (const n of this.nodeMap.values()) if (n.placement === null) n.restarts = 0;
+        this.wrote("restore installer DaemonSet");
+    }
+
+    async waitForDaemonSetRollout(): Promise<void> {
+        this.alive("waitForDaemonSetRollout");
+    }
+
+    async acquireLease(holder: string, durationSeconds: number): Promise<{ acquired: true } | { acquired: false; current: LeaseHolder }> {
+        this.alive("acquireLease");
+        const l = this.lease;
+        if (l && l.holder !== holder && Date.parse(l.renewedAt) + l.durationSeconds * 1000 >= this.clock.now()) return { acquired: false, current: { ...l } };
+        this.lease = { holder, renewedAt: new Date(this.clock.now()).toISOString(), durationSeconds };
+        this.wrote("lease taken");
+        return { acquired: true };
+    }
+
+    async renewLease(holder: string): Promise<boolean> {
+        this.alive("renewLease");
+        if (this.lease?.holder !== holder) return false;
+        this.lease.renewedAt = new Date(this.clock.now()).toISOString();
+        return true;
+    }
+
+    async releaseLease(holder: string): Promise<void> {
+        this.alive("releaseLease");
+        if (this.lease?.holder === holder) {
+            this.lease = undefined;
+            this.wrote("lease released");
+        }
+    }
+}
+
+/** A probe's output for a healthy node in `mode` (the format of core/probe.ts's script). */
+export function probeOutput(mode: string, now: number): string {
+    const rules = mode === "nftables" ? "table ip kube-proxy" : "";
+    const chains = mode === "iptables" ? "KUBE-SERVICES" : "";
+    const ipvs0 = mode === "ipvs" ? "5: kube-ipvs0    inet 10.96.0.1/32 scope global kube-ipvs0" : "absent";
+    return [
+        "### kpm:time",
+        String(Math.floor(now)),
+        "### kpm:proxyMode",
+        mode,
+        "rc=0",
+        "### kpm:metrics",
+        `kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv4"} ${Math.floor(now) - 2}`,
+        "### kpm:kube-ipvs0",
+        ipvs0,
+        "### kpm:ipsets",
+        "### kpm:ipvs",
+        "0",
+        "### kpm:iptables",
+        chains,
+        "### kpm:nftables",
+        rules,
+        "### kpm:connect",
+        "skipped",
+        "### kpm:end",
+        "",
+    ].join("\n");
+}
+
+export { configHash };

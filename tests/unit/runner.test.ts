@@ -1,0 +1,403 @@
+// The runner's state machine on a SIMULATED in-memory cluster (fakeCluster.ts): every branch of a
+// node's move, and the faults of a production cluster injected behind the RolloutCluster seam:
+// a run killed at every write, a failing check after a resume, two runs at once, a signal
+// mid-node, a node joining late, a soak interrupted or regressing.
+import assert from "node:assert/strict";
+import { configHash, MARKS } from "../../components/core/plan.js";
+import { finish, RolloutBusy, RolloutFailure, RolloutInterrupted, runPools, type Context } from "../../components/rollout/runner.js";
+import { rolloutSpecSchema, type RolloutSpec } from "../../components/rollout/spec.js";
+import { Crash, FakeClock, FakeCluster, kubeProxyConfig } from "./fakeCluster.js";
+
+const TARGET = kubeProxyConfig("nftables");
+const HASH = configHash(TARGET);
+
+function specOf(extra: Partial<Record<string, unknown>> = {}, pools?: unknown[]): RolloutSpec {
+    return rolloutSpecSchema.parse({
+        target: { hash: HASH, mode: "nftables", config: TARGET },
+        pools: pools ?? [
+            { name: "canary", nodeSelector: "pool=canary" },
+            { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2, drain: true },
+        ],
+        verify: { hooks: [] },
+        ...extra,
+    });
+}
+
+function setup(opts: { pools?: Record<string, number>; spec?: RolloutSpec } = {}) {
+    const clock = new FakeClock();
+    const cluster = new FakeCluster(clock, { installerMode: "ipvs", pools: opts.pools ?? { canary: 1, workers: 3 } });
+    const lines: string[] = [];
+    const ctx = (holder = "run-1", more: Partial<Context> = {}): Context => ({
+        cluster,
+        spec: opts.spec ?? specOf(),
+        log: (l) => lines.push(l),
+        holder,
+        clock,
+        soakCheckSeconds: 30,
+        ...more,
+    });
+    return { clock, cluster, lines, ctx };
+}
+
+/** Pools, then the finish: what `pulumi up` runs, as one function. */
+async function up(ctx: Context): Promise<void> {
+    await runPools(ctx, ["canary"]);
+    await runPools(ctx, ["workers"]);
+    await finish(ctx);
+}
+
+function placements(cluster: FakeCluster): Record<string, string> {
+    return Object.fromEntries([...cluster.nodeMap.values()].map((n) => [n.name, n.placement ?? "installer"]));
+}
+
+/** The end state every run must leave: nothing cordoned by the rollout, no move memory, the lease free. */
+function assertSettled(cluster: FakeCluster, userCordoned: string[] = []): void {
+    for (const n of cluster.nodeMap.values()) {
+        assert.equal(n.unschedulable, userCordoned.includes(n.name), `${n.name} cordoned: ${n.unschedulable}`);
+        assert.equal(n.move, undefined, `${n.name} still has move memory ${JSON.stringify(n.move)}`);
+    }
+    assert.equal(cluster.lease, undefined, "the lease is released");
+}
+
+/** Every node on the target from the installer, verified, the installer's DaemonSet restored. */
+function assertFinished(cluster: FakeCluster): void {
+    assert.equal(cluster.installerConfig, TARGET);
+    assert.equal(cluster.inRollout, false);
+    for (const n of cluster.nodeMap.values()) {
+        assert.equal(n.placement, null, `${n.name} runs the installer's DaemonSet`);
+        assert.equal(n.verified, HASH, `${n.name} verified on the target`);
+    }
+}
+
+describe("runner on a SIMULATED in-memory cluster", () => {
+    it("moves every pool, then the finish writes the installer's ConfigMap and hands every node back, checked", async () => {
+        const { cluster, ctx, lines } = setup();
+        await up(ctx());
+        assertFinished(cluster);
+        assertSettled(cluster);
+        assert.equal(cluster.node("workers-1").drained, 1, "drained once, for the move (not for the hand-back)");
+        assert.ok(lines.some((l) => l.includes("workers: 3/3 node(s) moved")), "progress line");
+        assert.ok(lines.some((l) => l.includes("handed back to the installer's DaemonSet, checked")));
+    });
+
+    it("a failing check rolls the node back to the installer's DaemonSet, uncordoned, and stops the pool", async () => {
+        const { cluster, ctx } = setup();
+        cluster.faults.wrongModeOn = (node, placement) => node === "workers-2" && placement === HASH;
+        await runPools(ctx(), ["canary"]);
+        const err = await runPools(ctx(), ["workers"]).catch((e) => e);
+        assert.ok(err instanceof RolloutFailure, String(err));
+        assert.equal(err.node, "workers-2");
+        assert.equal(err.check, "mode");
+        assert.match(err.rolledBack, /rolled back to ipvs mode \(the installer's DaemonSet\) and uncordoned/);
+        assert.equal(cluster.node("workers-2").placement, null);
+        assert.equal(cluster.node("workers-2").verified, undefined);
+        assert.equal(cluster.node("workers-3").placement, null, "the later batch is untouched");
+        assertSettled(cluster);
+    });
+
+    it("a failing drain changes nothing on the node and releases it", async () => {
+        const { cluster, ctx } = setup();
+        cluster.faults.drainFails = (node) => node === "workers-1";
+        await runPools(ctx(), ["canary"]);
+        const err = await runPools(ctx(), ["workers"]).catch((e) => e);
+        assert.ok(err instanceof RolloutFailure);
+        assert.match(err.rolledBack, /was not changed \(its drain failed\) and was uncordoned/);
+        assert.equal(cluster.node("workers-1").placement, null);
+        assertSettled(cluster);
+    });
+
+    it("a node the user cordoned stays cordoned after its move", async () => {
+        const { cluster, ctx } = setup();
+        Object.assign(cluster.node("workers-3"), { unschedulable: true, cordonedByRollout: false });
+        await up(ctx());
+        assertFinished(cluster);
+        assertSettled(cluster, ["workers-3"]);
+    });
+
+    describe("F1: the run is killed (SIGKILL) after each write, then run again", () => {
+        // one whole run's writes, counted once; then a run killed after each of them, and resumed
+        const total = (() => {
+            let n = 0;
+            return async () => {
+                if (n) return n;
+                const { cluster, ctx } = setup();
+                await up(ctx());
+                n = cluster.writes;
+                return n;
+            };
+        })();
+
+        it("converges to every node verified on the target, nothing cordoned, from every crash point", async () => {
+            const writes = await total();
+            assert.ok(writes > 40, `a whole run has ${writes} writes`);
+            for (let k = 1; k <= writes; k++) {
+                const { cluster, ctx, clock } = setup();
+                Object.assign(cluster.node("workers-2"), { unschedulable: true, cordonedByRollout: false });
+                cluster.faults.crashAfterWrites = k;
+                // (a crash while releasing the lease at the very end is only a warning for that run)
+                await up(ctx("dead-run")).catch((e) => e);
+                if (!cluster.dead) {
+                    // past the last write of this cluster's run (it has no user-cordon writes): every point was tried
+                    assert.ok(k > writes - 4, `crash point ${k} of ${writes}: the run did not die`);
+                    break;
+                }
+                const at = cluster.history[cluster.history.length - 1];
+                cluster.revive();
+                clock.t += 61_000; // the dead run's lease expires
+                await up(ctx("next-run")).catch((e) => assert.fail(`crash point ${k} (after "${at}"): the next run failed: ${(e as Error).message}`));
+                assertFinished(cluster);
+                assertSettled(cluster, ["workers-2"]);
+            }
+        });
+
+        it("a check failing after the resume rolls the node back to its recorded origin, never to the target", async () => {
+            const writes = await total();
+            let sawResumedSwitch = 0;
+            for (let k = 1; k <= writes; k++) {
+                const { cluster, ctx, clock } = setup();
+                cluster.faults.crashAfterWrites = k;
+                await up(ctx("dead-run")).catch(() => undefined);
+                cluster.revive();
+                if (cluster.node("workers-1").move?.phase === "switching") sawResumedSwitch++;
+                // from now on workers-1 fails its checks on the target
+                cluster.faults.wrongModeOn = (node, placement) => node === "workers-1" && placement === HASH;
+                clock.t += 61_000;
+                const err = await up(ctx("next-run")).catch((e) => e);
+                const w1 = cluster.node("workers-1");
+                if (cluster.installerConfig === TARGET) {
+                    // the crash came after the finish wrote the installer's ConfigMap: workers-1 was verified long before
+                    assert.equal(err, undefined, `crash point ${k}: ${err}`);
+                    continue;
+                }
+                assert.ok(err instanceof RolloutFailure, `crash point ${k}: ${err}`);
+                assert.equal(err.node, "workers-1", `crash point ${k}`);
+                assert.doesNotMatch(err.rolledBack, /nftables/, `crash point ${k}: ${err.rolledBack}`);
+                assert.equal(w1.placement, null, `crash point ${k}: workers-1 back on the installer's DaemonSet`);
+                assert.notEqual(w1.verified, HASH);
+                assert.equal(cluster.installerConfig, kubeProxyConfig("ipvs"), "the installer's ConfigMap is unchanged");
+                assertSettled(cluster);
+            }
+            assert.ok(sawResumedSwitch > 0, "some crash points left workers-1 mid-switch");
+        });
+
+        it("a node that ran an earlier verified configuration goes back to that one (from its move memory), not to the installer's", async () => {
+            const { cluster, ctx, clock } = setup({ pools: { canary: 1 } });
+            const earlier = kubeProxyConfig("iptables");
+            const earlierHash = configHash(earlier);
+            cluster.configs.set(earlierHash, earlier);
+            cluster.inRollout = true;
+            Object.assign(cluster.node("canary-1"), { placement: earlierHash, verified: earlierHash, verifiedAt: new Date(clock.now()).toISOString() });
+            cluster.faults.afterWrite = (what) => {
+                if (what === "move switching") {
+                    cluster.dead = true;
+                    throw new Crash(what);
+                }
+            };
+            const spec = specOf({}, [{ name: "canary", nodeSelector: "pool=canary" }]);
+            await runPools({ ...ctx("dead-run"), spec }).catch(() => undefined);
+            cluster.revive();
+            cluster.faults.afterWrite = undefined;
+            assert.deepEqual(cluster.node("canary-1").move, { to: HASH, from: earlierHash, phase: "switching" });
+            cluster.node("canary-1").placement = HASH; // the label had switched when the run died
+            cluster.faults.wrongModeOn = (node, placement) => placement === HASH;
+            clock.t += 61_000;
+            const err = await runPools({ ...ctx("next-run"), spec }).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.match(err.rolledBack, new RegExp(`rolled back to iptables mode \\(configuration ${earlierHash}\\)`));
+            assert.equal(cluster.node("canary-1").placement, earlierHash);
+            assert.equal(cluster.node("canary-1").verified, earlierHash);
+            assertSettled(cluster);
+        });
+
+        it("a node left verified but cordoned (killed before its uncordon) is released by the next run", async () => {
+            const { cluster, ctx, clock } = setup();
+            cluster.faults.afterWrite = (what, node) => {
+                if (what === `verified ${HASH}` && node === "canary-1") {
+                    cluster.dead = true;
+                    throw new Crash(what);
+                }
+            };
+            await runPools(ctx("dead-run"), ["canary"]).catch(() => undefined);
+            assert.equal(cluster.node("canary-1").unschedulable, true);
+            cluster.revive();
+            cluster.faults.afterWrite = undefined;
+            clock.t += 61_000;
+            await runPools(ctx("next-run"), ["canary"]);
+            assert.equal(cluster.node("canary-1").unschedulable, false);
+            assertSettled(cluster);
+        });
+    });
+
+    it('onFailure "stop" leaves the node on the target; the next run rolls it back to its origin, not to the target', async () => {
+        const stop = setup({ spec: specOf({ onFailure: "stop" }) });
+        stop.cluster.faults.wrongModeOn = (node, placement) => node === "canary-1" && placement === HASH;
+        const first = await runPools(stop.ctx(), ["canary"]).catch((e) => e);
+        assert.ok(first instanceof RolloutFailure);
+        assert.equal(stop.cluster.node("canary-1").placement, HASH, "left on the target for inspection");
+        assert.equal(stop.cluster.node("canary-1").unschedulable, true);
+        const again = await runPools({ ...stop.ctx(), spec: specOf() }, ["canary"]).catch((e) => e);
+        assert.ok(again instanceof RolloutFailure);
+        assert.match(again.rolledBack, /rolled back to ipvs mode \(the installer's DaemonSet\)/);
+        assert.equal(stop.cluster.node("canary-1").placement, null);
+        assertSettled(stop.cluster);
+    });
+
+    describe("F5: one rollout per cluster", () => {
+        it("a second run refuses while the first holds the lease, naming the holder, and undoes nothing", async () => {
+            const { cluster, ctx } = setup();
+            cluster.lease = { holder: "stack dev@host-a/pid 42", renewedAt: new Date(ctx().clock!.now()).toISOString(), durationSeconds: 60 };
+            const err = await runPools(ctx("stack prod@host-b/pid 7"), ["canary"]).catch((e) => e);
+            assert.ok(err instanceof RolloutBusy);
+            assert.match(err.message, /stack dev@host-a\/pid 42/);
+            assert.equal(cluster.writes, 0, "nothing written");
+            assert.equal(cluster.lease.holder, "stack dev@host-a/pid 42");
+        });
+
+        it("a lease whose holder stopped renewing is taken over once it expires", async () => {
+            const { cluster, ctx, clock } = setup();
+            cluster.lease = { holder: "dead", renewedAt: new Date(clock.now()).toISOString(), durationSeconds: 60 };
+            clock.t += 61_000;
+            await runPools(ctx("next"), ["canary"]);
+            assert.equal(cluster.node("canary-1").verified, HASH);
+            assert.equal(cluster.lease, undefined);
+        });
+    });
+
+    describe("F2: a signal mid-node", () => {
+        it("after the switch: the node is rolled back, the lease released, the error names the node", async () => {
+            const { cluster, ctx } = setup();
+            const stop = new AbortController();
+            cluster.faults.afterWrite = (what, node) => {
+                if (what === "move switching" && node === "canary-1") stop.abort("SIGINT");
+            };
+            const err = await runPools(ctx("run-1", { signal: stop.signal })).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.node, "canary-1");
+            assert.equal(err.check, "interrupted");
+            assert.match(err.rolledBack, /rolled back to ipvs mode/);
+            assert.equal(cluster.node("canary-1").placement, null);
+            assert.equal(cluster.node("workers-1").placement, null, "the next pool never started");
+            assertSettled(cluster);
+        });
+
+        it("after the checks passed: the node finishes its move, then the run stops", async () => {
+            const { cluster, ctx } = setup();
+            const stop = new AbortController();
+            cluster.faults.afterWrite = (what, node) => {
+                if (what === `verified ${HASH}` && node === "canary-1") stop.abort("SIGINT");
+            };
+            const err = await runPools(ctx("run-1", { signal: stop.signal })).catch((e) => e);
+            assert.ok(err instanceof RolloutInterrupted, String(err));
+            assert.equal(cluster.node("canary-1").placement, HASH);
+            assert.equal(cluster.node("canary-1").verified, HASH);
+            assertSettled(cluster);
+        });
+
+        it("between batches: stops before the next batch, every moved node verified and released", async () => {
+            const { cluster, ctx } = setup();
+            const stop = new AbortController();
+            cluster.faults.afterWrite = (what, node) => {
+                if (what === "move cleared" && node === "workers-2") stop.abort("SIGTERM");
+            };
+            const err = await runPools(ctx("run-1", { signal: stop.signal })).catch((e) => e);
+            assert.ok(err instanceof RolloutInterrupted, String(err));
+            assert.match(err.message, /next were workers-3/);
+            assert.deepEqual(placements(cluster), { "canary-1": HASH, "workers-1": HASH, "workers-2": HASH, "workers-3": "installer" });
+            assertSettled(cluster);
+        });
+    });
+
+    describe("F4: nodes that join or leave", () => {
+        it("the finish moves and verifies a node that joined a pool after its step", async () => {
+            const { cluster, ctx, lines } = setup();
+            await runPools(ctx(), ["canary"]);
+            await runPools(ctx(), ["workers"]);
+            cluster.addNode("workers-4", "workers");
+            await finish(ctx());
+            assertFinished(cluster);
+            assert.ok(lines.some((l) => /finish: 1 node\(s\) are not verified .*workers-4 \(pool workers\)/.test(l)));
+        });
+
+        it("the finish refuses to write the ConfigMap when a late node cannot run the target, naming it", async () => {
+            const { cluster, ctx } = setup();
+            await runPools(ctx(), ["canary"]);
+            await runPools(ctx(), ["workers"]);
+            cluster.addNode("workers-5", "workers", "5.10.0-28-amd64");
+            const err = await finish(ctx()).catch((e) => e);
+            assert.match(String(err), /workers-5/);
+            assert.equal(cluster.installerConfig, kubeProxyConfig("ipvs"), "the installer's ConfigMap is unchanged");
+            assert.equal(cluster.node("workers-5").placement, null);
+            assertSettled(cluster);
+        });
+
+        it("a node deleted between two runs is simply gone from the plan", async () => {
+            const { cluster, ctx } = setup();
+            await runPools(ctx(), ["canary"]);
+            cluster.nodeMap.delete("workers-3");
+            await runPools(ctx(), ["workers"]);
+            await finish(ctx());
+            assertFinished(cluster);
+        });
+    });
+
+    describe("F9: a soak that survives", () => {
+        const soaking = () => specOf({}, [{ name: "canary", nodeSelector: "pool=canary", soak: "24h" }, { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2 }]);
+
+        it("a soak interrupted at half time waits only the remainder when resumed", async () => {
+            const { cluster, ctx, clock } = setup({ spec: soaking() });
+            const stop = new AbortController();
+            // the fake clock moves as the soak sleeps: stop the run once half the soak has passed
+            const started = clock.now();
+            clock.onSleep = (now) => {
+                if (now - started >= 12 * 3600_000) stop.abort("SIGINT");
+            };
+            const err = await runPools(ctx("run-1", { signal: stop.signal }), ["canary"]).catch((e) => e);
+            clock.onSleep = undefined;
+            assert.ok(err instanceof RolloutInterrupted, String(err));
+            assert.match(err.message, /during the soak of pool canary/);
+            clock.slept = 0;
+            await runPools(ctx("run-2"), ["canary"]);
+            assert.ok(clock.slept <= 12 * 3600_000 + 30_000 && clock.slept >= 12 * 3600_000 - 60_000, `resumed soak slept ${clock.slept / 3600_000}h`);
+            assert.equal(cluster.node("canary-1").verified, HASH);
+        });
+
+        it("a soak already held is not waited again", async () => {
+            const { ctx, clock } = setup({ spec: soaking() });
+            await runPools(ctx(), ["canary"]);
+            clock.slept = 0;
+            await runPools(ctx(), ["canary"]);
+            assert.equal(clock.slept, 0);
+        });
+
+        it("kube-proxy restarting on a moved node during the soak fails the pool and rolls that node back", async () => {
+            const { cluster, ctx, clock } = setup({ spec: soaking() });
+            const started = clock.now();
+            clock.onSleep = (now) => {
+                if (now - started > 3600_000) cluster.node("canary-1").restarts = 1;
+            };
+            const err = await runPools(ctx(), ["canary"]).catch((e) => e);
+            clock.onSleep = undefined;
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.check, "soak");
+            assert.match(err.detail, /restarted/);
+            assert.equal(cluster.node("canary-1").placement, null);
+            assert.equal(cluster.node("workers-1").placement, null, "the next pool did not move");
+            assertSettled(cluster);
+        });
+    });
+
+    it("the finish keeps the installer's ConfigMap unchanged when a pool's node is not verified and cannot be moved", async () => {
+        const { cluster, ctx } = setup();
+        cluster.faults.wrongModeOn = (node, placement) => node === "workers-3" && placement === HASH;
+        await runPools(ctx(), ["canary"]).catch(() => undefined);
+        const err = await finish(ctx()).catch((e) => e);
+        assert.ok(err instanceof RolloutFailure);
+        assert.equal(cluster.installerConfig, kubeProxyConfig("ipvs"));
+        assert.equal(cluster.node("workers-3").placement, null);
+        assertSettled(cluster);
+    });
+
+    it("keeps the rollout's marks on nodes under the kube-proxy-mode.io prefix", () => {
+        assert.equal(MARKS.moveAnnotation, "kube-proxy-mode.io/move");
+    });
+});
