@@ -53,6 +53,8 @@ export interface ClusterState {
     kind: "real" | "kwok";
     bin: string;
     network?: RealNetwork;
+    /** how each daemon was started, so a test can kill and restart one (restartDaemon) */
+    daemons?: Record<string, { bin: string; args: string[] }>;
 }
 
 export const DEFAULT_POOLS: [string, number][] = [
@@ -130,6 +132,7 @@ function spawnDaemon(state: ClusterState, name: string, bin: string, args: strin
     closeSync(out);
     child.unref();
     state.pids[name] = child.pid!;
+    state.daemons = { ...(state.daemons ?? {}), [name]: { bin, args } };
     writeFileSync(join(state.dir, "state.json"), JSON.stringify(state, null, 2));
 }
 
@@ -355,6 +358,48 @@ export async function setKernel(core: k8s.CoreV1Api, node: string, kernel: strin
         { name: node, body: { status: { nodeInfo: { kernelVersion: kernel, osImage: kernel.startsWith("5.10") ? "Amazon Linux 2" : "Ubuntu 24.04.1 LTS", operatingSystem: "linux" } } } },
         k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
     );
+}
+
+/**
+ * Fault injection for tests: kills one of the cluster's daemons (SIGKILL, as a crash), keeps it
+ * down for `downMs`, starts it again with the same arguments and waits until the API answers.
+ */
+export async function restartDaemon(state: ClusterState, name: string, downMs: number): Promise<void> {
+    const how = state.daemons?.[name];
+    const pid = state.pids[name];
+    if (!how || !pid) throw new Error(`cluster ${state.name} has no daemon ${name}`);
+    try {
+        process.kill(-pid, "SIGKILL");
+    } catch {
+        /* already gone */
+    }
+    await new Promise((r) => setTimeout(r, downMs));
+    spawnDaemon(state, name, how.bin, how.args);
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(state.kubeconfig);
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    await waitFor(`${name} after its restart`, 90_000, async () => (await core.listNode()).items.length > 0, state, name);
+}
+
+/** A kwok node joining a pool (e.g. after that pool's step ran), Ready, with the given kernel. */
+export async function addKwokNode(state: ClusterState, node: { name: string; pool: string; kernel: string }): Promise<void> {
+    if (state.kind !== "kwok") throw new Error("addKwokNode needs a cluster with kwok nodes");
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(state.kubeconfig);
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    await core.createNode({
+        body: {
+            metadata: {
+                name: node.name,
+                labels: { pool: node.pool, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "kubernetes.io/hostname": node.name, type: "kwok" },
+                annotations: { "kwok.x-k8s.io/node": "fake" },
+            },
+        },
+    });
+    await waitFor(`kwok node ${node.name}`, 60_000, async () => (await core.readNode({ name: node.name })).status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false, state, "kwok");
+    await setKernel(core, node.name, node.kernel);
+    state.nodes.push(node);
+    writeFileSync(join(state.dir, "state.json"), JSON.stringify(state, null, 2));
 }
 
 export function readState(name = "reference"): ClusterState | undefined {

@@ -31,6 +31,14 @@ export interface Installation extends RolloutInstallation {
 /** The rollout's Lease: one rollout per cluster. */
 export const LEASE_NAME = "kube-proxy-mode";
 
+/**
+ * A Lease's times are MicroTime (RFC 3339 with microseconds), which the API server insists on;
+ * client-node would send a Date with milliseconds, so they travel as text.
+ */
+function microTime(d: Date): Date {
+    return d.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z") as unknown as Date;
+}
+
 function parseMove(text: string | undefined): NodeMove | undefined {
     if (!text) return undefined;
     try {
@@ -258,14 +266,15 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         }
     }
 
-    async kubeProxyPods(node: string): Promise<KubeProxyPod[]> {
-        const pods = await this.core.listNamespacedPod({ namespace: this.names.namespace, labelSelector: this.names.podSelector, fieldSelector: `spec.nodeName=${node}` });
+    /** kube-proxy's pods on one node; without a node, on every node (one list). */
+    async kubeProxyPods(node?: string): Promise<KubeProxyPod[]> {
+        const pods = await this.core.listNamespacedPod({ namespace: this.names.namespace, labelSelector: this.names.podSelector, ...(node ? { fieldSelector: `spec.nodeName=${node}` } : {}) });
         return pods.items.map((p) => {
             const cs = p.status?.containerStatuses?.[0];
             const problem = cs?.state?.waiting?.reason ?? (cs?.state?.terminated ? `${cs.state.terminated.reason ?? "Terminated"} (exit ${cs.state.terminated.exitCode})` : undefined);
             return {
                 name: p.metadata!.name!,
-                node,
+                node: p.spec?.nodeName ?? node ?? "",
                 owner: p.metadata?.ownerReferences?.find((o) => o.kind === "DaemonSet")?.name,
                 phase: p.status?.phase,
                 ready: p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false,
@@ -294,6 +303,8 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         const deadline = Date.now() + timeoutSeconds * 1000;
         let last = "";
         let settledSince: number | undefined;
+        const changes = this.watchPods(`spec.nodeName=${node}`);
+        try {
         for (;;) {
             const pods = await this.kubeProxyPods(node);
             const others = pods.filter((p) => p.owner !== owner || p.deleting);
@@ -313,7 +324,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                     if (settledSince === undefined) settledSince = Date.now();
                     if (Date.now() - settledSince >= settleMs) return p;
                     last = `pod ${p.name} is Running, watching it for ${settleMs / 1000}s`;
-                    await sleep(250);
+                    await changes.next(settledSince + settleMs - Date.now());
                     continue;
                 }
                 settledSince = undefined;
@@ -322,8 +333,67 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 last = `${others.length} old and ${mine.length} new kube-proxy pod(s) on the node`;
             }
             if (Date.now() > deadline) throw new Error(`kube-proxy on ${node} did not settle on ${owner} within ${timeoutSeconds}s: ${last}`);
-            await sleep(500);
+            await changes.next(Math.min(5000, deadline - Date.now() + 10));
         }
+        } finally {
+            changes.stop();
+        }
+    }
+
+    /**
+     * Wakes a wait when kube-proxy's pods (on one node, by field selector) change: a watch, opened
+     * again when it drops (the caller lists afresh on every wake-up, so nothing is missed); `next`
+     * also returns after at most `ms` even with no event.
+     */
+    private watchPods(fieldSelector: string): { next(ms: number): Promise<void>; stop(): void } {
+        let wake: (() => void) | undefined;
+        let pending = false;
+        let stopped = false;
+        let abort: (() => void) | undefined;
+        const notify = () => {
+            pending = true;
+            wake?.();
+        };
+        const open = () => {
+            if (stopped) return;
+            new k8s.Watch(this.kc)
+                .watch(`/api/v1/namespaces/${this.names.namespace}/pods`, { labelSelector: this.names.podSelector, fieldSelector }, notify, () => {
+                    // dropped (API server restart, timeout): wake the caller to re-list, and watch again
+                    notify();
+                    if (!stopped) setTimeout(open, 1000).unref?.();
+                })
+                .then(
+                    (req) => {
+                        abort = () => req.abort();
+                        if (stopped) req.abort();
+                    },
+                    () => {
+                        if (!stopped) setTimeout(open, 1000).unref?.();
+                    },
+                );
+        };
+        open();
+        return {
+            next: (ms) =>
+                new Promise<void>((resolve) => {
+                    if (pending) {
+                        pending = false;
+                        return resolve();
+                    }
+                    const t = setTimeout(done, Math.max(0, ms));
+                    function done() {
+                        clearTimeout(t);
+                        wake = undefined;
+                        pending = false;
+                        resolve();
+                    }
+                    wake = done;
+                }),
+            stop: () => {
+                stopped = true;
+                abort?.();
+            },
+        };
     }
 
     /** Runs the probe (or the cleanup) in a short-lived pod pinned to the node; returns its output and whether it succeeded. */
@@ -438,7 +508,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
     async acquireLease(holder: string, durationSeconds: number): Promise<{ acquired: true } | { acquired: false; current: LeaseHolder }> {
         const namespace = this.names.namespace;
         const now = new Date();
-        const spec: k8s.V1LeaseSpec = { holderIdentity: holder, leaseDurationSeconds: durationSeconds, acquireTime: now, renewTime: now };
+        const spec: k8s.V1LeaseSpec = { holderIdentity: holder, leaseDurationSeconds: durationSeconds, acquireTime: microTime(now), renewTime: microTime(now) };
         for (let attempt = 0; attempt < 3; attempt++) {
             const lease = await this.readLease();
             if (!lease) {
@@ -471,7 +541,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         const lease = await this.readLease();
         if (!lease || lease.spec?.holderIdentity !== holder) return false;
         try {
-            await this.coordination.replaceNamespacedLease({ name: LEASE_NAME, namespace: this.names.namespace, fieldManager: FIELD_MANAGER, body: { ...lease, spec: { ...lease.spec, renewTime: new Date() } } });
+            await this.coordination.replaceNamespacedLease({ name: LEASE_NAME, namespace: this.names.namespace, fieldManager: FIELD_MANAGER, body: { ...lease, spec: { ...lease.spec, renewTime: microTime(new Date()) } } });
             return true;
         } catch (e) {
             if ((e as { code?: number })?.code === 409) return this.renewLease(holder);

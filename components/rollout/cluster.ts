@@ -107,7 +107,8 @@ export interface RolloutCluster {
     uncordon(node: string): Promise<void>;
     drain(node: string, timeoutSeconds: number, log: (l: string) => void): Promise<void>;
 
-    kubeProxyPods(node: string): Promise<KubeProxyPod[]>;
+    /** kube-proxy's pods on one node; without a node, on every node (one request) */
+    kubeProxyPods(node?: string): Promise<KubeProxyPod[]>;
     podLog(name: string, previous?: boolean): Promise<string>;
     /** until the node runs exactly one settled kube-proxy of `placement`'s DaemonSet (none for hold) */
     waitForKubeProxy(node: string, placement: string | null, timeoutSeconds: number): Promise<KubeProxyPod | undefined>;

@@ -15,7 +15,7 @@ import { formatDuration, parseDuration } from "../core/duration.js";
 import { configHash, MARKS, planRollout, targetPlacement, type PoolPlan, type RolloutPlan, type RolloutTarget } from "../core/plan.js";
 import { checkStartupLog, judgeProbe, parseProbeOutput, type CheckResult } from "../core/probe.js";
 import type { Finding, ProxyMode } from "../core/types.js";
-import type { Installation, NodeMove, RolloutCluster, RolloutNode } from "./cluster.js";
+import type { Installation, KubeProxyPod, NodeMove, RolloutCluster, RolloutNode } from "./cluster.js";
 import type { Hook, RolloutSpec } from "./spec.js";
 
 export type Log = (line: string) => void;
@@ -135,12 +135,13 @@ async function modeOfPlacement(ctx: Context, inst: Installation, placement: stri
     return effectiveMode(parseKubeProxyConfiguration(text, `configuration ${placement}`));
 }
 
-function runHook(hook: Hook, env: Record<string, string>): Promise<{ ok: boolean; output: string }> {
+function runHook(hook: Hook, env: Record<string, string>, signal?: AbortSignal): Promise<{ ok: boolean; output: string; interrupted?: boolean }> {
     const timeout = hook.timeout ? parseDuration(hook.timeout, `verify.hooks[${hook.name}].timeout`) * 1000 : 300_000;
     return new Promise((resolve) => {
-        execFile(hook.command[0], hook.command.slice(1), { env: { ...process.env, ...hook.env, ...env }, timeout, maxBuffer: 4 << 20 }, (err, stdout, stderr) => {
+        execFile(hook.command[0], hook.command.slice(1), { env: { ...process.env, ...hook.env, ...env }, timeout, maxBuffer: 4 << 20, signal }, (err, stdout, stderr) => {
             const output = `${stdout}${stderr}`.trim().split("\n").slice(-20).join("\n");
             if (!err) return resolve({ ok: true, output });
+            if (err.name === "AbortError") return resolve({ ok: false, output: "the run was stopped while the hook ran; the hook was ended", interrupted: true });
             const e = err as NodeJS.ErrnoException & { killed?: boolean };
             const why = e.killed ? `timed out after ${timeout / 1000}s` : e.code === "ENOENT" ? `${hook.command[0]} not found` : `exit code ${e.code}`;
             resolve({ ok: false, output: `${why}${output ? `; output:\n${output}` : ""}` });
@@ -208,8 +209,9 @@ async function checkNode(ctx: Context, pool: PoolPlan, node: string, mode: Proxy
     if (bad) throw new CheckFailed(bad.check, bad.detail);
     for (const hook of ctx.spec.verify.hooks) {
         const r = await withKubeconfigFile(ctx.kubeconfig, (kubeconfig) =>
-            runHook(hook, { NODE: node, POOL: pool.name, MODE: mode, ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}) }),
+            runHook(hook, { NODE: node, POOL: pool.name, MODE: mode, ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}) }, ctx.signal),
         );
+        if (r.interrupted) throw new CheckFailed("interrupted", `${r.output} (hook ${hook.name})`);
         if (!r.ok) throw new CheckFailed(`hook ${hook.name}`, r.output);
         log(`ok hook ${hook.name}`);
         checks.push({ check: `hook ${hook.name}`, ok: true, detail: r.output.split("\n").slice(-1)[0] ?? "" });
@@ -426,8 +428,10 @@ async function movePools(ctx: Context, only?: string[]): Promise<NodeOutcome[]> 
         const toMove = pool.batches.flat().length;
         ctx.log(`pool ${pool.name}: ${pool.nodes.length} node(s), ${toMove} to move, at most ${pool.maxUnavailable} at a time`);
         for (const n of pool.nodes.filter((x) => x.action === "done")) outcomes.push({ node: n.name, pool: pool.name, result: "skipped", checks: [] });
-        const done = pool.nodes.length - toMove;
-        if (done) ctx.log(`pool ${pool.name}: ${done} node(s) already on ${describePlacement(targetPlacement(target))}, skipped`);
+        const done = pool.nodes.filter((x) => x.action === "done").map((x) => x.name);
+        // every skipped node named, up to a screenful; beyond that, how many
+        if (done.length <= 50) for (const d of done) ctx.log(`pool ${pool.name} node ${d}: already verified on ${target.hash}, skipped`);
+        else ctx.log(`pool ${pool.name}: ${done.length} node(s) already on ${describePlacement(targetPlacement(target))}, skipped (${done[0]} ... ${done[done.length - 1]})`);
         let moved = 0;
         for (const [i, batch] of pool.batches.entries()) {
             if (ctx.signal?.aborted) throw interruptedError(ctx, pool, batch);
@@ -442,6 +446,7 @@ async function movePools(ctx: Context, only?: string[]): Promise<NodeOutcome[]> 
             moved += batch.length;
             ctx.log(progressLine(pool, moved, toMove, clockOf(ctx).now() - started));
         }
+        if (ctx.signal?.aborted && pools.indexOf(pool) < pools.length - 1) throw interruptedError(ctx, pool, []);
         if (pool.soakSeconds > 0 && !target.canonical) await soak(ctx, inst, pool, target);
         ctx.log(`pool ${pool.name}: done in ${formatDuration(Math.round((clockOf(ctx).now() - started) / 1000))}`);
     }
@@ -456,8 +461,8 @@ function progressLine(pool: PoolPlan, done: number, total: number, elapsedMs: nu
 
 function interruptedError(ctx: Context, pool: PoolPlan, next: string[]): RolloutInterrupted {
     return new RolloutInterrupted(
-        `the rollout was stopped (${String(ctx.signal?.reason ?? "signal")}) between batches of pool ${pool.name}: every node moved so far is verified and released; ` +
-            `next were ${next.join(", ")}; run it again to resume`,
+        `the rollout was stopped (${String(ctx.signal?.reason ?? "signal")}) ${next.length ? `between batches of pool ${pool.name}` : `after pool ${pool.name}`}: every node moved so far is verified and released; ` +
+            `${next.length ? `next were ${next.join(", ")}; ` : ""}run it again to resume`,
     );
 }
 
@@ -481,8 +486,14 @@ async function soak(ctx: Context, inst: Installation, pool: PoolPlan, target: Ro
     }
     const resumed = left < pool.soakSeconds * 1000 - 5000;
     ctx.log(`pool ${pool.name}: soaking ${formatDuration(Math.ceil(left / 1000))}${resumed ? ` (the remainder of ${formatDuration(pool.soakSeconds)} that started ${new Date(start).toISOString()})` : ""} before the next pool`);
-    const baseline = new Map<string, number>();
-    for (const n of nodes) for (const p of await ctx.cluster.kubeProxyPods(n.name)) if (!p.deleting) baseline.set(n.name, p.restarts);
+    // one list of kube-proxy's pods per check, whatever the pool's size
+    const podsByNode = async () => {
+        const byNode = new Map<string, KubeProxyPod[]>(nodes.map((n) => [n.name, []]));
+        for (const p of await ctx.cluster.kubeProxyPods()) byNode.get(p.node)?.push(p);
+        return byNode;
+    };
+    const baseline = new Map<string, { name: string; restarts: number }>();
+    for (const [node, pods] of await podsByNode()) for (const p of pods) if (!p.deleting) baseline.set(node, { name: p.name, restarts: p.restarts });
     const every = (ctx.soakCheckSeconds ?? 30) * 1000;
     for (;;) {
         const remaining = until - clock.now();
@@ -492,8 +503,9 @@ async function soak(ctx: Context, inst: Installation, pool: PoolPlan, target: Ro
                 `the rollout was stopped (${String(ctx.signal.reason ?? "signal")}) during the soak of pool ${pool.name}: its nodes are verified and released; the next run waits the remainder`,
             );
         }
+        const current = await podsByNode();
         for (const n of nodes) {
-            const problem = podRegression(await ctx.cluster.kubeProxyPods(n.name), baseline.get(n.name));
+            const problem = podRegression(current.get(n.name) ?? [], baseline.get(n.name));
             if (problem) await soakFailure(ctx, inst, pool, n, problem);
         }
         if (clock.now() >= until) break;
@@ -509,11 +521,13 @@ async function soak(ctx: Context, inst: Installation, pool: PoolPlan, target: Ro
     ctx.log(`pool ${pool.name}: soak held, every node still on ${target.mode}`);
 }
 
-function podRegression(pods: { name: string; restarts: number; ready: boolean; phase?: string; problem?: string; deleting: boolean }[], baseline: number | undefined): string | undefined {
+/** What went wrong with a node's kube-proxy since the soak began: a restart, a replaced pod, a pod not running. */
+function podRegression(pods: { name: string; restarts: number; ready: boolean; phase?: string; problem?: string; deleting: boolean }[], baseline: { name: string; restarts: number } | undefined): string | undefined {
     const live = pods.filter((p) => !p.deleting);
     if (live.length !== 1) return `${live.length} kube-proxy pods on the node`;
     const p = live[0];
-    if (baseline !== undefined && p.restarts > baseline) return `kube-proxy pod ${p.name} restarted (${p.restarts - baseline} time(s) during the soak)`;
+    if (baseline && p.name !== baseline.name) return `kube-proxy pod ${baseline.name} was replaced by ${p.name} during the soak`;
+    if (baseline && p.restarts > baseline.restarts) return `kube-proxy pod ${p.name} restarted (${p.restarts - baseline.restarts} time(s) during the soak)`;
     if (p.problem || p.phase !== "Running" || !p.ready) return `kube-proxy pod ${p.name} is ${p.problem ?? p.phase}${p.ready ? "" : ", not ready"}`;
     return undefined;
 }

@@ -214,8 +214,9 @@ export class FakeCluster implements RolloutCluster {
         return placement === null ? this.names.daemonSet : `${this.names.daemonSet}-${placement}`;
     }
 
-    async kubeProxyPods(node: string): Promise<KubeProxyPod[]> {
+    async kubeProxyPods(node?: string): Promise<KubeProxyPod[]> {
         this.alive("kubeProxyPods");
+        if (node === undefined) return (await Promise.all([...this.nodeMap.keys()].map((name) => this.kubeProxyPods(name)))).flat();
         const n = this.node(node);
         if (n.placement === MARKS.holdValue) return [];
         const failing = this.faults.crashLoopOn?.(node, n.placement);

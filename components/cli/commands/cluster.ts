@@ -58,6 +58,11 @@ again resumes: verified nodes are skipped. Prints one line per step.
                     ("kube-proxy-mode/result {...}": nodes verified of the pools' nodes) that the
                     finish step keeps as the stack's promotion record
   --plan            print the plan and change nothing
+
+One rollout per cluster: the run holds the Lease kube-system/kube-proxy-mode (renewed every 20 s;
+another run refuses, naming the holder, until it is released or expires 60 s after its last
+renewal; KPM_LEASE_SECONDS changes that). SIGINT/SIGTERM: the node in hand finishes its move or
+is rolled back, the lease is released, and the command exits 1 naming the node.
 ${ACCESS_HELP}
 
 Exit codes: 0 done, 1 a node failed (the message names it, the check and its output), 2 invalid spec.`;
@@ -100,7 +105,9 @@ export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
         stop.abort(signal);
     };
     process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
-    const ctx: Context = { cluster, spec, log, kubeconfig, signal: stop.signal };
+    const leaseSeconds = process.env.KPM_LEASE_SECONDS ? Number(process.env.KPM_LEASE_SECONDS) : undefined;
+    if (leaseSeconds !== undefined && !(Number.isInteger(leaseSeconds) && leaseSeconds >= 2)) throw new CliError(`KPM_LEASE_SECONDS ${JSON.stringify(process.env.KPM_LEASE_SECONDS)} must be a whole number of seconds, at least 2`);
+    const ctx: Context = { cluster, spec, log, kubeconfig, signal: stop.signal, leaseSeconds };
     try {
         if (flags.plan) {
             const { plan, findings } = await currentPlan(ctx);
@@ -112,6 +119,7 @@ export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
             return findings.some((f) => f.severity === "error") ? EXIT.failed : EXIT.ok;
         }
         const outcomes = flags.pool || !flags.finish ? await runPools(ctx, flags.pool) : [];
+        if (stop.signal.aborted) throw new RolloutInterrupted(`the rollout was stopped (${String(stop.signal.reason)}) after its last node finished: every node it moved is verified and released`);
         let verification: Awaited<ReturnType<typeof verificationRecord>> | undefined;
         if (flags.finish) {
             await finish(ctx);

@@ -1,0 +1,302 @@
+// Faults injected into running rollouts on the reference cluster (real etcd and API server, kwok
+// for kubelets): the rollout process killed at phase boundaries of a node and during a soak, a
+// signal mid-node, the API server killed and restarted mid-batch, a node joining late, two
+// rollouts at once, a kube-proxy pod replaced during a soak. Each test asserts the end state:
+// every node's placement and verification, no node cordoned by the rollout, the installer's
+// DaemonSet spec byte for byte, the Lease free.
+//
+// The rollout runs as `pulumi up` runs it: the project's CLI, `kube-proxy-mode rollout`, one
+// process per pool step and the finish. kwok nodes run no process, so the built-in node checks
+// CANNOT run here (verify.nodeChecks: false); the per-node check is a hook the test steers
+// (tests/e2e/hooks/fault-hook.js: fail a node, or take time to leave a window to kill the run in).
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import { configHash, MARKS } from "../../components/core/plan.js";
+import { addKwokNode, restartDaemon, type ClusterState } from "../../scripts/referenceCluster.js";
+import { CLI, ROOT, runAsync } from "../helpers.js";
+import { clients, startCluster, stopCluster } from "./support.js";
+
+const KWOK = "(kwok nodes: built-in node checks not run; the check is a steerable hook)";
+const LEASE_SECONDS = 4;
+
+interface Run {
+    code: number | null;
+    out: string;
+    killed: boolean;
+}
+
+describe("@e2e faults injected into a running rollout " + KWOK, function () {
+    this.timeout(900_000);
+    let cluster: ClusterState | undefined;
+    let dir: string;
+    let faultFile: string;
+    let output: string[] = [];
+
+    beforeEach(() => {
+        dir = mkdtempSync(join(tmpdir(), "kpm-faults-"));
+        faultFile = join(dir, "fault.json");
+        steer({});
+        output = [];
+    });
+    afterEach(async function () {
+        if (this.currentTest?.state === "failed") process.stderr.write(`--- rollout output of the failed test ---\n${output.join("\n").slice(-8000)}\n`);
+        rmSync(dir, { recursive: true, force: true });
+        await stopCluster(cluster);
+        cluster = undefined;
+    });
+
+    function steer(control: { fail?: string[]; sleepMs?: number }): void {
+        writeFileSync(faultFile, JSON.stringify(control));
+    }
+
+    /** The rollout spec `pulumi up` would hand the CLI: the cluster's configuration moved to nftables. */
+    async function writeSpec(c: ClusterState, pools: unknown[], extra: Record<string, unknown> = {}): Promise<{ file: string; hash: string; config: string }> {
+        const { core } = clients(c);
+        const cm = await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" });
+        const current = join(dir, "current.json");
+        writeFileSync(current, JSON.stringify({ ...cm, kind: "ConfigMap", apiVersion: "v1" }));
+        const rendered = await runAsync(process.execPath, [CLI, "render", "--current", current, "--mode", "nftables", "--node-port-addresses", "0.0.0.0/0"]);
+        assert.equal(rendered.code, 0, rendered.stderr);
+        const config = rendered.stdout.endsWith("\n") ? rendered.stdout : `${rendered.stdout}\n`;
+        const hash = configHash(config);
+        const file = join(dir, `spec-${Object.keys(extra).join("-") || "plain"}.json`);
+        const hook = { name: "steered", command: [process.execPath, join(ROOT, "tests", "e2e", "hooks", "fault-hook.js")], env: { FAULT_FILE: faultFile } };
+        writeFileSync(file, JSON.stringify({ flavor: "kubeadm", target: { hash, mode: "nftables", config }, pools, verify: { nodeChecks: false, hooks: [hook], podTimeout: "2m" }, ...extra }));
+        return { file, hash, config };
+    }
+
+    /** Runs `kube-proxy-mode rollout`; with `kill`, sends the signal when a line matches. */
+    function rollout(c: ClusterState, spec: string, args: string[], kill?: { on: RegExp; signal?: NodeJS.Signals; then?: () => Promise<void> | void }, holder = "faults-e2e"): Promise<Run> {
+        return new Promise((resolve, reject) => {
+            const child = spawn(process.execPath, [CLI, "rollout", "--spec", spec, "--kubeconfig", c.kubeconfig, ...args], {
+                env: { ...process.env, KPM_LEASE_SECONDS: String(LEASE_SECONDS), KPM_HOLDER: holder },
+                stdio: ["ignore", "pipe", "pipe"],
+            });
+            let out = "";
+            let killed = false;
+            const take = (d: Buffer) => {
+                const text = d.toString();
+                out += text;
+                output.push(...text.trimEnd().split("\n").map((l) => `[${holder} ${args.join(" ")}] ${l}`));
+                if (kill && !killed && kill.on.test(out)) {
+                    killed = true;
+                    if (kill.signal) child.kill(kill.signal);
+                    void kill.then?.();
+                }
+            };
+            child.stdout.on("data", take);
+            child.stderr.on("data", take);
+            child.on("error", reject);
+            child.on("close", (code) => resolve({ code, out, killed }));
+        });
+    }
+
+    async function nodes(c: ClusterState) {
+        const { core } = clients(c);
+        return Object.fromEntries(
+            (await core.listNode()).items.map((n) => {
+                const a = n.metadata?.annotations ?? {};
+                return [
+                    n.metadata!.name!,
+                    {
+                        placement: n.metadata?.labels?.[MARKS.configLabel] ?? null,
+                        verified: a[MARKS.verifiedAnnotation]?.split("@")[0],
+                        move: a[MARKS.moveAnnotation],
+                        cordoned: n.spec?.unschedulable === true,
+                    },
+                ];
+            }),
+        );
+    }
+
+    async function leaseHolder(c: ClusterState): Promise<string | undefined> {
+        const { kc } = clients(c);
+        const lease = await kc
+            .makeApiClient(k8s.CoordinationV1Api)
+            .readNamespacedLease({ name: "kube-proxy-mode", namespace: "kube-system" })
+            .catch(() => undefined);
+        return lease?.spec?.holderIdentity;
+    }
+
+    async function installerSpec(c: ClusterState): Promise<string> {
+        const { apps } = clients(c);
+        return JSON.stringify((await apps.readNamespacedDaemonSet({ name: "kube-proxy", namespace: "kube-system" })).spec);
+    }
+
+    const afterLease = () => new Promise((r) => setTimeout(r, (LEASE_SECONDS + 1) * 1000));
+
+    /** What a finished rollout leaves: every node verified, on the installer's DaemonSet, nothing cordoned, the installer's shape. */
+    async function assertFinished(c: ClusterState, hash: string, config: string, originalSpec: string): Promise<void> {
+        for (const [name, n] of Object.entries(await nodes(c))) {
+            assert.deepEqual(n, { placement: null, verified: hash, move: undefined, cordoned: false }, name);
+        }
+        const { core, apps } = clients(c);
+        assert.equal((await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" })).data!["config.conf"], config);
+        assert.equal(await installerSpec(c), originalSpec, "the installer's DaemonSet spec, byte for byte");
+        assert.deepEqual((await apps.listNamespacedDaemonSet({ namespace: "kube-system" })).items.map((d) => d.metadata!.name), ["kube-proxy"]);
+        assert.ok(!(await leaseHolder(c)), "the lease is free");
+    }
+
+    it("F1/F4/F9: killed (SIGKILL) after cordon, after the label switch, after drain, after the checks and during a soak; a node joins late: every next run converges " + KWOK, async () => {
+        cluster = await startCluster({ nodes: "kwok" });
+        const c = cluster;
+        const original = await installerSpec(c);
+        const pools = [
+            { name: "canary", nodeSelector: "pool=canary" },
+            { name: "workers", nodeSelector: "pool=workers", drain: true, drainTimeout: "2m" },
+            { name: "batch", nodeSelector: "pool=batch", maxUnavailable: 2, soak: "30s" },
+        ];
+        const { file, hash, config } = await writeSpec(c, pools);
+
+        // after cordon: the node is cordoned, its move recorded, nothing else changed
+        let r = await rollout(c, file, ["--pool", "canary"], { on: /canary-1: cordoned/, signal: "SIGKILL" });
+        assert.ok(r.killed);
+        let ns = await nodes(c);
+        assert.equal(ns["canary-1"].cordoned, true);
+        assert.match(ns["canary-1"].move ?? "", /"phase":"started"/);
+        assert.equal(ns["canary-1"].placement, null);
+        // the dead run's lease is still held: a run now refuses, naming it; after it expires the next run converges
+        r = await rollout(c, file, ["--pool", "canary"], undefined, "impatient-run");
+        assert.equal(r.code, 1);
+        assert.match(r.out, /another rollout holds this cluster: faults-e2e@/);
+        await afterLease();
+        r = await rollout(c, file, ["--pool", "canary"]);
+        assert.equal(r.code, 0, r.out);
+        ns = await nodes(c);
+        assert.deepEqual(ns["canary-1"], { placement: hash, verified: hash, move: undefined, cordoned: false });
+
+        // after the label switch, while the check runs; the check then fails: back to the recorded origin, not the target
+        steer({ sleepMs: 4000 });
+        r = await rollout(c, file, ["--pool", "workers"], { on: /workers-1: kube-proxy \S* running on configuration/, signal: "SIGKILL" });
+        assert.ok(r.killed);
+        ns = await nodes(c);
+        assert.equal(ns["workers-1"].placement, hash);
+        assert.match(ns["workers-1"].move ?? "", /"from":null,"phase":"switching"/);
+        await afterLease();
+        steer({ fail: ["workers-1"] });
+        r = await rollout(c, file, ["--pool", "workers"]);
+        assert.equal(r.code, 1);
+        assert.match(r.out, /node workers-1 was rolled back to ipvs mode \(the installer's DaemonSet\) and uncordoned/);
+        ns = await nodes(c);
+        assert.deepEqual(ns["workers-1"], { placement: null, verified: undefined, move: undefined, cordoned: false });
+
+        // after the drain, then after the checks passed (before `verified`)
+        steer({ sleepMs: 3000 });
+        r = await rollout(c, file, ["--pool", "workers"], { on: /workers-1: drained/, signal: "SIGKILL" });
+        assert.ok(r.killed);
+        await afterLease();
+        r = await rollout(c, file, ["--pool", "workers"], { on: /workers-2: ok hook steered/, signal: "SIGKILL" });
+        assert.ok(r.killed);
+        assert.match(r.out, /workers-1: resuming a move a previous run left in phase (started|switching)/);
+        await afterLease();
+        steer({});
+        r = await rollout(c, file, ["--pool", "workers"]);
+        assert.equal(r.code, 0, r.out);
+        assert.match(r.out, /workers-2: resuming a move a previous run left in phase switching/);
+
+        // during the soak: the next run waits only the remainder
+        r = await rollout(c, file, ["--pool", "batch"], { on: /pool batch: soaking/, signal: "SIGKILL" });
+        assert.ok(r.killed);
+        await afterLease();
+        const resumedAt = Date.now();
+        r = await rollout(c, file, ["--pool", "batch"]);
+        assert.equal(r.code, 0, r.out);
+        assert.match(r.out, /pool batch: soaking \d+s \(the remainder of 30s that started/);
+        assert.ok(Date.now() - resumedAt < 30_000, `the resumed soak took ${Date.now() - resumedAt} ms`);
+
+        // a node joins the workers pool after its step: the finish moves and verifies it before writing the ConfigMap
+        await addKwokNode(c, { name: "workers-9", pool: "workers", kernel: "6.8.0-51-generic" });
+        r = await rollout(c, file, ["--finish"]);
+        assert.equal(r.code, 0, r.out);
+        assert.match(r.out, /finish: 1 node\(s\) are not verified .*workers-9 \(pool workers\); moving them now/);
+        assert.match(r.out, /kube-proxy-mode\/result \{"configHash":"[0-9a-f]+","mode":"nftables","nodesVerified":7,"nodesChecked":0,"nodesTotal":7/);
+        await assertFinished(c, hash, config, original);
+    });
+
+    it("F4: a late node that cannot run the target (kernel 5.10): the finish refuses, naming it, and the installer's ConfigMap is unchanged " + KWOK, async () => {
+        cluster = await startCluster({ nodes: "kwok", pools: [["canary", 1], ["workers", 2]] });
+        const c = cluster;
+        const { file } = await writeSpec(c, [{ name: "canary", nodeSelector: "pool=canary" }, { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2 }]);
+        const { core } = clients(c);
+        const before = (await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" })).data!["config.conf"];
+        assert.equal((await rollout(c, file, [])).code, 0);
+        await addKwokNode(c, { name: "workers-7", pool: "workers", kernel: "5.10.0-28-amd64" });
+        const r = await rollout(c, file, ["--finish"]);
+        assert.equal(r.code, 1);
+        assert.match(r.out, /workers-7/);
+        assert.match(r.out, /5\.10/);
+        assert.equal((await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" })).data!["config.conf"], before);
+        const ns = await nodes(c);
+        assert.equal(ns["workers-7"].placement, null);
+        assert.ok(Object.values(ns).every((n) => !n.cordoned));
+    });
+
+    it("F2/F3: SIGINT mid-node rolls the node back and frees the lease; the API server killed and restarted mid-batch is ridden out " + KWOK, async () => {
+        cluster = await startCluster({ nodes: "kwok" });
+        const c = cluster;
+        const original = await installerSpec(c);
+        const { file, hash, config } = await writeSpec(c, [
+            { name: "canary", nodeSelector: "pool=canary" },
+            { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2 },
+            { name: "batch", nodeSelector: "pool=batch" },
+        ]);
+        steer({ sleepMs: 3000 });
+        let r = await rollout(c, file, ["--pool", "canary"], { on: /canary-1: kube-proxy \S* running on configuration/, signal: "SIGINT" });
+        assert.ok(r.killed);
+        assert.equal(r.code, 1);
+        assert.match(r.out, /SIGINT received/);
+        assert.match(r.out, /node canary-1 \(pool canary\) failed interrupted/);
+        assert.match(r.out, /node canary-1 was rolled back to ipvs mode/);
+        assert.ok(!(await leaseHolder(c)), "the lease is released at once");
+        assert.deepEqual((await nodes(c))["canary-1"], { placement: null, verified: undefined, move: undefined, cordoned: false });
+
+        // F3: while workers-1 and workers-2 run their checks, the API server dies for 3 s and comes back
+        steer({ sleepMs: 4000 });
+        r = await rollout(c, file, [], { on: /workers-2: kube-proxy \S* running on configuration/, then: () => restartDaemon(c, "kube-apiserver", 3000) });
+        assert.equal(r.code, 0, r.out);
+        assert.match(r.out, /failed \(.*(ECONNREFUSED|ECONNRESET|socket hang up|fetch failed|5\d\d).*\); retrying in/);
+        steer({});
+        r = await rollout(c, file, ["--finish"]);
+        assert.equal(r.code, 0, r.out);
+        await assertFinished(c, hash, config, original);
+    });
+
+    it("F5: a second rollout on the cluster refuses, naming the holder, and undoes nothing of the first " + KWOK, async () => {
+        cluster = await startCluster({ nodes: "kwok", pools: [["canary", 1], ["workers", 2]] });
+        const c = cluster;
+        const pools = [{ name: "canary", nodeSelector: "pool=canary" }, { name: "workers", nodeSelector: "pool=workers" }];
+        const first = await writeSpec(c, pools);
+        const second = await writeSpec(c, pools, { onFailure: "stop" });
+        steer({ sleepMs: 2000 });
+        let secondRun: Promise<Run> | undefined;
+        const firstRun = rollout(c, first.file, [], { on: /canary-1: cordoned/, then: () => void (secondRun = rollout(c, second.file, [], undefined, "stack prod")) }, "stack dev");
+        const a = await firstRun;
+        const b = await secondRun!;
+        assert.equal(b.code, 1);
+        assert.match(b.out, /another rollout holds this cluster: stack dev@\S+\/pid \d+/);
+        assert.equal(a.code, 0, a.out);
+        const ns = await nodes(c);
+        for (const n of ["canary-1", "workers-1", "workers-2"]) assert.deepEqual(ns[n], { placement: first.hash, verified: first.hash, move: undefined, cordoned: false }, n);
+    });
+
+    it("F9: a kube-proxy pod replaced on a moved node during the soak fails the pool and rolls that node back " + KWOK, async () => {
+        cluster = await startCluster({ nodes: "kwok", pools: [["canary", 1], ["workers", 1]] });
+        const c = cluster;
+        const { file, hash } = await writeSpec(c, [{ name: "canary", nodeSelector: "pool=canary", soak: "40s" }, { name: "workers", nodeSelector: "pool=workers" }]);
+        const { core } = clients(c);
+        const replacePod = async () => {
+            const pods = await core.listNamespacedPod({ namespace: "kube-system", labelSelector: `${MARKS.configLabel}=${hash}`, fieldSelector: "spec.nodeName=canary-1" });
+            for (const p of pods.items) await core.deleteNamespacedPod({ name: p.metadata!.name!, namespace: "kube-system" });
+        };
+        const r = await rollout(c, file, [], { on: /pool canary: soaking/, then: replacePod });
+        assert.equal(r.code, 1, r.out);
+        assert.match(r.out, /node canary-1 \(pool canary\) failed soak: kube-proxy pod \S+ was replaced by \S+ during the soak/);
+        const ns = await nodes(c);
+        assert.deepEqual(ns["canary-1"], { placement: null, verified: undefined, move: undefined, cordoned: false });
+        assert.equal(ns["workers-1"].placement, null, "the next pool did not move");
+    });
+});
