@@ -305,9 +305,22 @@ export class KubeProxyMode extends pulumi.ComponentResource {
             : kubeconfig
               ? { provider: new k8s.Provider(`${name}-k8s`, { kubeconfig, context: args.context }, { parent: this }) }
               : {};
-        // The canonical ConfigMap gets the new configuration only after every pool is verified.
-        // Pulumi shows this diff in `preview --diff`; retainOnDelete keeps it when the stack goes.
-        const canonical = new k8s.core.v1.ConfigMapPatch(
+        // The finish verifies every node of every pool, then writes the installer's ConfigMap itself
+        // and hands the nodes back; it runs after every pool step.
+        const finishStep = new RolloutStep(
+            `${name}-finish`,
+            {
+                argv: [process.execPath, cli, "rollout", "--finish"],
+                environment: environment(spec),
+                triggers: decided.apply((d) => [d.migration.hash]),
+                description: decided.apply((d) => `finish of the rollout to ${d.migration.mode} (configuration ${d.migration.hash})`),
+            },
+            { parent: this, dependsOn: steps },
+        );
+        // The ConfigMap change as Pulumi shows it in \`preview --diff\` and keeps in its state: applied
+        // after the finish, which already wrote the same data, so it never writes ahead of the
+        // verification; retainOnDelete keeps it when the stack goes.
+        new k8s.core.v1.ConfigMapPatch(
             `${name}-canonical-config`,
             {
                 metadata: {
@@ -317,17 +330,7 @@ export class KubeProxyMode extends pulumi.ComponentResource {
                 },
                 data: pulumi.all([names, decided]).apply(([n, d]) => ({ [n.key]: d.migration.config })),
             },
-            { parent: this, dependsOn: steps, retainOnDelete: true, ...providerOpts },
-        );
-        const finishStep = new RolloutStep(
-            `${name}-finish`,
-            {
-                argv: [process.execPath, cli, "rollout", "--finish"],
-                environment: environment(spec),
-                triggers: decided.apply((d) => [d.migration.hash]),
-                description: decided.apply((d) => `finish of the rollout to ${d.migration.mode} (configuration ${d.migration.hash})`),
-            },
-            { parent: this, dependsOn: [canonical] },
+            { parent: this, dependsOn: [finishStep], retainOnDelete: true, ...providerOpts },
         );
 
         this.configDiff = decided.apply((d) => d.migration.diff);

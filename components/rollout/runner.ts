@@ -286,8 +286,9 @@ async function moveNode(ctx: Context, inst: Installation, pool: PoolPlan, n: Rol
         interrupted();
         step = "verify";
         const checks = await checkNode(ctx, pool, node, target.mode, log);
-        // from here on the node is good: an interruption lets it finish
-        await ctx.cluster.markVerified(node, target.hash, checksMark(ctx));
+        // from here on the node is good: an interruption lets it finish. A hand-back keeps the
+        // time the node was first verified on this configuration.
+        if (!(handBack && n.verified === target.hash)) await ctx.cluster.markVerified(node, target.hash, checksMark(ctx));
         if (ours) {
             await ctx.cluster.uncordon(node);
             log("uncordoned");
@@ -599,7 +600,6 @@ async function finalCheck(ctx: Context, plan: RolloutPlan): Promise<void> {
                     const checks = await verifyNode(ctx, node, ctx.spec.target.mode, { cleanLeftovers: false, log: (l) => ctx.log(`pool ${pool.name} node ${node}: ${l}`) });
                     const bad = checks.find((c) => !c.ok && (c.check === "mode" || c.check === "sync"));
                     if (bad) throw new Error(`node ${node} (pool ${pool.name}) failed the final check on the installer's DaemonSet: ${bad.check}: ${bad.detail}`);
-                    await ctx.cluster.markVerified(node, ctx.spec.target.hash, checksMark(ctx));
                 }),
             );
         }

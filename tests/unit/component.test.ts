@@ -112,15 +112,15 @@ describe("KubeProxyMode component (Pulumi mocks)", () => {
                 assert.equal(plan.pools[1].drain, true);
             });
 
-            it("registers one rollout step per pool calling the project's CLI without a shell, then the ConfigMap, then the finish", async () => {
+            it("registers one rollout step per pool calling the project's CLI without a shell, then the finish, then the ConfigMap", async () => {
                 const { registered } = await run(preview, {});
                 const types = registered.filter((r) => r.type !== "pulumi:providers:kubernetes").map((r) => `${r.type} ${r.name}`);
                 assert.deepEqual(types, [
                     "kube-proxy-mode:index:KubeProxyMode kube-proxy",
                     "pulumi-nodejs:dynamic/kube-proxy-mode:RolloutStep kube-proxy-pool-canary",
                     "pulumi-nodejs:dynamic/kube-proxy-mode:RolloutStep kube-proxy-pool-workers",
-                    "kubernetes:core/v1:ConfigMapPatch kube-proxy-canonical-config",
                     "pulumi-nodejs:dynamic/kube-proxy-mode:RolloutStep kube-proxy-finish",
+                    "kubernetes:core/v1:ConfigMapPatch kube-proxy-canonical-config",
                 ]);
                 const canary = registered.find((r) => r.name === "kube-proxy-pool-canary")!;
                 assert.equal(canary.inputs.argv[0], process.execPath);
@@ -133,13 +133,13 @@ describe("KubeProxyMode component (Pulumi mocks)", () => {
                 assert.match(cm.inputs.data["config.conf"], /^mode: nftables/m);
             });
 
-            it("chains the Commands in pool order, the ConfigMap after every pool, the finish last", async () => {
+            it("chains the steps in pool order, the finish after every pool (it verifies, then writes the ConfigMap), the ConfigMapPatch after the finish", async () => {
                 const { registered } = await run(preview, {});
                 const dep = (n: string) => registered.find((r) => r.name === n)!.dependsOn;
                 assert.deepEqual(dep("kube-proxy-pool-canary"), []);
                 assert.deepEqual(dep("kube-proxy-pool-workers"), ["kube-proxy-pool-canary"]);
-                assert.deepEqual(dep("kube-proxy-canonical-config"), ["kube-proxy-pool-canary", "kube-proxy-pool-workers"]);
-                assert.deepEqual(dep("kube-proxy-finish"), ["kube-proxy-canonical-config"]);
+                assert.deepEqual(dep("kube-proxy-finish"), ["kube-proxy-pool-canary", "kube-proxy-pool-workers"]);
+                assert.deepEqual(dep("kube-proxy-canonical-config"), ["kube-proxy-finish"]);
             });
 
             it("keeps the kubeconfig secret and out of every plain input", async () => {
