@@ -457,10 +457,25 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         const ds = await this.apps.readNamespacedDaemonSet({ name: this.names.daemonSet, namespace });
         const saved = ds.metadata?.annotations?.[MARKS.originalSpecAnnotation];
         if (saved) {
-            ds.spec = JSON.parse(saved);
-            delete ds.metadata!.annotations![MARKS.originalSpecAnnotation];
-            await this.apps.replaceNamespacedDaemonSet({ name: this.names.daemonSet, namespace, body: ds, fieldManager: FIELD_MANAGER });
-            log(`DaemonSet ${namespace}/${this.names.daemonSet}: restored to the installer's spec`);
+            const original = JSON.parse(saved);
+            // 1. the installer's template under OnDelete: the controller records its revision and
+            //    replaces no pod (every node already runs the installer's pod on this ConfigMap)
+            const staged = await this.apps.replaceNamespacedDaemonSet({
+                name: this.names.daemonSet,
+                namespace,
+                body: { ...ds, spec: { ...original, updateStrategy: { type: "OnDelete" } } },
+                fieldManager: FIELD_MANAGER,
+            });
+            // 2. the pods differ from that template only by the rollout's node-affinity term, which a
+            //    running pod never reads again: mark them as of the installer's revision, so putting
+            //    its update strategy back restarts no node a third time
+            const marked = await this.markPodsCurrent(staged);
+            // 3. the installer's spec, byte for byte
+            const now = await this.apps.readNamespacedDaemonSet({ name: this.names.daemonSet, namespace });
+            now.spec = original;
+            delete now.metadata!.annotations![MARKS.originalSpecAnnotation];
+            await this.apps.replaceNamespacedDaemonSet({ name: this.names.daemonSet, namespace, body: now, fieldManager: FIELD_MANAGER });
+            log(`DaemonSet ${namespace}/${this.names.daemonSet}: restored to the installer's spec (${marked} running pod(s) kept: they already run its configuration)`);
         }
         const selector = `${MARKS.managedByLabel}=${MARKS.managedByValue},${MARKS.configLabel}`;
         for (const d of (await this.apps.listNamespacedDaemonSet({ namespace, labelSelector: selector })).items) {
@@ -471,6 +486,43 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             await this.core.deleteNamespacedConfigMap({ name: c.metadata!.name!, namespace });
             log(`ConfigMap ${namespace}/${c.metadata!.name}: deleted`);
         }
+    }
+
+    /**
+     * Labels the installer DaemonSet's running pods with its current revision (controller-revision-hash
+     * and pod-template-generation, the two labels the DaemonSet controller compares), once the
+     * controller has recorded that revision. Returns how many pods it found (each now marked).
+     */
+    private async markPodsCurrent(ds: k8s.V1DaemonSet): Promise<number> {
+        const { namespace } = this.names;
+        const deadline = Date.now() + 60_000;
+        let revision: k8s.V1ControllerRevision | undefined;
+        let generation: string | undefined;
+        for (;;) {
+            const live = await this.apps.readNamespacedDaemonSet({ name: this.names.daemonSet, namespace });
+            if ((live.status?.observedGeneration ?? 0) >= (ds.metadata?.generation ?? 0)) {
+                const revisions = (await this.apps.listNamespacedControllerRevision({ namespace })).items.filter((r) => r.metadata?.ownerReferences?.some((o) => o.uid === live.metadata?.uid));
+                revision = revisions.sort((x, y) => y.revision - x.revision)[0];
+                generation = live.metadata?.annotations?.["deprecated.daemonset.template.generation"];
+                if (revision) break;
+            }
+            if (Date.now() > deadline) throw new Error(`the DaemonSet controller did not record the installer's revision of ${namespace}/${this.names.daemonSet} within 60s`);
+            await sleep(500);
+        }
+        const hash = revision.metadata?.labels?.["controller-revision-hash"];
+        if (!hash) throw new Error(`ControllerRevision ${revision.metadata?.name} has no controller-revision-hash label`);
+        const pods = (await this.core.listNamespacedPod({ namespace, labelSelector: this.names.podSelector })).items.filter(
+            (p) => !p.metadata?.deletionTimestamp && p.metadata?.ownerReferences?.some((o) => o.kind === "DaemonSet" && o.name === this.names.daemonSet),
+        );
+        for (const p of pods) {
+            const labels = p.metadata?.labels ?? {};
+            if (labels["controller-revision-hash"] === hash && (!generation || labels["pod-template-generation"] === generation)) continue;
+            await this.core.patchNamespacedPod(
+                { name: p.metadata!.name!, namespace, body: { metadata: { labels: { "controller-revision-hash": hash, ...(generation ? { "pod-template-generation": generation } : {}) } } } },
+                MERGE,
+            );
+        }
+        return pods.length;
     }
 
     /** Waits until the installer's DaemonSet has rolled every pod to its current spec. */

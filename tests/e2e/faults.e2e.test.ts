@@ -215,6 +215,15 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
         assert.match(r.out, /finish: 1 node\(s\) are not verified .*workers-9 \(pool workers\); moving them now/);
         assert.match(r.out, /kube-proxy-mode\/result \{"configHash":"[0-9a-f]+","mode":"nftables","nodesVerified":7,"nodesChecked":0,"nodesTotal":7/);
         await assertFinished(c, hash, config, original);
+        // restoring the installer's spec restarted no node a third time: the pods the hand-back
+        // started are the ones running, and the DaemonSet counts them as up to date
+        const handedBack = Object.fromEntries([...r.out.matchAll(/node (\S+): kube-proxy (\S+) running on the installer's DaemonSet/g)].map((m) => [m[1], m[2]]));
+        assert.equal(Object.keys(handedBack).length, 7, r.out);
+        const { core, apps } = clients(c);
+        const running = (await core.listNamespacedPod({ namespace: "kube-system", labelSelector: "k8s-app=kube-proxy" })).items.filter((p) => !p.metadata?.deletionTimestamp);
+        assert.deepEqual(Object.fromEntries(running.map((p) => [p.spec!.nodeName!, p.metadata!.name!])), handedBack);
+        const status = (await apps.readNamespacedDaemonSet({ name: "kube-proxy", namespace: "kube-system" })).status!;
+        assert.equal(status.updatedNumberScheduled, status.desiredNumberScheduled);
     });
 
     it("F4: a late node that cannot run the target (kernel 5.10): the finish refuses, naming it, and the installer's ConfigMap is unchanged " + KWOK, async () => {
