@@ -168,10 +168,12 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         const { namespace } = this.names;
         const inst = await this.installation();
         if (!inst.inRollout) {
-            const ds = await this.apps.readNamespacedDaemonSet({ name: this.names.daemonSet, namespace });
-            ds.metadata!.annotations = { ...(ds.metadata!.annotations ?? {}), [MARKS.originalSpecAnnotation]: JSON.stringify(ds.spec) };
-            ds.spec = canonicalDuringRollout(ds.spec as any) as any;
-            await this.apps.replaceNamespacedDaemonSet({ name: this.names.daemonSet, namespace, body: ds, fieldManager: FIELD_MANAGER });
+            await this.updateDaemonSet((ds) => {
+                // saved once: a second run never saves the rollout's shape as the installer's
+                if (ds.metadata?.annotations?.[MARKS.originalSpecAnnotation]) return;
+                ds.metadata!.annotations = { ...(ds.metadata!.annotations ?? {}), [MARKS.originalSpecAnnotation]: JSON.stringify(ds.spec) };
+                ds.spec = canonicalDuringRollout(ds.spec as any) as any;
+            });
             log(`DaemonSet ${namespace}/${this.names.daemonSet}: switched to OnDelete and kept off nodes labelled ${MARKS.configLabel} (its spec is saved for the finish)`);
         }
         const cmName = rolloutObjectName(this.names.configMap, target.hash);
@@ -460,21 +462,18 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             const original = JSON.parse(saved);
             // 1. the installer's template under OnDelete: the controller records its revision and
             //    replaces no pod (every node already runs the installer's pod on this ConfigMap)
-            const staged = await this.apps.replaceNamespacedDaemonSet({
-                name: this.names.daemonSet,
-                namespace,
-                body: { ...ds, spec: { ...original, updateStrategy: { type: "OnDelete" } } },
-                fieldManager: FIELD_MANAGER,
+            const staged = await this.updateDaemonSet((d) => {
+                d.spec = { ...original, updateStrategy: { type: "OnDelete" } };
             });
             // 2. the pods differ from that template only by the rollout's node-affinity term, which a
             //    running pod never reads again: mark them as of the installer's revision, so putting
             //    its update strategy back restarts no node a third time
             const marked = await this.markPodsCurrent(staged);
             // 3. the installer's spec, byte for byte
-            const now = await this.apps.readNamespacedDaemonSet({ name: this.names.daemonSet, namespace });
-            now.spec = original;
-            delete now.metadata!.annotations![MARKS.originalSpecAnnotation];
-            await this.apps.replaceNamespacedDaemonSet({ name: this.names.daemonSet, namespace, body: now, fieldManager: FIELD_MANAGER });
+            await this.updateDaemonSet((d) => {
+                d.spec = original;
+                delete d.metadata!.annotations![MARKS.originalSpecAnnotation];
+            });
             log(`DaemonSet ${namespace}/${this.names.daemonSet}: restored to the installer's spec (${marked} running pod(s) kept: they already run its configuration)`);
         }
         const selector = `${MARKS.managedByLabel}=${MARKS.managedByValue},${MARKS.configLabel}`;
@@ -485,6 +484,20 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         for (const c of (await this.core.listNamespacedConfigMap({ namespace, labelSelector: selector })).items) {
             await this.core.deleteNamespacedConfigMap({ name: c.metadata!.name!, namespace });
             log(`ConfigMap ${namespace}/${c.metadata!.name}: deleted`);
+        }
+    }
+
+    /** Read-modify-replace of the installer's DaemonSet, read again when its controller wrote in between (409). */
+    private async updateDaemonSet(mutate: (ds: k8s.V1DaemonSet) => void): Promise<k8s.V1DaemonSet> {
+        const { namespace } = this.names;
+        for (let attempt = 1; ; attempt++) {
+            const ds = await this.apps.readNamespacedDaemonSet({ name: this.names.daemonSet, namespace });
+            mutate(ds);
+            try {
+                return await this.apps.replaceNamespacedDaemonSet({ name: this.names.daemonSet, namespace, body: ds, fieldManager: FIELD_MANAGER });
+            } catch (e) {
+                if ((e as { code?: number })?.code !== 409 || attempt >= 10) throw e;
+            }
         }
     }
 

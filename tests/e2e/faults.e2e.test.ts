@@ -18,7 +18,8 @@ import * as k8s from "@kubernetes/client-node";
 import { configHash, MARKS } from "../../components/core/plan.js";
 import { addKwokNode, restartDaemon, type ClusterState } from "../../scripts/referenceCluster.js";
 import { CLI, ROOT, runAsync } from "../helpers.js";
-import { clients, startCluster, stopCluster } from "./support.js";
+import { LocalWorkspace } from "@pulumi/pulumi/automation";
+import { clients, startCluster, stopCluster, workspace } from "./support.js";
 
 const KWOK = "(kwok nodes: built-in node checks not run; the check is a steerable hook)";
 const LEASE_SECONDS = 4;
@@ -224,6 +225,55 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
         assert.deepEqual(Object.fromEntries(running.map((p) => [p.spec!.nodeName!, p.metadata!.name!])), handedBack);
         const status = (await apps.readNamespacedDaemonSet({ name: "kube-proxy", namespace: "kube-system" })).status!;
         assert.equal(status.updatedNumberScheduled, status.desiredNumberScheduled);
+    });
+
+    it("F2 through the engine: Ctrl-C of `pulumi up` mid-node lets the step in flight finish its pool, starts no later pool, frees the lease; the next up completes " + KWOK, async () => {
+        cluster = await startCluster({ nodes: "kwok", pools: [["canary", 1], ["workers", 2]] });
+        const c = cluster;
+        steer({ sleepMs: 2000 });
+        const hook = { name: "steered", command: [process.execPath, join(ROOT, "tests", "e2e", "hooks", "fault-hook.js")], env: { FAULT_FILE: faultFile } };
+        const ws = await workspace(c, {
+            mode: "nftables",
+            nodePortAddresses: ["0.0.0.0/0"],
+            pools: [{ name: "canary", nodeSelector: "pool=canary" }, { name: "workers", nodeSelector: "pool=workers" }],
+            verify: { nodeChecks: false, hooks: [hook] },
+        });
+        try {
+            const env = { ...process.env, ...(ws.stack.workspace as LocalWorkspace).envVars };
+            // a terminal's Ctrl-C reaches the pulumi process (the engine runs its plugins in process groups of their own)
+            const up = await new Promise<Run>((resolve, reject) => {
+                const child = spawn("pulumi", ["up", "--yes", "--skip-preview", "--stack", "e2e", "--non-interactive"], { cwd: ws.dir, env, stdio: ["ignore", "pipe", "pipe"] });
+                let out = "";
+                let killed = false;
+                const take = (d: Buffer) => {
+                    out += d.toString();
+                    if (!killed && /canary-1: cordoned/.test(out)) {
+                        killed = true;
+                        child.kill("SIGINT");
+                    }
+                };
+                child.stdout.on("data", take);
+                child.stderr.on("data", take);
+                child.on("error", reject);
+                child.on("close", (code) => resolve({ code, out, killed }));
+            });
+            output.push(up.out);
+            assert.ok(up.killed);
+            assert.notEqual(up.code, 0, "pulumi up exits non-zero");
+            const ns = await nodes(c);
+            // the node in hand finished (the step in flight completes: the engine cannot cancel a provider's operation)
+            assert.equal(ns["canary-1"].verified !== undefined || ns["canary-1"].placement === null, true);
+            assert.equal(ns["canary-1"].cordoned, false);
+            assert.equal(ns["workers-1"].placement, null, "no later pool started");
+            assert.ok(Object.values(ns).every((n) => !n.cordoned && !n.move));
+            assert.ok(!(await leaseHolder(c)), "the lease is free");
+            steer({});
+            await ws.stack.up({ onOutput: (l) => output.push(l) });
+            const done = await nodes(c);
+            assert.ok(Object.values(done).every((n) => n.placement === null && n.verified !== undefined && !n.cordoned), JSON.stringify(done));
+        } finally {
+            ws.dispose();
+        }
     });
 
     it("F4: a late node that cannot run the target (kernel 5.10): the finish refuses, naming it, and the installer's ConfigMap is unchanged " + KWOK, async () => {
