@@ -293,6 +293,23 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assertSettled(cluster);
         });
 
+        it("during a hook: the hook is ended and the node rolled back", async () => {
+            const hooks = [{ name: "slow", command: [process.execPath, "-e", "setTimeout(() => {}, 30000)"] }];
+            const { cluster, ctx } = setup({ spec: { ...specOf(), verify: { ...specOf().verify, hooks } } });
+            const stop = new AbortController();
+            cluster.faults.afterWrite = (what, node) => {
+                if (what === "move switching" && node === "canary-1") setTimeout(() => stop.abort("SIGINT"), 300);
+            };
+            const started = Date.now();
+            const err = await runPools(ctx("run-1", { signal: stop.signal }), ["canary"]).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.check, "interrupted");
+            assert.match(err.detail, /the hook was ended \(hook slow\)/);
+            assert.ok(Date.now() - started < 20_000, "the hook did not run its 30 s");
+            assert.equal(cluster.node("canary-1").placement, null);
+            assertSettled(cluster);
+        });
+
         it("between batches: stops before the next batch, every moved node verified and released", async () => {
             const { cluster, ctx } = setup();
             const stop = new AbortController();
