@@ -1,6 +1,7 @@
 // End to end on REAL nodes: every reference-cluster node is a network namespace where the node
-// agent runs the real kube-proxy binary (iptables and nftables modes), probe pods run with the
-// host's tools, and traffic to a Service's ClusterIP goes through the rules that node's
+// agent runs the real kube-proxy binary (iptables and nftables modes), probe pods run as a kubelet
+// would run their spec (a mount namespace with the node's root at /host, busybox-static standing
+// in for the probe image, so the probe's `chroot /host` path runs), and traffic to a Service's ClusterIP goes through the rules that node's
 // kube-proxy programmed. The one SIMULATED piece is ipvs mode (no IPVS in this kernel): a
 // stand-in lays down ipvs-era node state; the test names say where it is involved.
 import assert from "node:assert/strict";
@@ -111,20 +112,51 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
         }
     });
 
-    it("ipvs -> nftables (ipvs state laid down by the SIMULATED stand-in): the leftovers are found and removed, and verify fails when a kube-ipvs0 with addresses is left", async () => {
+    it("ipvs -> nftables (ipvs state laid down by the SIMULATED stand-in) beside another agent's KUBE-ROUTER-*/KUBE-NWPLCY-* chains, KUBE-SRC-* ipset and nftables table: kube-proxy's leftovers are found and removed through the probe pod's chroot /host, the other agent's are byte-identical afterwards, and verify fails when a kube-ipvs0 with addresses is left", async () => {
         cluster = await startCluster({ nodes: "real", mode: "ipvs", pools: SMALL });
         await proxiesAnswer(cluster);
         for (const n of cluster.nodes) {
             await eventuallyOnNode(cluster, n.name, ["ip", "-o", "addr", "show", "dev", "kube-ipvs0"], /inet 10\.96\./, "the stand-in laid down kube-ipvs0");
+        }
+        // another agent (kube-router, as k3s embeds it) on every node
+        const foreign = (node: string) => ({
+            filter: onNode(cluster!, node, ["iptables-save", "-t", "filter"]).out.split("\n").filter((l) => /KUBE-ROUTER-INPUT/.test(l)),
+            nat: onNode(cluster!, node, ["iptables-save", "-t", "nat"]).out.split("\n").filter((l) => /KUBE-NWPLCY-6MLZY3WQ4CE2/.test(l)),
+            ipset: onNode(cluster!, node, ["ipset", "list", "KUBE-SRC-OGEBQ3C2ZBT4"]).out,
+            nft: onNode(cluster!, node, ["nft", "list", "table", "inet", "kube-router-lb"]).out,
+        });
+        const before = new Map<string, ReturnType<typeof foreign>>();
+        for (const n of cluster.nodes) {
+            for (const argv of [
+                ["iptables", "-t", "filter", "-N", "KUBE-ROUTER-INPUT"],
+                ["iptables", "-t", "filter", "-A", "KUBE-ROUTER-INPUT", "-d", "10.96.0.0/12", "-j", "RETURN"],
+                ["iptables", "-t", "filter", "-I", "INPUT", "-m", "comment", "--comment", "kube-router netpol", "-j", "KUBE-ROUTER-INPUT"],
+                ["iptables", "-t", "nat", "-N", "KUBE-NWPLCY-6MLZY3WQ4CE2"],
+                ["ipset", "create", "KUBE-SRC-OGEBQ3C2ZBT4", "hash:ip"],
+                ["ipset", "add", "KUBE-SRC-OGEBQ3C2ZBT4", "10.213.0.7"],
+                ["iptables", "-t", "nat", "-A", "KUBE-NWPLCY-6MLZY3WQ4CE2", "-m", "set", "--match-set", "KUBE-SRC-OGEBQ3C2ZBT4", "src", "-j", "RETURN"],
+                ["nft", "add", "table", "inet", "kube-router-lb"],
+                ["nft", "add", "chain", "inet", "kube-router-lb", "input", "{ type filter hook input priority 0; }"],
+            ]) assert.equal(onNode(cluster, n.name, argv).code, 0, `${n.name}: ${argv.join(" ")}`);
+            before.set(n.name, foreign(n.name));
+            assert.equal(before.get(n.name)!.filter.length, 3, "the chain, its rule, the INPUT rule");
         }
         ws = await workspace(cluster, { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"], pools: POOLS, verify: VERIFY });
         await ws.stack.up({ onOutput });
         const out = lines.join("");
         assert.match(out, /kube-proxy left kube-ipvs0 exists holding \d+ address/);
         assert.match(out, /cleanup: removed link kube-ipvs0/);
+        // the probe pod ran the production path: busybox's shell, the host's tools through chroot /host
+        assert.match(out, /cleanup: ran via: chroot \/host; the pod's shell: \/bin\/busybox/);
+        assert.match(out, /cleanup: not ours, left alone: iptables chain KUBE-ROUTER-INPUT \(table filter, nft backend\)/);
+        assert.match(out, /cleanup: not ours, left alone: iptables chain KUBE-NWPLCY-6MLZY3WQ4CE2 \(table nat, nft backend\)/);
+        assert.match(out, /cleanup: not ours, left alone: ipset KUBE-SRC-OGEBQ3C2ZBT4/);
+        assert.match(out, /cleanup: not ours, left alone: nftables table inet kube-router-lb/);
         for (const n of cluster.nodes) {
+            assert.match(out, new RegExp(`node ${n.name}: ok leftovers: no state of another mode left; not ours, left alone: `), `${n.name} verified`);
+            assert.deepEqual(foreign(n.name), before.get(n.name), `${n.name}: the other agent's chains, rules, ipset and table are as they were`);
             assert.notEqual(onNode(cluster, n.name, ["ip", "link", "show", "kube-ipvs0"]).code, 0, `${n.name}: kube-ipvs0 is gone`);
-            assert.doesNotMatch(onNode(cluster, n.name, ["ipset", "list", "-n"]).out, /^KUBE-/m, `${n.name}: KUBE-* ipsets are gone`);
+            assert.doesNotMatch(onNode(cluster, n.name, ["ipset", "list", "-n"]).out, /^KUBE-(?!SRC-)/m, `${n.name}: kube-proxy's ipsets are gone`);
         }
         // a kube-ipvs0 holding a ClusterIP, left behind: the leftovers check must catch it
         const ip = await backendClusterIP(cluster);
