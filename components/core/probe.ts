@@ -35,8 +35,11 @@ const MARK = "### kpm:";
 export const PROBE_SCRIPT = String.raw`
 set -u
 if [ -x /host/bin/sh ] && [ "$(readlink -f /host)" != "/" ]; then H="chroot /host"; else H=""; fi
-has() { $H sh -c 'command -v "$1"' sh "$1" >/dev/null 2>&1; }
-fetch() { if has curl; then $H curl -fsS -m 5 "$1"; elif has wget; then $H wget -qO- -T 5 "$1"; else echo "no curl or wget on the node" >&2; return 127; fi; }
+# a host tool, through the host's own /bin/sh: a busybox that prefers its applets would otherwise
+# run its own ip or nc for "chroot /host ip"
+host() { if [ -n "$H" ]; then chroot /host /bin/sh -c 'exec "$@"' sh "$@"; else "$@"; fi; }
+has() { host sh -c 'command -v "$1"' sh "$1" >/dev/null 2>&1; }
+fetch() { if has curl; then host curl -fsS -m 5 "$1"; elif has wget; then host wget -qO- -T 5 "$1"; else echo "no curl or wget on the node" >&2; return 127; fi; }
 section() { echo "${MARK}$1"; }
 first() { echo "$1" | grep -v '^#' | head -n 1; }
 KPM_ACTION=${"${KPM_ACTION:-probe}"}
@@ -48,7 +51,7 @@ IPVS_PROC=${"${KPM_IPVS_PROC:-/proc/net/ip_vs}"}
 tool() {
   if has "$1-$2-$3"; then echo "$1-$2-$3"; return 0; fi
   has "$1-$3" || return 1
-  case "$($H "$1" --version 2>/dev/null)" in *nf_tables*) b=nft;; *) b=legacy;; esac
+  case "$(host "$1" --version 2>/dev/null)" in *nf_tables*) b=nft;; *) b=legacy;; esac
   [ "$b" = "$2" ] && echo "$1-$3"
 }
 section host
@@ -59,22 +62,22 @@ if [ "$KPM_ACTION" = cleanup ]; then
   err() { echo "error: $*"; fail=1; }
   if [ "$KPM_MODE" != ipvs ]; then
     owned=" ${"${KPM_OWNED_IPS:-}"} "
-    if has ip; then for a in $($H ip -o addr show dev ${DUMMY_INTERFACE} 2>/dev/null | awk '{ split($4, x, "/"); print x[1] }'); do owned="$owned$a "; done; fi
+    if has ip; then for a in $(host ip -o addr show dev ${DUMMY_INTERFACE} 2>/dev/null | awk '{ split($4, x, "/"); print x[1] }'); do owned="$owned$a "; done; fi
     if grep -qE '^(TCP|UDP|SCTP|FWM) ' "$IPVS_PROC" 2>/dev/null; then
       if has ipvsadm; then
-        list=$($H ipvsadm -Ln 2>&1) || err "ipvsadm -Ln failed: $(first "$list")"
+        list=$(host ipvsadm -Ln 2>&1) || err "ipvsadm -Ln failed: $(first "$list")"
         for vs in $(echo "$list" | awk '/^(TCP|UDP|SCTP|FWM) / { print $1 "=" $2 }'); do
           proto=${"${vs%%=*}"}; addr=${"${vs#*=}"}; a=${"${addr%:*}"}; a=${"${a#[}"}; a=${"${a%]}"}
           case "$proto" in TCP) f=-t;; UDP) f=-u;; SCTP) f=--sctp-service;; *) f="";; esac
           case "$owned" in
-            *" $a "*) if [ -n "$f" ] && out=$($H ipvsadm -D $f "$addr" 2>&1); then echo "removed IPVS virtual server $proto $addr"; else err "ipvsadm -D $f $addr failed: $out"; fi;;
+            *" $a "*) if [ -n "$f" ] && out=$(host ipvsadm -D $f "$addr" 2>&1); then echo "removed IPVS virtual server $proto $addr"; else err "ipvsadm -D $f $addr failed: $out"; fi;;
             *) echo "not ours, left alone: IPVS virtual server $proto $addr";;
           esac
         done
       else err "ipvsadm is not on the node: IPVS virtual servers are there and cannot be removed"; fi
     fi
     if has ip; then
-      if $H ip link show ${DUMMY_INTERFACE} >/dev/null 2>&1; then if $H ip link del ${DUMMY_INTERFACE}; then echo "removed link ${DUMMY_INTERFACE}"; else err "ip link del ${DUMMY_INTERFACE} failed"; fi; fi
+      if host ip link show ${DUMMY_INTERFACE} >/dev/null 2>&1; then if host ip link del ${DUMMY_INTERFACE}; then echo "removed link ${DUMMY_INTERFACE}"; else err "ip link del ${DUMMY_INTERFACE} failed"; fi; fi
     else err "ip is not on the node: ${DUMMY_INTERFACE} cannot be checked"; fi
   fi
   for ipt in iptables ip6tables; do
@@ -83,13 +86,13 @@ if [ "$KPM_ACTION" = cleanup ]; then
       save=$(tool $ipt $b save) || continue
       restore=$(tool $ipt $b restore) || { err "$save is on the node but not its restore tool"; continue; }
       seen=1
-      rules=$($H $save 2>&1) || { err "$save failed: $(first "$rules")"; continue; }
+      rules=$(host $save 2>&1) || { err "$save failed: $(first "$rules")"; continue; }
       plan=$(echo "$rules" | awk -v mode="$KPM_MODE" '${CLEANUP_AWK}')
       echo "$plan" | while read -r kind t c target; do case "$kind" in
         N) echo "not ours, left alone: $ipt chain $c (table $t, $b backend)";;
       esac; done
       if echo "$plan" | grep -q '^R '; then
-        if out=$(echo "$plan" | sed -n 's/^R //p' | $H $restore --noflush 2>&1); then
+        if out=$(echo "$plan" | sed -n 's/^R //p' | host $restore --noflush 2>&1); then
           echo "$plan" | while read -r kind t c target; do case "$kind" in
             J) echo "removed the rule of chain $c jumping to $target ($ipt table $t, $b backend)";;
             D) echo "removed kube-proxy chain $c ($ipt table $t, $b backend)";;
@@ -101,24 +104,22 @@ if [ "$KPM_ACTION" = cleanup ]; then
   done
   if [ "$KPM_MODE" != ipvs ]; then
     if has ipset; then
-      sets=$($H ipset list -n 2>&1) || err "ipset list -n failed: $(first "$sets")"
+      sets=$(host ipset list -n 2>&1) || err "ipset list -n failed: $(first "$sets")"
       for s in $(echo "$sets" | grep '^KUBE-'); do
         case " ${IPSETS} " in
-          *" $s "*) if out=$($H ipset destroy "$s" 2>&1); then echo "destroyed ipset $s"; else err "ipset destroy $s failed: $out"; fi;;
+          *" $s "*) if out=$(host ipset destroy "$s" 2>&1); then echo "destroyed ipset $s"; else err "ipset destroy $s failed: $out"; fi;;
           *) echo "not ours, left alone: ipset $s";;
         esac
       done
     else echo "ipset is not on the node: no ipset checked (only ipvs mode uses ipsets)"; fi
   fi
-  if [ "$KPM_MODE" != nftables ]; then
-    if has nft; then
-      tables=$($H nft list tables 2>&1) || err "nft list tables failed: $(first "$tables")"
-      for fam in ${NFT_FAMILIES}; do
-        if echo "$tables" | grep -qx "table $fam ${NFT_TABLE}"; then if out=$($H nft delete table $fam ${NFT_TABLE} 2>&1); then echo "removed nftables table $fam ${NFT_TABLE}"; else err "nft delete table $fam ${NFT_TABLE} failed: $out"; fi; fi
-      done
-      echo "$tables" | grep '^table ' | grep -v -x -E -e "table ip6? ${NFT_TABLE}" -e 'table ip6? (filter|nat|mangle|raw|security)' | sed 's/^table /not ours, left alone: nftables table /'
-    else echo "nft is not on the node: no nftables table checked"; fi
-  fi
+  if has nft; then
+    tables=$(host nft list tables 2>&1) || err "nft list tables failed: $(first "$tables")"
+    for fam in ${NFT_FAMILIES}; do
+      if [ "$KPM_MODE" != nftables ] && echo "$tables" | grep -qx "table $fam ${NFT_TABLE}"; then if out=$(host nft delete table $fam ${NFT_TABLE} 2>&1); then echo "removed nftables table $fam ${NFT_TABLE}"; else err "nft delete table $fam ${NFT_TABLE} failed: $out"; fi; fi
+    done
+    echo "$tables" | grep '^table ' | grep -v -x -E -e "table ip6? ${NFT_TABLE}" -e 'table ip6? (filter|nat|mangle|raw|security)' | sed 's/^table /not ours, left alone: nftables table /'
+  else echo "nft is not on the node: no nftables table checked"; fi
   section end
   exit $fail
 fi
@@ -130,10 +131,10 @@ section metrics
 fetch "http://$KPM_METRICS/metrics" | grep '^kubeproxy_sync_proxy_rules_' || true
 section kube-ipvs0
 if has ip; then
-  if $H ip link show ${DUMMY_INTERFACE} >/dev/null 2>&1; then echo present; $H ip -o addr show dev ${DUMMY_INTERFACE} 2>&1; else echo absent; fi
+  if host ip link show ${DUMMY_INTERFACE} >/dev/null 2>&1; then echo present; host ip -o addr show dev ${DUMMY_INTERFACE} 2>&1; else echo absent; fi
 else echo "missing ip"; fi
 section ipsets
-if has ipset; then out=$($H ipset list -n 2>&1); rc=$?; if [ $rc -eq 0 ]; then echo "$out" | sed -n 's/^\(.\)/set \1/p'; else echo "error ipset list -n rc=$rc: $(first "$out")"; fi; else echo "missing ipset"; fi
+if has ipset; then out=$(host ipset list -n 2>&1); rc=$?; if [ $rc -eq 0 ]; then echo "$out" | sed -n 's/^\(.\)/set \1/p'; else echo "error ipset list -n rc=$rc: $(first "$out")"; fi; else echo "missing ipset"; fi
 section ipvs
 if [ -e "$IPVS_PROC" ]; then out=$(cat "$IPVS_PROC" 2>&1) || echo "error $IPVS_PROC: $out"; echo "$out" | grep -E '^(TCP|UDP|SCTP|FWM) ' | sed 's/^/vs /'; else echo "no ip_vs in the kernel"; fi
 section iptables
@@ -143,19 +144,19 @@ for ipt in iptables ip6tables; do
   for b in legacy nft; do
     save=$(tool $ipt $b save) || { if [ $b = legacy ] && [ -s $names ]; then echo "missing $ipt-legacy-save (legacy $ipt tables are in use: $(tr '\n' ' ' < $names))"; fi; continue; }
     seen=1
-    out=$($H $save 2>&1); rc=$?
+    out=$(host $save 2>&1); rc=$?
     if [ $rc -ne 0 ]; then echo "error $save rc=$rc: $(first "$out")"; continue; fi
     echo "$out" | awk -v f=$fam -v b=$b '/^\*/ { t = substr($1, 2) } /^:/ { print "chain " f " " b " " t " " substr($1, 2) }'
   done
   [ $seen = 1 ] || echo "missing $ipt-save"
 done
 section nftables
-if has nft; then out=$($H nft list tables 2>&1); rc=$?; echo "$out"; [ $rc -eq 0 ] || echo "error nft list tables rc=$rc"; else echo "missing nft"; fi
+if has nft; then out=$(host nft list tables 2>&1); rc=$?; echo "$out"; [ $rc -eq 0 ] || echo "error nft list tables rc=$rc"; else echo "missing nft"; fi
 section connect
 if [ -n "${"${KPM_SERVICE_IP:-}"}" ]; then
   case "$KPM_SERVICE_IP" in *:*) url="http://[$KPM_SERVICE_IP]:$KPM_SERVICE_PORT/";; *) url="http://$KPM_SERVICE_IP:$KPM_SERVICE_PORT/";; esac
-  if has nc; then $H nc -z -w 5 "$KPM_SERVICE_IP" "$KPM_SERVICE_PORT" && echo connected || echo "failed rc=$?";
-  elif has curl; then $H curl -s -o /dev/null -m 5 "$url"; rc=$?; if [ $rc -eq 0 ] || [ $rc -eq 22 ] || [ $rc -eq 52 ] || [ $rc -eq 56 ] || [ $rc -eq 35 ]; then echo connected; else echo "failed rc=$rc ($url)"; fi;
+  if has nc; then host nc -z -w 5 "$KPM_SERVICE_IP" "$KPM_SERVICE_PORT" && echo connected || echo "failed rc=$?";
+  elif has curl; then host curl -s -o /dev/null -m 5 "$url"; rc=$?; if [ $rc -eq 0 ] || [ $rc -eq 22 ] || [ $rc -eq 52 ] || [ $rc -eq 56 ] || [ $rc -eq 35 ]; then echo connected; else echo "failed rc=$rc ($url)"; fi;
   else echo "failed: no nc or curl on the node"; fi
 else echo "skipped"; fi
 section end
