@@ -212,7 +212,7 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
         assert.ok(failed.includes("rules"), JSON.stringify(v.result.checks));
     });
 
-    it("the mode, startup-log, leftovers, connection and sync checks each fail when the condition they guard is broken (real nftables node; rules: the test above)", async () => {
+    it("the mode, startup-log, leftovers (a leftover ipset; no iptables-save on the node), connection and sync checks each fail when the condition they guard is broken (real nftables node; rules: the test above)", async () => {
         cluster = await startCluster({ nodes: "real", mode: "nftables", pools: [["canary", 1]] });
         const node = "canary-1";
         // wait for the real kube-proxy to sync once
@@ -229,6 +229,19 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
         onNode(cluster, node, ["ipset", "create", "KUBE-CLUSTER-IP", "hash:ip,port"]);
         assert.deepEqual(failedChecks(verify(cluster, node).result), ["leftovers"]);
         onNode(cluster, node, ["ipset", "destroy", "KUBE-CLUSTER-IP"]);
+
+        // leftovers, when the probe cannot look: no IPv4 iptables-save of any backend on the node's PATH
+        const k8sApi = await import("@kubernetes/client-node");
+        const label = (value: string | null) =>
+            clients(cluster!).core.patchNode({ name: node, body: { metadata: { labels: { [WITHOUT_TOOLS_LABEL]: value } } } }, k8sApi.setHeaderOptions("Content-Type", k8sApi.PatchStrategy.MergePatch));
+        await label("iptables-save.iptables-nft-save.iptables-legacy-save");
+        try {
+            const blind = verify(cluster, node);
+            assert.deepEqual(failedChecks(blind.result), ["leftovers"], JSON.stringify(blind.result.checks));
+            assert.match(blind.result.checks.find((x: any) => x.check === "leftovers").detail, /^the probe cannot see on node canary-1: iptables-save is not on the node/);
+        } finally {
+            await label(null);
+        }
 
         // connection: the Service's only endpoint moved to an address nothing answers on
         const { kc } = clients(cluster);
