@@ -329,6 +329,7 @@ async function onPod(type: string, pod: k8s.V1Pod): Promise<void> {
         return;
     }
     if (pod.metadata?.deletionTimestamp) {
+        if (run) run.pod = pod; // its deletionGracePeriodSeconds
         if (run && !run.stopping) {
             await stop(run);
             log(`${node}: stopped ${pod.metadata.name}`);

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { realNodesSupported } from "../../scripts/realNodes.js";
 import { WITHOUT_TOOLS_LABEL } from "../../scripts/nodeAgent.constants.js";
@@ -58,6 +59,13 @@ async function eventuallyOnNode(c: ClusterState, node: string, argv: string[], p
         await new Promise((r) => setTimeout(r, 500));
         last = onNode(c, node, argv).out;
     }
+}
+
+/** The real kube-proxy processes in a node's namespace. */
+function kubeProxyPids(c: ClusterState, node: string): string[] {
+    return execFileSync("ip", ["netns", "pids", netns(c, node)], { encoding: "utf8" })
+        .split("\n")
+        .filter((p) => p && /\/kube-proxy\0/.test(readFileSync(`/proc/${p}/cmdline`, "utf8")));
 }
 
 function verify(c: ClusterState, node: string, extra: string[] = []) {
@@ -198,6 +206,32 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
         assert.equal(onNode(cluster, "workers-1", ["curl", "-s", "-m", "5", "127.0.0.1:10249/proxyMode"]).out, "nftables", "workers-1 moved before it");
     });
 
+    it("a deleted kube-proxy pod gets its grace period, as from a kubelet: SIGTERM, the deletion's grace period, then SIGKILL (a real kube-proxy that does not act on SIGTERM still runs 6 s into a 10 s grace period, then is killed)", async () => {
+        cluster = await startCluster({ nodes: "real", mode: "iptables", pools: [["canary", 1]] });
+        await proxiesAnswer(cluster);
+        const node = "canary-1";
+        const pid = Number(kubeProxyPids(cluster, node)[0]);
+        assert.ok(pid, "the real kube-proxy process runs in the namespace");
+        const { core } = clients(cluster);
+        const pod = (await core.listNamespacedPod({ namespace: "kube-system", fieldSelector: `spec.nodeName=${node}` })).items.find((p) => p.metadata!.name!.startsWith("kube-proxy"))!;
+        const alive = () => {
+            try {
+                process.kill(pid, 0);
+                return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, "utf8"));
+            } catch {
+                return false;
+            }
+        };
+        process.kill(pid, "SIGSTOP"); // a stopped process does not act on the SIGTERM it is sent
+        await core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace: "kube-system", gracePeriodSeconds: 10 });
+        await new Promise((r) => setTimeout(r, 6000));
+        assert.ok(alive(), "still running 6 s into its 10 s grace period");
+        const until = Date.now() + 20_000;
+        while (alive() && Date.now() < until) await new Promise((r) => setTimeout(r, 250));
+        assert.ok(!alive(), "killed after its grace period");
+        assert.match(readFileSync(join(cluster.dir, "logs", "node-agent.log"), "utf8"), new RegExp(`${node}: ${pod.metadata!.name} did not stop within its 10s grace period: SIGKILL`));
+    });
+
     it("a node whose rules are broken after start (its kube-proxy table deleted): the connection and rules checks fail and name the node", async () => {
         cluster = await startCluster({ nodes: "real", mode: "iptables", pools: SMALL });
         ws = await workspace(cluster, { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"], pools: POOLS, verify: VERIFY });
@@ -256,9 +290,7 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
         assert.deepEqual(failedChecks(verify(cluster, node).result), ["connection"]);
 
         // sync (and mode): a hung kube-proxy answers nothing and syncs nothing
-        const pid = execFileSync("ip", ["netns", "pids", netns(cluster, node)], { encoding: "utf8" })
-            .split("\n")
-            .filter((p) => p && /\/kube-proxy\0/.test(readFileSync(`/proc/${p}/cmdline`, "utf8")))[0];
+        const pid = kubeProxyPids(cluster, node)[0];
         assert.ok(pid, "the real kube-proxy process runs in the namespace");
         process.kill(Number(pid), "SIGSTOP");
         try {
