@@ -65,7 +65,13 @@ async function eventuallyOnNode(c: ClusterState, node: string, argv: string[], p
 function kubeProxyPids(c: ClusterState, node: string): string[] {
     return execFileSync("ip", ["netns", "pids", netns(c, node)], { encoding: "utf8" })
         .split("\n")
-        .filter((p) => p && /\/kube-proxy\0/.test(readFileSync(`/proc/${p}/cmdline`, "utf8")));
+        .filter((p) => {
+            try {
+                return p !== "" && /\/kube-proxy\0/.test(readFileSync(`/proc/${p}/cmdline`, "utf8"));
+            } catch {
+                return false; // gone between the listing and the read (a probe, a restart)
+            }
+        });
 }
 
 function verify(c: ClusterState, node: string, extra: string[] = []) {
