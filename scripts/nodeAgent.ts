@@ -2,7 +2,13 @@
 // what a kubelet would, for this purpose. The kube-proxy pod of a node starts the real
 // `kube-proxy` binary in that node's network namespace, with the configuration the pod mounts
 // (the ConfigMap its spec names, as the pod would see it) and --hostname-override; when the pod
-// goes, the process stops. A probe pod runs its command in the namespace with the host's tools.
+// goes, the process stops, as a kubelet stops a container: SIGTERM, the pod's grace period
+// (terminationGracePeriodSeconds, or the deletion's), then SIGKILL, so an old and a new kube-proxy
+// overlap on a node as they do on a real one. A probe pod runs as a kubelet would run its spec
+// (hostNetwork, privileged, hostPath / at /host): in the node's network namespace, in a mount
+// namespace of its own whose root is the image's and whose /host is the node's root, so the
+// probe's `chroot /host` path runs. STAND-IN: the image is Debian's busybox-static (a real
+// busybox), not the probe image the pod names; no image is pulled.
 // The process's output is the pod's log (served to the API server as a kubelet serves logs), its
 // life is the pod's status (a crash is a restart, an exit is the phase). Pods configured for
 // ipvs run the clearly named stand-in instead (scripts/ipvsStandin.ts): IPVS is not in this kernel.
@@ -10,8 +16,8 @@
 // Two host paths are localized, nothing else: the kubeconfig kube-proxy reads (server address
 // as seen from the namespace, the pod's own service-account token and the cluster CA) and the
 // directory the ConfigMap is mounted at.
-import { spawn, type ChildProcess } from "node:child_process";
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { appendFileSync, chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:https";
 import { release } from "node:os";
 import { join } from "node:path";
@@ -98,9 +104,11 @@ async function heartbeat(): Promise<void> {
 
 // ---- a node's PATH -------------------------------------------------------------------------
 
+const STANDARD_PATH = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
+
 function nodePath(node: string, labels: Record<string, string>): string {
     const without = (labels[WITHOUT_TOOLS_LABEL] ?? "").split(".").filter((t) => t);
-    const standard = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
+    const standard = STANDARD_PATH;
     if (without.length === 0) return standard.join(":");
     const dir = join(agentDir, "nodes", node, `bin-without-${without.join("-")}`);
     if (!existsSync(dir)) {
@@ -114,6 +122,39 @@ function nodePath(node: string, labels: Record<string, string>): string {
         }
     }
     return dir;
+}
+
+// ---- a probe pod's sandbox ---------------------------------------------------------------------
+
+/** STAND-IN for the probe image: a root holding Debian's busybox-static (/bin/busybox) and its applets. */
+function imageRoot(): string {
+    const root = join(agentDir, "image-busybox");
+    if (existsSync(join(root, "bin", "sh"))) return root;
+    if (!existsSync(BUSYBOX)) throw new Error(`${BUSYBOX} is missing: install Debian's busybox-static (scripts/toolchain.versions APT_PACKAGES), which stands in for the probe image`);
+    const tmp = `${root}.${process.pid}`;
+    for (const d of ["bin", "host", "proc", "dev", "sys", "tmp"]) mkdirSync(join(tmp, d), { recursive: true });
+    copyFileSync(BUSYBOX, join(tmp, "bin", "busybox"));
+    chmodSync(join(tmp, "bin", "busybox"), 0o755);
+    for (const applet of execFileSync(BUSYBOX, ["--list"], { encoding: "utf8" }).split("\n").filter((a) => /^[\w.[-]+$/.test(a) && a !== "busybox")) {
+        symlinkSync("busybox", join(tmp, "bin", applet));
+    }
+    renameSync(tmp, root);
+    return root;
+}
+const BUSYBOX = "/bin/busybox";
+
+/**
+ * The argv that runs a container's command as a kubelet would for the probe pod's spec: in a
+ * private mount namespace (unshare -m), the node's root bind-mounted at /host (the `hostPath: /`
+ * volume), the host's /proc, /dev and /sys, a /tmp of its own, then chroot into the image's root.
+ * Every value is an argv element; the fixed setup script takes them as "$@".
+ */
+function podSandbox(pod: k8s.V1Pod, command: string[]): string[] {
+    const c = pod.spec!.containers[0];
+    const hostMount = c.volumeMounts?.find((m) => pod.spec!.volumes?.find((v) => v.name === m.name)?.hostPath?.path === "/");
+    if (hostMount?.mountPath !== "/host") throw new Error("the probe pod mounts no hostPath / at /host");
+    const setup = 'set -e; r=$1; shift; mount --rbind / "$r/host"; mount --rbind /proc "$r/proc"; mount --rbind /dev "$r/dev"; mount --rbind /sys "$r/sys"; mount -t tmpfs tmpfs "$r/tmp"; exec chroot "$r" "$@"';
+    return ["unshare", "-m", "--propagation", "private", "/bin/sh", "-c", setup, "kpm-pod-sandbox", imageRoot(), ...command];
 }
 
 // ---- pods ----------------------------------------------------------------------------------
@@ -222,10 +263,11 @@ async function start(run: Run): Promise<void> {
         log(`${run.node}: starting ${run.pod.metadata!.name} (${m.mode} mode${m.mode === "ipvs" ? ", SIMULATED stand-in" : ", real kube-proxy"})`);
     } else {
         const c = run.pod.spec!.containers[0];
-        argv = [...(c.command ?? []), ...(c.args ?? [])];
+        // the image's PATH; a node left without some tools (WITHOUT_TOOLS_LABEL) keeps them off it, also under chroot /host
+        env = { PATH: PATH === STANDARD_PATH.join(":") ? PATH : `${PATH}:/bin`, HOME: "/root" };
         for (const e of c.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
-        env = { ...env, HOME: "/root" };
-        log(`${run.node}: running probe ${run.pod.metadata!.name}`);
+        argv = podSandbox(run.pod, [...(c.command ?? []), ...(c.args ?? [])]);
+        log(`${run.node}: running probe ${run.pod.metadata!.name} (busybox-static standing in for image ${c.image}; /host is the node's root)`);
     }
     writeFileSync(logFile(run), "");
     const proc = spawn("ip", ["netns", "exec", n.netns, ...argv], { env, stdio: ["ignore", "pipe", "pipe"] });
@@ -261,13 +303,18 @@ async function exited(run: Run, proc: ChildProcess, code: number): Promise<void>
     }, backoff);
 }
 
+/** As a kubelet stops a container: SIGTERM, the grace period (the deletion's, else the pod's terminationGracePeriodSeconds, default 30 s; at least 2 s, the kubelet's minimum), then SIGKILL. */
 async function stop(run: Run): Promise<void> {
     run.stopping = true;
     const proc = run.proc;
     if (proc && proc.exitCode === null) {
+        const grace = Math.max(run.pod.metadata?.deletionGracePeriodSeconds ?? run.pod.spec?.terminationGracePeriodSeconds ?? 30, 2);
         proc.kill("SIGTERM");
-        const gone = await Promise.race([new Promise((r) => proc.once("exit", () => r(true))), new Promise((r) => setTimeout(() => r(false), 5000))]);
-        if (!gone) proc.kill("SIGKILL");
+        const gone = await Promise.race([new Promise((r) => proc.once("exit", () => r(true))), new Promise((r) => setTimeout(() => r(false), grace * 1000))]);
+        if (!gone) {
+            log(`${run.node}: ${run.pod.metadata!.name} did not stop within its ${grace}s grace period: SIGKILL`);
+            proc.kill("SIGKILL");
+        }
     }
 }
 
@@ -282,6 +329,7 @@ async function onPod(type: string, pod: k8s.V1Pod): Promise<void> {
         return;
     }
     if (pod.metadata?.deletionTimestamp) {
+        if (run) run.pod = pod; // its deletionGracePeriodSeconds
         if (run && !run.stopping) {
             await stop(run);
             log(`${node}: stopped ${pod.metadata.name}`);

@@ -33,6 +33,10 @@ export function realNodesSupported(): { ok: boolean; why?: string } {
         const found = (process.env.PATH ?? "").split(":").some((d) => d && existsSync(join(d, tool)));
         if (!found) return { ok: false, why: `${tool} is not installed (scripts/toolchain.sh installs nftables iptables ipset iproute2 conntrack curl)` };
     }
+    // probe pods run as a kubelet runs them (nodeAgent.ts): unshare for their mount namespace, and
+    // Debian's busybox-static STANDING IN for the probe image
+    if (!existsSync("/bin/busybox")) return { ok: false, why: "/bin/busybox is not installed (Debian's busybox-static, in scripts/toolchain.versions APT_PACKAGES; it stands in for the probe image)" };
+    if (!(process.env.PATH ?? "").split(":").some((d) => d && existsSync(join(d, "unshare")))) return { ok: false, why: "unshare (util-linux) is not installed" };
     return { ok: true };
 }
 

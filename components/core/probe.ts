@@ -1,44 +1,127 @@
 // The node probe: a fixed POSIX shell script run on the node (host network), its output
 // format, and the judgement of that output. The script takes no user value except through
 // its environment; nothing here is ever spliced into a shell string.
+import * as ipaddr from "ipaddr.js";
 import { STARTUP_LOG_LINE } from "./facts.js";
 import type { ProxyMode } from "./types.js";
+import { chainIsLeftover, chainModes, cleanupAwkProgram, DUMMY_INTERFACE, isKubeProxyIpset, KUBE_PROXY_IPSETS, KUBE_PROXY_NFT_TABLES, KUBE_PROXY_OBJECTS } from "./kubeProxyObjects.js";
+
+const CLEANUP_AWK = cleanupAwkProgram();
+const IPSETS = KUBE_PROXY_IPSETS.join(" ");
+const NFT_TABLE = KUBE_PROXY_OBJECTS.nftablesTable.name;
+const NFT_FAMILIES = KUBE_PROXY_OBJECTS.nftablesTable.families.join(" ");
 
 /** Section markers of the probe's output. */
 const MARK = "### kpm:";
 
 /**
  * Runs in the probe pod (busybox with the host's root at /host, or directly in the node's
- * network namespace). Env: KPM_ACTION (probe|cleanup), KPM_METRICS (host:port of kube-proxy's
- * metrics address), KPM_SERVICE_IP / KPM_SERVICE_PORT (a Service to connect to).
+ * network namespace). Env: KPM_ACTION (probe|cleanup), KPM_MODE (cleanup: the mode the node's
+ * kube-proxy runs now, whose objects stay; empty when kube-proxy is stopped), KPM_OWNED_IPS
+ * (cleanup: Service ClusterIPs/external IPs, space-separated; IPVS virtual servers on them are
+ * kube-proxy's like those on kube-ipvs0), KPM_METRICS (host:port of kube-proxy's metrics
+ * address), KPM_SERVICE_IP / KPM_SERVICE_PORT (a Service to connect to), KPM_IPVS_PROC (the
+ * kernel's IPVS table, /proc/net/ip_vs; a test seam).
+ *
+ * The cleanup touches kube-proxy's own objects only (kubeProxyObjects.ts): IPVS virtual servers
+ * one by one (never `ipvsadm -C`), kube-ipvs0, kube-proxy's chains through `iptables-restore
+ * --noflush` holding only their deletions and the deletions of the rules jumping into them
+ * (never a whole table rewritten), IPv4 and IPv6, in each iptables backend (legacy and nft) where
+ * they are; kube-proxy's ipsets; its nftables tables. Every other KUBE-* chain, ipset, IPVS
+ * virtual server and nftables table is reported as "not ours, left alone". It does not run
+ * `kube-proxy --cleanup`: that binary is in kube-proxy's image, not on the host, and its ipvs
+ * cleanup flushes every IPVS virtual server on the host.
  */
 export const PROBE_SCRIPT = String.raw`
 set -u
 if [ -x /host/bin/sh ] && [ "$(readlink -f /host)" != "/" ]; then H="chroot /host"; else H=""; fi
-has() { $H sh -c 'command -v "$1"' sh "$1" >/dev/null 2>&1; }
-fetch() { if has curl; then $H curl -fsS -m 5 "$1"; elif has wget; then $H wget -qO- -T 5 "$1"; else echo "no curl or wget on the node" >&2; return 127; fi; }
+# a host tool, through the host's own /bin/sh: a busybox that prefers its applets would otherwise
+# run its own ip or nc for "chroot /host ip"
+host() { if [ -n "$H" ]; then chroot /host /bin/sh -c 'exec "$@"' sh "$@"; else "$@"; fi; }
+has() { host sh -c 'command -v "$1"' sh "$1" >/dev/null 2>&1; }
+fetch() { if has curl; then host curl -fsS -m 5 "$1"; elif has wget; then host wget -qO- -T 5 "$1"; else echo "no curl or wget on the node" >&2; return 127; fi; }
 section() { echo "${MARK}$1"; }
+first() { echo "$1" | grep -v '^#' | head -n 1; }
 KPM_ACTION=${"${KPM_ACTION:-probe}"}
+KPM_MODE=${"${KPM_MODE:-}"}
 KPM_METRICS=${"${KPM_METRICS:-127.0.0.1:10249}"}
+IPVS_PROC=${"${KPM_IPVS_PROC:-/proc/net/ip_vs}"}
+# the iptables tool of one family ($1 iptables|ip6tables) and backend ($2 legacy|nft), $3 save|restore:
+# the backend's own name, or the plain name when its --version says that backend
+tool() {
+  if has "$1-$2-$3"; then echo "$1-$2-$3"; return 0; fi
+  has "$1-$3" || return 1
+  case "$(host "$1" --version 2>/dev/null)" in *nf_tables*) b=nft;; *) b=legacy;; esac
+  [ "$b" = "$2" ] && echo "$1-$3"
+}
+section host
+echo "ran via: ${"${H:-direct}"}; the pod's shell: $(readlink -f /bin/sh 2>/dev/null || echo sh)"
 if [ "$KPM_ACTION" = cleanup ]; then
   section cleanup
-  if $H ip link show kube-ipvs0 >/dev/null 2>&1; then $H ip link del kube-ipvs0 && echo "removed link kube-ipvs0"; fi
-  if has ipvsadm; then $H ipvsadm -C && echo "cleared IPVS virtual servers (host-wide)"; fi
-  # a file of this run's own: cleanups of several nodes may share a /tmp
-  saved=$(mktemp "${"${TMPDIR:-/tmp}"}/kpm-ipt.XXXXXX") || { echo "cannot create a temporary file: iptables chains not removed"; saved=""; }
-  for t in nat filter mangle; do
-    if [ -n "$saved" ] && $H iptables-save -t $t >"$saved" 2>/dev/null; then
-      awk '
-        function owned(c) { return c ~ /^KUBE-/ && c !~ /^KUBE-(IPTABLES-HINT|KUBELET-CANARY|FIREWALL|FORWARD-FIREWALL|MARK-DROP)$/ }
-        /^:/ { split(substr($1,2),a," "); if (owned(a[1])) next }
-        /^-A / { if (owned($2)) next; for (i=3;i<=NF;i++) if (($i=="-j"||$i=="-g") && owned($(i+1))) next }
-        { print }' "$saved" | $H iptables-restore -T $t && echo "removed kube-proxy chains from iptables table $t"
+  fail=0
+  err() { echo "error: $*"; fail=1; }
+  if [ "$KPM_MODE" != ipvs ]; then
+    owned=" ${"${KPM_OWNED_IPS:-}"} "
+    if has ip; then for a in $(host ip -o addr show dev ${DUMMY_INTERFACE} 2>/dev/null | awk '{ split($4, x, "/"); print x[1] }'); do owned="$owned$a "; done; fi
+    if grep -qE '^(TCP|UDP|SCTP|FWM) ' "$IPVS_PROC" 2>/dev/null; then
+      if has ipvsadm; then
+        list=$(host ipvsadm -Ln 2>&1) || err "ipvsadm -Ln failed: $(first "$list")"
+        for vs in $(echo "$list" | awk '/^(TCP|UDP|SCTP|FWM) / { print $1 "=" $2 }'); do
+          proto=${"${vs%%=*}"}; addr=${"${vs#*=}"}; a=${"${addr%:*}"}; a=${"${a#[}"}; a=${"${a%]}"}
+          case "$proto" in TCP) f=-t;; UDP) f=-u;; SCTP) f=--sctp-service;; *) f="";; esac
+          case "$owned" in
+            *" $a "*) if [ -n "$f" ] && out=$(host ipvsadm -D $f "$addr" 2>&1); then echo "removed IPVS virtual server $proto $addr"; else err "ipvsadm -D $f $addr failed: $out"; fi;;
+            *) echo "not ours, left alone: IPVS virtual server $proto $addr";;
+          esac
+        done
+      else err "ipvsadm is not on the node: IPVS virtual servers are there and cannot be removed"; fi
     fi
+    if has ip; then
+      if host ip link show ${DUMMY_INTERFACE} >/dev/null 2>&1; then if host ip link del ${DUMMY_INTERFACE}; then echo "removed link ${DUMMY_INTERFACE}"; else err "ip link del ${DUMMY_INTERFACE} failed"; fi; fi
+    else err "ip is not on the node: ${DUMMY_INTERFACE} cannot be checked"; fi
+  fi
+  for ipt in iptables ip6tables; do
+    seen=0
+    for b in legacy nft; do
+      save=$(tool $ipt $b save) || continue
+      restore=$(tool $ipt $b restore) || { err "$save is on the node but not its restore tool"; continue; }
+      seen=1
+      rules=$(host $save 2>&1) || { err "$save failed: $(first "$rules")"; continue; }
+      plan=$(echo "$rules" | awk -v mode="$KPM_MODE" '${CLEANUP_AWK}')
+      echo "$plan" | while read -r kind t c target; do case "$kind" in
+        N) echo "not ours, left alone: $ipt chain $c (table $t, $b backend)";;
+      esac; done
+      if echo "$plan" | grep -q '^R '; then
+        if out=$(echo "$plan" | sed -n 's/^R //p' | host $restore --noflush 2>&1); then
+          echo "$plan" | while read -r kind t c target; do case "$kind" in
+            J) echo "removed the rule of chain $c jumping to $target ($ipt table $t, $b backend)";;
+            D) echo "removed kube-proxy chain $c ($ipt table $t, $b backend)";;
+          esac; done
+        else err "$restore --noflush failed, nothing removed from $ipt ($b backend): $(first "$out")"; fi
+      fi
+    done
+    [ $seen = 1 ] || err "neither $ipt-legacy-save nor $ipt-nft-save (nor $ipt-save) is on the node: $ipt cannot be checked"
   done
-  [ -n "$saved" ] && rm -f "$saved"
-  if has ipset; then for s in $($H ipset list -n 2>/dev/null | grep '^KUBE-'); do $H ipset destroy "$s" && echo "destroyed ipset $s"; done; fi
+  if [ "$KPM_MODE" != ipvs ]; then
+    if has ipset; then
+      sets=$(host ipset list -n 2>&1) || err "ipset list -n failed: $(first "$sets")"
+      for s in $(echo "$sets" | grep '^KUBE-'); do
+        case " ${IPSETS} " in
+          *" $s "*) if out=$(host ipset destroy "$s" 2>&1); then echo "destroyed ipset $s"; else err "ipset destroy $s failed: $out"; fi;;
+          *) echo "not ours, left alone: ipset $s";;
+        esac
+      done
+    else echo "ipset is not on the node: no ipset checked (only ipvs mode uses ipsets)"; fi
+  fi
+  if has nft; then
+    tables=$(host nft list tables 2>&1) || err "nft list tables failed: $(first "$tables")"
+    for fam in ${NFT_FAMILIES}; do
+      if [ "$KPM_MODE" != nftables ] && echo "$tables" | grep -qx "table $fam ${NFT_TABLE}"; then if out=$(host nft delete table $fam ${NFT_TABLE} 2>&1); then echo "removed nftables table $fam ${NFT_TABLE}"; else err "nft delete table $fam ${NFT_TABLE} failed: $out"; fi; fi
+    done
+    echo "$tables" | grep '^table ' | grep -v -x -E -e "table ip6? ${NFT_TABLE}" -e 'table ip6? (filter|nat|mangle|raw|security)' | sed 's/^table /not ours, left alone: nftables table /'
+  else echo "nft is not on the node: no nftables table checked"; fi
   section end
-  exit 0
+  exit $fail
 fi
 section time
 date +%s
@@ -47,38 +130,82 @@ fetch "http://$KPM_METRICS/proxyMode"; rc=$?; echo; echo "rc=$rc"
 section metrics
 fetch "http://$KPM_METRICS/metrics" | grep '^kubeproxy_sync_proxy_rules_' || true
 section kube-ipvs0
-$H ip -o addr show dev kube-ipvs0 2>/dev/null || echo "absent"
+if has ip; then
+  if host ip link show ${DUMMY_INTERFACE} >/dev/null 2>&1; then echo present; host ip -o addr show dev ${DUMMY_INTERFACE} 2>&1; else echo absent; fi
+else echo "missing ip"; fi
 section ipsets
-if has ipset; then $H ipset list -n 2>/dev/null | grep '^KUBE-' || true; else echo "no ipset on the node"; fi
+if has ipset; then out=$(host ipset list -n 2>&1); rc=$?; if [ $rc -eq 0 ]; then echo "$out" | sed -n 's/^\(.\)/set \1/p'; else echo "error ipset list -n rc=$rc: $(first "$out")"; fi; else echo "missing ipset"; fi
 section ipvs
-if [ -r /proc/net/ip_vs ]; then grep -c -E '^(TCP|UDP|SCTP) ' /proc/net/ip_vs || true; else echo 0; fi
+if [ -e "$IPVS_PROC" ]; then out=$(cat "$IPVS_PROC" 2>&1) || echo "error $IPVS_PROC: $out"; echo "$out" | grep -E '^(TCP|UDP|SCTP|FWM) ' | sed 's/^/vs /'; else echo "no ip_vs in the kernel"; fi
 section iptables
-$H iptables-save -t nat 2>/dev/null | grep -E '^:KUBE-' | cut -d' ' -f1 | cut -c2- || true
-$H iptables-save -t filter 2>/dev/null | grep -E '^:KUBE-' | cut -d' ' -f1 | cut -c2- || true
+for ipt in iptables ip6tables; do
+  if [ $ipt = iptables ]; then fam=IPv4; names=/proc/net/ip_tables_names; else fam=IPv6; names=/proc/net/ip6_tables_names; fi
+  seen=0
+  for b in legacy nft; do
+    save=$(tool $ipt $b save) || { if [ $b = legacy ] && [ -s $names ]; then echo "missing $ipt-legacy-save (legacy $ipt tables are in use: $(tr '\n' ' ' < $names))"; fi; continue; }
+    seen=1
+    out=$(host $save 2>&1); rc=$?
+    if [ $rc -ne 0 ]; then echo "error $save rc=$rc: $(first "$out")"; continue; fi
+    echo "$out" | awk -v f=$fam -v b=$b '/^\*/ { t = substr($1, 2) } /^:/ { print "chain " f " " b " " t " " substr($1, 2) }'
+  done
+  [ $seen = 1 ] || echo "missing $ipt-save"
+done
 section nftables
-if has nft; then $H nft list tables 2>&1; else echo "no nft on the node"; fi
+if has nft; then out=$(host nft list tables 2>&1); rc=$?; echo "$out"; [ $rc -eq 0 ] || echo "error nft list tables rc=$rc"; else echo "missing nft"; fi
 section connect
 if [ -n "${"${KPM_SERVICE_IP:-}"}" ]; then
-  if has nc; then $H nc -z -w 5 "$KPM_SERVICE_IP" "$KPM_SERVICE_PORT" && echo connected || echo "failed rc=$?";
-  elif has curl; then $H curl -s -o /dev/null -m 5 "http://$KPM_SERVICE_IP:$KPM_SERVICE_PORT/"; rc=$?; if [ $rc -eq 0 ] || [ $rc -eq 22 ] || [ $rc -eq 52 ] || [ $rc -eq 56 ] || [ $rc -eq 35 ]; then echo connected; else echo "failed rc=$rc"; fi;
+  case "$KPM_SERVICE_IP" in *:*) url="http://[$KPM_SERVICE_IP]:$KPM_SERVICE_PORT/";; *) url="http://$KPM_SERVICE_IP:$KPM_SERVICE_PORT/";; esac
+  if has nc; then host nc -z -w 5 "$KPM_SERVICE_IP" "$KPM_SERVICE_PORT" && echo connected || echo "failed rc=$?";
+  elif has curl; then host curl -s -o /dev/null -m 5 "$url"; rc=$?; if [ $rc -eq 0 ] || [ $rc -eq 22 ] || [ $rc -eq 52 ] || [ $rc -eq 56 ] || [ $rc -eq 35 ]; then echo connected; else echo "failed rc=$rc ($url)"; fi;
   else echo "failed: no nc or curl on the node"; fi
 else echo "skipped"; fi
 section end
 `;
 
+/** One IPVS virtual server, from the kernel's table (/proc/net/ip_vs). */
+export interface IpvsService {
+    protocol: string;
+    /** dotted IPv4 or IPv6 text; for FWM the mark */
+    address: string;
+    port?: number;
+}
+
 export interface ProbeReport {
+    /** "chroot /host" when the host's tools ran through the hostPath mount, "direct" otherwise */
+    via?: string;
     time?: number;
     proxyMode?: string;
     proxyModeError?: string;
     metrics: Record<string, number>;
     kubeIpvs0: { present: boolean; addresses: string[] };
-    ipsets: string[];
-    ipvsServices: number;
-    iptablesChains: string[];
+    /** every ipset name on the node (undefined: they could not be listed, see missing/errors) */
+    ipsets?: string[];
+    ipvsServices: IpvsService[];
+    /** every chain of every iptables table, per family and backend */
+    iptables: { family: "IPv4" | "IPv6"; backend: string; table: string; chain: string }[];
     nftTables: string[];
     nftError?: string;
+    /** host tools the probe needed and did not find, as it named them */
+    missing: string[];
+    /** commands that failed: what the probe could not read */
+    errors: string[];
     connect: { attempted: boolean; ok: boolean; detail: string };
     complete: boolean;
+}
+
+function hexToIPv4(hex: string): string {
+    return [0, 2, 4, 6].map((i) => parseInt(hex.slice(i, i + 2), 16)).join(".");
+}
+
+/** A virtual-server line of /proc/net/ip_vs: `TCP  0A600001:01BB rr`, `TCP  [fd00:0000:...:0001]:01BB rr`, `FWM  00000001 rr`. */
+export function parseIpvsLine(line: string): IpvsService | undefined {
+    const m = /^(TCP|UDP|SCTP|FWM)\s+(\S+)/.exec(line.trim());
+    if (!m) return undefined;
+    if (m[1] === "FWM") return { protocol: "FWM", address: String(parseInt(m[2], 16)) };
+    const v6 = /^\[([0-9a-fA-F:]+)\]:([0-9A-Fa-f]+)$/.exec(m[2]);
+    if (v6) return { protocol: m[1], address: ipaddr.parse(v6[1]).toString(), port: parseInt(v6[2], 16) };
+    const v4 = /^([0-9A-Fa-f]{8}):([0-9A-Fa-f]+)$/.exec(m[2]);
+    return v4 ? { protocol: m[1], address: hexToIPv4(v4[1]), port: parseInt(v4[2], 16) } : undefined;
 }
 
 export function parseProbeOutput(text: string): ProbeReport {
@@ -91,6 +218,14 @@ export function parseProbeOutput(text: string): ProbeReport {
         } else if (cur) sections[cur].push(line);
     }
     const lines = (name: string) => (sections[name] ?? []).map((l) => l.trim()).filter((l) => l !== "");
+    const missing: string[] = [];
+    const errors: string[] = [];
+    const note = (l: string) => {
+        if (l.startsWith("missing ")) missing.push(l.slice("missing ".length));
+        else if (l.startsWith("error ")) errors.push(l.slice("error ".length));
+        else return false;
+        return true;
+    };
     const modeLines = lines("proxyMode");
     const rc = modeLines.find((l) => l.startsWith("rc="));
     const modeText = modeLines.filter((l) => !l.startsWith("rc=")).join(" ").trim();
@@ -99,31 +234,45 @@ export function parseProbeOutput(text: string): ProbeReport {
         const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)/.exec(l);
         if (m) metrics[m[1] + (m[2] ?? "")] = Number(m[3]);
     }
-    const ipvs0 = lines("kube-ipvs0");
-    const present = ipvs0.length > 0 && ipvs0[0] !== "absent";
+    const ipvs0 = lines("kube-ipvs0").filter((l) => !note(l));
+    const present = ipvs0[0] === "present";
     const addresses = present ? ipvs0.map((l) => /\binet6?\s+(\S+)/.exec(l)?.[1]).filter((a): a is string => !!a) : [];
-    const nftLines = lines("nftables");
+    const setLines = lines("ipsets").filter((l) => !note(l));
+    const ipsetsSeen = "ipsets" in sections && !lines("ipsets").some((l) => l.startsWith("missing ") || l.startsWith("error "));
+    const ipvsServices = lines("ipvs")
+        .filter((l) => !note(l))
+        .filter((l) => l.startsWith("vs "))
+        .map((l) => parseIpvsLine(l.slice(3)))
+        .filter((v): v is IpvsService => !!v);
+    const iptables: ProbeReport["iptables"] = [];
+    for (const l of lines("iptables")) {
+        if (note(l)) continue;
+        const m = /^chain (IPv4|IPv6) (\S+) (\S+) (\S+)$/.exec(l);
+        if (m) iptables.push({ family: m[1] as "IPv4" | "IPv6", backend: m[2], table: m[3], chain: m[4] });
+    }
+    const nftLines = lines("nftables").filter((l) => !note(l));
     const nftTables = nftLines.filter((l) => l.startsWith("table ")).map((l) => l.slice("table ".length).trim());
-    const connectLines = lines("connect");
-    const connect = connectLines[0] ?? "";
+    const connect = lines("connect")[0] ?? "";
+    const via = /^ran via: ([^;]+)/.exec(lines("host")[0] ?? "")?.[1];
+    const modeOk = rc === "rc=0" && /^(iptables|ipvs|nftables|kernelspace)$/.test(modeText);
     return {
+        via,
         time: lines("time")[0] ? Number(lines("time")[0]) : undefined,
-        proxyMode: rc === "rc=0" && /^(iptables|ipvs|nftables|kernelspace)$/.test(modeText) ? modeText : undefined,
-        proxyModeError: rc === "rc=0" && /^(iptables|ipvs|nftables|kernelspace)$/.test(modeText) ? undefined : modeText || rc || "no answer",
+        proxyMode: modeOk ? modeText : undefined,
+        proxyModeError: modeOk ? undefined : modeText || rc || "no answer",
         metrics,
         kubeIpvs0: { present, addresses },
-        ipsets: lines("ipsets").filter((l) => l.startsWith("KUBE-")),
-        ipvsServices: Number(lines("ipvs")[0] ?? 0) || 0,
-        iptablesChains: lines("iptables").filter((l) => l.startsWith("KUBE-")),
+        ipsets: ipsetsSeen ? setLines.filter((l) => l.startsWith("set ")).map((l) => l.slice(4)) : undefined,
+        ipvsServices,
+        iptables,
         nftTables,
         nftError: nftTables.length === 0 && nftLines.length > 0 && !nftLines.every((l) => l.startsWith("table ")) ? nftLines.join(" ") : undefined,
+        missing,
+        errors,
         connect: { attempted: connect !== "skipped" && connect !== "", ok: connect === "connected", detail: connect },
         complete: "end" in sections,
     };
 }
-
-/** Chains kubelet (not kube-proxy) owns; they stay in every mode. */
-const KUBELET_CHAINS = new Set(["KUBE-IPTABLES-HINT", "KUBE-KUBELET-CANARY", "KUBE-FIREWALL", "KUBE-FORWARD-FIREWALL", "KUBE-MARK-DROP"]);
 
 export type CheckName = "mode" | "startup-log" | "leftovers" | "rules" | "sync" | "connection";
 
@@ -139,7 +288,62 @@ export interface ProbeExpectations {
     maxSyncAgeSeconds: number;
     /** whether a Service connection is required */
     connect: boolean;
+    /** the node, named in what the probe could not see */
+    node?: string;
+    /** Service ClusterIPs/external IPs: IPVS virtual servers on them are kube-proxy's (as are those on kube-ipvs0) */
+    serviceIPs?: string[];
 }
+
+const list = (xs: string[], n = 4) => `${xs.slice(0, n).join(", ")}${xs.length > n ? ", ..." : ""}`;
+const bare = (a: string) => a.replace(/\/\d+$/, "");
+
+/** What the probe could not see, what kube-proxy left, and what on the node is not kube-proxy's. Pure. */
+function leftoversCheck(report: ProbeReport, expect: ProbeExpectations): CheckResult {
+    const on = expect.node ? ` on node ${expect.node}` : "";
+    const blind: string[] = [];
+    for (const tool of report.missing) if (tool !== "ipset") blind.push(`${tool} is not on the node`);
+    for (const e of report.errors) blind.push(`cannot read: ${e}`);
+
+    const leftovers: string[] = [];
+    const foreign: string[] = [];
+    const notes: string[] = [];
+    const ipvsIps = new Set([...report.kubeIpvs0.addresses.map(bare), ...(expect.serviceIPs ?? [])]);
+    const ours = report.ipvsServices.filter((v) => ipvsIps.has(v.address));
+    for (const v of report.ipvsServices.filter((x) => !ipvsIps.has(x.address))) foreign.push(`IPVS virtual server ${v.protocol} ${v.address}${v.port !== undefined ? `:${v.port}` : ""}`);
+    const ipsets = report.ipsets ?? [];
+    for (const s of ipsets.filter((x) => x.startsWith("KUBE-") && !isKubeProxyIpset(x))) foreign.push(`ipset ${s}`);
+    const stale = new Set<string>();
+    for (const c of report.iptables) {
+        if (chainModes(c.table, c.chain).length === 0) {
+            if (c.chain.startsWith("KUBE-") && !KUBE_PROXY_OBJECTS.notKubeProxys.includes(c.chain)) foreign.push(`iptables chain ${c.chain} (${c.table}, ${c.family}, ${c.backend})`);
+            continue;
+        }
+        // nftables mode uses no chain; iptables mode leaves ipvs mode's own chains (the ones both use it rewrites); ipvs mode: unchanged, not checked
+        if (expect.mode === "nftables" || (expect.mode === "iptables" && chainIsLeftover(c.table, c.chain, "iptables"))) stale.add(c.chain);
+    }
+    if (expect.mode !== "ipvs") {
+        if (report.kubeIpvs0.present) {
+            const a = report.kubeIpvs0.addresses;
+            leftovers.push(`${DUMMY_INTERFACE} exists${a.length ? ` holding ${a.length} address(es) (${list(a, 3)}) that black-hole those ClusterIPs` : ""}`);
+        }
+        const sets = ipsets.filter(isKubeProxyIpset);
+        if (sets.length) leftovers.push(`ipsets ${list(sets)}`);
+        if (ours.length) leftovers.push(`${ours.length} IPVS virtual server(s) of kube-proxy (${list(ours.map((v) => `${v.protocol} ${v.address}:${v.port}`), 3)})`);
+        if (report.ipsets === undefined && report.missing.includes("ipset")) {
+            // ipsets are ipvs mode's alone: with no other trace of ipvs mode there is none to miss
+            const ipvsOnly = (c: { table: string; chain: string }) => chainModes(c.table, c.chain).includes("ipvs") && !chainModes(c.table, c.chain).includes("iptables");
+            if (report.kubeIpvs0.present || ours.length > 0 || report.iptables.some(ipvsOnly)) blind.push("ipset is not on the node, and the node holds state of ipvs mode (the mode that uses ipsets): its ipsets cannot be checked");
+            else notes.push("ipset is not on the node: no ipset checked, which passes because only ipvs mode uses ipsets and the node holds no other state of ipvs mode");
+        }
+    }
+    if (stale.size) leftovers.push(`iptables chains ${list([...stale])}`);
+    const kubeProxyTables = report.nftTables.filter((t) => (KUBE_PROXY_NFT_TABLES as string[]).includes(t));
+    if (expect.mode !== "nftables" && kubeProxyTables.length) leftovers.push(`nftables tables ${kubeProxyTables.join(", ")}`);
+    const tail = `${notes.length ? `; ${notes.join("; ")}` : ""}${foreign.length ? `; not ours, left alone: ${list([...new Set(foreign)], 6)}` : ""}`;
+    if (blind.length) return { check: "leftovers", ok: false, detail: `the probe cannot see${on}: ${blind.join("; ")}${leftovers.length ? `; left behind: ${leftovers.join("; ")}` : ""}${tail}` };
+    return { check: "leftovers", ok: leftovers.length === 0, detail: `${leftovers.length ? `left behind: ${leftovers.join("; ")}` : "no state of another mode left"}${tail}` };
+}
+
 
 function sumMetric(metrics: Record<string, number>, name: string): number | undefined {
     const values = Object.entries(metrics)
@@ -162,19 +366,9 @@ export function judgeProbe(report: ProbeReport, expect: ProbeExpectations): Chec
               },
     );
 
-    const leftovers: string[] = [];
-    const proxyChains = report.iptablesChains.filter((c) => !KUBELET_CHAINS.has(c));
-    const kubeProxyTables = report.nftTables.filter((t) => /^(ip|ip6|inet) kube-proxy$/.test(t));
-    if (expect.mode !== "ipvs") {
-        if (report.kubeIpvs0.present) {
-            leftovers.push(`kube-ipvs0 exists${report.kubeIpvs0.addresses.length ? ` holding ${report.kubeIpvs0.addresses.length} address(es) (${report.kubeIpvs0.addresses.slice(0, 3).join(", ")}${report.kubeIpvs0.addresses.length > 3 ? ", ..." : ""}) that black-hole those ClusterIPs` : ""}`);
-        }
-        if (report.ipsets.length) leftovers.push(`ipsets ${report.ipsets.slice(0, 4).join(", ")}${report.ipsets.length > 4 ? ", ..." : ""}`);
-        if (report.ipvsServices > 0) leftovers.push(`${report.ipvsServices} IPVS virtual server(s)`);
-    }
-    if (expect.mode === "nftables" && proxyChains.length) leftovers.push(`iptables chains ${proxyChains.slice(0, 4).join(", ")}${proxyChains.length > 4 ? ", ..." : ""}`);
-    if (expect.mode !== "nftables" && kubeProxyTables.length) leftovers.push(`nftables tables ${kubeProxyTables.join(", ")}`);
-    out.push({ check: "leftovers", ok: leftovers.length === 0, detail: leftovers.length ? `left behind: ${leftovers.join("; ")}` : "no state of another mode left" });
+    out.push(leftoversCheck(report, expect));
+    const kubeProxyTables = report.nftTables.filter((t) => (KUBE_PROXY_NFT_TABLES as string[]).includes(t));
+    const chains = report.iptables.filter((c) => c.table === "nat").map((c) => c.chain);
 
     let rules: CheckResult;
     if (expect.mode === "nftables") {
@@ -192,7 +386,7 @@ export function judgeProbe(report: ProbeReport, expect: ProbeExpectations): Chec
                       detail: `${missing.length ? `missing nftables table ${missing.join(", ")} (kube-proxy syncs ${families.join(" and ")})` : "no kube-proxy nftables table on the node"}${report.nftError ? ` (${report.nftError})` : ""}`,
                   };
     } else if (expect.mode === "iptables") {
-        rules = proxyChains.includes("KUBE-SERVICES")
+        rules = chains.includes("KUBE-SERVICES")
             ? { check: "rules", ok: true, detail: "iptables chain KUBE-SERVICES present" }
             : { check: "rules", ok: false, detail: "no KUBE-SERVICES chain in iptables" };
     } else {

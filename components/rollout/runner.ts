@@ -169,7 +169,7 @@ export async function verifyNode(ctx: Context, node: string, mode: ProxyMode, op
     } catch (e) {
         results.push({ check: "connection", ok: false, detail: `cannot read Service ${v.service}: ${(e as Error).message}` });
     }
-    const expect = { mode, maxSyncAgeSeconds: parseDuration(v.maxSyncAge, "verify.maxSyncAge"), connect: env.KPM_SERVICE_IP !== undefined };
+    const expect = { mode, maxSyncAgeSeconds: parseDuration(v.maxSyncAge, "verify.maxSyncAge"), connect: env.KPM_SERVICE_IP !== undefined, node };
     const probe = async () => {
         const { output } = await ctx.cluster.runProbe(node, { image: v.image, action: "probe", env, timeoutSeconds: 120 });
         return judgeProbe(parseProbeOutput(output), expect);
@@ -178,7 +178,8 @@ export async function verifyNode(ctx: Context, node: string, mode: ProxyMode, op
     const leftovers = checks.find((c) => c.check === "leftovers");
     if (leftovers && !leftovers.ok && opts.cleanLeftovers) {
         opts.log(`kube-proxy left ${leftovers.detail.replace(/^left behind: /, "")}; removing them`);
-        const { output } = await ctx.cluster.runProbe(node, { image: v.image, action: "cleanup", env: {}, timeoutSeconds: 120 });
+        // KPM_MODE: the objects of the mode the node's kube-proxy runs now are its live state, not leftovers
+        const { output } = await ctx.cluster.runProbe(node, { image: v.image, action: "cleanup", env: { KPM_MODE: mode }, timeoutSeconds: 120 });
         for (const line of output.split("\n").filter((l) => l && !l.startsWith("###"))) opts.log(`cleanup: ${line}`);
         checks = await probe();
     }

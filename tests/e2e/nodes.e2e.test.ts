@@ -1,11 +1,13 @@
 // End to end on REAL nodes: every reference-cluster node is a network namespace where the node
-// agent runs the real kube-proxy binary (iptables and nftables modes), probe pods run with the
-// host's tools, and traffic to a Service's ClusterIP goes through the rules that node's
+// agent runs the real kube-proxy binary (iptables and nftables modes), probe pods run as a kubelet
+// would run their spec (a mount namespace with the node's root at /host, busybox-static standing
+// in for the probe image, so the probe's `chroot /host` path runs), and traffic to a Service's ClusterIP goes through the rules that node's
 // kube-proxy programmed. The one SIMULATED piece is ipvs mode (no IPVS in this kernel): a
 // stand-in lays down ipvs-era node state; the test names say where it is involved.
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { realNodesSupported } from "../../scripts/realNodes.js";
 import { WITHOUT_TOOLS_LABEL } from "../../scripts/nodeAgent.constants.js";
@@ -57,6 +59,19 @@ async function eventuallyOnNode(c: ClusterState, node: string, argv: string[], p
         await new Promise((r) => setTimeout(r, 500));
         last = onNode(c, node, argv).out;
     }
+}
+
+/** The real kube-proxy processes in a node's namespace. */
+function kubeProxyPids(c: ClusterState, node: string): string[] {
+    return execFileSync("ip", ["netns", "pids", netns(c, node)], { encoding: "utf8" })
+        .split("\n")
+        .filter((p) => {
+            try {
+                return p !== "" && /\/kube-proxy\0/.test(readFileSync(`/proc/${p}/cmdline`, "utf8"));
+            } catch {
+                return false; // gone between the listing and the read (a probe, a restart)
+            }
+        });
 }
 
 function verify(c: ClusterState, node: string, extra: string[] = []) {
@@ -111,20 +126,51 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
         }
     });
 
-    it("ipvs -> nftables (ipvs state laid down by the SIMULATED stand-in): the leftovers are found and removed, and verify fails when a kube-ipvs0 with addresses is left", async () => {
+    it("ipvs -> nftables (ipvs state laid down by the SIMULATED stand-in) beside another agent's KUBE-ROUTER-*/KUBE-NWPLCY-* chains, KUBE-SRC-* ipset and nftables table: kube-proxy's leftovers are found and removed through the probe pod's chroot /host, the other agent's are byte-identical afterwards, and verify fails when a kube-ipvs0 with addresses is left", async () => {
         cluster = await startCluster({ nodes: "real", mode: "ipvs", pools: SMALL });
         await proxiesAnswer(cluster);
         for (const n of cluster.nodes) {
             await eventuallyOnNode(cluster, n.name, ["ip", "-o", "addr", "show", "dev", "kube-ipvs0"], /inet 10\.96\./, "the stand-in laid down kube-ipvs0");
+        }
+        // another agent (kube-router, as k3s embeds it) on every node
+        const foreign = (node: string) => ({
+            filter: onNode(cluster!, node, ["iptables-save", "-t", "filter"]).out.split("\n").filter((l) => /KUBE-ROUTER-INPUT/.test(l)),
+            nat: onNode(cluster!, node, ["iptables-save", "-t", "nat"]).out.split("\n").filter((l) => /KUBE-NWPLCY-6MLZY3WQ4CE2/.test(l)),
+            ipset: onNode(cluster!, node, ["ipset", "list", "KUBE-SRC-OGEBQ3C2ZBT4"]).out,
+            nft: onNode(cluster!, node, ["nft", "list", "table", "inet", "kube-router-lb"]).out,
+        });
+        const before = new Map<string, ReturnType<typeof foreign>>();
+        for (const n of cluster.nodes) {
+            for (const argv of [
+                ["iptables", "-t", "filter", "-N", "KUBE-ROUTER-INPUT"],
+                ["iptables", "-t", "filter", "-A", "KUBE-ROUTER-INPUT", "-d", "10.96.0.0/12", "-j", "RETURN"],
+                ["iptables", "-t", "filter", "-I", "INPUT", "-m", "comment", "--comment", "kube-router netpol", "-j", "KUBE-ROUTER-INPUT"],
+                ["iptables", "-t", "nat", "-N", "KUBE-NWPLCY-6MLZY3WQ4CE2"],
+                ["ipset", "create", "KUBE-SRC-OGEBQ3C2ZBT4", "hash:ip"],
+                ["ipset", "add", "KUBE-SRC-OGEBQ3C2ZBT4", "10.213.0.7"],
+                ["iptables", "-t", "nat", "-A", "KUBE-NWPLCY-6MLZY3WQ4CE2", "-m", "set", "--match-set", "KUBE-SRC-OGEBQ3C2ZBT4", "src", "-j", "RETURN"],
+                ["nft", "add", "table", "inet", "kube-router-lb"],
+                ["nft", "add", "chain", "inet", "kube-router-lb", "input", "{ type filter hook input priority 0; }"],
+            ]) assert.equal(onNode(cluster, n.name, argv).code, 0, `${n.name}: ${argv.join(" ")}`);
+            before.set(n.name, foreign(n.name));
+            assert.equal(before.get(n.name)!.filter.length, 3, "the chain, its rule, the INPUT rule");
         }
         ws = await workspace(cluster, { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"], pools: POOLS, verify: VERIFY });
         await ws.stack.up({ onOutput });
         const out = lines.join("");
         assert.match(out, /kube-proxy left kube-ipvs0 exists holding \d+ address/);
         assert.match(out, /cleanup: removed link kube-ipvs0/);
+        // the probe pod ran the production path: busybox's shell, the host's tools through chroot /host
+        assert.match(out, /cleanup: ran via: chroot \/host; the pod's shell: \/bin\/busybox/);
+        assert.match(out, /cleanup: not ours, left alone: iptables chain KUBE-ROUTER-INPUT \(table filter, nft backend\)/);
+        assert.match(out, /cleanup: not ours, left alone: iptables chain KUBE-NWPLCY-6MLZY3WQ4CE2 \(table nat, nft backend\)/);
+        assert.match(out, /cleanup: not ours, left alone: ipset KUBE-SRC-OGEBQ3C2ZBT4/);
+        assert.match(out, /cleanup: not ours, left alone: nftables table inet kube-router-lb/);
         for (const n of cluster.nodes) {
+            assert.match(out, new RegExp(`node ${n.name}: ok leftovers: no state of another mode left; not ours, left alone: `), `${n.name} verified`);
+            assert.deepEqual(foreign(n.name), before.get(n.name), `${n.name}: the other agent's chains, rules, ipset and table are as they were`);
             assert.notEqual(onNode(cluster, n.name, ["ip", "link", "show", "kube-ipvs0"]).code, 0, `${n.name}: kube-ipvs0 is gone`);
-            assert.doesNotMatch(onNode(cluster, n.name, ["ipset", "list", "-n"]).out, /^KUBE-/m, `${n.name}: KUBE-* ipsets are gone`);
+            assert.doesNotMatch(onNode(cluster, n.name, ["ipset", "list", "-n"]).out, /^KUBE-(?!SRC-)/m, `${n.name}: kube-proxy's ipsets are gone`);
         }
         // a kube-ipvs0 holding a ClusterIP, left behind: the leftovers check must catch it
         const ip = await backendClusterIP(cluster);
@@ -166,6 +212,32 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
         assert.equal(onNode(cluster, "workers-1", ["curl", "-s", "-m", "5", "127.0.0.1:10249/proxyMode"]).out, "nftables", "workers-1 moved before it");
     });
 
+    it("a deleted kube-proxy pod gets its grace period, as from a kubelet: SIGTERM, the deletion's grace period, then SIGKILL (a real kube-proxy that does not act on SIGTERM still runs 6 s into a 10 s grace period, then is killed)", async () => {
+        cluster = await startCluster({ nodes: "real", mode: "iptables", pools: [["canary", 1]] });
+        await proxiesAnswer(cluster);
+        const node = "canary-1";
+        const pid = Number(kubeProxyPids(cluster, node)[0]);
+        assert.ok(pid, "the real kube-proxy process runs in the namespace");
+        const { core } = clients(cluster);
+        const pod = (await core.listNamespacedPod({ namespace: "kube-system", fieldSelector: `spec.nodeName=${node}` })).items.find((p) => p.metadata!.name!.startsWith("kube-proxy"))!;
+        const alive = () => {
+            try {
+                process.kill(pid, 0);
+                return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, "utf8"));
+            } catch {
+                return false;
+            }
+        };
+        process.kill(pid, "SIGSTOP"); // a stopped process does not act on the SIGTERM it is sent
+        await core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace: "kube-system", gracePeriodSeconds: 10 });
+        await new Promise((r) => setTimeout(r, 6000));
+        assert.ok(alive(), "still running 6 s into its 10 s grace period");
+        const until = Date.now() + 20_000;
+        while (alive() && Date.now() < until) await new Promise((r) => setTimeout(r, 250));
+        assert.ok(!alive(), "killed after its grace period");
+        assert.match(readFileSync(join(cluster.dir, "logs", "node-agent.log"), "utf8"), new RegExp(`${node}: ${pod.metadata!.name} did not stop within its 10s grace period: SIGKILL`));
+    });
+
     it("a node whose rules are broken after start (its kube-proxy table deleted): the connection and rules checks fail and name the node", async () => {
         cluster = await startCluster({ nodes: "real", mode: "iptables", pools: SMALL });
         ws = await workspace(cluster, { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"], pools: POOLS, verify: VERIFY });
@@ -180,7 +252,7 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
         assert.ok(failed.includes("rules"), JSON.stringify(v.result.checks));
     });
 
-    it("the mode, startup-log, leftovers, connection and sync checks each fail when the condition they guard is broken (real nftables node; rules: the test above)", async () => {
+    it("the mode, startup-log, leftovers (a leftover ipset; no iptables-save on the node), connection and sync checks each fail when the condition they guard is broken (real nftables node; rules: the test above)", async () => {
         cluster = await startCluster({ nodes: "real", mode: "nftables", pools: [["canary", 1]] });
         const node = "canary-1";
         // wait for the real kube-proxy to sync once
@@ -198,6 +270,19 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
         assert.deepEqual(failedChecks(verify(cluster, node).result), ["leftovers"]);
         onNode(cluster, node, ["ipset", "destroy", "KUBE-CLUSTER-IP"]);
 
+        // leftovers, when the probe cannot look: no IPv4 iptables-save of any backend on the node's PATH
+        const k8sApi = await import("@kubernetes/client-node");
+        const label = (value: string | null) =>
+            clients(cluster!).core.patchNode({ name: node, body: { metadata: { labels: { [WITHOUT_TOOLS_LABEL]: value } } } }, k8sApi.setHeaderOptions("Content-Type", k8sApi.PatchStrategy.MergePatch));
+        await label("iptables-save.iptables-nft-save.iptables-legacy-save");
+        try {
+            const blind = verify(cluster, node);
+            assert.deepEqual(failedChecks(blind.result), ["leftovers"], JSON.stringify(blind.result.checks));
+            assert.match(blind.result.checks.find((x: any) => x.check === "leftovers").detail, /^the probe cannot see on node canary-1: iptables-save is not on the node/);
+        } finally {
+            await label(null);
+        }
+
         // connection: the Service's only endpoint moved to an address nothing answers on
         const { kc } = clients(cluster);
         const k8s = await import("@kubernetes/client-node");
@@ -211,9 +296,7 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
         assert.deepEqual(failedChecks(verify(cluster, node).result), ["connection"]);
 
         // sync (and mode): a hung kube-proxy answers nothing and syncs nothing
-        const pid = execFileSync("ip", ["netns", "pids", netns(cluster, node)], { encoding: "utf8" })
-            .split("\n")
-            .filter((p) => p && /\/kube-proxy\0/.test(readFileSync(`/proc/${p}/cmdline`, "utf8")))[0];
+        const pid = kubeProxyPids(cluster, node)[0];
         assert.ok(pid, "the real kube-proxy process runs in the namespace");
         process.kill(Number(pid), "SIGSTOP");
         try {

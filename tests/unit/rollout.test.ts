@@ -134,8 +134,8 @@ describe("probe output", () => {
             `kubeproxy_sync_proxy_rules_nftables_sync_failures_total{ip_family="IPv4"} 0`,
             "### kpm:kube-ipvs0", "absent",
             "### kpm:ipsets",
-            "### kpm:ipvs", "0",
-            "### kpm:iptables", "KUBE-IPTABLES-HINT", "KUBE-KUBELET-CANARY",
+            "### kpm:ipvs", "no ip_vs in the kernel",
+            "### kpm:iptables", "chain IPv4 nft mangle KUBE-IPTABLES-HINT", "chain IPv4 nft nat KUBE-KUBELET-CANARY", "chain IPv6 nft nat KUBE-KUBELET-CANARY",
             "### kpm:nftables", "table ip kube-proxy", "table ip6 kube-proxy",
             "### kpm:connect", "connected",
             "### kpm:end",
@@ -151,13 +151,13 @@ describe("probe output", () => {
         assert.ok(failed(healthy(1000).replace("nftables\nrc=0", "curl: (7) refused\nrc=7")).includes("mode"));
     });
     it("fails leftovers for kube-ipvs0 with addresses, KUBE ipsets, IPVS services, kube-proxy iptables chains", () => {
-        const withIpvs0 = healthy(1000).replace("### kpm:kube-ipvs0\nabsent", "### kpm:kube-ipvs0\n3: kube-ipvs0    inet 10.96.0.1/32 scope global kube-ipvs0");
+        const withIpvs0 = healthy(1000).replace("### kpm:kube-ipvs0\nabsent", "### kpm:kube-ipvs0\npresent\n3: kube-ipvs0    inet 10.96.0.1/32 scope global kube-ipvs0");
         const r = judgeProbe(parseProbeOutput(withIpvs0), expect).find((c) => c.check === "leftovers")!;
         assert.equal(r.ok, false);
         assert.match(r.detail, /kube-ipvs0 exists holding 1 address\(es\) \(10\.96\.0\.1\/32\) that black-hole those ClusterIPs/);
-        assert.deepEqual(failed(healthy(1000).replace("### kpm:ipsets", "### kpm:ipsets\nKUBE-CLUSTER-IP")), ["leftovers"]);
-        assert.deepEqual(failed(healthy(1000).replace("### kpm:ipvs\n0", "### kpm:ipvs\n4")), ["leftovers"]);
-        assert.deepEqual(failed(healthy(1000).replace("KUBE-KUBELET-CANARY", "KUBE-KUBELET-CANARY\nKUBE-SERVICES")), ["leftovers"]);
+        assert.deepEqual(failed(healthy(1000).replace("### kpm:ipsets", "### kpm:ipsets\nset KUBE-CLUSTER-IP")), ["leftovers"]);
+        assert.deepEqual(failed(healthy(1000).replace("### kpm:ipvs\nno ip_vs in the kernel", "### kpm:ipvs\nvs TCP  0A600001:01BB rr").replace("### kpm:kube-ipvs0\nabsent", "### kpm:kube-ipvs0\npresent\n3: kube-ipvs0    inet 10.96.0.1/32")), ["leftovers"]);
+        assert.deepEqual(failed(healthy(1000).replace("chain IPv6 nft nat KUBE-KUBELET-CANARY", "chain IPv6 nft nat KUBE-KUBELET-CANARY\nchain IPv6 nft nat KUBE-SERVICES")), ["leftovers"]);
     });
     it("fails rules when the kube-proxy table is missing", () => {
         assert.deepEqual(failed(healthy(1000).replace("table ip kube-proxy\ntable ip6 kube-proxy", "")), ["rules"]);

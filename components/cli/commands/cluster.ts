@@ -296,9 +296,10 @@ export async function verifyCommand(argv: string[], io: Io): Promise<number> {
 
 export const CLEANUP_HELP = `kube-proxy-mode cleanup --node NAME [--yes]
 
-Removes ipvs leftovers from one node (kube-ipvs0, KUBE-* ipsets, kube-proxy's iptables chains,
-and IPVS virtual servers: that flush is host-wide), as the runbook does by hand. Refuses while
-the node's kube-proxy runs in ipvs mode, which would lose its state.
+Removes kube-proxy's leftovers from one node (kube-ipvs0 and the IPVS virtual servers on it,
+kube-proxy's ipsets, iptables chains and nftables tables; those of the mode its kube-proxy runs
+now stay), and nothing of other agents: their KUBE-* chains, ipsets, virtual servers and tables
+are listed as "not ours, left alone". Refuses while the node's kube-proxy runs in ipvs mode.
 
   --node NAME       required
   --image IMAGE     probe image (default busybox:1.36)
@@ -315,11 +316,12 @@ export async function cleanupCommand(argv: string[], io: Io): Promise<number> {
     const { cluster } = connect(flags, flavorOf(flags.flavor));
     try {
         const running = (await cluster.kubeProxyPods(flags.node)).filter((p) => !p.deleting);
-        if (running.length && (await nodeMode(cluster, flags.node)) === "ipvs") {
+        const mode = running.length ? await nodeMode(cluster, flags.node) : undefined;
+        if (mode === "ipvs") {
             throw new CliError(`cleanup ${flags.node}: its kube-proxy runs in ipvs mode; move the node first (rollout), or stop kube-proxy there`, EXIT.invalid);
         }
         const image = flags.image ?? verifySchema.parse({}).image;
-        const { output, succeeded } = await cluster.runProbe(flags.node, { image, action: "cleanup", env: {}, timeoutSeconds: 120 });
+        const { output, succeeded } = await cluster.runProbe(flags.node, { image, action: "cleanup", env: mode ? { KPM_MODE: mode } : {}, timeoutSeconds: 120 });
         const lines = output.split("\n").filter((l) => l && !l.startsWith("###"));
         if (flags.json) io.out(JSON.stringify({ node: flags.node, ok: succeeded, removed: lines }, null, 2));
         else io.out(lines.length ? lines.join("\n") : "nothing to remove");
