@@ -203,7 +203,7 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
             assert.match(e.message, /kube-proxy pod kube-proxy-\w+-\w+ on workers-2 is failing/);
             // kube-proxy's own log line, after the failure names the pod (not just any "nft" in the output)
             assert.match(e.message, /its log ends:\n[\s\S]*"Error running ProxyServer" err="unable to create proxier: unable to create ipv4 proxier: could not find nftables binary: exec: \\"nft\\": executable file not found in \$PATH"/);
-            assert.match(e.message, /rolled back to ipvs mode and uncordoned/);
+            assert.match(e.message, /rolled back to ipvs mode \(the installer's DaemonSet\) and uncordoned/);
             return true;
         });
         const node = await clients(cluster).core.readNode({ name: "workers-2" });
