@@ -31,7 +31,7 @@ export const hookSchema = z
         name: z.string().min(1, "hook name is required"),
         /** argv of the hook, run without a shell; NODE, POOL, MODE and KUBECONFIG are in its environment */
         command: z.array(z.string()).min(1, 'hook command is an argv list, e.g. ["./check-nodeport.sh"]'),
-        /** how long the hook may run; default 60s */
+        /** how long the hook may run; default 5m */
         timeout: durationSchema({ positive: true }).optional(),
         /** extra environment of the hook */
         env: z.record(z.string(), z.string()).optional(),
