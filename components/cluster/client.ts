@@ -14,12 +14,56 @@ export interface ClusterAccess {
 
 export function loadKubeConfig(access: ClusterAccess = {}): k8s.KubeConfig {
     const kc = new k8s.KubeConfig();
+    if (access.kubeconfigContent === "") throw new Error("the kubeconfig is empty: pass the kubeconfig's content, or leave it out for the ambient kubeconfig");
     if (access.kubeconfigContent) kc.loadFromString(access.kubeconfigContent);
     else if (access.kubeconfig) kc.loadFromFile(access.kubeconfig);
     else kc.loadFromDefault();
-    if (access.context) kc.setCurrentContext(access.context);
+    if (access.context) {
+        if (!kc.getContextObject(access.context)) {
+            throw new Error(`the kubeconfig has no context ${JSON.stringify(access.context)}; it has ${kc.getContexts().map((c) => JSON.stringify(c.name)).join(", ") || "none"}`);
+        }
+        kc.setCurrentContext(access.context);
+    }
     if (!kc.getCurrentCluster()) throw new Error("the kubeconfig names no current cluster: pass --kubeconfig or --context");
     return kc;
+}
+
+/**
+ * The identity of the cluster a kubeconfig (with its context applied) points at: the API server's
+ * URL and the context's name. Never a credential: this is what the preview prints and the rollout
+ * step records, and what the CLI compares before it acts.
+ */
+export function clusterIdentity(kc: k8s.KubeConfig): { server: string; context: string } {
+    const c = kc.getCurrentCluster();
+    if (!c) throw new Error("the kubeconfig names no current cluster: pass --kubeconfig or --context");
+    return { server: normalizeServer(c.server), context: kc.getCurrentContext() };
+}
+
+/** An API server URL as compared: lower-case scheme and host, no trailing slash. */
+export function normalizeServer(server: string): string {
+    try {
+        const u = new URL(server);
+        return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, "")}`;
+    } catch {
+        return server.replace(/\/+$/, "");
+    }
+}
+
+/**
+ * Reads the value of a `kubernetes:kubeconfig` stack setting as Pulumi's Kubernetes provider does:
+ * either a kubeconfig's content or the path of a kubeconfig file ("~" is the home directory).
+ */
+export function kubeconfigFromSetting(value: string): string {
+    const t = value.trim();
+    if (t.startsWith("{") || /^(apiVersion|kind|clusters|contexts|current-context|users|preferences)\s*:/m.test(t)) return value;
+    const { readFileSync } = require("node:fs") as typeof import("node:fs");
+    const { homedir } = require("node:os") as typeof import("node:os");
+    const path = t.startsWith("~/") ? `${homedir()}${t.slice(1)}` : t;
+    try {
+        return readFileSync(path, "utf8");
+    } catch (e) {
+        throw new Error(`kubernetes:kubeconfig names the file ${path}, which cannot be read (${(e as NodeJS.ErrnoException).code ?? "unreadable"})`);
+    }
 }
 
 /** Which cluster a kubeconfig points at, for summaries: "<cluster name> (<server>)". */

@@ -2,12 +2,19 @@
 // or a broken connection (the API server restarting) is tried again with exponential backoff and
 // jitter, for at most RETRY.budgetMs in all. Anything else fails at once.
 
+function budgetFromEnvironment(value: string | undefined): number {
+    if (value === undefined || value === "") return 60_000;
+    const seconds = Number(value);
+    if (!Number.isFinite(seconds) || seconds < 0) throw new Error(`KPM_API_RETRY_SECONDS ${JSON.stringify(value)} must be a number of seconds, 0 or more`);
+    return seconds * 1000;
+}
+
 export const RETRY = {
     attempts: 10,
     firstDelayMs: 250,
     maxDelayMs: 8000,
-    /** the total time one call may spend retrying */
-    budgetMs: 60_000,
+    /** the total time one call may spend retrying (KPM_API_RETRY_SECONDS; 0 turns retries off) */
+    budgetMs: budgetFromEnvironment(process.env.KPM_API_RETRY_SECONDS),
 };
 
 const CONNECTION_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "ETIMEDOUT", "EPIPE", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_SOCKET", "UND_ERR_CONNECT_TIMEOUT"]);

@@ -3,7 +3,8 @@
 // own `kube-proxy-mode rollout`), then writes the canonical ConfigMap and finishes.
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { join } from "node:path";
+import { createHash } from "node:crypto";
+import { z } from "zod";
 import { ALERTS, planAlerts, type PrometheusRuleSpec } from "../core/alerts.js";
 import type { Flavor } from "../core/facts.js";
 import { decideMigration, type ClusterSnapshot, type Migration } from "../core/migration.js";
@@ -11,99 +12,239 @@ import { effectiveMode } from "../core/config.js";
 import { configHash, type PoolSpec, type RolloutPlan } from "../core/plan.js";
 import { checkPromotion, gateRefusal, parsePromotion, promotionRecordSchema, promotionTarget, type PromotionRecord } from "../core/promotion.js";
 import { KUBE_PROXY_MODE_TYPE, type Finding, type ProxyMode } from "../core/types.js";
-import type { ClusterAccess } from "../cluster/client.js";
+import { clusterIdentity, kubeconfigFromSetting, loadKubeConfig, type ClusterAccess } from "../cluster/client.js";
 import { namesFor, type Names } from "../cluster/kubeProxy.js";
 import { readSnapshot } from "../cluster/snapshot.js";
-import { rolloutSpecSchema, verifySchema, type RolloutSpec } from "../rollout/spec.js";
+import { describeIssues, poolSchema, rolloutSpecSchema, targetSchema, verifySchema, type ClusterIdentity, type RolloutSpec, type TargetSpec } from "../rollout/spec.js";
 import { RolloutStep } from "./rolloutStep.js";
 
 export { KUBE_PROXY_MODE_TYPE };
 
 export interface HookInput {
+    /** names the hook in logs and errors; unique among `verify.hooks` (required) */
     name: pulumi.Input<string>;
-    /** argv of the hook, run without a shell; NODE, POOL, MODE and KUBECONFIG are in its environment */
+    /** argv of the hook, run without a shell; NODE, POOL, MODE and KUBECONFIG (the rollout's own cluster) are in its environment (required) */
     command: pulumi.Input<pulumi.Input<string>[]>;
+    /**
+     * how long the hook may run, a duration such as "30s" or "5m"
+     * @default "5m"
+     */
     timeout?: pulumi.Input<string>;
+    /**
+     * extra environment of the hook
+     * @default {}
+     */
     env?: pulumi.Input<Record<string, pulumi.Input<string>>>;
 }
 
 export interface VerifyInput {
-    /** run the built-in node checks (probe pod per node); default true */
+    /**
+     * run the built-in node checks (a probe pod per node: the mode kube-proxy chose, leftovers, rule sync, a Service connection)
+     * @default true
+     */
     nodeChecks?: pulumi.Input<boolean>;
-    /** probe image; default busybox:1.36 (the host's tools via chroot /host) */
+    /**
+     * probe image: any image with sh (the host's tools run via chroot /host)
+     * @default "busybox:1.36"
+     */
     image?: pulumi.Input<string>;
-    /** Service ("namespace/name") each node must reach through its ClusterIP; default default/kubernetes */
+    /**
+     * Service ("namespace/name") each node must reach through its ClusterIP
+     * @default "default/kubernetes"
+     */
     service?: pulumi.Input<string>;
+    /**
+     * a last rule sync older than this fails the node; a duration longer than 0
+     * @default "5m"
+     */
     maxSyncAge?: pulumi.Input<string>;
+    /**
+     * how long a new kube-proxy may take to run and settle on a node; a duration longer than 0
+     * @default "3m"
+     */
     podTimeout?: pulumi.Input<string>;
+    /**
+     * commands run per node after the built-in checks; non-zero fails the node
+     * @default []
+     */
     hooks?: pulumi.Input<pulumi.Input<HookInput>[]>;
 }
 
 export interface PoolInput {
-    name: pulumi.Input<string>;
+    /** the pool's name: lower-case letters, digits and '-'; a plain string, not an Output (it names the pool's step) (required) */
+    name: string;
+    /** label selector of the pool's nodes, e.g. "pool=canary" (required) */
     nodeSelector: pulumi.Input<string>;
+    /**
+     * nodes of this pool moved at once
+     * @default 1
+     */
     maxUnavailable?: pulumi.Input<number>;
+    /**
+     * wait after the pool before the next one, a duration such as "10m"
+     * @default "0s"
+     */
     soak?: pulumi.Input<string>;
+    /**
+     * evict the node's pods (respecting PodDisruptionBudgets) before moving it
+     * @default false
+     */
     drain?: pulumi.Input<boolean>;
+    /**
+     * give up draining a node after this long; a duration longer than 0
+     * @default "5m"
+     */
     drainTimeout?: pulumi.Input<string>;
 }
 
 export interface TargetInput {
+    /**
+     * how the cluster installs kube-proxy: "kubeadm" or "eks"
+     * @default "kubeadm"
+     */
     flavor?: pulumi.Input<Flavor>;
+    /**
+     * namespace of kube-proxy
+     * @default "kube-system"
+     */
     namespace?: pulumi.Input<string>;
+    /**
+     * the installer's ConfigMap
+     * @default "kube-proxy" (kubeadm), "kube-proxy-config" (eks)
+     */
     configMap?: pulumi.Input<string>;
+    /**
+     * the ConfigMap key holding the configuration
+     * @default "config.conf" (kubeadm), "config" (eks)
+     */
     key?: pulumi.Input<string>;
+    /**
+     * the installer's DaemonSet
+     * @default "kube-proxy"
+     */
     daemonSet?: pulumi.Input<string>;
+    /**
+     * label selector of kube-proxy's pods
+     * @default "k8s-app=kube-proxy"
+     */
     podSelector?: pulumi.Input<string>;
 }
 
 export interface AlertsInput {
-    /** create the PrometheusRule; default true once `alerts` is given */
+    /**
+     * create the PrometheusRule
+     * @default true (once `alerts` is given)
+     */
     enabled?: pulumi.Input<boolean>;
-    /** namespace of the PrometheusRule; default: kube-proxy's namespace */
+    /**
+     * namespace of the PrometheusRule
+     * @default kube-proxy's namespace (target.namespace)
+     */
     namespace?: pulumi.Input<string>;
-    /** metadata.name of the PrometheusRule; default kube-proxy-mode */
+    /**
+     * metadata.name of the PrometheusRule
+     * @default "kube-proxy-mode"
+     */
     name?: pulumi.Input<string>;
-    /** labels on the PrometheusRule: what your Prometheus's ruleSelector matches (e.g. release: kube-prometheus-stack) */
+    /**
+     * labels on the PrometheusRule: what your Prometheus's ruleSelector matches (e.g. release: kube-prometheus-stack)
+     * @default {}
+     */
     labels?: pulumi.Input<Record<string, pulumi.Input<string>>>;
-    /** labels added to every alert (Alertmanager routing) */
+    /**
+     * labels added to every alert (Alertmanager routing)
+     * @default {}
+     */
     alertLabels?: pulumi.Input<Record<string, pulumi.Input<string>>>;
-    /** the series label naming the node in your kube-proxy scrape; default node */
+    /**
+     * the series label naming the node in your kube-proxy scrape
+     * @default "node"
+     */
     nodeLabel?: pulumi.Input<string>;
 }
 
 export interface PromotionInput {
-    /** the stack that must have finished this target first: "<org>/<project>/<stack>" */
+    /** the stack that must have finished this target first: "<org>/<project>/<stack>" (required) */
     after: pulumi.Input<string>;
-    /** how long it must have held the target, e.g. "24h" ("0s": finished is enough) */
+    /** how long it must have held the target, e.g. "24h" ("0s": finished is enough) (required) */
     minSoak: pulumi.Input<string>;
-    /** refuse an upstream whose nodes were verified by hooks only (verify.nodeChecks: false); default true */
+    /**
+     * refuse an upstream whose nodes were verified by hooks only (verify.nodeChecks: false)
+     * @default true
+     */
     requireNodeChecks?: pulumi.Input<boolean>;
 }
 
 export interface KubeProxyModeArgs {
+    /** the target mode: "iptables", "ipvs" or "nftables" (required; an unpinned mode follows upstream's default) */
     mode: pulumi.Input<ProxyMode>;
+    /**
+     * kube-proxy feature gates to set; unknown names fail unless allowUnknownFeatureGates
+     * @default {} (the current configuration's gates are kept)
+     */
     featureGates?: pulumi.Input<Record<string, pulumi.Input<boolean>>>;
+    /**
+     * addresses NodePorts answer on: CIDRs, "primary" or "localhost"
+     * @default the current configuration's value
+     */
     nodePortAddresses?: pulumi.Input<pulumi.Input<string>[]>;
+    /**
+     * conntrack settings; tcpBeLiberal: accept out-of-window TCP packets
+     * @default the current configuration's value
+     */
     conntrack?: pulumi.Input<{ tcpBeLiberal?: pulumi.Input<boolean> }>;
-    /** the cluster's release; detected from the API server when absent */
+    /**
+     * the cluster's release, e.g. "1.37"
+     * @default detected from the API server
+     */
     kubernetesVersion?: pulumi.Input<string>;
+    /**
+     * accept feature gates this release does not know
+     * @default false
+     */
     allowUnknownFeatureGates?: pulumi.Input<boolean>;
+    /**
+     * where kube-proxy's configuration and DaemonSet are (unknown fields are an error)
+     * @default { flavor: "kubeadm" }
+     */
     target?: pulumi.Input<TargetInput>;
-    /** rolled out in this order; every Linux node must be in exactly one */
-    pools: pulumi.Input<pulumi.Input<PoolInput>[]>;
+    /**
+     * rolled out in this order; every Linux node must be in exactly one. A plain array with plain
+     * names (each pool is a step in the resource graph); its other fields may be Outputs. (required)
+     */
+    pools: PoolInput[];
+    /**
+     * how each node is verified
+     * @default { nodeChecks: true, image: "busybox:1.36", service: "default/kubernetes", maxSyncAge: "5m", podTimeout: "3m", hooks: [] }
+     */
     verify?: pulumi.Input<VerifyInput>;
+    /**
+     * what a failed node gets: "rollback-node" (back to its previous configuration, uncordoned) or "stop" (left as it is)
+     * @default "rollback-node"
+     */
     onFailure?: pulumi.Input<"rollback-node" | "stop">;
     /**
-     * Kubeconfig content for the cluster (kept secret). Required with an explicit k8s.Provider
-     * (pass the same kubeconfig): the component reads the cluster itself, and a provider's
-     * kubeconfig cannot be read back. Absent: the ambient kubeconfig.
+     * Kubeconfig content for the cluster (kept secret; never empty). Required with an explicit
+     * k8s.Provider (pass the same kubeconfig): the component reads the cluster itself, and a
+     * provider's kubeconfig cannot be read back. The preview, the Kubernetes provider, the rollout
+     * steps and the hooks all use this one cluster and identity.
+     * @default the stack's `kubernetes:kubeconfig` (content or path), else the ambient kubeconfig ($KUBECONFIG or ~/.kube/config)
      */
     kubeconfig?: pulumi.Input<string>;
+    /**
+     * the kubeconfig context to use
+     * @default the stack's `kubernetes:context` when `kubeconfig` is not given, else the kubeconfig's current context
+     */
     context?: pulumi.Input<string>;
-    /** a PrometheusRule with the alerts for the weeks after the migration (skipped, with a finding, without the CRD) */
+    /**
+     * a PrometheusRule with the alerts for the weeks after the migration (skipped, with a finding, without the CRD)
+     * @default no PrometheusRule
+     */
     alerts?: pulumi.Input<AlertsInput>;
-    /** a promotion gate: refuse to move until the `after` stack finished the same target and held it for minSoak */
+    /**
+     * a promotion gate: refuse to move until the `after` stack finished the same target and held it for minSoak
+     * @default no gate
+     */
     promotion?: pulumi.Input<PromotionInput>;
 }
 
@@ -112,19 +253,25 @@ export type SnapshotReader = (access: ClusterAccess, flavor: Flavor, names: Part
 
 export interface KubeProxyModeOptions extends pulumi.ComponentResourceOptions {
     snapshotReader?: SnapshotReader;
-    /** the kube-proxy-mode CLI the rollout steps run; default: this package's bin */
-    cliPath?: string;
 }
 
-const FLAVORS: Flavor[] = ["kubeadm", "eks"];
-const CLI = join(__dirname, "..", "..", "..", "bin", "kube-proxy-mode");
-
-function targetNames(t: any): { flavor: Flavor; names: Partial<Names> } {
+/** Target names from a validated `target` (see targetSchema): the flavor and its overrides. */
+function targetNames(t: TargetSpec | undefined): { flavor: Flavor; names: Partial<Names> } {
     const flavor: Flavor = t?.flavor ?? "kubeadm";
-    if (!FLAVORS.includes(flavor)) throw new Error(`target.flavor ${JSON.stringify(t?.flavor)} is not supported: use kubeadm or eks`);
     const names: Partial<Names> = {};
     for (const k of ["namespace", "configMap", "key", "daemonSet", "podSelector"] as const) if (t?.[k] !== undefined) names[k] = t[k];
     return { flavor, names };
+}
+
+function isPromiseLike(v: unknown): boolean {
+    return typeof (v as any)?.then === "function";
+}
+
+const emptyKubeconfig = "is empty: pass the kubeconfig's content (e.g. config.requireSecret(\"kubeconfig\")), or leave it out to use the stack's kubernetes:kubeconfig or the ambient kubeconfig";
+
+/** sha256 of the sorted node names: a step's trigger for its node set (the plan output keeps the names). */
+export function nodeSetDigest(names: string[]): string {
+    return createHash("sha256").update([...names].sort().join("\n")).digest("hex");
 }
 
 function parseOr<T>(name: string, parse: () => T): T {
@@ -133,6 +280,17 @@ function parseOr<T>(name: string, parse: () => T): T {
     } catch (e) {
         throw new Error(`KubeProxyMode ${name}: ${(e as Error).message}`);
     }
+}
+
+/** "stack <org>/<project>/<stack>", as the rollout lease names its holder (the organization when the engine knows it). */
+function stackIdentity(): string {
+    let org: string | undefined;
+    try {
+        org = pulumi.getOrganization();
+    } catch {
+        // an engine (or a test's mocks) that has no organization
+    }
+    return `stack ${org ? `${org}/` : ""}${pulumi.getProject()}/${pulumi.getStack()}`;
 }
 
 export class KubeProxyMode extends pulumi.ComponentResource {
@@ -163,13 +321,39 @@ export class KubeProxyMode extends pulumi.ComponentResource {
     constructor(name: string, args: KubeProxyModeArgs, opts: KubeProxyModeOptions = {}) {
         super(KUBE_PROXY_MODE_TYPE, name, {}, opts);
         const reader = opts.snapshotReader ?? readSnapshot;
+        const refuse = (propertyPath: string, reason: string) => new pulumi.InputPropertyError({ propertyPath, reason: `KubeProxyMode ${name}: ${propertyPath}: ${reason}` });
         const explicitProvider = opts.provider ?? (opts.providers && !Array.isArray(opts.providers) ? (opts.providers as any).kubernetes : undefined);
         if (explicitProvider && args.kubeconfig === undefined) {
             throw new Error(
                 `KubeProxyMode ${name}: kubeconfig is required with an explicit Kubernetes provider: pass the same kubeconfig you gave the provider (it is kept secret); the component reads the cluster itself and a provider's kubeconfig cannot be read back`,
             );
         }
-        const kubeconfig = args.kubeconfig === undefined ? undefined : pulumi.secret(args.kubeconfig);
+        if (args.kubeconfig === "") throw refuse("kubeconfig", emptyKubeconfig);
+        if (args.context === "") throw refuse("context", "is empty: name a context of the kubeconfig, or leave context out for the kubeconfig's current context");
+
+        // One step per pool, chained in the declared order: the resource graph needs the pools and
+        // their names as plain values now, at construction, not when an Output resolves.
+        const graphNeeds = "the rollout has one step per pool, chained in order, and Pulumi's resource graph is built when the component is constructed, before any Output resolves";
+        if (pulumi.Output.isInstance(args.pools) || isPromiseLike(args.pools)) {
+            throw refuse("pools", `is an Output: ${graphNeeds}; pass a plain array (in a config-driven stack: config.requireObject("pools")). A pool's other fields may be Outputs`);
+        }
+        if (!Array.isArray(args.pools)) throw refuse("pools", 'must be a list of pools, e.g. [{ name: "all", nodeSelector: "kubernetes.io/os=linux" }]');
+        const declared = args.pools as unknown[];
+        declared.forEach((pool, i) => {
+            if (pulumi.Output.isInstance(pool) || isPromiseLike(pool)) throw refuse(`pools[${i}]`, `is an Output: ${graphNeeds}; pass the pool as a plain object (its fields other than name may be Outputs)`);
+            const poolName = (pool as any)?.name;
+            if (pulumi.Output.isInstance(poolName) || isPromiseLike(poolName)) throw refuse(`pools[${i}].name`, `is an Output: ${graphNeeds}, and the pool's name names its step; pass a plain string`);
+        });
+
+        // Which cluster: `kubeconfig` (+ `context`) when given, else the stack's kubernetes:* config,
+        // else the ambient kubeconfig and its current context. Resolved once, below, and used by the
+        // preview, the Kubernetes provider, the steps' CLI and the hooks alike.
+        const stackK8s = new pulumi.Config("kubernetes");
+        const stackKubeconfig = args.kubeconfig === undefined && !explicitProvider ? stackK8s.getSecret("kubeconfig") : undefined;
+        const source = args.kubeconfig !== undefined ? "kubeconfig" : stackKubeconfig !== undefined ? "the stack's kubernetes:kubeconfig" : "the ambient kubeconfig";
+        const kubeconfig: pulumi.Output<string> | undefined =
+            args.kubeconfig !== undefined ? pulumi.secret(args.kubeconfig) : stackKubeconfig !== undefined ? pulumi.secret(stackKubeconfig.apply((v) => (v === "" ? v : kubeconfigFromSetting(v)))) : undefined;
+        const context = args.context ?? (args.kubeconfig === undefined && !explicitProvider ? stackK8s.get("context") : undefined);
 
         const inputs = pulumi.output({
             mode: args.mode,
@@ -182,7 +366,7 @@ export class KubeProxyMode extends pulumi.ComponentResource {
             pools: args.pools,
             verify: args.verify,
             onFailure: args.onFailure,
-            context: args.context,
+            context,
             alerts: args.alerts,
         });
 
@@ -194,27 +378,46 @@ export class KubeProxyMode extends pulumi.ComponentResource {
                 ? pulumi.output(undefined)
                 : pulumi.unsecret(new pulumi.StackReference(`${name}-promotion-upstream`, { name: gateOption.apply((g) => g.after) }, { parent: this }).getOutput("promotion"));
 
+        const invalid = (issues: Parameters<typeof describeIssues>[0], prefix: string) => new Error(`KubeProxyMode ${name}: ${describeIssues(issues, prefix).join("; ")}`);
+
         // the kubeconfig is only read here; what comes out of the decision holds none of it, so it
         // is not secret (the reviewer must see the diff and the plan)
         const decidedWithSecret = pulumi.all([inputs, kubeconfig ?? pulumi.output(undefined as string | undefined), gateOrNone, upstreamRecord]).apply(async ([i, kc, gate, upstream]) => {
             const { mode, featureGates, nodePortAddresses, conntrack, kubernetesVersion, allowUnknown, target, pools, verify, onFailure, context, alerts } = i as any;
+            // every input is checked before the cluster is read, so nothing can fail later at up
             const desired: Record<string, unknown> = { mode };
             if (featureGates !== undefined) desired.featureGates = featureGates;
             if (nodePortAddresses !== undefined) desired.nodePortAddresses = nodePortAddresses;
             if (conntrack !== undefined) desired.conntrack = conntrack;
             if (kubernetesVersion !== undefined) desired.kubernetesVersion = kubernetesVersion;
             if (allowUnknown !== undefined) desired.allowUnknownFeatureGates = allowUnknown;
-            const { flavor, names } = targetNames(target);
+            const targetParsed = targetSchema.safeParse(target ?? {});
+            if (!targetParsed.success) throw invalid(targetParsed.error.issues, "target");
+            const { flavor, names } = targetNames(targetParsed.data);
             const verifyParsed = verifySchema.safeParse(verify ?? {});
-            if (!verifyParsed.success) throw new Error(`KubeProxyMode ${name}: ${verifyParsed.error.issues.map((i) => `verify.${i.path.join(".")}: ${i.message}`).join("; ")}`);
+            if (!verifyParsed.success) throw invalid(verifyParsed.error.issues, "verify");
+            if (Array.isArray(pools) && pools.length > 0) {
+                const poolsParsed = z.array(poolSchema).safeParse(pools);
+                if (!poolsParsed.success) throw invalid(poolsParsed.error.issues, "pools");
+            }
             if (onFailure !== undefined && onFailure !== "rollback-node" && onFailure !== "stop") {
                 throw new Error(`KubeProxyMode ${name}: onFailure ${JSON.stringify(onFailure)} must be "rollback-node" or "stop"`);
             }
+            if (kc === "") throw new Error(`KubeProxyMode ${name}: ${source}: ${emptyKubeconfig}`);
+            if (context === "") throw new Error(`KubeProxyMode ${name}: context is empty: name a context of the kubeconfig, or leave it out`);
+            let cluster: ClusterIdentity & { context: string };
+            try {
+                cluster = clusterIdentity(loadKubeConfig({ kubeconfigContent: kc, context }));
+            } catch (e) {
+                // a parser's message could quote the kubeconfig: only our own messages are shown
+                const m = (e as Error).message ?? "";
+                throw new Error(`KubeProxyMode ${name}: cannot use ${source}: ${/^the kubeconfig /.test(m) ? m.split("\n")[0] : "it is not a readable kubeconfig"}`);
+            }
             let snapshot: ClusterSnapshot;
             try {
-                snapshot = await reader({ kubeconfigContent: kc, context }, flavor, names);
+                snapshot = await reader({ kubeconfigContent: kc, context: cluster.context }, flavor, names);
             } catch (e) {
-                throw new Error(`KubeProxyMode ${name}: cannot read the cluster: ${(e as Error).message.split("\n")[0]}`);
+                throw new Error(`KubeProxyMode ${name}: cannot read the cluster at ${cluster.server} (context ${cluster.context}): ${(e as Error).message.split("\n")[0]}`);
             }
             let migration: Migration;
             try {
@@ -230,13 +433,14 @@ export class KubeProxyMode extends pulumi.ComponentResource {
                 verify: verifyParsed.data,
                 onFailure: onFailure ?? "rollback-node",
                 tcpBeLiberal: (conntrack as any)?.tcpBeLiberal,
+                cluster,
             });
             const alertPlan = planAlerts(alerts, snapshot.prometheusRuleCrd, namesFor(flavor, names).namespace);
             const alertErrors = alertPlan.findings.filter((f) => f.severity === "error");
             if (alertErrors.length) throw new Error(`KubeProxyMode ${name}: ${alertErrors.map((f) => `${f.field}: ${f.message}`).join("; ")}`);
             migration.findings.push(...alertPlan.findings);
             const own = { ...promotionTarget(migration.config), mode: migration.mode };
-            this.report(migration, snapshot.location);
+            this.report(migration, snapshot.location, cluster, source);
             if (gate) {
                 const verdict = checkPromotion({
                     upstream: gate.after,
@@ -256,36 +460,39 @@ export class KubeProxyMode extends pulumi.ComponentResource {
                 to: { mode: migration.mode, configHash: migration.hash },
                 moving: migration.plan.moving,
             };
-            return { migration, spec, own, change, alertRule: alertPlan.rule };
+            return { migration, spec, own, change, alertRule: alertPlan.rule, cluster, names: namesFor(flavor, names) };
         });
         const decided = pulumi.unsecret(decidedWithSecret);
 
-        const cli = opts.cliPath ?? CLI;
+        // What the steps' CLI is given: the spec (with the reviewed cluster's identity), the
+        // kubeconfig content when there is one, and the context. It changes with a rotated token;
+        // the step's diff compares only its triggers and command, so that re-runs nothing.
         const environment = (spec: pulumi.Output<RolloutSpec>) => {
-            // kept out of the preview display (it repeats the whole configuration for every step); the
-            // reviewer reads the diff and the plan above, and the ConfigMap change below
-            const env: Record<string, pulumi.Input<string>> = { KPM_ROLLOUT_SPEC: pulumi.secret(spec.apply((s) => JSON.stringify(s))) };
+            const env: Record<string, pulumi.Input<string>> = {
+                KPM_ROLLOUT_SPEC: spec.apply((s) => JSON.stringify(s)),
+                KPM_CONTEXT: decided.apply((d) => d.cluster.context),
+                // who holds the cluster's rollout lease while a step runs (named when another run refuses)
+                KPM_HOLDER: stackIdentity(),
+            };
             if (kubeconfig) env.KPM_KUBECONFIG = kubeconfig;
-            return env;
+            return pulumi.secret(env);
         };
         const spec = decided.apply((d) => d.spec);
 
-        // One step per pool, chained in the declared order. Pools are known at construction
-        // (they are program inputs); their names must be plain values for the resource graph.
-        const declared = Array.isArray(args.pools) ? (args.pools as PoolInput[]) : [];
         let previous: pulumi.Resource | undefined;
         const steps: RolloutStep[] = [];
-        declared.forEach((pool, i) => {
-            const poolName = typeof pool.name === "string" ? pool.name : `pool-${i}`;
+        for (const pool of declared as PoolInput[]) {
+            const poolName = String(pool.name);
+            // a step changes only when what it moves changes: the configuration, the pool's
+            // settings, its node set (as a digest) and the cluster (its API server)
             const triggers = decided.apply((d) => {
                 const p = d.migration.plan.pools.find((x) => x.name === poolName);
-                return [d.migration.hash, JSON.stringify(d.spec.pools.find((x) => x.name === poolName) ?? {}), (p?.nodes ?? []).map((n) => n.name).join(",")];
+                return [d.migration.hash, JSON.stringify(d.spec.pools.find((x) => x.name === poolName) ?? {}), nodeSetDigest((p?.nodes ?? []).map((n) => n.name)), d.cluster.server];
             });
             const step = new RolloutStep(
                 `${name}-pool-${poolName}`,
                 {
-                    // argv, no shell: node <cli> rollout --pool=<name>
-                    argv: [process.execPath, cli, "rollout", `--pool=${poolName}`],
+                    command: ["rollout", `--pool=${poolName}`],
                     environment: environment(spec),
                     triggers,
                     description: decided.apply((d) => `rollout of pool ${poolName} to ${d.migration.mode} (configuration ${d.migration.hash})`),
@@ -294,30 +501,25 @@ export class KubeProxyMode extends pulumi.ComponentResource {
             );
             steps.push(step);
             previous = step;
-        });
+        }
 
-        const names = pulumi.output(args.target).apply((t) => {
-            const { flavor, names: n } = targetNames(t);
-            return namesFor(flavor, n);
-        });
+        const names = decided.apply((d) => d.names);
         const providerOpts: pulumi.CustomResourceOptions = explicitProvider
             ? { provider: explicitProvider }
-            : kubeconfig
-              ? { provider: new k8s.Provider(`${name}-k8s`, { kubeconfig, context: args.context }, { parent: this }) }
-              : {};
+            : { provider: new k8s.Provider(`${name}-k8s`, { kubeconfig, context: decided.apply((d) => d.cluster.context) }, { parent: this }) };
         // The finish verifies every node of every pool, then writes the installer's ConfigMap itself
         // and hands the nodes back; it runs after every pool step.
         const finishStep = new RolloutStep(
             `${name}-finish`,
             {
-                argv: [process.execPath, cli, "rollout", "--finish"],
+                command: ["rollout", "--finish"],
                 environment: environment(spec),
-                triggers: decided.apply((d) => [d.migration.hash]),
+                triggers: decided.apply((d) => [d.migration.hash, d.cluster.server]),
                 description: decided.apply((d) => `finish of the rollout to ${d.migration.mode} (configuration ${d.migration.hash})`),
             },
             { parent: this, dependsOn: steps },
         );
-        // The ConfigMap change as Pulumi shows it in \`preview --diff\` and keeps in its state: applied
+        // The ConfigMap change as Pulumi shows it in `preview --diff` and keeps in its state: applied
         // after the finish, which already wrote the same data, so it never writes ahead of the
         // verification; retainOnDelete keeps it when the stack goes.
         new k8s.core.v1.ConfigMapPatch(
@@ -368,8 +570,9 @@ export class KubeProxyMode extends pulumi.ComponentResource {
     }
 
     /** What a reviewer reads in `pulumi preview`: diagnostics on this component. */
-    private report(m: Migration, location: string): void {
+    private report(m: Migration, location: string, cluster: { server: string; context: string }, source: string): void {
         const changes = m.changes.map((c) => `  ${c.path}: ${JSON.stringify(c.from)} -> ${JSON.stringify(c.to)} (${c.reason})`).join("\n");
+        pulumi.log.info(`cluster ${cluster.server} (context ${cluster.context}, from ${source}): the cluster this preview reviewed and up acts on`, this);
         pulumi.log.info(
             `kube-proxy configuration (${location}) -> ${m.mode}, configuration ${m.hash}, Kubernetes ${m.kubernetesVersion}\n` +
                 (m.diff ? `${m.diff}\nchanges:\n${changes}` : "no configuration change") +

@@ -6,6 +6,12 @@
 // It is a dynamic provider (part of @pulumi/pulumi) rather than @pulumi/command's Command: the
 // behaviour is the same (argv, environment, triggers, streamed output), and it needs no plugin
 // binary, which air-gapped machines (and this project's CI) cannot download.
+//
+// Stable across machines and credentials: the inputs hold no path (node and the CLI are found
+// when the step runs, from the Pulumi project's directory) and the diff compares only the
+// triggers and the CLI's arguments, never the environment (which carries the kubeconfig). A
+// rotated token, another machine or another checkout re-run nothing and keep `finishedAt`, and a
+// plan saved on one machine (`preview --save-plan`) applies on another.
 import * as pulumi from "@pulumi/pulumi";
 import { STEP_RESULT_PREFIX } from "../core/promotion.js";
 
@@ -13,18 +19,20 @@ import { STEP_RESULT_PREFIX } from "../core/promotion.js";
 const RESULT_PREFIX: string = STEP_RESULT_PREFIX;
 
 export interface RolloutStepInputs {
-    /** node, then the CLI, then its arguments */
-    argv: pulumi.Input<pulumi.Input<string>[]>;
-    /** extra environment; mark secret values with pulumi.secret */
+    /** the CLI's arguments, e.g. ["rollout", "--pool=canary"] (the CLI itself is found when the step runs) */
+    command: pulumi.Input<pulumi.Input<string>[]>;
+    /** extra environment, secret (it carries the kubeconfig); not compared: a change in it alone runs nothing */
     environment: pulumi.Input<Record<string, pulumi.Input<string>>>;
-    /** any change replaces the step, which runs it again (the CLI resumes; it never undoes) */
+    /** what the step moves; any change replaces the step, which runs it again (the CLI resumes; it never undoes) */
     triggers: pulumi.Input<pulumi.Input<string>[]>;
     /** what the step describes, for the reader of the preview */
     description: pulumi.Input<string>;
 }
 
-interface StepState {
-    argv: string[];
+export interface StepState {
+    command: string[];
+    /** state written by versions before `command`: node, the CLI's path, then its arguments */
+    argv?: string[];
     environment: Record<string, string>;
     triggers: string[];
     description: string;
@@ -35,16 +43,29 @@ interface StepState {
     finishedAt: string;
 }
 
-const stepProvider: pulumi.dynamic.ResourceProvider = {
+/** The CLI's arguments of a step's state, also of state written with argv (node, CLI, args...). */
+function commandOf(s: Partial<StepState>): string[] {
+    return s.command ?? (Array.isArray(s.argv) ? s.argv.slice(2) : []);
+}
+
+function same(a: unknown, b: unknown): boolean {
+    return JSON.stringify(a) === JSON.stringify(b);
+}
+
+export const stepProvider: pulumi.dynamic.ResourceProvider = {
     async diff(_id: string, olds: StepState, news: StepState): Promise<pulumi.dynamic.DiffResult> {
-        const replaces = JSON.stringify(olds.triggers) !== JSON.stringify(news.triggers) ? ["triggers"] : [];
-        const changed = replaces.length > 0 || JSON.stringify(olds.argv) !== JSON.stringify(news.argv) || JSON.stringify(olds.environment) !== JSON.stringify(news.environment);
+        const replaces = same(olds.triggers, news.triggers) ? [] : ["triggers"];
+        const changed = replaces.length > 0 || !same(commandOf(olds), commandOf(news));
         return { changes: changed, replaces, deleteBeforeReplace: false };
     },
     async create(inputs: StepState): Promise<pulumi.dynamic.CreateResult> {
         return { id: `step-${Date.now().toString(36)}`, outs: await runStep(inputs) };
     },
-    async update(_id: string, _olds: StepState, news: StepState): Promise<pulumi.dynamic.UpdateResult> {
+    async update(_id: string, olds: StepState, news: StepState): Promise<pulumi.dynamic.UpdateResult> {
+        // nothing it moves changed (e.g. only the credential): keep the run it already made
+        if (same(olds.triggers, news.triggers) && same(commandOf(olds), commandOf(news))) {
+            return { outs: { ...news, output: olds.output, result: olds.result ?? null, finishedAt: olds.finishedAt } };
+        }
         return { outs: await runStep(news) };
     },
     async delete(): Promise<void> {
@@ -53,40 +74,93 @@ const stepProvider: pulumi.dynamic.ResourceProvider = {
 };
 
 /**
- * Runs the CLI, echoing each line as it comes; resolves with the step's state: the inputs, the
- * tail of its output, the result it reported (a line RESULT_PREFIX + JSON) and when it finished.
- * Rejects with the output on failure.
+ * The argv that runs the kube-proxy-mode CLI here and now: this node, and the package found from
+ * the Pulumi project's directory (installed as a dependency, or the project is the package
+ * itself). KPM_CLI in the engine's environment overrides it (a JavaScript file run with node).
  */
+export function cliArgv(args: string[], cwd: string = process.cwd()): string[] {
+    // required here, not at the top: this function is serialized into the provider
+    const { existsSync, readFileSync } = require("node:fs") as typeof import("node:fs");
+    const path = require("node:path") as typeof import("node:path");
+    const run = (mainJs: string) => [process.execPath, "-e", "require(process.argv[1]).runCli()", mainJs, ...args];
+    if (process.env.KPM_CLI) return run(process.env.KPM_CLI);
+    let root: string | undefined;
+    try {
+        root = path.dirname(require.resolve("kube-proxy-mode/package.json", { paths: [cwd] }));
+    } catch {
+        for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
+            const pkg = path.join(dir, "package.json");
+            try {
+                if (existsSync(pkg) && JSON.parse(readFileSync(pkg, "utf8")).name === "kube-proxy-mode") {
+                    root = dir;
+                    break;
+                }
+            } catch {
+                /* not a package.json we can read: go on up */
+            }
+            if (dir === path.dirname(dir)) break;
+        }
+    }
+    const mainJs = root && path.join(root, "dist", "components", "cli", "main.js");
+    if (!mainJs || !existsSync(mainJs)) {
+        throw new Error(`cannot find the kube-proxy-mode CLI from ${cwd}: install the kube-proxy-mode package in the Pulumi project (npm install kube-proxy-mode), or set KPM_CLI to its dist/components/cli/main.js`);
+    }
+    return run(mainJs);
+}
+
 function runStep(inputs: StepState): Promise<StepState> {
+    return runCommand(cliArgv(commandOf(inputs)), inputs.environment, inputs.description).then((r) => ({ ...inputs, ...r }));
+}
+
+/**
+ * Runs a command without a shell, echoing each line as it comes (whole lines, however the output
+ * is cut into chunks); resolves with the tail of its output, the result it reported (a line
+ * RESULT_PREFIX + JSON, of any size) and when it finished. Rejects with the output on failure.
+ */
+export function runCommand(argv: string[], environment: Record<string, string>, description: string): Promise<{ output: string; result: unknown; finishedAt: string }> {
     // required here, not at the top: this function is serialized into the provider
     const { spawn } = require("node:child_process") as typeof import("node:child_process");
+    const readline = require("node:readline") as typeof import("node:readline");
     return new Promise((resolve, reject) => {
-        const [cmd, ...args] = inputs.argv;
-        const child = spawn(cmd, args, { env: { ...process.env, ...inputs.environment }, stdio: ["ignore", "pipe", "pipe"] });
+        const [cmd, ...args] = argv;
+        const child = spawn(cmd, args, { env: { ...process.env, ...environment }, stdio: ["ignore", "pipe", "pipe"] });
         const lines: string[] = [];
         let result: unknown = null;
-        const take = (prefix: string) => (chunk: Buffer) => {
-            for (const line of chunk.toString("utf8").split("\n")) {
-                if (line === "") continue;
-                if (line.startsWith(RESULT_PREFIX)) {
-                    try {
-                        result = JSON.parse(line.slice(RESULT_PREFIX.length));
-                    } catch {
-                        /* not ours: keep it as output */
-                    }
+        const take = (line: string) => {
+            if (line === "") return;
+            if (line.startsWith(RESULT_PREFIX)) {
+                try {
+                    result = JSON.parse(line.slice(RESULT_PREFIX.length));
+                } catch {
+                    /* not ours: keep it as output */
                 }
-                lines.push(line);
-                if (lines.length > 400) lines.shift();
-                process.stderr.write(`${prefix}${line}\n`);
+                // the record is kept as `result`; the output keeps a short mention of it
+                line = line.length > 2000 ? `${line.slice(0, 2000)}... (${line.length} characters)` : line;
             }
+            lines.push(line);
+            if (lines.length > 400) lines.shift();
+            process.stderr.write(`${line}\n`);
         };
-        child.stdout.on("data", take(""));
-        child.stderr.on("data", take(""));
-        child.on("error", (e) => reject(new Error(`cannot run ${cmd}: ${e.message}`)));
-        child.on("close", (code) => {
+        // readline carries a partial last line across chunks: a line is taken only when it is whole
+        const streams = [child.stdout, child.stderr].map(
+            (s) =>
+                new Promise<void>((done) => {
+                    const rl = readline.createInterface({ input: s, crlfDelay: Infinity });
+                    rl.on("line", take);
+                    rl.on("close", () => done());
+                }),
+        );
+        let spawnError: Error | undefined;
+        child.on("error", (e) => {
+            spawnError = e;
+            reject(new Error(`cannot run ${cmd}: ${e.message}`));
+        });
+        const exited = new Promise<number | null>((done) => child.on("close", (code) => done(code)));
+        Promise.all([exited, ...streams]).then(([code]) => {
+            if (spawnError) return reject(new Error(`cannot run ${cmd}: ${spawnError.message}`));
             const tail = lines.slice(-60).join("\n");
-            if (code === 0) resolve({ ...inputs, output: tail, result, finishedAt: new Date().toISOString() });
-            else reject(new Error(`${inputs.description} failed (exit ${code}):\n${lines.filter((l) => /FAILED|failed|error|rolled back|cordoned|ROLLBACK/i.test(l)).slice(-25).join("\n") || tail}`));
+            if (code === 0) resolve({ output: tail, result, finishedAt: new Date().toISOString() });
+            else reject(new Error(`${description} failed (exit ${code}):\n${lines.filter((l) => /FAILED|failed|error|rolled back|cordoned|ROLLBACK|refus/i.test(l)).slice(-25).join("\n") || tail}`));
         });
     });
 }

@@ -5,7 +5,7 @@ import { configHash, describePlan, MARKS, rolloutObjectName } from "../../core/p
 import { parseProbeOutput } from "../../core/probe.js";
 import { STEP_RESULT_PREFIX, summarizeVerification } from "../../core/promotion.js";
 import type { ProxyMode } from "../../core/types.js";
-import { apiErrorMessage, clusterName, loadKubeConfig } from "../../cluster/client.js";
+import { apiErrorMessage, clusterIdentity, clusterName, loadKubeConfig, normalizeServer } from "../../cluster/client.js";
 import { KubeProxyCluster, namesFor, NotFound } from "../../cluster/kubeProxy.js";
 import { currentPlan, finish, runPools, RolloutBusy, RolloutFailure, RolloutInterrupted, verifyNode, type Context } from "../../rollout/runner.js";
 import { rolloutSpecSchema, verifySchema, type RolloutSpec } from "../../rollout/spec.js";
@@ -20,18 +20,30 @@ const ACCESS_FLAGS = {
 } as const;
 
 const ACCESS_HELP = `  --kubeconfig PATH, --context NAME   which cluster (default: $KUBECONFIG or ~/.kube/config;
-                                      KPM_KUBECONFIG may hold a kubeconfig's content instead)
+                                      KPM_KUBECONFIG may hold a kubeconfig's content instead,
+                                      KPM_CONTEXT the context)
   --json                              one JSON object on stdout`;
 
-function connect(flags: Record<string, any>, flavor: Flavor, names?: RolloutSpec["names"]): { cluster: KubeProxyCluster; kubeconfig?: string } {
+function connect(flags: Record<string, any>, flavor: Flavor, names?: RolloutSpec["names"], reviewed?: RolloutSpec["cluster"]): { cluster: KubeProxyCluster; kubeconfig?: string } {
     const content = process.env.KPM_KUBECONFIG;
+    const context = flags.context ?? (process.env.KPM_CONTEXT || undefined);
+    let kc: ReturnType<typeof loadKubeConfig>;
     try {
-        const kc = loadKubeConfig({ kubeconfig: flags.kubeconfig, kubeconfigContent: flags.kubeconfig ? undefined : content, context: flags.context });
-        return { cluster: new KubeProxyCluster(kc, namesFor(flavor, names ?? {})), kubeconfig: content };
+        kc = loadKubeConfig({ kubeconfig: flags.kubeconfig, kubeconfigContent: flags.kubeconfig ? undefined : content, context });
     } catch (e) {
         // the message of a kubeconfig parse error can quote the file: say only what failed
         throw new CliError(`cannot load the kubeconfig${flags.kubeconfig ? ` ${flags.kubeconfig}` : ""}: ${(e as Error).name === "Error" ? (e as Error).message.split("\n")[0].slice(0, 200) : "unreadable"}`);
     }
+    const here = clusterIdentity(kc);
+    if (reviewed && here.server !== normalizeServer(reviewed.server)) {
+        throw new CliError(
+            `refusing to act: the kubeconfig points at the API server ${here.server} (context ${here.context}), not ${reviewed.server}${reviewed.context ? ` (context ${reviewed.context})` : ""}, the cluster the preview reviewed; ` +
+                `pass the kubeconfig and context of that cluster, or preview again against this one`,
+            EXIT.invalid,
+        );
+    }
+    // hooks get this very cluster and identity (the context applied), in a private file while they run
+    return { cluster: new KubeProxyCluster(kc, namesFor(flavor, names ?? {})), kubeconfig: kc.exportConfig() };
 }
 
 function flavorOf(value: string | undefined): Flavor {
@@ -65,6 +77,9 @@ renewal; KPM_LEASE_SECONDS changes that). SIGINT/SIGTERM: the node in hand finis
 is rolled back, the lease is released, and the command exits 1 naming the node.
 ${ACCESS_HELP}
 
+A spec with cluster.server (the component records the API server its preview reviewed) is only
+run against that API server: a kubeconfig pointing elsewhere is refused (exit 2).
+
 Exit codes: 0 done, 1 a node failed (the message names it, the check and its output), 2 invalid spec.`;
 
 function readSpec(flags: Record<string, any>): RolloutSpec {
@@ -94,7 +109,7 @@ export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
         return EXIT.ok;
     }
     const spec = readSpec(flags);
-    const { cluster, kubeconfig } = connect(flags, spec.flavor, spec.names);
+    const { cluster, kubeconfig } = connect(flags, spec.flavor, spec.names, spec.cluster);
     const log = (l: string) => (flags.json ? io.err(`[${stamp()}] ${l}`) : io.out(`[${stamp()}] ${l}`));
     cluster.onRetry = (call, attempt, e, delay) => log(`API ${call} failed (${apiErrorMessage(e)}); retrying in ${(delay / 1000).toFixed(1)}s (attempt ${attempt + 1})`);
     // SIGINT/SIGTERM: the node in hand is finished or rolled back, the lease released, then exit 1
