@@ -30,8 +30,10 @@ export interface HookInput {
 export interface VerifyInput {
     /** run the built-in node checks (probe pod per node); default true */
     nodeChecks?: pulumi.Input<boolean>;
-    /** probe image; default busybox:1.36 (the host's tools via chroot /host) */
+    /** probe image; default busybox:1.36 pinned by digest (the host's tools via chroot /host) */
     image?: pulumi.Input<string>;
+    /** priority class of the probe pods; default none */
+    priorityClassName?: pulumi.Input<string>;
     /** Service ("namespace/name") each node must reach through its ClusterIP; default default/kubernetes */
     service?: pulumi.Input<string>;
     maxSyncAge?: pulumi.Input<string>;
@@ -44,8 +46,12 @@ export interface PoolInput {
     nodeSelector: pulumi.Input<string>;
     maxUnavailable?: pulumi.Input<number>;
     soak?: pulumi.Input<string>;
-    drain?: pulumi.Input<boolean>;
+    /** true, or { force, deleteEmptyDirData } as kubectl drain's --force and --delete-emptydir-data */
+    drain?: pulumi.Input<boolean | { force?: pulumi.Input<boolean>; deleteEmptyDirData?: pulumi.Input<boolean> }>;
+    /** "0" waits for ever */
     drainTimeout?: pulumi.Input<string>;
+    /** ipvs -> iptables without drain: accept each node's gap in Service routing */
+    allowUnroutedNode?: pulumi.Input<boolean>;
 }
 
 export interface TargetInput {

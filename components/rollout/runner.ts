@@ -103,14 +103,14 @@ export async function verifyNode(ctx: Context, node: string, mode: ProxyMode, op
     }
     const expect = { mode, maxSyncAgeSeconds: parseDuration(v.maxSyncAge, "verify.maxSyncAge"), connect: env.KPM_SERVICE_IP !== undefined };
     const probe = async () => {
-        const { output } = await ctx.cluster.runProbe(node, { image: v.image, action: "probe", env, timeoutSeconds: 120 });
+        const { output } = await ctx.cluster.runProbe(node, { image: v.image, action: "probe", env, timeoutSeconds: 120, priorityClassName: v.priorityClassName });
         return judgeProbe(parseProbeOutput(output), expect);
     };
     let checks = await probe();
     const leftovers = checks.find((c) => c.check === "leftovers");
     if (leftovers && !leftovers.ok && opts.cleanLeftovers) {
         opts.log(`kube-proxy left ${leftovers.detail.replace(/^left behind: /, "")}; removing them`);
-        const { output } = await ctx.cluster.runProbe(node, { image: v.image, action: "cleanup", env: {}, timeoutSeconds: 120 });
+        const { output } = await ctx.cluster.runProbe(node, { image: v.image, action: "cleanup", env: {}, timeoutSeconds: 120, priorityClassName: v.priorityClassName });
         for (const line of output.split("\n").filter((l) => l && !l.startsWith("###"))) opts.log(`cleanup: ${line}`);
         checks = await probe();
     }
@@ -150,8 +150,8 @@ async function moveNode(ctx: Context, inst: Installation, pool: PoolPlan, node: 
     let step = "drain";
     try {
         if (pool.drain) {
-            log(`draining (timeout ${formatDuration(pool.drainTimeoutSeconds)})`);
-            await ctx.cluster.drain(node, pool.drainTimeoutSeconds, log);
+            log(`draining (timeout ${pool.drainTimeoutSeconds === 0 ? "none" : formatDuration(pool.drainTimeoutSeconds)})`);
+            await ctx.cluster.drain(node, pool.drainTimeoutSeconds, log, pool.drainOptions);
             log("drained");
         }
         const podTimeout = parseDuration(ctx.spec.verify.podTimeout, "verify.podTimeout");
