@@ -43,6 +43,37 @@ export function apiErrorMessage(e: unknown): string {
     return code ? `${code} ${body?.reason ?? ""}: ${String(msg).split("\n")[0]}`.replace(/ +:/, ":") : String(msg).split("\n")[0];
 }
 
+/**
+ * An API client whose errors read as one line naming what the server refused (for a 403:
+ * `403 Forbidden: nodes "n1" is forbidden: User "..." cannot patch resource "nodes" ...`), instead
+ * of client-node's "HTTP-Code: 403 Message: Unknown API Status Code! Body: ... Headers: ...".
+ * The error keeps its code and body, so callers still tell a 404 or a 409 apart.
+ */
+export function readableErrors<T extends object>(api: T): T {
+    return new Proxy(api, {
+        get(target, prop, receiver) {
+            const v = Reflect.get(target, prop, receiver);
+            if (typeof v !== "function") return v;
+            return (...args: unknown[]) => {
+                const r = v.apply(target, args);
+                return r instanceof Promise
+                    ? r.catch((e: unknown) => {
+                          if (e && typeof e === "object" && (e as any).code !== undefined && (e as any).body !== undefined) {
+                              const line = apiErrorMessage(e);
+                              try {
+                                  (e as Error).message = line;
+                              } catch {
+                                  /* a frozen error keeps its text */
+                              }
+                          }
+                          throw e;
+                      })
+                    : r;
+            };
+        },
+    });
+}
+
 export class Cluster {
     readonly core: k8s.CoreV1Api;
     readonly apps: k8s.AppsV1Api;
@@ -50,10 +81,10 @@ export class Cluster {
     readonly version: k8s.VersionApi;
 
     constructor(readonly kc: k8s.KubeConfig) {
-        this.core = kc.makeApiClient(k8s.CoreV1Api);
-        this.apps = kc.makeApiClient(k8s.AppsV1Api);
-        this.policy = kc.makeApiClient(k8s.PolicyV1Api);
-        this.version = kc.makeApiClient(k8s.VersionApi);
+        this.core = readableErrors(kc.makeApiClient(k8s.CoreV1Api));
+        this.apps = readableErrors(kc.makeApiClient(k8s.AppsV1Api));
+        this.policy = readableErrors(kc.makeApiClient(k8s.PolicyV1Api));
+        this.version = readableErrors(kc.makeApiClient(k8s.VersionApi));
     }
 
     static connect(access: ClusterAccess = {}): Cluster {

@@ -15,7 +15,7 @@ import { rollout, writeSpec } from "./drainSupport.js";
 
 const KWOK = "(kwok nodes: built-in node checks not run)";
 const SA = { name: "kube-proxy-mode", namespace: "kube-system" };
-const NODES = ["canary-1", "workers-1", "workers-2", "workers-3"];
+const NODES = ["canary-1", "workers-1", "workers-2", "workers-3", "workers-4"];
 
 describe("@e2e RBAC: the rollout as a ServiceAccount bound to exactly the shipped role " + KWOK, function () {
     this.timeout(600_000);
@@ -26,7 +26,7 @@ describe("@e2e RBAC: the rollout as a ServiceAccount bound to exactly the shippe
     let spec: string;
 
     before(async () => {
-        cluster = await startCluster({ nodes: "kwok", pools: [["canary", 1], ["workers", 3]] });
+        cluster = await startCluster({ nodes: "kwok", pools: [["canary", 1], ["workers", 4]] });
         const c = clients(cluster);
         kc = c.kc;
         objects = k8s.KubernetesObjectApi.makeApiClient(kc);
@@ -91,6 +91,7 @@ describe("@e2e RBAC: the rollout as a ServiceAccount bound to exactly the shippe
         { node: "workers-1", kind: "ClusterRole", resource: "nodes", verb: "patch", refused: /cannot patch resource "nodes"/ },
         { node: "workers-2", kind: "ClusterRole", resource: "pods/eviction", verb: "create", refused: /cannot create resource "pods\/eviction"/ },
         { node: "workers-3", kind: "ClusterRole", resource: "pods", verb: "list", refused: /cannot list resource "pods"/ },
+        { node: "workers-4", kind: "Role", resource: "daemonsets", verb: "get", refused: /cannot get resource "daemonsets" in API group "apps" in the namespace "kube-system"/ },
     ];
     for (const c of cases) {
         it(`without ${c.verb} ${c.resource} (${c.kind}) the rollout fails and the error names the verb and the resource`, async () => {

@@ -46,8 +46,31 @@ describe("RBAC: one source for the manifest, the helper and the README", () => {
         const verbs = (rules: any[], res: string) => rules.filter((r) => r.resources.includes(res)).flatMap((r) => r.verbs).sort();
         assert.deepEqual(verbs(cr.rules, "pods/eviction"), ["create"]);
         assert.deepEqual(verbs(cr.rules, "pods"), ["list", "watch"]);
-        assert.deepEqual(verbs(role.rules, "pods"), ["create", "delete", "get", "list", "watch"]);
+        assert.deepEqual(verbs(role.rules, "pods"), ["create", "delete", "get"]);
         assert.equal(verbs([...cr.rules, ...role.rules], "endpointslices").length, 0);
         assert.ok(!JSON.stringify([cr, role]).includes('"*"'), "no wildcard");
+    });
+});
+
+describe("API errors name what the server refused", () => {
+    it("a 403 from client-node reads as one line with the verb and the resource, keeping its code", async () => {
+        const { readableErrors } = await import("../../components/cluster/client.js");
+        const status = {
+            kind: "Status",
+            message: 'nodes "n1" is forbidden: User "system:serviceaccount:kube-system:kube-proxy-mode" cannot patch resource "nodes" in API group "" at the cluster scope',
+            reason: "Forbidden",
+            code: 403,
+        };
+        // client-node's ApiException: code, body (the Status as text), and a message of several lines with the headers
+        const api = readableErrors({
+            patchNode: async () => {
+                throw Object.assign(new Error(`HTTP-Code: 403\nMessage: Unknown API Status Code!\nBody: ${JSON.stringify(JSON.stringify(status))}\nHeaders: {"audit-id":"x"}`), { code: 403, body: JSON.stringify(status) });
+            },
+        });
+        await assert.rejects(api.patchNode(), (e: any) => {
+            assert.equal(e.code, 403);
+            assert.equal(e.message, `403 Forbidden: ${status.message}`);
+            return true;
+        });
     });
 });
