@@ -56,7 +56,7 @@ export async function currentPlan(ctx: Context): Promise<{ inst: Installation; p
     const inst = await ctx.cluster.installation();
     const nodes = await ctx.cluster.nodeStates();
     const target = resolveTarget(inst, ctx.spec);
-    const { plan, findings } = planRollout(ctx.spec.pools, nodes, target, { tcpBeLiberal: ctx.spec.tcpBeLiberal });
+    const { plan, findings } = planRollout(ctx.spec.pools, nodes, target, { tcpBeLiberal: ctx.spec.tcpBeLiberal, fromMode: effectiveMode(inst.current.config), podTimeoutSeconds: parseDuration(ctx.spec.verify.podTimeout, "verify.podTimeout") });
     return { inst, plan, findings };
 }
 
