@@ -60,3 +60,33 @@ export function splitList(value: string | undefined): string[] | undefined {
         .map((s) => s.trim())
         .filter((s) => s !== "");
 }
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/**
+ * A Kubernetes object name as the CLI takes it: node names are DNS-1123 subdomains (at most 253
+ * characters of lower-case letters, digits, '-' and '.', each dot-separated part a DNS-1123
+ * label), namespaces and Service names DNS-1123 labels (at most 63, no dot). Anything else is
+ * refused before it reaches a field selector or a URL.
+ */
+export function requireName(value: string | undefined, flag: string, kind: "subdomain" | "label" = "subdomain"): string {
+    if (value === undefined || value === "") throw new CliError(`${flag} is required`);
+    const max = kind === "label" ? 63 : 253;
+    const ok = value.length <= max && (kind === "label" ? DNS1123_LABEL.test(value) : value.split(".").every((part) => part.length <= 63 && DNS1123_LABEL.test(part)));
+    if (!ok) {
+        throw new CliError(
+            `${flag} ${JSON.stringify(value)} is not a valid ${kind === "label" ? "DNS-1123 label" : "DNS-1123 subdomain"} name: ` +
+                `lower-case letters, digits and '-'${kind === "label" ? "" : " and '.'"}, starting and ending with a letter or digit, at most ${max} characters`,
+        );
+    }
+    return value;
+}
+
+/** "namespace/name" (a Service), each part a DNS-1123 label. */
+export function requireNamespacedName(value: string, flag: string): string {
+    const parts = value.split("/");
+    if (parts.length !== 2) throw new CliError(`${flag} ${JSON.stringify(value)}: expected NAMESPACE/NAME`);
+    requireName(parts[0], `${flag} namespace`, "label");
+    requireName(parts[1], `${flag} name`, "label");
+    return value;
+}

@@ -7,7 +7,7 @@ import { precheckCommand } from "./commands/precheck.js";
 import { promoteCommand } from "./commands/promote.js";
 import { renderCommand } from "./commands/render.js";
 import { cleanupCommand, rolloutCommand, statusCommand, verifyCommand } from "./commands/cluster.js";
-import { CliError, EXIT } from "./output.js";
+import { CliError, EXIT, terminalSafeText } from "./output.js";
 
 export interface Io {
     out(line: string): void;
@@ -85,7 +85,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
 
 /** The process entry point (bin/kube-proxy-mode). */
 export function runCli(): void {
-    const io: Io = { out: (l) => process.stdout.write(l + "\n"), err: (l) => process.stderr.write(l + "\n") };
+    // every line goes through terminalSafeText: a cluster value in a message cannot drive the terminal
+    const io: Io = { out: (l) => process.stdout.write(terminalSafeText(l) + "\n"), err: (l) => process.stderr.write(terminalSafeText(l) + "\n") };
     main(process.argv.slice(2), io).then(
         (code) => {
             process.exitCode = code;

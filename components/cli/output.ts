@@ -31,8 +31,37 @@ export function formatFinding(f: Finding): string {
     return `${f.severity}: ${f.field}: ${f.message}${f.fix ? `. Fix: ${f.fix}` : ""}`;
 }
 
-/** A plain text table: columns padded to their widest cell. */
-export function table(header: string[], rows: string[][]): string {
+// C0 controls (ESC, CR, BS, ...), DEL, C1 controls (8-bit CSI) and the bidi/direction overrides
+// that reorder what a terminal shows: none of them may reach the terminal from a cluster value
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const UNSAFE_BUT_NEWLINE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+function escapeChar(c: string): string {
+    if (c === "\n") return "\\n";
+    if (c === "\r") return "\\r";
+    if (c === "\t") return "\\t";
+    return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+}
+
+/**
+ * A value from the cluster (node name, kernel, OS image, label, log line) as one printable line:
+ * every control character, newline included, and every direction override is shown as an escape
+ * (`\u001b`, `\n`), so a value can neither drive the terminal nor forge a row. The one escaping
+ * function of the CLI: `table` applies it to every cell, and the CLI's output applies
+ * `terminalSafeText` to every line it writes.
+ */
+export function terminalSafe(value: string): string {
+    return value.replace(UNSAFE, escapeChar);
+}
+
+/** As terminalSafe, keeping line breaks: for text that is several lines on purpose (the CLI's own messages). */
+export function terminalSafeText(text: string): string {
+    return text.replace(UNSAFE_BUT_NEWLINE, escapeChar);
+}
+
+/** A plain text table: columns padded to their widest cell; every cell made terminal-safe, so one value is one cell. */
+export function table(header: string[], unsafeRows: string[][]): string {
+    const rows = unsafeRows.map((r) => r.map((c) => terminalSafe(c ?? "")));
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
     const line = (cells: string[]) =>
         cells

@@ -88,6 +88,37 @@ export function apiErrorMessage(e: unknown): string {
     return code ? `${code} ${body?.reason ?? ""}: ${String(msg).split("\n")[0]}`.replace(/ +:/, ":") : String(msg).split("\n")[0];
 }
 
+/**
+ * An API client whose errors read as one line naming what the server refused (for a 403:
+ * `403 Forbidden: nodes "n1" is forbidden: User "..." cannot patch resource "nodes" ...`), instead
+ * of client-node's "HTTP-Code: 403 Message: Unknown API Status Code! Body: ... Headers: ...".
+ * The error keeps its code and body, so callers still tell a 404 or a 409 apart.
+ */
+export function readableErrors<T extends object>(api: T): T {
+    return new Proxy(api, {
+        get(target, prop, receiver) {
+            const v = Reflect.get(target, prop, receiver);
+            if (typeof v !== "function") return v;
+            return (...args: unknown[]) => {
+                const r = v.apply(target, args);
+                return r instanceof Promise
+                    ? r.catch((e: unknown) => {
+                          if (e && typeof e === "object" && (e as any).code !== undefined && (e as any).body !== undefined) {
+                              const line = apiErrorMessage(e);
+                              try {
+                                  (e as Error).message = line;
+                              } catch {
+                                  /* a frozen error keeps its text */
+                              }
+                          }
+                          throw e;
+                      })
+                    : r;
+            };
+        },
+    });
+}
+
 export class Cluster {
     readonly core: k8s.CoreV1Api;
     readonly apps: k8s.AppsV1Api;
@@ -106,7 +137,7 @@ export class Cluster {
 
     /** An API client whose calls ride out blips (429, 5xx, a broken connection): see retry.ts. */
     protected api<T extends k8s.ApiType>(kind: new (config: k8s.Configuration) => T): T {
-        return withRetries(this.kc.makeApiClient(kind), (call, attempt, e, delay) => this.onRetry?.(call, attempt, e, delay));
+        return readableErrors(withRetries(this.kc.makeApiClient(kind), (call, attempt, e, delay) => this.onRetry?.(call, attempt, e, delay)));
     }
 
     static connect(access: ClusterAccess = {}): Cluster {

@@ -4,6 +4,7 @@ import * as k8s from "@kubernetes/client-node";
 import { parseCurrentConfig, type CurrentConfig } from "../core/config.js";
 import { canonicalDuringRollout, targetDaemonSetSpec } from "../core/daemonset.js";
 import { FLAVORS, type Flavor } from "../core/facts.js";
+import { blockingPdbs, decideDrain, describeRefusal, drainDeadline, podName, type DrainOptions, type DrainPdb } from "../core/drain.js";
 import { nodeFacts } from "../core/nodes.js";
 import { MARKS, rolloutObjectName, type NodeState } from "../core/plan.js";
 import { PROBE_SCRIPT } from "../core/probe.js";
@@ -232,39 +233,71 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         return list.items.filter((n) => n.spec?.unschedulable && n.metadata?.annotations?.[MARKS.cordonedAnnotation] === MARKS.managedByValue).map((n) => n.metadata!.name!);
     }
 
-    /** Evicts every pod on the node that a drain would (not DaemonSet or mirror pods), respecting PodDisruptionBudgets. */
-    async drain(node: string, timeoutSeconds: number, log: (l: string) => void): Promise<void> {
-        const deadline = Date.now() + timeoutSeconds * 1000;
-        const evictable = async () =>
-            (await this.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` })).items.filter(
-                (p) =>
-                    !p.metadata?.ownerReferences?.some((o) => o.kind === "DaemonSet") &&
-                    !p.metadata?.annotations?.["kubernetes.io/config.mirror"] &&
-                    p.status?.phase !== "Succeeded" &&
-                    p.status?.phase !== "Failed",
-            );
-        let blocked = "";
-        for (;;) {
-            const pods = await evictable();
-            if (pods.length === 0) return;
-            if (Date.now() > deadline) {
-                throw new Error(`drain of ${node} timed out after ${timeoutSeconds}s with ${pods.length} pod(s) left (${pods.map((p) => `${p.metadata!.namespace}/${p.metadata!.name}`).join(", ")})${blocked ? `: ${blocked}` : ""}`);
-            }
-            for (const p of pods) {
-                if (p.metadata?.deletionTimestamp) continue;
-                try {
-                    await this.core.createNamespacedPodEviction({
-                        name: p.metadata!.name!,
-                        namespace: p.metadata!.namespace!,
-                        body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name: p.metadata!.name!, namespace: p.metadata!.namespace! } },
-                    });
-                    log(`evicted ${p.metadata!.namespace}/${p.metadata!.name}`);
-                } catch (e) {
-                    if ((e as any)?.code === 429) blocked = `a PodDisruptionBudget blocks evicting ${p.metadata!.namespace}/${p.metadata!.name}; waiting`;
-                    else if (!isNotFound(e)) throw e;
+    /**
+     * Drains a node with kubectl drain's rules (core/drain.ts decides): DaemonSet, mirror and
+     * finished pods stay; bare pods and emptyDir pods are refused, naming each, unless the pool's
+     * drain options allow them, before anything is evicted. Evictions go through the Eviction API
+     * with each pod's own grace period, so PodDisruptionBudgets hold; a blocked eviction names the
+     * PDB that covers the pod. Returns when no such pod is left on the node (terminating pods gone).
+     * timeoutSeconds 0 waits for ever, as kubectl's.
+     */
+    async drain(node: string, timeoutSeconds: number, log: (l: string) => void, opts: DrainOptions = { force: false, deleteEmptyDirData: false }): Promise<void> {
+        const deadline = drainDeadline(Date.now(), timeoutSeconds);
+        const onNode = async () => (await this.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` })).items;
+        const first = decideDrain(await onNode(), opts);
+        if (first.refused.length) throw new Error(describeRefusal(node, first.refused));
+        for (const s of first.skipped) log(`drain skips ${s.pod}: ${s.reason}`);
+        const changes = new PodChanges(this.kc, node);
+        await changes.start();
+        const blockedBy = new Map<string, string>();
+        try {
+            for (;;) {
+                const decision = decideDrain(await onNode(), opts);
+                // a pod that arrived since the first look and is not ours to evict stops the drain too
+                if (decision.refused.length) throw new Error(describeRefusal(node, decision.refused));
+                const left = decision.evict;
+                if (left.length === 0) return;
+                if (Date.now() > deadline) {
+                    const blocked = [...blockedBy.entries()].map(([pod, why]) => `${pod}: ${why}`);
+                    throw new Error(
+                        `drain of ${node} timed out after ${timeoutSeconds}s with ${left.length} pod(s) left (${left.map(podName).join(", ")})` +
+                            (blocked.length ? `; ${blocked.join("; ")}` : ""),
+                    );
                 }
+                for (const p of left) {
+                    if (p.metadata?.deletionTimestamp) continue;
+                    const name = p.metadata!.name!;
+                    const namespace = p.metadata!.namespace!;
+                    try {
+                        const grace = p.spec?.terminationGracePeriodSeconds;
+                        await this.core.createNamespacedPodEviction({
+                            name,
+                            namespace,
+                            body: {
+                                apiVersion: "policy/v1",
+                                kind: "Eviction",
+                                metadata: { name, namespace },
+                                ...(grace !== undefined ? { deleteOptions: { gracePeriodSeconds: grace } } : {}),
+                            },
+                        });
+                        blockedBy.delete(podName(p));
+                        log(`evicted ${podName(p)}${grace !== undefined ? ` (grace period ${grace}s)` : ""}`);
+                    } catch (e) {
+                        if ((e as any)?.code === 429) {
+                            if (!blockedBy.has(podName(p))) {
+                                const pdbs = blockingPdbs((await this.policy.listNamespacedPodDisruptionBudget({ namespace })).items as DrainPdb[], p);
+                                const why = `eviction refused by PodDisruptionBudget ${pdbs.length ? pdbs.join(", ") : "(none found selecting it)"}: ${apiErrorMessage(e)}`;
+                                blockedBy.set(podName(p), why);
+                                log(`${podName(p)}: ${why}; waiting`);
+                            }
+                        } else if (!isNotFound(e)) throw e;
+                    }
+                }
+                // the watch wakes us when a pod on the node changes; retry a blocked eviction every 5s
+                await changes.next(Math.min(5000, Math.max(0, deadline - Date.now()) + 100));
             }
-            await sleep(1000);
+        } finally {
+            changes.stop();
         }
     }
 
@@ -398,37 +431,41 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         };
     }
 
-    /** Runs the probe (or the cleanup) in a short-lived pod pinned to the node; returns its output and whether it succeeded. */
-    async runProbe(node: string, opts: { image: string; action: "probe" | "cleanup"; env: Record<string, string>; timeoutSeconds: number }): Promise<{ output: string; succeeded: boolean }> {
+    /**
+     * The tolerations the probe pod gets: those of the installer's kube-proxy DaemonSet (its
+     * saved spec during a rollout), so the probe lands where kube-proxy runs and nowhere else.
+     */
+    async probeTolerations(): Promise<k8s.V1Toleration[]> {
+        const ds = await this.apps.readNamespacedDaemonSet({ name: this.names.daemonSet, namespace: this.names.namespace });
+        const saved = ds.metadata?.annotations?.[MARKS.originalSpecAnnotation];
+        const spec = saved ? (JSON.parse(saved) as k8s.V1DaemonSetSpec) : ds.spec;
+        return spec?.template?.spec?.tolerations ?? [];
+    }
+
+    /**
+     * Runs the probe (or the cleanup) in a short-lived pod pinned to the node; returns its output
+     * and whether it succeeded. The pod is privileged with the host network and the node's root
+     * at /host (the probe reads the host's tables through chroot /host and the host network's
+     * /proc/net); it does not share the host's PID namespace, tolerates only what the kube-proxy
+     * DaemonSet tolerates, and runs at the default priority unless priorityClassName is given.
+     */
+    async runProbe(
+        node: string,
+        opts: { image: string; action: "probe" | "cleanup"; env: Record<string, string>; timeoutSeconds: number; priorityClassName?: string },
+    ): Promise<{ output: string; succeeded: boolean }> {
         const namespace = this.names.namespace;
         const name = `kpm-${opts.action}-${node.replace(/[^a-z0-9-]/g, "-").slice(0, 30)}-${Math.random().toString(36).slice(2, 8)}`;
+        const tolerations = await this.probeTolerations();
         await this.core.createNamespacedPod({
             namespace,
             fieldManager: FIELD_MANAGER,
             body: {
                 metadata: { name, namespace, labels: { [MARKS.managedByLabel]: MARKS.managedByValue, [MARKS.probeLabel]: opts.action } },
-                spec: {
-                    nodeName: node,
-                    hostNetwork: true,
-                    hostPID: true,
-                    restartPolicy: "Never",
-                    priorityClassName: "system-node-critical",
-                    tolerations: [{ operator: "Exists" }],
-                    automountServiceAccountToken: false,
-                    containers: [
-                        {
-                            name: "probe",
-                            image: opts.image,
-                            command: ["sh", "-c", PROBE_SCRIPT],
-                            env: Object.entries({ KPM_ACTION: opts.action, ...opts.env }).map(([n, value]) => ({ name: n, value })),
-                            securityContext: { privileged: true },
-                            volumeMounts: [{ name: "host", mountPath: "/host" }],
-                        },
-                    ],
-                    volumes: [{ name: "host", hostPath: { path: "/" } }],
-                },
+                spec: probePodSpec(node, { ...opts, tolerations }),
             },
         });
+        const changes = new PodChanges(this.kc, node, namespace);
+        await changes.start();
         try {
             const deadline = Date.now() + opts.timeoutSeconds * 1000;
             for (;;) {
@@ -441,9 +478,10 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 if (Date.now() > deadline) {
                     throw new Error(`the ${opts.action} pod ${name} on ${node} did not finish within ${opts.timeoutSeconds}s (phase ${phase ?? "unknown"}); the node may not run pods from image ${opts.image}`);
                 }
-                await sleep(500);
+                await changes.next(2000);
             }
         } finally {
+            changes.stop();
             await this.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
         }
     }
@@ -623,4 +661,92 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 if ((e as { code?: number })?.code !== 409) throw e;
             });
     }
+}
+
+/**
+ * Wakes a waiter when a pod on a node changes (a watch on pods with spec.nodeName), so drains
+ * and probe waits react at once instead of polling every second. A watch that cannot start or
+ * ends only makes next() fall back to its timeout.
+ */
+export class PodChanges {
+    private waiters: (() => void)[] = [];
+    private request: { abort(): void } | undefined;
+    private dirty = false;
+
+    constructor(
+        private readonly kc: k8s.KubeConfig,
+        private readonly node: string,
+        private readonly namespace?: string,
+    ) {}
+
+    async start(): Promise<void> {
+        const path = this.namespace ? `/api/v1/namespaces/${this.namespace}/pods` : "/api/v1/pods";
+        try {
+            this.request = await new k8s.Watch(this.kc).watch(
+                path,
+                { fieldSelector: `spec.nodeName=${this.node}` },
+                () => this.wake(),
+                () => {
+                    this.request = undefined;
+                },
+            );
+        } catch {
+            this.request = undefined;
+        }
+    }
+
+    private wake(): void {
+        this.dirty = true;
+        for (const w of this.waiters.splice(0)) w();
+    }
+
+    /** Resolves at the next change (or at once if one came since the last call), or after ms. */
+    next(ms: number): Promise<void> {
+        if (this.dirty) {
+            this.dirty = false;
+            return Promise.resolve();
+        }
+        return new Promise((resolve) => {
+            const t = setTimeout(done, ms);
+            const self = this;
+            function done() {
+                clearTimeout(t);
+                self.dirty = false;
+                resolve();
+            }
+            this.waiters.push(done);
+        });
+    }
+
+    stop(): void {
+        this.request?.abort();
+        this.request = undefined;
+        this.wake();
+    }
+}
+
+/** The probe pod's spec (pure, so its privileges are reviewed and tested in one place). */
+export function probePodSpec(
+    node: string,
+    opts: { image: string; action: "probe" | "cleanup"; env: Record<string, string>; tolerations: k8s.V1Toleration[]; priorityClassName?: string },
+): k8s.V1PodSpec {
+    return {
+        nodeName: node,
+        hostNetwork: true,
+        restartPolicy: "Never",
+        ...(opts.priorityClassName ? { priorityClassName: opts.priorityClassName } : {}),
+        tolerations: opts.tolerations,
+        automountServiceAccountToken: false,
+        containers: [
+            {
+                name: "probe",
+                image: opts.image,
+                command: ["sh", "-c", PROBE_SCRIPT],
+                env: Object.entries({ KPM_ACTION: opts.action, ...opts.env }).map(([n, value]) => ({ name: n, value })),
+                securityContext: { privileged: true },
+                volumeMounts: [{ name: "host", mountPath: "/host" }],
+            },
+        ],
+        volumes: [{ name: "host", hostPath: { path: "/" } }],
+    };
 }

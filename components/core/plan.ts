@@ -1,5 +1,6 @@
 // The rollout plan: which nodes move, in which pool, in which batches. Pure.
 import { createHash } from "node:crypto";
+import { drainOptions, unroutedNodeFindings, type DrainOptions } from "./drain.js";
 import { parseDuration } from "./duration.js";
 import { nodeVerdict, type NodeFacts } from "./nodes.js";
 import { matchesSelector, parseSelector } from "./selector.js";
@@ -39,10 +40,12 @@ export interface PoolSpec {
     maxUnavailable?: number;
     /** wait after the pool, e.g. "10m" */
     soak?: string;
-    /** evict pods (respecting PodDisruptionBudgets) before moving a node */
-    drain?: boolean;
-    /** give up draining a node after this long (default 5m) */
+    /** evict pods (respecting PodDisruptionBudgets) before moving a node; true = kubectl drain without --force/--delete-emptydir-data */
+    drain?: boolean | Partial<DrainOptions>;
+    /** give up draining a node after this long (default 5m; "0" waits for ever, as kubectl) */
     drainTimeout?: string;
+    /** ipvs -> iptables without drain: accept that each node has no Service routing while kube-proxy is swapped */
+    allowUnroutedNode?: boolean;
 }
 
 /** A node as the planner sees it: its facts and where the rollout left it. */
@@ -67,6 +70,8 @@ export interface PoolPlan {
     maxUnavailable: number;
     soakSeconds: number;
     drain: boolean;
+    /** what the drain may evict (set when drain is) */
+    drainOptions?: DrainOptions;
     drainTimeoutSeconds: number;
     nodes: PlannedNode[];
     /** the nodes to move, in groups of at most maxUnavailable */
@@ -135,8 +140,13 @@ export function validatePools(pools: unknown): Finding[] {
                 out.push({ severity: "error", code: `pools.${key}`, field: `${field}.${key}`, message: (e as Error).message });
             }
         }
-        if (p?.drain !== undefined && typeof p.drain !== "boolean") {
-            out.push({ severity: "error", code: "pools.drain", field: `${field}.drain`, message: "drain must be true or false" });
+        const d = p?.drain;
+        const drainObject = typeof d === "object" && d !== null && !Array.isArray(d);
+        if (d !== undefined && typeof d !== "boolean" && !(drainObject && Object.entries(d).every(([k, v]) => ["force", "deleteEmptyDirData"].includes(k) && typeof v === "boolean"))) {
+            out.push({ severity: "error", code: "pools.drain", field: `${field}.drain`, message: "drain must be true, false or { force: true|false, deleteEmptyDirData: true|false }" });
+        }
+        if (p?.allowUnroutedNode !== undefined && typeof p.allowUnroutedNode !== "boolean") {
+            out.push({ severity: "error", code: "pools.allowUnroutedNode", field: `${field}.allowUnroutedNode`, message: "allowUnroutedNode must be true or false" });
         }
     });
     return out;
@@ -146,8 +156,9 @@ export function validatePools(pools: unknown): Finding[] {
  * Assigns every Linux node to exactly one pool, judges the kernels of the nodes that
  * will move, and cuts each pool into batches. Throws nothing: problems are findings.
  */
-export function planRollout(pools: PoolSpec[], nodes: NodeState[], target: RolloutTarget, opts: { tcpBeLiberal?: boolean } = {}): { plan: RolloutPlan; findings: Finding[] } {
+export function planRollout(pools: PoolSpec[], nodes: NodeState[], target: RolloutTarget, opts: { tcpBeLiberal?: boolean; fromMode?: ProxyMode; podTimeoutSeconds?: number } = {}): { plan: RolloutPlan; findings: Finding[] } {
     const findings = validatePools(pools);
+    if (!findings.some((f) => f.severity === "error")) findings.push(...unroutedNodeFindings(pools, opts.fromMode, target.mode, { podTimeoutSeconds: opts.podTimeoutSeconds }));
     const plan: RolloutPlan = { target, pools: [], moving: 0 };
     if (findings.some((f) => f.severity === "error")) return { plan, findings };
 
@@ -192,7 +203,8 @@ export function planRollout(pools: PoolSpec[], nodes: NodeState[], target: Rollo
             nodeSelector: spec.nodeSelector,
             maxUnavailable,
             soakSeconds: spec.soak ? parseDuration(spec.soak, `pools[${i}].soak`) : 0,
-            drain: spec.drain === true,
+            drain: drainOptions(spec.drain) !== undefined,
+            drainOptions: drainOptions(spec.drain),
             drainTimeoutSeconds: spec.drainTimeout ? parseDuration(spec.drainTimeout, `pools[${i}].drainTimeout`) : 300,
             nodes: planned,
             batches,
@@ -224,7 +236,7 @@ export function describePlan(plan: RolloutPlan): string {
         const done = p.nodes.filter((n) => n.action === "done").length;
         lines.push(
             `  ${i + 1}. pool ${p.name} (${p.nodeSelector}): ${p.nodes.length} node(s)${done ? `, ${done} already verified` : ""}, ` +
-                `max ${p.maxUnavailable} at a time${p.drain ? ", drain first" : ""}${p.soakSeconds ? `, soak ${p.soakSeconds}s after` : ""}`,
+                `max ${p.maxUnavailable} at a time${p.drain ? `, drain first${p.drainOptions?.force ? ", bare pods too" : ""}${p.drainOptions?.deleteEmptyDirData ? ", emptyDir data deleted" : ""}` : ""}${p.soakSeconds ? `, soak ${p.soakSeconds}s after` : ""}`,
         );
         p.batches.forEach((b, j) => lines.push(`       batch ${j + 1}: ${b.join(", ")}`));
     });

@@ -45,9 +45,14 @@ export interface VerifyInput {
     nodeChecks?: pulumi.Input<boolean>;
     /**
      * probe image: any image with sh (the host's tools run via chroot /host)
-     * @default "busybox:1.36"
+     * @default "busybox:1.36@sha256:73aaf090f3d85aa34ee199857f03fa3a95c8ede2ffd4cc2cdb5b94e566b11662" (busybox 1.36, pinned by digest)
      */
     image?: pulumi.Input<string>;
+    /**
+     * priority class of the probe pods
+     * @default none (the cluster's default priority)
+     */
+    priorityClassName?: pulumi.Input<string>;
     /**
      * Service ("namespace/name") each node must reach through its ClusterIP
      * @default "default/kubernetes"
@@ -86,15 +91,19 @@ export interface PoolInput {
      */
     soak?: pulumi.Input<string>;
     /**
-     * evict the node's pods (respecting PodDisruptionBudgets) before moving it
+     * evict the node's pods (respecting PodDisruptionBudgets) before moving it: true, or
+     * { force, deleteEmptyDirData } as kubectl drain's --force and --delete-emptydir-data (pods
+     * without a controller, and pods with emptyDir volumes, are refused without them)
      * @default false
      */
-    drain?: pulumi.Input<boolean>;
+    drain?: pulumi.Input<boolean | { force?: pulumi.Input<boolean>; deleteEmptyDirData?: pulumi.Input<boolean> }>;
     /**
-     * give up draining a node after this long; a duration longer than 0
+     * give up draining a node after this long; "0" waits for ever (as kubectl)
      * @default "5m"
      */
     drainTimeout?: pulumi.Input<string>;
+    /** ipvs -> iptables without drain: accept each node's gap in Service routing */
+    allowUnroutedNode?: pulumi.Input<boolean>;
 }
 
 export interface TargetInput {

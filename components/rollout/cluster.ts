@@ -82,6 +82,14 @@ export interface ProbeRun {
     action: "probe" | "cleanup";
     env: Record<string, string>;
     timeoutSeconds: number;
+    /** the probe pod's priority class (verify.priorityClassName); none by default */
+    priorityClassName?: string;
+}
+
+/** kubectl drain's --force (pods without a controller) and --delete-emptydir-data */
+export interface DrainOptions {
+    force?: boolean;
+    deleteEmptyDirData?: boolean;
 }
 
 export interface RolloutCluster {
@@ -105,7 +113,8 @@ export interface RolloutCluster {
     /** returns true when the rollout now holds the cordon (it cordoned it now, or earlier) */
     cordon(node: string): Promise<boolean>;
     uncordon(node: string): Promise<void>;
-    drain(node: string, timeoutSeconds: number, log: (l: string) => void): Promise<void>;
+    /** evicts what kubectl drain would, with its rules; timeoutSeconds 0 = no limit */
+    drain(node: string, timeoutSeconds: number, log: (l: string) => void, options?: DrainOptions): Promise<void>;
 
     /** kube-proxy's pods on one node; without a node, on every node (one request) */
     kubeProxyPods(node?: string): Promise<KubeProxyPod[]>;

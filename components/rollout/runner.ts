@@ -113,7 +113,7 @@ export async function currentPlan(ctx: Context): Promise<{ inst: Installation; p
     const inst = await ctx.cluster.installation();
     const nodes = await ctx.cluster.nodes();
     const target = resolveTarget(inst, ctx.spec);
-    const { plan, findings } = planRollout(ctx.spec.pools, nodes, target, { tcpBeLiberal: ctx.spec.tcpBeLiberal });
+    const { plan, findings } = planRollout(ctx.spec.pools, nodes, target, { tcpBeLiberal: ctx.spec.tcpBeLiberal, fromMode: effectiveMode(inst.current.config), podTimeoutSeconds: parseDuration(ctx.spec.verify.podTimeout, "verify.podTimeout") });
     return { inst, plan, findings, nodes };
 }
 
@@ -171,7 +171,7 @@ export async function verifyNode(ctx: Context, node: string, mode: ProxyMode, op
     }
     const expect = { mode, maxSyncAgeSeconds: parseDuration(v.maxSyncAge, "verify.maxSyncAge"), connect: env.KPM_SERVICE_IP !== undefined, node };
     const probe = async () => {
-        const { output } = await ctx.cluster.runProbe(node, { image: v.image, action: "probe", env, timeoutSeconds: 120 });
+        const { output } = await ctx.cluster.runProbe(node, { image: v.image, action: "probe", env, timeoutSeconds: 120, priorityClassName: v.priorityClassName });
         return judgeProbe(parseProbeOutput(output), expect);
     };
     let checks = await probe();
@@ -179,7 +179,7 @@ export async function verifyNode(ctx: Context, node: string, mode: ProxyMode, op
     if (leftovers && !leftovers.ok && opts.cleanLeftovers) {
         opts.log(`kube-proxy left ${leftovers.detail.replace(/^left behind: /, "")}; removing them`);
         // KPM_MODE: the objects of the mode the node's kube-proxy runs now are its live state, not leftovers
-        const { output } = await ctx.cluster.runProbe(node, { image: v.image, action: "cleanup", env: { KPM_MODE: mode }, timeoutSeconds: 120 });
+        const { output } = await ctx.cluster.runProbe(node, { image: v.image, action: "cleanup", env: { KPM_MODE: mode }, timeoutSeconds: 120, priorityClassName: v.priorityClassName });
         for (const line of output.split("\n").filter((l) => l && !l.startsWith("###"))) opts.log(`cleanup: ${line}`);
         checks = await probe();
     }
@@ -263,8 +263,8 @@ async function moveNode(ctx: Context, inst: Installation, pool: PoolPlan, n: Rol
         ours = await ctx.cluster.cordon(node);
         log(ours ? "cordoned" : "was already cordoned (left so)");
         if (pool.drain && !handBack) {
-            log(`draining (timeout ${pool.drainTimeoutSeconds ? formatDuration(pool.drainTimeoutSeconds) : "none"})`);
-            await ctx.cluster.drain(node, pool.drainTimeoutSeconds, log);
+            log(`draining (timeout ${pool.drainTimeoutSeconds === 0 ? "none" : formatDuration(pool.drainTimeoutSeconds)})`);
+            await ctx.cluster.drain(node, pool.drainTimeoutSeconds, log, pool.drainOptions);
             log("drained");
         }
         interrupted();
@@ -277,7 +277,7 @@ async function moveNode(ctx: Context, inst: Installation, pool: PoolPlan, n: Rol
             await ctx.cluster.setPlacement(node, MARKS.holdValue);
             await ctx.cluster.waitForKubeProxy(node, MARKS.holdValue, podTimeout);
             log("kube-proxy stopped; removing ipvs leftovers (iptables mode does not)");
-            const { output } = await ctx.cluster.runProbe(node, { image: ctx.spec.verify.image, action: "cleanup", env: {}, timeoutSeconds: 120 });
+            const { output } = await ctx.cluster.runProbe(node, { image: ctx.spec.verify.image, action: "cleanup", env: {}, timeoutSeconds: 120, priorityClassName: ctx.spec.verify.priorityClassName });
             for (const line of output.split("\n").filter((l) => l && !l.startsWith("###"))) log(`cleanup: ${line}`);
             step = "restart";
         }

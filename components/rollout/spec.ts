@@ -25,6 +25,12 @@ export function durationSchema(opts: { positive: boolean }) {
 
 const nonEmpty = (what: string, example: string) => z.string().min(1, `${what} must not be empty; e.g. ${example}, or leave it out for the default`);
 
+/**
+ * busybox 1.36 from Docker Hub, pinned by its digest so the privileged probe pod cannot change
+ * under a re-pushed tag (the digest as several public projects pin busybox:1.36; override with verify.image).
+ */
+export const DEFAULT_PROBE_IMAGE = "busybox:1.36@sha256:73aaf090f3d85aa34ee199857f03fa3a95c8ede2ffd4cc2cdb5b94e566b11662";
+
 export const hookSchema = z
     .object({
         /** names the hook in logs and errors; unique among the hooks */
@@ -43,8 +49,10 @@ export const verifySchema = z
     .object({
         /** run the built-in node checks in a probe pod on each node (needs nodes that run pods) */
         nodeChecks: z.boolean().default(true),
-        /** image of the probe pod: busybox with the host's tools via chroot, or any image with sh */
-        image: nonEmpty("verify.image", "busybox:1.36").default("busybox:1.36"),
+        /** image of the probe pod: busybox with the host's tools via chroot, or any image with sh; pinned by digest */
+        image: nonEmpty("verify.image", "busybox:1.36").default(DEFAULT_PROBE_IMAGE),
+        /** priority class of the probe pod; default: none (the cluster's default priority) */
+        priorityClassName: z.string().optional(),
         /** "namespace/name" of a Service to connect to from each node */
         service: z.string().regex(/^[a-z0-9-]+\/[a-z0-9-.]+$/, "verify.service is namespace/name").default("default/kubernetes"),
         /** a last rule sync older than this fails the node */
@@ -75,10 +83,12 @@ export const poolSchema = z
         maxUnavailable: z.number().int().min(1).optional(),
         /** wait after the pool before the next one; default 0s */
         soak: durationSchema({ positive: false }).optional(),
-        /** evict pods (respecting PodDisruptionBudgets) before moving a node; default false */
-        drain: z.boolean().optional(),
-        /** give up draining a node after this long; default 5m */
-        drainTimeout: durationSchema({ positive: true }).optional(),
+        /** evict pods (respecting PodDisruptionBudgets) before moving a node; { force, deleteEmptyDirData } as kubectl drain's flags; default false */
+        drain: z.union([z.boolean(), z.object({ force: z.boolean().optional(), deleteEmptyDirData: z.boolean().optional() }).strict()]).optional(),
+        /** give up draining a node after this long ("0": no limit, as kubectl); default 5m */
+        drainTimeout: durationSchema({ positive: false }).optional(),
+        /** an ipvs -> iptables move without drain leaves the node without Service routing for a while: say yes to that */
+        allowUnroutedNode: z.boolean().optional(),
     })
     .strict();
 

@@ -184,7 +184,7 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
 
     it("ipvs -> iptables (ipvs state from the SIMULATED stand-in): kube-proxy is stopped, the leftovers removed, then the real iptables kube-proxy starts", async () => {
         cluster = await startCluster({ nodes: "real", mode: "ipvs", pools: [["canary", 1]] });
-        ws = await workspace(cluster, { mode: "iptables", pools: [POOLS[0]], verify: VERIFY });
+        ws = await workspace(cluster, { mode: "iptables", pools: [{ ...POOLS[0], allowUnroutedNode: true }], verify: VERIFY });
         await ws.stack.up({ onOutput });
         const out = lines.join("");
         assert.match(out, /kube-proxy stopped; removing ipvs leftovers \(iptables mode does not\)/);

@@ -170,7 +170,7 @@ describe("KubeProxyMode inputs (Pulumi mocks)", () => {
             ["duplicate hook names", { verify: { hooks: [{ name: "h", command: ["true"] }, { name: "h", command: ["false"] }] } }, /verify\.hooks\[1\]\.name: hook name "h" is used twice/],
             ['target.podSelector: ""', { target: { podSelector: "" } }, /target\.podSelector: target\.podSelector must not be empty; e\.g\. k8s-app=kube-proxy/],
             ["a misspelt target.nmespace", { target: { nmespace: "kube-system" } }, /target: unknown field\(s\) "nmespace": check the spelling/],
-            ["a pool's drainTimeout: 0", { pools: [POOLS[0], { ...POOLS[1], drain: true, drainTimeout: "0" }] }, /pools\[1\]\.drainTimeout: "0" must be longer than 0/],
+            ["a pool's drainTimeout: 10 minutes", { pools: [POOLS[0], { ...POOLS[1], drain: true, drainTimeout: "10 minutes" }] }, /pools\[1\]\.drainTimeout: .*"10 minutes" is not a duration/],
             ["a pool's soak: soon", { pools: [{ ...POOLS[0], soak: "soon" }, POOLS[1]] }, /pools\[0\]\.soak: .*"soon" is not a duration/],
             ["a misspelt pool field", { pools: [{ ...POOLS[0], maxUnavailible: 2 }, POOLS[1]] }, /pools\[0\]: unknown field\(s\) "maxUnavailible"/],
             ['kubeconfig: ""', { kubeconfig: "" }, /kubeconfig: is empty: pass the kubeconfig's content/],

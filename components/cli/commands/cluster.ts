@@ -9,7 +9,7 @@ import { apiErrorMessage, clusterIdentity, clusterName, loadKubeConfig, normaliz
 import { KubeProxyCluster, namesFor, NotFound } from "../../cluster/kubeProxy.js";
 import { currentPlan, finish, runPools, RolloutBusy, RolloutFailure, RolloutInterrupted, verifyNode, type Context } from "../../rollout/runner.js";
 import { rolloutSpecSchema, verifySchema, type RolloutSpec } from "../../rollout/spec.js";
-import { parseFlags, readInput, requireMode } from "../args.js";
+import { parseFlags, readInput, requireMode, requireName, requireNamespacedName } from "../args.js";
 import { CliError, EXIT, table } from "../output.js";
 import type { Io } from "../main.js";
 
@@ -181,11 +181,14 @@ One row per node: pool label, the configuration it runs (hash, or canonical), th
 configuration, the mode the process reports (with --probe, which runs a probe pod per node),
 kernel, and whether and how it was verified.
 
+With --probe it creates a privileged pod on every node (kube-system, host network, the node's
+root filesystem mounted at /host); each is deleted afterwards.
+
   --flavor kubeadm|eks    where the installer keeps kube-proxy (default kubeadm)
   --probe                 run a probe pod per node: the mode its kube-proxy reports and whether a
                           connection to a Service's ClusterIP flows (needs nodes that run pods)
   --service NS/NAME       the Service --probe connects to (default default/kubernetes)
-  --image IMAGE           probe image (default busybox:1.36)
+  --image IMAGE           probe image (default: busybox 1.36 pinned by digest)
 ${ACCESS_HELP}`;
 
 export async function statusCommand(argv: string[], io: Io): Promise<number> {
@@ -194,7 +197,9 @@ export async function statusCommand(argv: string[], io: Io): Promise<number> {
         io.out(STATUS_HELP);
         return EXIT.ok;
     }
+    if (flags.service !== undefined) requireNamespacedName(flags.service, "--service");
     const { cluster } = connect(flags, flavorOf(flags.flavor));
+    if (flags.probe) io.err("status --probe: creating a privileged probe pod (host network, the node's root at /host) in kube-system on each node");
     try {
         const inst = await cluster.installation();
         const canonicalHash = configHash(inst.current.text);
@@ -265,11 +270,13 @@ export const VERIFY_HELP = `kube-proxy-mode verify --node NAME [--mode MODE]
 
 Runs the built-in checks on one node: the mode the process chose (/proxyMode and its start-up
 log line), leftovers of other modes, rule sync health, and a connection to a Service's ClusterIP.
+Creates a privileged pod on the node (kube-system, host network, the node's root filesystem
+mounted at /host) to run the checks; it is deleted afterwards.
 
   --node NAME             required
   --mode MODE             the mode expected (default: the mode of the configuration the node runs)
   --service NS/NAME       Service to connect to (default default/kubernetes)
-  --image IMAGE           probe image (default busybox:1.36)
+  --image IMAGE           probe image (default: busybox 1.36 pinned by digest)
   --flavor kubeadm|eks
 ${ACCESS_HELP}
 
@@ -290,22 +297,24 @@ export async function verifyCommand(argv: string[], io: Io): Promise<number> {
         io.out(VERIFY_HELP);
         return EXIT.ok;
     }
-    if (!flags.node) throw new CliError("--node is required");
+    const node = requireName(flags.node, "--node");
+    if (flags.service !== undefined) requireNamespacedName(flags.service, "--service");
     const flavor = flavorOf(flags.flavor);
     const mode = flags.mode !== undefined ? requireMode(flags.mode) : undefined;
     const verify = verifySchema.parse({ ...(flags.service ? { service: flags.service } : {}), ...(flags.image ? { image: flags.image } : {}) });
     const { cluster } = connect(flags, flavor);
     const log = (l: string) => io.err(`[${stamp()}] ${l}`);
+    io.err(`verify: creating a privileged probe pod (host network, the node's root at /host) in kube-system on ${node}`);
     try {
-        const expected = mode ?? (await nodeMode(cluster, flags.node));
+        const expected = mode ?? (await nodeMode(cluster, node));
         const spec = { verify, flavor, pools: [], target: { hash: "", mode: expected, config: "" }, onFailure: "stop" } as unknown as RolloutSpec;
-        const checks = await verifyNode({ cluster, spec, log }, flags.node, expected, { cleanLeftovers: false, log });
+        const checks = await verifyNode({ cluster, spec, log }, node, expected, { cleanLeftovers: false, log });
         const ok = checks.every((c) => c.ok);
-        if (flags.json) io.out(JSON.stringify({ node: flags.node, mode: expected, ok, checks }, null, 2));
+        if (flags.json) io.out(JSON.stringify({ node: node, mode: expected, ok, checks }, null, 2));
         else io.out(table(["CHECK", "RESULT", "DETAIL"], checks.map((c) => [c.check, c.ok ? "ok" : "FAILED", c.detail])));
         return ok ? EXIT.ok : EXIT.failed;
     } catch (e) {
-        throw new CliError(`verify ${flags.node}: ${e instanceof NotFound ? e.message : (e as Error).message ?? apiErrorMessage(e)}`, EXIT.failed);
+        throw new CliError(`verify ${node}: ${e instanceof NotFound ? e.message : (e as Error).message ?? apiErrorMessage(e)}`, EXIT.failed);
     }
 }
 
@@ -317,7 +326,7 @@ now stay), and nothing of other agents: their KUBE-* chains, ipsets, virtual ser
 are listed as "not ours, left alone". Refuses while the node's kube-proxy runs in ipvs mode.
 
   --node NAME       required
-  --image IMAGE     probe image (default busybox:1.36)
+  --image IMAGE     probe image (default: busybox 1.36 pinned by digest)
   --flavor kubeadm|eks
 ${ACCESS_HELP}`;
 
@@ -327,23 +336,23 @@ export async function cleanupCommand(argv: string[], io: Io): Promise<number> {
         io.out(CLEANUP_HELP);
         return EXIT.ok;
     }
-    if (!flags.node) throw new CliError("--node is required");
+    const node = requireName(flags.node, "--node");
     const { cluster } = connect(flags, flavorOf(flags.flavor));
     try {
-        const running = (await cluster.kubeProxyPods(flags.node)).filter((p) => !p.deleting);
-        const mode = running.length ? await nodeMode(cluster, flags.node) : undefined;
+        const running = (await cluster.kubeProxyPods(node)).filter((p) => !p.deleting);
+        const mode = running.length ? await nodeMode(cluster, node) : undefined;
         if (mode === "ipvs") {
-            throw new CliError(`cleanup ${flags.node}: its kube-proxy runs in ipvs mode; move the node first (rollout), or stop kube-proxy there`, EXIT.invalid);
+            throw new CliError(`cleanup ${node}: its kube-proxy runs in ipvs mode; move the node first (rollout), or stop kube-proxy there`, EXIT.invalid);
         }
         const image = flags.image ?? verifySchema.parse({}).image;
-        const { output, succeeded } = await cluster.runProbe(flags.node, { image, action: "cleanup", env: mode ? { KPM_MODE: mode } : {}, timeoutSeconds: 120 });
+        const { output, succeeded } = await cluster.runProbe(node, { image, action: "cleanup", env: mode ? { KPM_MODE: mode } : {}, timeoutSeconds: 120 });
         const lines = output.split("\n").filter((l) => l && !l.startsWith("###"));
-        if (flags.json) io.out(JSON.stringify({ node: flags.node, ok: succeeded, removed: lines }, null, 2));
+        if (flags.json) io.out(JSON.stringify({ node: node, ok: succeeded, removed: lines }, null, 2));
         else io.out(lines.length ? lines.join("\n") : "nothing to remove");
         return succeeded ? EXIT.ok : EXIT.failed;
     } catch (e) {
         if (e instanceof CliError) throw e;
-        throw new CliError(`cleanup ${flags.node}: ${(e as Error).message ?? apiErrorMessage(e)}`, EXIT.failed);
+        throw new CliError(`cleanup ${node}: ${(e as Error).message ?? apiErrorMessage(e)}`, EXIT.failed);
     }
 }
 

@@ -1,0 +1,170 @@
+// Which pods a node drain evicts, skips or refuses, with kubectl drain's rules; which
+// PodDisruptionBudget blocks an eviction; and the rule for moves that leave a node without
+// kube-proxy for a while. Pure: pod and PDB objects in, decisions out.
+import type { Finding, ProxyMode } from "./types.js";
+
+/** The parts of a Pod a drain decision reads. */
+export interface DrainPod {
+    metadata?: {
+        name?: string;
+        namespace?: string;
+        labels?: Record<string, string>;
+        annotations?: Record<string, string>;
+        ownerReferences?: { kind: string; name: string; controller?: boolean }[];
+        deletionTimestamp?: unknown;
+    };
+    spec?: { volumes?: { name: string; emptyDir?: unknown }[]; terminationGracePeriodSeconds?: number };
+    status?: { phase?: string };
+}
+
+/** How a pool drains: `drain: true` is `{ force: false, deleteEmptyDirData: false }`. */
+export interface DrainOptions {
+    /** evict pods no controller owns (kubectl drain --force): nothing recreates them */
+    force: boolean;
+    /** evict pods with emptyDir volumes (kubectl drain --delete-emptydir-data): their data is lost */
+    deleteEmptyDirData: boolean;
+}
+
+export const MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror";
+
+export interface DrainRefusal {
+    pod: string;
+    reason: string;
+    /** the pool option that would allow the eviction */
+    option: "drain.force" | "drain.deleteEmptyDirData";
+}
+
+export interface DrainDecision {
+    evict: DrainPod[];
+    skipped: { pod: string; reason: string }[];
+    refused: DrainRefusal[];
+}
+
+export function podName(p: DrainPod): string {
+    return `${p.metadata?.namespace ?? ""}/${p.metadata?.name ?? ""}`;
+}
+
+/** The pool's `drain` value as options; undefined when the pool does not drain. */
+export function drainOptions(drain: boolean | Partial<DrainOptions> | undefined): DrainOptions | undefined {
+    if (drain === undefined || drain === false) return undefined;
+    if (drain === true) return { force: false, deleteEmptyDirData: false };
+    return { force: drain.force === true, deleteEmptyDirData: drain.deleteEmptyDirData === true };
+}
+
+/**
+ * kubectl drain's filters, in its order: mirror pods (the kubelet's static pods) and DaemonSet
+ * pods are skipped, finished pods are skipped (they hold nothing), pods without a controller
+ * need `force`, pods with an emptyDir volume need `deleteEmptyDirData`. Every pod that is not
+ * allowed is refused, each with its reason, so one message names them all.
+ */
+export function decideDrain(pods: DrainPod[], opts: DrainOptions): DrainDecision {
+    const out: DrainDecision = { evict: [], skipped: [], refused: [] };
+    for (const p of pods) {
+        const name = podName(p);
+        if (p.metadata?.annotations?.[MIRROR_POD_ANNOTATION] !== undefined) {
+            out.skipped.push({ pod: name, reason: "mirror pod (static pod of the kubelet)" });
+            continue;
+        }
+        const controller = p.metadata?.ownerReferences?.find((o) => o.controller === true);
+        if (controller?.kind === "DaemonSet") {
+            out.skipped.push({ pod: name, reason: `DaemonSet pod (${controller.name})` });
+            continue;
+        }
+        if (p.status?.phase === "Succeeded" || p.status?.phase === "Failed") {
+            out.skipped.push({ pod: name, reason: `finished (${p.status.phase})` });
+            continue;
+        }
+        let allowed = true;
+        if (!controller && !opts.force) {
+            out.refused.push({ pod: name, reason: "no controller owns it (a bare pod is not recreated elsewhere)", option: "drain.force" });
+            allowed = false;
+        }
+        const emptyDirs = (p.spec?.volumes ?? []).filter((v) => v.emptyDir !== undefined && v.emptyDir !== null).map((v) => v.name);
+        if (emptyDirs.length && !opts.deleteEmptyDirData) {
+            out.refused.push({ pod: name, reason: `emptyDir volume(s) ${emptyDirs.join(", ")} (their data is deleted with the pod)`, option: "drain.deleteEmptyDirData" });
+            allowed = false;
+        }
+        if (allowed) out.evict.push(p);
+    }
+    return out;
+}
+
+/** The refusal as one message naming each pod and the option that would allow it. */
+export function describeRefusal(node: string, refused: DrainRefusal[]): string {
+    const options = [...new Set(refused.map((r) => r.option))];
+    const set = options.map((o) => (o === "drain.force" ? "force: true" : "deleteEmptyDirData: true")).join(", ");
+    return (
+        `drain of ${node} refused: ${refused.map((r) => `${r.pod}: ${r.reason}, allowed by ${r.option}`).join("; ")}. ` +
+        `Set drain: { ${set} } on the pool to evict them (kubectl drain ${options.map((o) => (o === "drain.force" ? "--force" : "--delete-emptydir-data")).join(" ")}), or move these pods off the node first`
+    );
+}
+
+/** The parts of a PodDisruptionBudget that say which pods it covers. */
+export interface DrainPdb {
+    metadata?: { name?: string; namespace?: string };
+    spec?: {
+        selector?: {
+            matchLabels?: Record<string, string>;
+            matchExpressions?: { key: string; operator: string; values?: string[] }[];
+        };
+    };
+}
+
+/** Whether a PDB's label selector selects the pod (an empty selector selects every pod in policy/v1). */
+export function pdbSelects(pdb: DrainPdb, pod: DrainPod): boolean {
+    if (pdb.metadata?.namespace !== undefined && pod.metadata?.namespace !== undefined && pdb.metadata.namespace !== pod.metadata.namespace) return false;
+    const sel = pdb.spec?.selector;
+    if (!sel) return false; // policy/v1: a null selector selects nothing
+    const labels = pod.metadata?.labels ?? {};
+    for (const [k, v] of Object.entries(sel.matchLabels ?? {})) if (labels[k] !== v) return false;
+    for (const e of sel.matchExpressions ?? []) {
+        const has = Object.prototype.hasOwnProperty.call(labels, e.key);
+        const values = e.values ?? [];
+        if (e.operator === "In" && !(has && values.includes(labels[e.key]))) return false;
+        if (e.operator === "NotIn" && has && values.includes(labels[e.key])) return false;
+        if (e.operator === "Exists" && !has) return false;
+        if (e.operator === "DoesNotExist" && has) return false;
+    }
+    return true;
+}
+
+/** The names of the PDBs that cover a pod. */
+export function blockingPdbs(pdbs: DrainPdb[], pod: DrainPod): string[] {
+    return pdbs.filter((b) => pdbSelects(b, pod)).map((b) => `${b.metadata?.namespace}/${b.metadata?.name}`);
+}
+
+/** kubectl's meaning of a drain timeout: 0 waits for ever. */
+export function drainDeadline(startMs: number, timeoutSeconds: number): number {
+    return timeoutSeconds === 0 ? Number.POSITIVE_INFINITY : startMs + timeoutSeconds * 1000;
+}
+
+/**
+ * ipvs -> iptables stops kube-proxy on the node, removes the ipvs state, then starts the
+ * iptables one: in between no process routes Services on that node. A pool that does not drain
+ * keeps its workloads there, so it must say it accepts that (`allowUnroutedNode: true`).
+ */
+export function unroutedNodeFindings(
+    pools: { name: string; drain?: unknown; allowUnroutedNode?: boolean }[],
+    from: ProxyMode | undefined,
+    to: ProxyMode,
+    opts: { podTimeoutSeconds?: number; cleanupTimeoutSeconds?: number } = {},
+): Finding[] {
+    if (from !== "ipvs" || to !== "iptables") return [];
+    const podTimeout = opts.podTimeoutSeconds ?? 180;
+    const cleanup = opts.cleanupTimeoutSeconds ?? 120;
+    const out: Finding[] = [];
+    pools.forEach((p, i) => {
+        const drains = p.drain === true || (typeof p.drain === "object" && p.drain !== null);
+        if (drains || p.allowUnroutedNode === true) return;
+        out.push({
+            severity: "error",
+            code: "pools.unroutedNode",
+            field: `pools[${i}].drain`,
+            message:
+                `pool ${p.name} moves ipvs -> iptables without draining: on each node kube-proxy is stopped, the ipvs state removed, then the iptables kube-proxy started, ` +
+                `so the node's pods have no Service routing for that time (usually tens of seconds; at most ${cleanup}s for the cleanup plus ${podTimeout}s for each kube-proxy to stop and start, verify.podTimeout)`,
+            fix: `set drain: true on pool ${p.name} (its pods leave the node first), or allowUnroutedNode: true to accept the gap`,
+        });
+    });
+    return out;
+}

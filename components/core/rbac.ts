@@ -1,0 +1,88 @@
+// The permissions kube-proxy-mode uses, as data: one source for the shipped manifest
+// (rbac/kube-proxy-mode.yaml), the Pulumi helper (components/pulumi/rbac.ts) and the README.
+// Pure.
+//
+// WARNING: "create pods in kube-system" with a privileged container and hostPath: / (the probe
+// pod) is cluster-admin-equivalent: whoever holds this Role can run anything as root on any node
+// and read every credential there. Bind it only to the identity that runs rollouts.
+import * as YAML from "yaml";
+
+export interface PolicyRule {
+    apiGroups: string[];
+    resources: string[];
+    verbs: string[];
+    resourceNames?: string[];
+}
+
+/** One rule and why the tool needs it (the README's table is this list). */
+export interface Permission {
+    rule: PolicyRule;
+    scope: "cluster" | "kube-system";
+    why: string;
+}
+
+export const PERMISSIONS: Permission[] = [
+    { scope: "cluster", rule: { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "patch"] }, why: "read kernels and labels; cordon, label, annotate" },
+    { scope: "cluster", rule: { apiGroups: [""], resources: ["pods"], verbs: ["list", "watch"] }, why: "drain: the pods on a node (every namespace), watched while they leave" },
+    { scope: "cluster", rule: { apiGroups: [""], resources: ["pods/eviction"], verbs: ["create"] }, why: "drain through the Eviction API (PodDisruptionBudgets hold)" },
+    { scope: "cluster", rule: { apiGroups: ["policy"], resources: ["poddisruptionbudgets"], verbs: ["list"] }, why: "name the PodDisruptionBudget that blocks an eviction" },
+    { scope: "cluster", rule: { apiGroups: [""], resources: ["services"], verbs: ["get", "list"] }, why: "NodePort findings (list); verify.service's ClusterIP (get)" },
+    {
+        scope: "cluster",
+        rule: { apiGroups: ["apiextensions.k8s.io"], resources: ["customresourcedefinitions"], verbs: ["get"], resourceNames: ["prometheusrules.monitoring.coreos.com"] },
+        why: "only with alerts: whether the PrometheusRule CRD exists",
+    },
+    { scope: "kube-system", rule: { apiGroups: [""], resources: ["pods"], verbs: ["create", "get", "delete"] }, why: "run the probe pods (privileged, hostPath /: cluster-admin-equivalent); kube-proxy's pods are listed and watched through the cluster-wide rule" },
+    { scope: "kube-system", rule: { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] }, why: "kube-proxy's start-up log, the probe's output" },
+    { scope: "kube-system", rule: { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "create", "patch", "delete"] }, why: "read kube-proxy's; the rollout's ConfigMap; the canonical update" },
+    { scope: "kube-system", rule: { apiGroups: ["apps"], resources: ["daemonsets"], verbs: ["get", "list", "create", "update", "delete"] }, why: "the rollout's DaemonSet; the installer's spec saved and restored" },
+    { scope: "kube-system", rule: { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] }, why: "one rollout per cluster at a time (a Lease)" },
+];
+
+export interface RbacOptions {
+    /** name of the ClusterRole, Role and bindings (default kube-proxy-mode) */
+    name?: string;
+    /** where kube-proxy lives (default kube-system) */
+    namespace?: string;
+    /** the identity that runs rollouts (default ServiceAccount kube-system/kube-proxy-mode) */
+    serviceAccount?: { name: string; namespace: string };
+}
+
+/** The RBAC objects, in the order they are applied: ClusterRole, ClusterRoleBinding, Role, RoleBinding. */
+export function rbacObjects(opts: RbacOptions = {}): Record<string, any>[] {
+    const name = opts.name ?? "kube-proxy-mode";
+    const namespace = opts.namespace ?? "kube-system";
+    const sa = opts.serviceAccount ?? { name: "kube-proxy-mode", namespace: "kube-system" };
+    const labels = { "app.kubernetes.io/name": "kube-proxy-mode" };
+    const subjects = [{ kind: "ServiceAccount", name: sa.name, namespace: sa.namespace }];
+    const rules = (scope: Permission["scope"]) => PERMISSIONS.filter((p) => p.scope === scope).map((p) => ({ ...p.rule }));
+    return [
+        { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name, labels }, rules: rules("cluster") },
+        { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name, labels }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name }, subjects },
+        { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name, namespace, labels }, rules: rules("kube-system") },
+        { apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name, namespace, labels }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name }, subjects },
+    ];
+}
+
+export const RBAC_MANIFEST_HEADER = `# kube-proxy-mode: exactly the permissions the rollout and the CLI use (generated from
+# components/core/rbac.ts; a unit test keeps this file and that source identical).
+# WARNING: creating pods in kube-system with a privileged container and hostPath: / (the probe
+# pod) is cluster-admin-equivalent: bind this only to the identity that runs rollouts.
+# Not included: prometheusrules (monitoring.coreos.com) get/create/patch/delete in
+# alerts.namespace, needed by the Pulumi provider's identity only when alerts are on.
+`;
+
+/** The shipped manifest's text (rbac/kube-proxy-mode.yaml). */
+export function renderRbacManifest(opts: RbacOptions = {}): string {
+    return RBAC_MANIFEST_HEADER + rbacObjects(opts).map((o) => YAML.stringify(o)).join("---\n");
+}
+
+/** The README's permission table. */
+export function permissionTable(): string {
+    const rows = PERMISSIONS.map((p) => {
+        const group = p.rule.apiGroups[0] ? ` (${p.rule.apiGroups[0]})` : "";
+        const names = p.rule.resourceNames ? ` \`${p.rule.resourceNames.join(", ")}\`` : "";
+        return `| ${p.rule.resources.join(", ")}${group} | ${p.scope === "cluster" ? "cluster-wide" : "kube-system"} | ${p.rule.verbs.join(", ")}${names} | ${p.why} |`;
+    });
+    return ["| resource | where | verbs | why |", "| --- | --- | --- | --- |", ...rows].join("\n");
+}

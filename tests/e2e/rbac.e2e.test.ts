@@ -1,0 +1,112 @@
+// Least privilege, proven: a rollout run as a ServiceAccount bound to exactly the shipped
+// ClusterRole and Role succeeds; with one permission taken away in turn it fails, and the error
+// names the verb and the resource that were refused. kwok nodes (built-in node checks off), so
+// the probe pods' permissions (pods create, pods/log in kube-system) are not exercised here.
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import type { ClusterState } from "../../scripts/referenceCluster.js";
+import { rbacObjects } from "../../components/core/rbac.js";
+import { MARKS } from "../../components/core/plan.js";
+import { clients, startCluster, stopCluster } from "./support.js";
+import { rollout, writeSpec } from "./drainSupport.js";
+
+const KWOK = "(kwok nodes: built-in node checks not run)";
+const SA = { name: "kube-proxy-mode", namespace: "kube-system" };
+const NODES = ["canary-1", "workers-1", "workers-2", "workers-3", "workers-4"];
+
+describe("@e2e RBAC: the rollout as a ServiceAccount bound to exactly the shipped role " + KWOK, function () {
+    this.timeout(600_000);
+    let cluster: ClusterState | undefined;
+    let kc: k8s.KubeConfig;
+    let objects: k8s.KubernetesObjectApi;
+    let saKubeconfig: string;
+    let spec: string;
+
+    before(async () => {
+        cluster = await startCluster({ nodes: "kwok", pools: [["canary", 1], ["workers", 4]] });
+        const c = clients(cluster);
+        kc = c.kc;
+        objects = k8s.KubernetesObjectApi.makeApiClient(kc);
+        // one pool per node, so each case moves a node of its own
+        for (const n of NODES) await c.core.patchNode({ name: n, body: { metadata: { labels: { "e2e-case": n } } } }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch));
+        // a workload pod on every node, so each drain needs pods/eviction
+        for (const n of NODES) {
+            await c.apps.createNamespacedReplicaSet({
+                namespace: "default",
+                body: {
+                    metadata: { name: `app-${n}` },
+                    spec: {
+                        replicas: 1,
+                        selector: { matchLabels: { app: n } },
+                        template: { metadata: { labels: { app: n } }, spec: { nodeSelector: { "e2e-case": n }, tolerations: [{ key: "kwok.x-k8s.io/node", operator: "Exists" }], terminationGracePeriodSeconds: 1, containers: [{ name: "c", image: "stand-in" }] } },
+                    },
+                },
+            });
+        }
+        await c.core.createNamespacedServiceAccount({ namespace: SA.namespace, body: { metadata: { name: SA.name } } });
+        for (const o of rbacObjects()) await objects.create(o as k8s.KubernetesObject);
+        const token = await c.core.createNamespacedServiceAccountToken({ name: SA.name, namespace: SA.namespace, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+        const admin = kc.getCurrentCluster()!;
+        const sa = new k8s.KubeConfig();
+        sa.loadFromOptions({
+            clusters: [{ name: "reference", server: admin.server, caData: admin.caData, caFile: admin.caFile, skipTLSVerify: admin.skipTLSVerify }],
+            users: [{ name: "kube-proxy-mode", token: token.status!.token }],
+            contexts: [{ name: "sa", cluster: "reference", user: "kube-proxy-mode" }],
+            currentContext: "sa",
+        });
+        saKubeconfig = join(mkdtempSync(join(tmpdir(), "kpm-sa-")), "kubeconfig");
+        writeFileSync(saKubeconfig, sa.exportConfig(), { mode: 0o600 });
+        spec = await writeSpec(cluster, NODES.map((n) => ({ name: n, nodeSelector: `e2e-case=${n}`, drain: true, drainTimeout: "60s" })));
+        for (let i = 0; i < 120; i++) {
+            const running = (await c.core.listNamespacedPod({ namespace: "default" })).items.filter((p) => p.status?.phase === "Running").length;
+            if (running === NODES.length) return;
+            await new Promise((r) => setTimeout(r, 500));
+        }
+        throw new Error("the workload pods did not start");
+    });
+    after(async () => stopCluster(cluster));
+
+    /** Replaces the ClusterRole or Role with one whose rule for `resource` lacks `verb`. */
+    async function withoutPermission(kind: "ClusterRole" | "Role", resource: string, verb: string) {
+        const all = rbacObjects();
+        const role = structuredClone(all.find((o) => o.kind === kind)!);
+        role.rules = role.rules.map((r: any) => (r.resources.includes(resource) ? { ...r, verbs: r.verbs.filter((v: string) => v !== verb) } : r)).filter((r: any) => r.verbs.length);
+        const full = all.find((o) => o.kind === kind)!;
+        await objects.replace({ ...role, metadata: { ...full.metadata } } as k8s.KubernetesObject);
+        return async () => void (await objects.replace(full as k8s.KubernetesObject));
+    }
+
+    it("a rollout with drain, run as the ServiceAccount bound to exactly the shipped role, succeeds", async () => {
+        const r = await rollout(saKubeconfig, spec, "canary-1");
+        assert.equal(r.code, 0, r.stdout + r.stderr);
+        assert.match(r.stdout, /evicted default\/app-canary-1-/);
+        const n = await clients(cluster!).core.readNode({ name: "canary-1" });
+        assert.ok(n.metadata?.labels?.[MARKS.configLabel], "canary-1 moved");
+    });
+
+    const cases: { node: string; kind: "ClusterRole" | "Role"; resource: string; verb: string; refused: RegExp }[] = [
+        { node: "workers-1", kind: "ClusterRole", resource: "nodes", verb: "patch", refused: /cannot patch resource "nodes"/ },
+        { node: "workers-2", kind: "ClusterRole", resource: "pods/eviction", verb: "create", refused: /cannot create resource "pods\/eviction"/ },
+        { node: "workers-3", kind: "ClusterRole", resource: "pods", verb: "list", refused: /cannot list resource "pods"/ },
+        { node: "workers-4", kind: "Role", resource: "daemonsets", verb: "get", refused: /cannot get resource "daemonsets" in API group "apps" in the namespace "kube-system"/ },
+    ];
+    for (const c of cases) {
+        it(`without ${c.verb} ${c.resource} (${c.kind}) the rollout fails and the error names the verb and the resource`, async () => {
+            const restore = await withoutPermission(c.kind, c.resource, c.verb);
+            try {
+                // RBAC changes reach the authorizer through its informer: give it a moment
+                await new Promise((r) => setTimeout(r, 2000));
+                const r = await rollout(saKubeconfig, spec, c.node);
+                assert.equal(r.code, 1, r.stdout + r.stderr);
+                assert.match(r.stderr, c.refused);
+                assert.match(r.stderr, /system:serviceaccount:kube-system:kube-proxy-mode/);
+                assert.doesNotMatch(r.stderr + r.stdout, /eyJ[A-Za-z0-9_-]{20,}/, "no token in the output");
+            } finally {
+                await restore();
+            }
+        });
+    }
+});

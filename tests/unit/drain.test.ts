@@ -1,0 +1,98 @@
+// kubectl drain's rules as a pure decision: which pods a drain evicts, skips and refuses (and
+// why), which PodDisruptionBudget blocks a pod, drainTimeout 0, and the ipvs -> iptables rule
+// for pools that do not drain.
+import assert from "node:assert/strict";
+import { blockingPdbs, decideDrain, describeRefusal, drainDeadline, drainOptions, unroutedNodeFindings, type DrainPod } from "../../components/core/drain.js";
+import { planRollout, validatePools } from "../../components/core/plan.js";
+import { poolSchema } from "../../components/rollout/spec.js";
+
+const owned = (kind: string, name: string) => [{ kind, name, controller: true }];
+const pod = (name: string, extra: Partial<DrainPod> & { labels?: Record<string, string> } = {}): DrainPod => ({
+    metadata: { name, namespace: "apps", labels: extra.labels, ...(extra.metadata ?? {}) },
+    spec: extra.spec ?? {},
+    status: extra.status ?? { phase: "Running" },
+});
+
+const pods: DrainPod[] = [
+    pod("web-1", { metadata: { name: "web-1", namespace: "apps", ownerReferences: owned("ReplicaSet", "web-7f") } }),
+    pod("agent-x", { metadata: { name: "agent-x", namespace: "apps", ownerReferences: owned("DaemonSet", "agent") } }),
+    pod("static-x", { metadata: { name: "static-x", namespace: "apps", annotations: { "kubernetes.io/config.mirror": "abc" } } }),
+    pod("bare", {}),
+    pod("cache-1", { metadata: { name: "cache-1", namespace: "apps", ownerReferences: owned("StatefulSet", "cache") }, spec: { volumes: [{ name: "scratch", emptyDir: {} }, { name: "cfg" }] } }),
+    pod("done-job", { status: { phase: "Succeeded" } }),
+];
+
+describe("drain with kubectl's rules (pure decision)", () => {
+    it("drain: true skips DaemonSet, mirror and finished pods, and refuses the bare pod and the emptyDir pod, naming each and its option", () => {
+        const d = decideDrain(pods, drainOptions(true)!);
+        assert.deepEqual(d.evict.map((p) => p.metadata!.name), ["web-1"]);
+        assert.deepEqual(d.skipped.map((s) => s.pod), ["apps/agent-x", "apps/static-x", "apps/done-job"]);
+        assert.deepEqual(
+            d.refused.map((r) => [r.pod, r.option]),
+            [
+                ["apps/bare", "drain.force"],
+                ["apps/cache-1", "drain.deleteEmptyDirData"],
+            ],
+        );
+        const msg = describeRefusal("n1", d.refused);
+        assert.match(msg, /drain of n1 refused: apps\/bare: no controller owns it.*allowed by drain\.force; apps\/cache-1: emptyDir volume\(s\) scratch .*allowed by drain\.deleteEmptyDirData/);
+        assert.match(msg, /Set drain: \{ force: true, deleteEmptyDirData: true \} on the pool/);
+    });
+    it("force evicts the bare pod but still refuses emptyDir data; both options evict both", () => {
+        const forced = decideDrain(pods, { force: true, deleteEmptyDirData: false });
+        assert.deepEqual(forced.evict.map((p) => p.metadata!.name), ["web-1", "bare"]);
+        assert.deepEqual(forced.refused.map((r) => r.pod), ["apps/cache-1"]);
+        const both = decideDrain(pods, { force: true, deleteEmptyDirData: true });
+        assert.deepEqual(both.evict.map((p) => p.metadata!.name), ["web-1", "bare", "cache-1"]);
+        assert.equal(both.refused.length, 0);
+    });
+    it("a non-controller owner reference does not make a pod managed", () => {
+        const p = pod("x", { metadata: { name: "x", namespace: "apps", ownerReferences: [{ kind: "ReplicaSet", name: "r", controller: false }] } });
+        assert.deepEqual(decideDrain([p], drainOptions(true)!).refused.map((r) => r.option), ["drain.force"]);
+    });
+    it("names the PDB whose selector selects the pod (matchLabels and matchExpressions, same namespace only)", () => {
+        const web = pod("web-1", { labels: { app: "web", tier: "front" } });
+        const pdbs = [
+            { metadata: { name: "web-pdb", namespace: "apps" }, spec: { selector: { matchLabels: { app: "web" } } } },
+            { metadata: { name: "other", namespace: "apps" }, spec: { selector: { matchLabels: { app: "db" } } } },
+            { metadata: { name: "expr", namespace: "apps" }, spec: { selector: { matchExpressions: [{ key: "tier", operator: "In", values: ["front"] }] } } },
+            { metadata: { name: "elsewhere", namespace: "prod" }, spec: { selector: { matchLabels: { app: "web" } } } },
+            { metadata: { name: "no-selector", namespace: "apps" }, spec: {} },
+        ];
+        assert.deepEqual(blockingPdbs(pdbs, web), ["apps/web-pdb", "apps/expr"]);
+    });
+    it("drainTimeout 0 waits for ever, as kubectl's", () => {
+        assert.equal(drainDeadline(1000, 0), Number.POSITIVE_INFINITY);
+        assert.equal(drainDeadline(1000, 5), 6000);
+    });
+    it("the pool accepts drain: { force, deleteEmptyDirData } and rejects other shapes, naming the field", () => {
+        assert.equal(poolSchema.safeParse({ name: "w", nodeSelector: "a=b", drain: { force: true, deleteEmptyDirData: true } }).success, true);
+        assert.equal(poolSchema.safeParse({ name: "w", nodeSelector: "a=b", drain: { forced: true } }).success, false);
+        assert.deepEqual(validatePools([{ name: "w", nodeSelector: "a=b", drain: { force: true } }]), []);
+        const bad = validatePools([{ name: "w", nodeSelector: "a=b", drain: { force: "yes" } }]);
+        assert.deepEqual(bad.map((f) => f.field), ["pools[0].drain"]);
+        const { plan } = planRollout([{ name: "w", nodeSelector: "a=b", drain: { force: true }, drainTimeout: "0" }], [], { hash: "h", mode: "nftables", canonical: false });
+        assert.deepEqual([plan.pools[0].drain, plan.pools[0].drainOptions, plan.pools[0].drainTimeoutSeconds], [true, { force: true, deleteEmptyDirData: false }, 0]);
+    });
+});
+
+describe("ipvs -> iptables leaves a node without Service routing: drain or allowUnroutedNode", () => {
+    const target = { hash: "h", mode: "iptables" as const, canonical: false };
+    it("a pool that neither drains nor allows it fails the plan, saying how long and naming the fix", () => {
+        const { findings } = planRollout([{ name: "workers", nodeSelector: "a=b" }], [], target, { fromMode: "ipvs" });
+        const f = findings.find((x) => x.code === "pools.unroutedNode");
+        assert.ok(f, "expected a pools.unroutedNode finding");
+        assert.equal(f.severity, "error");
+        assert.equal(f.field, "pools[0].drain");
+        assert.match(f.message, /no Service routing for that time .*at most 120s for the cleanup plus 180s/);
+        assert.match(f.fix!, /drain: true .*allowUnroutedNode: true/);
+    });
+    it("drain: true, drain options or allowUnroutedNode: true pass; other moves are not concerned", () => {
+        for (const p of [{ drain: true }, { drain: { force: true } }, { allowUnroutedNode: true }]) {
+            assert.deepEqual(unroutedNodeFindings([{ name: "w", ...p }], "ipvs", "iptables"), []);
+        }
+        assert.deepEqual(unroutedNodeFindings([{ name: "w" }], "ipvs", "nftables"), []);
+        assert.deepEqual(unroutedNodeFindings([{ name: "w" }], "nftables", "iptables"), []);
+        assert.deepEqual(unroutedNodeFindings([{ name: "w", drain: false }], "ipvs", "iptables").map((f) => f.code), ["pools.unroutedNode"]);
+    });
+});

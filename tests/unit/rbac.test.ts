@@ -1,0 +1,76 @@
+// Least privilege has one source: the shipped manifest, the Pulumi helper and the README's table
+// all come from components/core/rbac.ts; and that source grants what the tool calls, no more.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import * as YAML from "yaml";
+import { permissionTable, rbacObjects, renderRbacManifest } from "../../components/core/rbac.js";
+import { ROOT } from "../helpers.js";
+
+describe("RBAC: one source for the manifest, the helper and the README", () => {
+    it("rbac/kube-proxy-mode.yaml is exactly what components/core/rbac.ts renders, and says it is cluster-admin-equivalent", () => {
+        const shipped = readFileSync(join(ROOT, "rbac", "kube-proxy-mode.yaml"), "utf8");
+        assert.equal(shipped, renderRbacManifest(), "regenerate: node -e 'process.stdout.write(require(\"./dist/components/core/rbac.js\").renderRbacManifest())' > rbac/kube-proxy-mode.yaml");
+        assert.match(shipped, /cluster-admin-equivalent/);
+        assert.deepEqual(YAML.parseAllDocuments(shipped).map((d) => d.toJS().kind), ["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]);
+    });
+    it("package.json ships the rbac folder", () => {
+        assert.ok(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).files.includes("rbac"));
+    });
+    it("the README's permission table is the generated one", () => {
+        assert.ok(readFileSync(join(ROOT, "README.md"), "utf8").includes(permissionTable()), "README.md must contain permissionTable() verbatim");
+    });
+    it("kubeProxyModeRbac creates the same objects, bound to the given ServiceAccount", async () => {
+        const created: { type: string; inputs: any }[] = [];
+        await pulumi.runtime.setMocks({ newResource: (a) => (created.push({ type: a.type, inputs: a.inputs }), { id: `${a.name}-id`, state: a.inputs }), call: () => ({}) }, "p", "s", false);
+        const { kubeProxyModeRbac } = await import("../../components/pulumi/rbac.js");
+        const sa = { name: "rollouts", namespace: "ops" };
+        const r = kubeProxyModeRbac("kpm", { serviceAccount: sa });
+        await new Promise<void>((res) => r.roleBinding.urn.apply(() => res()));
+        await new Promise((res) => setTimeout(res, 50));
+        const want = rbacObjects({ serviceAccount: sa });
+        const typeOf = (kind: string) => `kubernetes:rbac.authorization.k8s.io/v1:${kind}`;
+        assert.deepEqual(created.map((c) => c.type).sort(), want.map((o) => typeOf(o.kind)).sort());
+        for (const o of want) {
+            const { apiVersion: _a, kind: _k, ...body } = o;
+            const got = { ...created.find((c) => c.type === typeOf(o.kind))!.inputs };
+            delete got.apiVersion;
+            delete got.kind;
+            assert.deepEqual(got, body, o.kind);
+        }
+        assert.deepEqual(created.find((c) => c.type === typeOf("ClusterRoleBinding"))!.inputs.subjects, [{ kind: "ServiceAccount", name: "rollouts", namespace: "ops" }]);
+    });
+    it("grants exactly the calls the tool makes: pods/eviction everywhere, pods create only in kube-system, no endpointslices", () => {
+        const [cr, , role] = rbacObjects();
+        const verbs = (rules: any[], res: string) => rules.filter((r) => r.resources.includes(res)).flatMap((r) => r.verbs).sort();
+        assert.deepEqual(verbs(cr.rules, "pods/eviction"), ["create"]);
+        assert.deepEqual(verbs(cr.rules, "pods"), ["list", "watch"]);
+        assert.deepEqual(verbs(role.rules, "pods"), ["create", "delete", "get"]);
+        assert.equal(verbs([...cr.rules, ...role.rules], "endpointslices").length, 0);
+        assert.ok(!JSON.stringify([cr, role]).includes('"*"'), "no wildcard");
+    });
+});
+
+describe("API errors name what the server refused", () => {
+    it("a 403 from client-node reads as one line with the verb and the resource, keeping its code", async () => {
+        const { readableErrors } = await import("../../components/cluster/client.js");
+        const status = {
+            kind: "Status",
+            message: 'nodes "n1" is forbidden: User "system:serviceaccount:kube-system:kube-proxy-mode" cannot patch resource "nodes" in API group "" at the cluster scope',
+            reason: "Forbidden",
+            code: 403,
+        };
+        // client-node's ApiException: code, body (the Status as text), and a message of several lines with the headers
+        const api = readableErrors({
+            patchNode: async () => {
+                throw Object.assign(new Error(`HTTP-Code: 403\nMessage: Unknown API Status Code!\nBody: ${JSON.stringify(JSON.stringify(status))}\nHeaders: {"audit-id":"x"}`), { code: 403, body: JSON.stringify(status) });
+            },
+        });
+        await assert.rejects(api.patchNode(), (e: any) => {
+            assert.equal(e.code, 403);
+            assert.equal(e.message, `403 Forbidden: ${status.message}`);
+            return true;
+        });
+    });
+});
