@@ -1,4 +1,4 @@
-// The checked facts from shared/reference/DOMAIN.md that the rules are made of.
+// The checked facts the rules are made of (sources and wording: docs/facts.md, the repository's own copy).
 // A number or a name appears here once; rules and messages read it from here.
 import type { ProxyMode } from "./types.js";
 

@@ -168,18 +168,18 @@ describe("verification record", () => {
 });
 
 describe("alerts", () => {
-    const DOMAIN_EXPRESSIONS = [
+    const FACTS_EXPRESSIONS = [
         "sum by (node) (rate(kubeproxy_sync_proxy_rules_nftables_sync_failures_total[5m])) > 0",
         "sum by (node) (rate(kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total[5m])) > 0",
         "time() - max by (node) (kubeproxy_sync_proxy_rules_last_timestamp_seconds) > 300",
     ];
-    it("holds DOMAIN.md's three expressions verbatim (shared/reference/DOMAIN.md section 3), and the ipvs alert; the README explains each", () => {
+    it("holds the three expressions of docs/facts.md verbatim, and the ipvs alert; the README explains each", () => {
         const rules = alertRules({ nodeLabel: "node", alertLabels: {} });
         assert.deepEqual(rules.map((r) => r.alert), ["KubeProxyNFTablesSyncFailing", "KubeProxyNFTablesCleanupFailing", "KubeProxyRulesStale", "KubeProxyStillOnIPVS"]);
-        assert.deepEqual(rules.slice(0, 3).map((r) => r.expr), DOMAIN_EXPRESSIONS);
-        // the reference beside the repository (CI copies shared/ there too) holds each one, line for line
-        const domain = readFileSync(join(ROOT, "..", "shared", "reference", "DOMAIN.md"), "utf8").split("\n").map((l) => l.trim());
-        for (const e of DOMAIN_EXPRESSIONS) assert.ok(domain.includes(e), `DOMAIN.md has ${e}`);
+        assert.deepEqual(rules.slice(0, 3).map((r) => r.expr), FACTS_EXPRESSIONS);
+        // the repository's own copy of the facts holds each one, line for line
+        const facts = readFileSync(join(ROOT, "docs", "facts.md"), "utf8").split("\n").map((l) => l.trim());
+        for (const e of FACTS_EXPRESSIONS) assert.ok(facts.includes(e), `docs/facts.md has ${e}`);
         assert.equal(rules[3].expr, "max by (node) (kubeproxy_sync_proxy_rules_last_timestamp_seconds) unless on (node) max by (node) (kubeproxy_sync_full_proxy_rules_duration_seconds_count)");
         const readme = readFileSync(join(ROOT, "README.md"), "utf8");
         const section = readme.slice(readme.indexOf("### Alerts for the weeks after"));
