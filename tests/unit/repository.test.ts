@@ -51,3 +51,11 @@ describe("the repository stands alone", () => {
         for (const line of [`// shared by every subcommand`, `const shared = 1;`, `join(ROOT, "docs", "facts.md")`]) assert.ok(!OUTSIDE_PATH.test(line), line);
     });
 });
+
+describe("the README's component example", () => {
+    it("is examples/component/index.ts, quoted verbatim (that file is typechecked in the build and by the consumer e2e)", () => {
+        const example = readFileSync(join(ROOT, "examples", "component", "index.ts"), "utf8");
+        const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+        assert.ok(readme.includes("```ts\n" + example + "```"), "README.md quotes examples/component/index.ts in a ts block");
+    });
+});
