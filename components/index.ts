@@ -9,7 +9,14 @@ import { parseCurrentConfig } from "./core/config.js";
 import { nodeFacts, nodeVerdict } from "./core/nodes.js";
 import { renderConfiguration } from "./core/render.js";
 import { validateDesired } from "./core/settings.js";
-import { hasErrors, InputError, type Change, type DesiredSettings, type Finding, type ProxyMode } from "./core/types.js";
+import {
+    hasErrors,
+    InputError,
+    type Change,
+    type DesiredSettings,
+    type Finding,
+    type ProxyMode,
+} from "./core/types.js";
 import type { NodeVerdict } from "./core/nodes.js";
 
 export { KubeProxyMode, KUBE_PROXY_MODE_TYPE } from "./pulumi/kubeProxyMode.js";
@@ -55,7 +62,10 @@ export function renderKubeProxyConfig(current: string, desired: DesiredSettings)
     const validated = validateDesired(desired);
     if (!validated.settings) {
         const first = validated.findings.find((f) => f.severity === "error");
-        throw new InputError(validated.findings.map((f) => `${f.field}: ${f.message}`).join("; "), first?.field ?? "desired");
+        throw new InputError(
+            validated.findings.map((f) => `${f.field}: ${f.message}`).join("; "),
+            first?.field ?? "desired",
+        );
     }
     const parsed = parseCurrentConfig(current, "current");
     const r = renderConfiguration(parsed, validated.settings);
@@ -77,6 +87,10 @@ export function renderKubeProxyConfig(current: string, desired: DesiredSettings)
  *
  * @param opts.tcpBeLiberal whether the target sets conntrack.tcpBeLiberal (no conntrack warning on kernels older than 6.1)
  */
-export function precheckNodes(nodes: readonly object[], mode: ProxyMode, opts: { tcpBeLiberal?: boolean } = {}): NodeVerdict[] {
+export function precheckNodes(
+    nodes: readonly object[],
+    mode: ProxyMode,
+    opts: { tcpBeLiberal?: boolean } = {},
+): NodeVerdict[] {
     return nodes.map((n) => nodeVerdict(nodeFacts(n), mode, opts));
 }

@@ -47,7 +47,12 @@ export class MigrationRefused extends Error {
         const errors = findings.filter((f) => f.severity === "error");
         super(
             `kube-proxy-mode refuses this change (${errors.length} problem(s)):\n` +
-                errors.map((f) => `- ${f.field}: ${f.message}${f.nodes?.length ? ` [nodes: ${f.nodes.join(", ")}]` : ""}${f.fix ? `\n  fix: ${f.fix}` : ""}`).join("\n"),
+                errors
+                    .map(
+                        (f) =>
+                            `- ${f.field}: ${f.message}${f.nodes?.length ? ` [nodes: ${f.nodes.join(", ")}]` : ""}${f.fix ? `\n  fix: ${f.fix}` : ""}`,
+                    )
+                    .join("\n"),
         );
         this.name = "MigrationRefused";
     }
@@ -70,12 +75,17 @@ export function decideMigration(snapshot: ClusterSnapshot, desiredInput: unknown
     const rendered = renderConfiguration(snapshot.current, settings, version);
     const hash = configHash(rendered.config);
     const target = { hash, mode: settings.mode, canonical: rendered.config === snapshot.current.text };
-    const { plan, findings: planFindings } = planRollout(pools, snapshot.nodes, target, { tcpBeLiberal: rendered.after.conntrack?.tcpBeLiberal === true });
+    const { plan, findings: planFindings } = planRollout(pools, snapshot.nodes, target, {
+        tcpBeLiberal: rendered.after.conntrack?.tcpBeLiberal === true,
+    });
     findings.push(...rendered.findings, ...planFindings);
     const exposed = snapshot.services.filter((s) => s.nodePorts.length > 0);
     for (const f of findings) {
         if ((f.code === "nodePort.reach" || f.code === "nodePort.localhost") && exposed.length) {
-            f.message += `. ${exposed.length} Service(s) expose NodePorts: ${exposed.slice(0, 8).map((s) => `${s.namespace}/${s.name} (${s.nodePorts.join(", ")})`).join(", ")}${exposed.length > 8 ? ", ..." : ""}`;
+            f.message += `. ${exposed.length} Service(s) expose NodePorts: ${exposed
+                .slice(0, 8)
+                .map((s) => `${s.namespace}/${s.name} (${s.nodePorts.join(", ")})`)
+                .join(", ")}${exposed.length > 8 ? ", ..." : ""}`;
         }
     }
     if (findings.some((f) => f.severity === "error")) throw new MigrationRefused(findings);

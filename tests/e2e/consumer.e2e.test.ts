@@ -73,18 +73,31 @@ describe("@e2e consumer: the packed package in a scratch Pulumi TypeScript proje
         it(`${end.name} (@pulumi/pulumi ${end.pulumi}, @pulumi/kubernetes ${end.kubernetes}): one copy of each SDK, no type error in the README example or the package's own declarations (third-party typings: see KNOWN_LEAKING), the package loads`, async () => {
             const dir = join(work, end.name.replace(/ /g, "-"));
             await must("mkdir", ["-p", dir], work);
-            writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "consumer", version: "0.0.0", private: true }));
+            writeFileSync(
+                join(dir, "package.json"),
+                JSON.stringify({ name: "consumer", version: "0.0.0", private: true }),
+            );
             writeFileSync(join(dir, "tsconfig.json"), JSON.stringify(PULUMI_TSCONFIG, null, 4));
             copyFileSync(join(ROOT, "examples", "component", "index.ts"), join(dir, "index.ts"));
-            const deps = [tarball, `@pulumi/pulumi@${end.pulumi}`, `@pulumi/kubernetes@${end.kubernetes}`, "typescript@~5.9.3", "@types/node@^20.19.0"];
+            const deps = [
+                tarball,
+                `@pulumi/pulumi@${end.pulumi}`,
+                `@pulumi/kubernetes@${end.kubernetes}`,
+                "typescript@~5.9.3",
+                "@types/node@^20.19.0",
+            ];
             await must("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", ...deps], dir);
 
             // one copy of each SDK: the user's own versions, no nested ones under kube-proxy-mode
-            const ls = JSON.parse((await runAsync("npm", ["ls", "--all", "--json", "@pulumi/pulumi", "@pulumi/kubernetes"], { cwd: dir })).stdout);
+            const ls = JSON.parse(
+                (await runAsync("npm", ["ls", "--all", "--json", "@pulumi/pulumi", "@pulumi/kubernetes"], { cwd: dir }))
+                    .stdout,
+            );
             const versions = new Map<string, Set<string>>();
             const visit = (deps: Record<string, { version: string; dependencies?: object }> = {}) => {
                 for (const [name, d] of Object.entries(deps)) {
-                    if (name.startsWith("@pulumi/")) versions.set(name, new Set([...(versions.get(name) ?? []), d.version]));
+                    if (name.startsWith("@pulumi/"))
+                        versions.set(name, new Set([...(versions.get(name) ?? []), d.version]));
                     visit(d.dependencies as never);
                 }
             };
@@ -92,14 +105,30 @@ describe("@e2e consumer: the packed package in a scratch Pulumi TypeScript proje
             assert.deepEqual([...(versions.get("@pulumi/pulumi") ?? [])], [end.pulumi]);
             assert.deepEqual([...(versions.get("@pulumi/kubernetes") ?? [])], [end.kubernetes]);
 
-            const tsc = await runAsync(process.execPath, [join(dir, "node_modules", "typescript", "bin", "tsc"), "--noEmit", "-p", "."], { cwd: dir });
+            const tsc = await runAsync(
+                process.execPath,
+                [join(dir, "node_modules", "typescript", "bin", "tsc"), "--noEmit", "-p", "."],
+                { cwd: dir },
+            );
             const errors = tsc.stdout.split("\n").filter((l) => /error TS\d+/.test(l));
             const own = errors.filter((l) => !KNOWN_LEAKING.test(l));
             assert.deepEqual(own, [], "the example and the package's own declarations typecheck");
             const bytes = bytesUnder(join(dir, "node_modules"));
-            const packages = new Set((await runAsync("npm", ["ls", "--all", "--parseable"], { cwd: dir })).stdout.split("\n").filter(Boolean)).size - 1;
-            const load = await must(process.execPath, ["-e", "const m = require('kube-proxy-mode'); console.log(Object.keys(m).sort().join(','))"], dir);
-            assert.equal(load.trim(), "IPVS_TIMELINE,InputError,KUBE_PROXY_MODE_TYPE,KubeProxyMode,PROXY_MODES,precheckNodes,renderKubeProxyConfig");
+            const packages =
+                new Set(
+                    (await runAsync("npm", ["ls", "--all", "--parseable"], { cwd: dir })).stdout
+                        .split("\n")
+                        .filter(Boolean),
+                ).size - 1;
+            const load = await must(
+                process.execPath,
+                ["-e", "const m = require('kube-proxy-mode'); console.log(Object.keys(m).sort().join(','))"],
+                dir,
+            );
+            assert.equal(
+                load.trim(),
+                "IPVS_TIMELINE,InputError,KUBE_PROXY_MODE_TYPE,KubeProxyMode,PROXY_MODES,precheckNodes,renderKubeProxyConfig",
+            );
             console.log(
                 `      ${end.name}: node_modules ${(bytes / 1e6).toFixed(0)} MB, ${packages} packages; ` +
                     `tsc (default Pulumi tsconfig): ${errors.length} error(s), all in the known leaking third-party typings (zod, client-node)`,

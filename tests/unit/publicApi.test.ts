@@ -28,11 +28,23 @@ export function declarationClosure(entry: string): { files: string[]; external: 
 
 describe("public API (components/index.ts)", () => {
     it("exports the component, its type token, the mode list, InputError, the ipvs timeline and the two library functions, nothing else", () => {
-        assert.deepEqual(Object.keys(api).sort(), ["IPVS_TIMELINE", "InputError", "KUBE_PROXY_MODE_TYPE", "KubeProxyMode", "PROXY_MODES", "precheckNodes", "renderKubeProxyConfig"]);
+        assert.deepEqual(Object.keys(api).sort(), [
+            "IPVS_TIMELINE",
+            "InputError",
+            "KUBE_PROXY_MODE_TYPE",
+            "KubeProxyMode",
+            "PROXY_MODES",
+            "precheckNodes",
+            "renderKubeProxyConfig",
+        ]);
     });
     it("renderKubeProxyConfig renders kubeadm 1.37's ipvs ConfigMap for nftables: the mode changes, with a diff", () => {
         const current = readFileSync(join(FIXTURES, "kubeadm", "1.37-ipvs", "configmap.yaml"), "utf8");
-        const r = api.renderKubeProxyConfig(current, { mode: "nftables", kubernetesVersion: "1.37", nodePortAddresses: ["0.0.0.0/0"] });
+        const r = api.renderKubeProxyConfig(current, {
+            mode: "nftables",
+            kubernetesVersion: "1.37",
+            nodePortAddresses: ["0.0.0.0/0"],
+        });
         assert.equal(r.ok, true, JSON.stringify(r.findings));
         assert.match(r.config, /^mode: nftables$/m);
         assert.match(r.diff, /^\+mode: nftables$/m);
@@ -40,7 +52,10 @@ describe("public API (components/index.ts)", () => {
         assert.equal(r.kubernetesVersion, "1.37");
     });
     it("renderKubeProxyConfig throws InputError naming the field for an invalid mode, and for unreadable input", () => {
-        assert.throws(() => api.renderKubeProxyConfig("mode: ipvs\n", { mode: "ebpf" as never }), (e: unknown) => e instanceof api.InputError && /mode/.test(e.message));
+        assert.throws(
+            () => api.renderKubeProxyConfig("mode: ipvs\n", { mode: "ebpf" as never }),
+            (e: unknown) => e instanceof api.InputError && /mode/.test(e.message),
+        );
         assert.throws(() => api.renderKubeProxyConfig("- just\n- a list\n", { mode: "nftables" }), api.InputError);
     });
     it("renderKubeProxyConfig refuses ipvs on 1.43 with ok false and the input unchanged", () => {
@@ -52,16 +67,28 @@ describe("public API (components/index.ts)", () => {
         assert.ok(r.findings.some((f) => f.severity === "error"));
     });
     it("precheckNodes: fail below kernel 5.13 for nftables, ok above, skip for Windows", () => {
-        const node = (name: string, kernelVersion: string, os = "linux") => ({ metadata: { name, labels: { "kubernetes.io/os": os } }, status: { nodeInfo: { kernelVersion, osImage: "x", operatingSystem: os } } });
-        const v = api.precheckNodes([node("old", "5.4.0-150-generic"), node("new", "6.8.0-45-generic"), node("win", "10.0.20348", "windows")], "nftables", { tcpBeLiberal: true });
-        assert.deepEqual(v.map((x) => `${x.node} ${x.verdict}`), ["old fail", "new ok", "win skip"]);
+        const node = (name: string, kernelVersion: string, os = "linux") => ({
+            metadata: { name, labels: { "kubernetes.io/os": os } },
+            status: { nodeInfo: { kernelVersion, osImage: "x", operatingSystem: os } },
+        });
+        const v = api.precheckNodes(
+            [node("old", "5.4.0-150-generic"), node("new", "6.8.0-45-generic"), node("win", "10.0.20348", "windows")],
+            "nftables",
+            { tcpBeLiberal: true },
+        );
+        assert.deepEqual(
+            v.map((x) => `${x.node} ${x.verdict}`),
+            ["old fail", "new ok", "win skip"],
+        );
     });
     it("third-party typings reach the public declarations only through pulumi/kubeProxyMode.d.ts (zod and client-node: to be cut there)", function () {
         const entry = join(ROOT, "dist", "components", "index.d.ts");
         if (!existsSync(entry)) this.skip();
         const { external } = declarationClosure(entry);
         const allowed = new Set(["@pulumi/pulumi", "@pulumi/kubernetes"]);
-        const leaks = [...external.entries()].filter(([m]) => !allowed.has(m) && !m.startsWith("node:")).map(([m, files]) => `${m} <- ${[...new Set(files)].sort().join(", ")}`);
+        const leaks = [...external.entries()]
+            .filter(([m]) => !allowed.has(m) && !m.startsWith("node:"))
+            .map(([m, files]) => `${m} <- ${[...new Set(files)].sort().join(", ")}`);
         // Known, owned by the component's file: kubeProxyMode.d.ts imports core/promotion.d.ts
         // (PromotionRecord, a zod-inferred type beside its schema) and cluster/client.d.ts
         // (ClusterAccess, for SnapshotReader) and cluster/kubeProxy.d.ts (Names), which import zod and

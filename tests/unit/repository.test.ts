@@ -19,7 +19,8 @@ function sourceFiles(dir: string): string[] {
 }
 
 /** A path to the shared reference folder: `../shared`, `shared/reference`, or "shared" as a path segment after "..". */
-export const OUTSIDE_PATH = /\.\.\/shared\b|\bshared\/reference\b|["'`]\.\.["'`]\s*,\s*["'`]shared["'`]|\/work\/shared\b/;
+export const OUTSIDE_PATH =
+    /\.\.\/shared\b|\bshared\/reference\b|["'`]\.\.["'`]\s*,\s*["'`]shared["'`]|\/work\/shared\b/;
 
 /** This very file names the patterns it looks for; everything else must not. */
 const SELF = join("tests", "unit", "repository.test.ts");
@@ -38,9 +39,13 @@ describe("the repository stands alone", () => {
                     });
             }
         }
-        assert.deepEqual(offenders, [], `read the repository's own copy (docs/facts.md) instead:\n${offenders.join("\n")}`);
+        assert.deepEqual(
+            offenders,
+            [],
+            `read the repository's own copy (docs/facts.md) instead:\n${offenders.join("\n")}`,
+        );
     });
-    it("the pattern catches each way of naming the folder (join(ROOT, \"..\", \"shared\"), ../shared, shared/reference, /work/shared)", () => {
+    it('the pattern catches each way of naming the folder (join(ROOT, "..", "shared"), ../shared, shared/reference, /work/shared)', () => {
         for (const line of [
             `readFileSync(join(ROOT, "..", "shared", "reference", "DOMAIN.md"))`,
             `const p = "../shared/reference/DOMAIN.md";`,
@@ -48,7 +53,8 @@ describe("the repository stands alone", () => {
             `cat /work/shared/x`,
         ])
             assert.ok(OUTSIDE_PATH.test(line), line);
-        for (const line of [`// shared by every subcommand`, `const shared = 1;`, `join(ROOT, "docs", "facts.md")`]) assert.ok(!OUTSIDE_PATH.test(line), line);
+        for (const line of [`// shared by every subcommand`, `const shared = 1;`, `join(ROOT, "docs", "facts.md")`])
+            assert.ok(!OUTSIDE_PATH.test(line), line);
     });
 });
 
@@ -56,6 +62,9 @@ describe("the README's component example", () => {
     it("is examples/component/index.ts, quoted verbatim (that file is typechecked in the build and by the consumer e2e)", () => {
         const example = readFileSync(join(ROOT, "examples", "component", "index.ts"), "utf8");
         const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-        assert.ok(readme.includes("```ts\n" + example + "```"), "README.md quotes examples/component/index.ts in a ts block");
+        assert.ok(
+            readme.includes("```ts\n" + example + "```"),
+            "README.md quotes examples/component/index.ts in a ts block",
+        );
     });
 });
