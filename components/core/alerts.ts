@@ -2,7 +2,7 @@
 // (monitoring.coreos.com/v1). Pure: the component decides from a snapshot fact whether the CRD
 // exists and creates the object; this file says what the rule holds and when it is skipped.
 import { z } from "zod";
-import type { Finding } from "./types.js";
+import type { CrdPresence, Finding } from "./types.js";
 
 export const PROMETHEUS_RULE = {
     apiVersion: "monitoring.coreos.com/v1",
@@ -11,7 +11,7 @@ export const PROMETHEUS_RULE = {
 } as const;
 
 /** Is the PrometheusRule CRD installed? "unreadable": the API refused to say (RBAC, for example). */
-export type CrdPresence = "present" | "absent" | "unreadable";
+export type { CrdPresence };
 
 const PROM_LABEL = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 // Kubernetes label keys: optional DNS prefix, then a name of at most 63 characters

@@ -1,11 +1,10 @@
 // One migration, decided from a snapshot of the cluster: the new configuration, the plan and
 // every finding. Pure: the Pulumi component and the CLI read the cluster, then call this.
-import type { CrdPresence } from "./alerts.js";
 import type { CurrentConfig } from "./config.js";
 import { describePlan, configHash, planRollout, type NodeState, type PoolSpec, type RolloutPlan } from "./plan.js";
 import { renderConfiguration } from "./render.js";
 import { validateDesired } from "./settings.js";
-import type { DesiredSettings, Finding } from "./types.js";
+import type { CrdPresence, DesiredSettings, Finding } from "./types.js";
 import { parseKubeVersion, type KubeVersion } from "./versions.js";
 
 export interface ServiceFacts {
