@@ -478,15 +478,13 @@ async function seed(
             },
         },
     });
-    await kc
-        .makeApiClient(k8s.PolicyV1Api)
-        .createNamespacedPodDisruptionBudget({
-            namespace: "demo",
-            body: {
-                metadata: { name: "web", namespace: "demo" },
-                spec: { minAvailable: 2, selector: { matchLabels: labels } },
-            },
-        });
+    await kc.makeApiClient(k8s.PolicyV1Api).createNamespacedPodDisruptionBudget({
+        namespace: "demo",
+        body: {
+            metadata: { name: "web", namespace: "demo" },
+            spec: { minAvailable: 2, selector: { matchLabels: labels } },
+        },
+    });
     await core.createNamespacedService({
         namespace: "demo",
         body: {
