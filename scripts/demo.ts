@@ -23,16 +23,26 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: string, a
 async function main(): Promise<number> {
     const started = Date.now();
     step("toolchain (built once, cached outside the repository)");
-    const tc = spawnSync("bash", [join(ROOT, "scripts", "toolchain.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+    const tc = spawnSync("bash", [join(ROOT, "scripts", "toolchain.sh")], {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "inherit"],
+    });
     if (tc.status !== 0) throw new Error("the toolchain build failed (see above)");
     const bin = tc.stdout.trim().split("\n").pop()!;
     process.env.KPM_BIN = bin;
 
     const support = realNodesSupported();
     const nodes = support.ok ? "real" : "kwok";
-    step(`reference cluster: 6 nodes in 3 pools, kube-proxy in ipvs mode (${nodes === "real" ? "real nodes: network namespaces running the real kube-proxy" : `kwok nodes: ${support.why}`})`);
+    step(
+        `reference cluster: 6 nodes in 3 pools, kube-proxy in ipvs mode (${nodes === "real" ? "real nodes: network namespaces running the real kube-proxy" : `kwok nodes: ${support.why}`})`,
+    );
     const name = `demo-${process.pid}`;
-    const cluster = await clusterUp({ name, mode: "ipvs", nodes, log: (l) => process.stdout.write(`[cluster] ${l}\n`) });
+    const cluster = await clusterUp({
+        name,
+        mode: "ipvs",
+        nodes,
+        log: (l) => process.stdout.write(`[cluster] ${l}\n`),
+    });
     const dir = mkdtempSync(join(tmpdir(), "kpm-demo-"));
     try {
         // the example project, pointed at this checkout's build and at the reference cluster
@@ -54,13 +64,27 @@ async function main(): Promise<number> {
             KUBECONFIG: cluster.kubeconfig,
         };
         run("pulumi", ["stack", "select", "--create", "demo"], env, dir);
-        run("pulumi", ["config", "set", "--secret", "kube-proxy-mode:kubeconfig", "--", readFileSync(cluster.kubeconfig, "utf8")], env, dir);
+        run(
+            "pulumi",
+            ["config", "set", "--secret", "kube-proxy-mode:kubeconfig", "--", readFileSync(cluster.kubeconfig, "utf8")],
+            env,
+            dir,
+        );
         step("pulumi preview --diff: the change review (configuration diff, plan, findings); nothing is written");
         run("pulumi", ["preview", "--diff", "--non-interactive"], env, dir);
         step("pulumi up: pool by pool, node by node, each verified");
         run("pulumi", ["up", "--yes", "--non-interactive", "--skip-preview"], env, dir);
         step("status: what every node runs now");
-        run(process.execPath, [join(ROOT, "bin", "kube-proxy-mode"), "status", ...(nodes === "real" ? ["--probe", "--service", "demo/backend"] : [])], env, dir);
+        run(
+            process.execPath,
+            [
+                join(ROOT, "bin", "kube-proxy-mode"),
+                "status",
+                ...(nodes === "real" ? ["--probe", "--service", "demo/backend"] : []),
+            ],
+            env,
+            dir,
+        );
         process.stdout.write(`\ndemo finished in ${((Date.now() - started) / 1000).toFixed(0)}s\n`);
         return 0;
     } finally {

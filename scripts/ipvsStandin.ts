@@ -23,7 +23,9 @@ function run(cmd: string, args: string[], input?: string): void {
     }
 }
 
-log("kube-proxy-mode ipvs stand-in (SIMULATED: IPVS is not in this kernel; this process lays down ipvs-mode node state, it does not program traffic)");
+log(
+    "kube-proxy-mode ipvs stand-in (SIMULATED: IPVS is not in this kernel; this process lays down ipvs-mode node state, it does not program traffic)",
+);
 log("Using ipvs Proxier (simulated by the kube-proxy-mode stand-in)");
 
 // ipvs mode removes nftables mode's tables at start
@@ -41,28 +43,36 @@ if (config?.ipvs?.strictARP) {
     run("sysctl", ["-w", "net.ipv4.conf.all.arp_announce=2"]);
 }
 run("ip", ["link", "add", "kube-ipvs0", "type", "bridge"]);
-for (const [name, type] of [["KUBE-CLUSTER-IP", "hash:ip,port"], ["KUBE-LOOP-BACK", "hash:ip,port,ip"], ["KUBE-NODE-PORT-TCP", "bitmap:port range 0-65535"]] as const) {
+for (const [name, type] of [
+    ["KUBE-CLUSTER-IP", "hash:ip,port"],
+    ["KUBE-LOOP-BACK", "hash:ip,port,ip"],
+    ["KUBE-NODE-PORT-TCP", "bitmap:port range 0-65535"],
+] as const) {
     run("ipset", ["create", name, ...type.split(" "), "-exist"]);
 }
-run("iptables-restore", ["--noflush"], [
-    "*nat",
-    ":KUBE-SERVICES - [0:0]",
-    ":KUBE-POSTROUTING - [0:0]",
-    ":KUBE-NODE-PORT - [0:0]",
-    ":KUBE-LOAD-BALANCER - [0:0]",
-    ":KUBE-MARK-MASQ - [0:0]",
-    "-A KUBE-SERVICES -m set --match-set KUBE-CLUSTER-IP dst,dst -j ACCEPT",
-    "-A OUTPUT -j KUBE-SERVICES",
-    "COMMIT",
-    "*filter",
-    ":KUBE-FORWARD - [0:0]",
-    ":KUBE-NODE-PORT - [0:0]",
-    ":KUBE-PROXY-FIREWALL - [0:0]",
-    ":KUBE-SOURCE-RANGES-FIREWALL - [0:0]",
-    ":KUBE-IPVS-FILTER - [0:0]",
-    "COMMIT",
-    "",
-].join("\n"));
+run(
+    "iptables-restore",
+    ["--noflush"],
+    [
+        "*nat",
+        ":KUBE-SERVICES - [0:0]",
+        ":KUBE-POSTROUTING - [0:0]",
+        ":KUBE-NODE-PORT - [0:0]",
+        ":KUBE-LOAD-BALANCER - [0:0]",
+        ":KUBE-MARK-MASQ - [0:0]",
+        "-A KUBE-SERVICES -m set --match-set KUBE-CLUSTER-IP dst,dst -j ACCEPT",
+        "-A OUTPUT -j KUBE-SERVICES",
+        "COMMIT",
+        "*filter",
+        ":KUBE-FORWARD - [0:0]",
+        ":KUBE-NODE-PORT - [0:0]",
+        ":KUBE-PROXY-FIREWALL - [0:0]",
+        ":KUBE-SOURCE-RANGES-FIREWALL - [0:0]",
+        ":KUBE-IPVS-FILTER - [0:0]",
+        "COMMIT",
+        "",
+    ].join("\n"),
+);
 
 let lastSync = 0;
 async function sync(): Promise<void> {
@@ -72,7 +82,15 @@ async function sync(): Promise<void> {
     const user = raw.users[0].user;
     const kc = new k8s.KubeConfig();
     kc.loadFromOptions({
-        clusters: [{ name: "c", server: cluster.server, caFile: cluster["certificate-authority"], tlsServerName: cluster["tls-server-name"], skipTLSVerify: false }],
+        clusters: [
+            {
+                name: "c",
+                server: cluster.server,
+                caFile: cluster["certificate-authority"],
+                tlsServerName: cluster["tls-server-name"],
+                skipTLSVerify: false,
+            },
+        ],
         users: [{ name: "u", token: user.tokenFile ? readFileSync(user.tokenFile, "utf8").trim() : user.token }],
         contexts: [{ name: "x", cluster: "c", user: "u" }],
         currentContext: "x",
@@ -82,7 +100,13 @@ async function sync(): Promise<void> {
         const ip = s.spec?.clusterIP;
         if (!ip || ip === "None" || ip.includes(":")) continue;
         run("ip", ["addr", "replace", `${ip}/32`, "dev", "kube-ipvs0"]);
-        for (const p of s.spec?.ports ?? []) run("ipset", ["add", "KUBE-CLUSTER-IP", `${ip},${(p.protocol ?? "TCP").toLowerCase()}:${p.port}`, "-exist"]);
+        for (const p of s.spec?.ports ?? [])
+            run("ipset", [
+                "add",
+                "KUBE-CLUSTER-IP",
+                `${ip},${(p.protocol ?? "TCP").toLowerCase()}:${p.port}`,
+                "-exist",
+            ]);
     }
     lastSync = Date.now() / 1000;
 }

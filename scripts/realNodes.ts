@@ -31,7 +31,11 @@ export function realNodesSupported(): { ok: boolean; why?: string } {
     if (process.getuid?.() !== 0) return { ok: false, why: "real nodes need root (network namespaces, nftables)" };
     for (const tool of ["ip", "nft", "iptables", "ipset", "curl"]) {
         const found = (process.env.PATH ?? "").split(":").some((d) => d && existsSync(join(d, tool)));
-        if (!found) return { ok: false, why: `${tool} is not installed (scripts/toolchain.sh installs nftables iptables ipset iproute2 conntrack curl)` };
+        if (!found)
+            return {
+                ok: false,
+                why: `${tool} is not installed (scripts/toolchain.sh installs nftables iptables ipset iproute2 conntrack curl)`,
+            };
     }
     // probe pods run as a kubelet runs them (nodeAgent.ts): unshare for their mount namespace, and
     // Debian's busybox-static STANDING IN for the probe image
@@ -65,7 +69,12 @@ export function planNetwork(index: number, nodeNames: string[]): RealNetwork {
         bridge: `kpm${index}br`,
         gateway: `${prefix}.1`,
         backend: { netns: `kpm${index}-backend`, ip: `${prefix}.5`, port: 8080 },
-        nodes: nodeNames.map((name, i) => ({ name, netns: `kpm${index}-${name}`, ip: `${prefix}.${10 + i}`, veth: `kpm${index}v${i}` })),
+        nodes: nodeNames.map((name, i) => ({
+            name,
+            netns: `kpm${index}-${name}`,
+            ip: `${prefix}.${10 + i}`,
+            veth: `kpm${index}v${i}`,
+        })),
     };
 }
 

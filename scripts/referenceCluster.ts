@@ -20,7 +20,14 @@ import * as k8s from "@kubernetes/client-node";
 import { parseCurrentConfig } from "../components/core/config.js";
 import { renderConfiguration } from "../components/core/render.js";
 import type { ProxyMode } from "../components/core/types.js";
-import { createNetwork, destroyNetwork, freeIndex, planNetwork, realNodesSupported, type RealNetwork } from "./realNodes.js";
+import {
+    createNetwork,
+    destroyNetwork,
+    freeIndex,
+    planNetwork,
+    realNodesSupported,
+    type RealNetwork,
+} from "./realNodes.js";
 
 export const ROOT = join(__dirname, "..", "..");
 const KUBEADM = join(ROOT, "tests", "fixtures", "kubeadm");
@@ -72,7 +79,9 @@ export function toolchainBin(): string {
     const r = spawnSync("bash", [join(ROOT, "scripts", "toolchain.sh"), "--print-bin"], { encoding: "utf8" });
     const bin = r.stdout.trim().split("\n").pop();
     if (r.status !== 0 || !bin) {
-        throw new Error(`the toolchain is not built: run bash scripts/toolchain.sh (it builds etcd, Kubernetes, kwok and Pulumi once and caches them)\n${r.stderr.trim()}`);
+        throw new Error(
+            `the toolchain is not built: run bash scripts/toolchain.sh (it builds etcd, Kubernetes, kwok and Pulumi once and caches them)\n${r.stderr.trim()}`,
+        );
     }
     return bin;
 }
@@ -98,10 +107,15 @@ export function kubeadmObjects(dir: string): any[] {
 function seedConfigMap(mode: ProxyMode): { objects: any[] } {
     const source = mode === "ipvs" ? "1.37-ipvs" : "1.37";
     const objects = kubeadmObjects(source);
-    const base = objects.find((o) => o.kind === "DaemonSet") ? objects : [...objects, ...kubeadmObjects("1.37").filter((o) => o.kind === "DaemonSet")];
+    const base = objects.find((o) => o.kind === "DaemonSet")
+        ? objects
+        : [...objects, ...kubeadmObjects("1.37").filter((o) => o.kind === "DaemonSet")];
     if (mode === "nftables") {
         const cm = base.find((o) => o.kind === "ConfigMap");
-        const r = renderConfiguration(parseCurrentConfig(YAML.stringify(cm)), { mode: "nftables", kubernetesVersion: "1.37" });
+        const r = renderConfiguration(parseCurrentConfig(YAML.stringify(cm)), {
+            mode: "nftables",
+            kubernetesVersion: "1.37",
+        });
         cm.data["config.conf"] = r.config;
     }
     return { objects: base };
@@ -113,9 +127,13 @@ function seedConfigMap(mode: ProxyMode): { objects: any[] } {
  * Running and Ready, and go away when deleted.
  */
 export function kwokStages(version = "v0.8.0"): string {
-    const r = spawnSync("go", ["mod", "download", "-json", `sigs.k8s.io/kwok@${version}`], { encoding: "utf8", env: { ...process.env, GOFLAGS: "-mod=mod" } });
+    const r = spawnSync("go", ["mod", "download", "-json", `sigs.k8s.io/kwok@${version}`], {
+        encoding: "utf8",
+        env: { ...process.env, GOFLAGS: "-mod=mod" },
+    });
     const moduleDir = r.status === 0 ? JSON.parse(r.stdout).Dir : undefined;
-    if (!moduleDir) throw new Error(`cannot find the kwok ${version} module (go mod download failed): ${r.stderr.trim()}`);
+    if (!moduleDir)
+        throw new Error(`cannot find the kwok ${version} module (go mod download failed): ${r.stderr.trim()}`);
     const files = [
         "node/fast/node-initialize.yaml",
         "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
@@ -123,7 +141,9 @@ export function kwokStages(version = "v0.8.0"): string {
         "pod/fast/pod-complete.yaml",
         "pod/fast/pod-delete.yaml",
     ];
-    return files.map((f) => readFileSync(join(moduleDir, "kustomize", "stage", f), "utf8").trim()).join("\n---\n") + "\n";
+    return (
+        files.map((f) => readFileSync(join(moduleDir, "kustomize", "stage", f), "utf8").trim()).join("\n---\n") + "\n"
+    );
 }
 
 function spawnDaemon(state: ClusterState, name: string, bin: string, args: string[]): void {
@@ -136,7 +156,13 @@ function spawnDaemon(state: ClusterState, name: string, bin: string, args: strin
     writeFileSync(join(state.dir, "state.json"), JSON.stringify(state, null, 2));
 }
 
-async function waitFor(what: string, timeoutMs: number, check: () => Promise<boolean>, state?: ClusterState, logName?: string): Promise<void> {
+async function waitFor(
+    what: string,
+    timeoutMs: number,
+    check: () => Promise<boolean>,
+    state?: ClusterState,
+    logName?: string,
+): Promise<void> {
     const until = Date.now() + timeoutMs;
     let last: unknown;
     while (Date.now() < until) {
@@ -147,15 +173,26 @@ async function waitFor(what: string, timeoutMs: number, check: () => Promise<boo
         }
         await new Promise((r) => setTimeout(r, 300));
     }
-    const tail = state && logName ? readFileSync(join(state.dir, "logs", `${logName}.log`), "utf8").trim().split("\n").slice(-15).join("\n") : "";
-    throw new Error(`${what} did not become ready within ${timeoutMs / 1000}s${last ? ` (${(last as Error).message})` : ""}${tail ? `\n${logName}.log ends:\n${tail}` : ""}`);
+    const tail =
+        state && logName
+            ? readFileSync(join(state.dir, "logs", `${logName}.log`), "utf8")
+                  .trim()
+                  .split("\n")
+                  .slice(-15)
+                  .join("\n")
+            : "";
+    throw new Error(
+        `${what} did not become ready within ${timeoutMs / 1000}s${last ? ` (${(last as Error).message})` : ""}${tail ? `\n${logName}.log ends:\n${tail}` : ""}`,
+    );
 }
 
 function kubeconfigYaml(server: string, caFile: string, token: string, name: string): string {
     return YAML.stringify({
         apiVersion: "v1",
         kind: "Config",
-        clusters: [{ name, cluster: { server, "certificate-authority-data": readFileSync(caFile).toString("base64") } }],
+        clusters: [
+            { name, cluster: { server, "certificate-authority-data": readFileSync(caFile).toString("base64") } },
+        ],
         users: [{ name: "admin", user: { token } }],
         contexts: [{ name, context: { cluster: name, user: "admin" } }],
         "current-context": name,
@@ -165,9 +202,11 @@ function kubeconfigYaml(server: string, caFile: string, token: string, name: str
 export async function clusterUp(opts: ClusterOptions = {}): Promise<ClusterState> {
     const log = opts.log ?? ((l: string) => process.stderr.write(`[cluster] ${l}\n`));
     const name = opts.name ?? "reference";
-    if (!/^[a-z0-9][a-z0-9-]{0,30}$/.test(name)) throw new Error(`cluster name ${JSON.stringify(name)}: lower-case letters, digits and '-'`);
+    if (!/^[a-z0-9][a-z0-9-]{0,30}$/.test(name))
+        throw new Error(`cluster name ${JSON.stringify(name)}: lower-case letters, digits and '-'`);
     const dir = join(clustersDir(), name);
-    if (existsSync(join(dir, "state.json"))) throw new Error(`cluster ${name} already exists (${dir}): run cluster:down -- --name ${name} first`);
+    if (existsSync(join(dir, "state.json")))
+        throw new Error(`cluster ${name} already exists (${dir}): run cluster:down -- --name ${name} first`);
     const bin = opts.bin ?? toolchainBin();
     const mode = opts.mode ?? "ipvs";
     const pools = opts.pools ?? DEFAULT_POOLS;
@@ -179,14 +218,30 @@ export async function clusterUp(opts: ClusterOptions = {}): Promise<ClusterState
         const support = realNodesSupported();
         if (!support.ok) throw new Error(`cannot make real nodes here: ${support.why}; use --nodes kwok`);
     }
-    const ports = { etcd: await freePort(), etcdPeer: await freePort(), apiserver: await freePort(), kwok: await freePort(), agent: await freePort() };
+    const ports = {
+        etcd: await freePort(),
+        etcdPeer: await freePort(),
+        apiserver: await freePort(),
+        kwok: await freePort(),
+        agent: await freePort(),
+    };
     const nodes = pools.flatMap(([pool, count]) =>
         Array.from({ length: count }, (_, i) => {
             const nodeName = `${pool}-${i + 1}`;
             return { name: nodeName, pool, kernel: opts.nodeKernels?.[nodeName] ?? opts.kernel ?? "6.8.0-51-generic" };
         }),
     );
-    const state: ClusterState = { name, dir, kubeconfig: join(dir, "kubeconfig"), ports, pids: {}, nodes, mode, kind, bin };
+    const state: ClusterState = {
+        name,
+        dir,
+        kubeconfig: join(dir, "kubeconfig"),
+        ports,
+        pids: {},
+        nodes,
+        mode,
+        kind,
+        bin,
+    };
     try {
         // credentials: a service-account key pair and a static admin token
         const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
@@ -206,14 +261,36 @@ export async function clusterUp(opts: ClusterOptions = {}): Promise<ClusterState
             `--initial-cluster=${name}=http://127.0.0.1:${ports.etcdPeer}`,
             "--log-level=warn",
         ]);
-        await waitFor("etcd", 30_000, async () => (await fetch(`http://127.0.0.1:${ports.etcd}/health`)).ok, state, "etcd");
+        await waitFor(
+            "etcd",
+            30_000,
+            async () => (await fetch(`http://127.0.0.1:${ports.etcd}/health`)).ok,
+            state,
+            "etcd",
+        );
 
         // the API server's serving certificate (self-signed: it is its own CA), valid for
         // loopback and, with real nodes, for the bridge address the namespaces reach it through
         const sans = ["DNS:localhost", "IP:127.0.0.1", "IP:10.96.0.1"];
         const tls = spawnSync(
             "openssl",
-            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "30", "-subj", "/CN=kube-apiserver", "-addext", `subjectAltName=${sans.join(",")}`, "-keyout", join(dir, "pki", "apiserver.key"), "-out", join(dir, "pki", "apiserver.crt")],
+            [
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-days",
+                "30",
+                "-subj",
+                "/CN=kube-apiserver",
+                "-addext",
+                `subjectAltName=${sans.join(",")}`,
+                "-keyout",
+                join(dir, "pki", "apiserver.key"),
+                "-out",
+                join(dir, "pki", "apiserver.crt"),
+            ],
             { encoding: "utf8" },
         );
         if (tls.status !== 0) throw new Error(`openssl could not make the API server certificate: ${tls.stderr}`);
@@ -237,11 +314,21 @@ export async function clusterUp(opts: ClusterOptions = {}): Promise<ClusterState
         ]);
         const ca = join(dir, "pki", "apiserver.crt");
         await waitFor("kube-apiserver certificate", 60_000, async () => existsSync(ca), state, "kube-apiserver");
-        writeFileSync(state.kubeconfig, kubeconfigYaml(`https://127.0.0.1:${ports.apiserver}`, ca, token, `kpm-${name}`), { mode: 0o600 });
+        writeFileSync(
+            state.kubeconfig,
+            kubeconfigYaml(`https://127.0.0.1:${ports.apiserver}`, ca, token, `kpm-${name}`),
+            { mode: 0o600 },
+        );
         const kc = new k8s.KubeConfig();
         kc.loadFromFile(state.kubeconfig);
         const core = kc.makeApiClient(k8s.CoreV1Api);
-        await waitFor("kube-apiserver", 90_000, async () => (await core.listNamespace()).items.some((n) => n.metadata?.name === "kube-system"), state, "kube-apiserver");
+        await waitFor(
+            "kube-apiserver",
+            90_000,
+            async () => (await core.listNamespace()).items.some((n) => n.metadata?.name === "kube-system"),
+            state,
+            "kube-apiserver",
+        );
 
         log("starting kube-controller-manager and kube-scheduler");
         spawnDaemon(state, "kube-controller-manager", join(bin, "kube-controller-manager"), [
@@ -254,15 +341,51 @@ export async function clusterUp(opts: ClusterOptions = {}): Promise<ClusterState
             "--controllers=*,-nodeipam",
             "--v=1",
         ]);
-        spawnDaemon(state, "kube-scheduler", join(bin, "kube-scheduler"), [`--kubeconfig=${state.kubeconfig}`, "--leader-elect=false", "--secure-port=0", "--v=1"]);
+        spawnDaemon(state, "kube-scheduler", join(bin, "kube-scheduler"), [
+            `--kubeconfig=${state.kubeconfig}`,
+            "--leader-elect=false",
+            "--secure-port=0",
+            "--v=1",
+        ]);
 
         if (kind === "real") {
-            state.network = planNetwork(freeIndex(clustersDir()), nodes.map((n) => n.name));
+            state.network = planNetwork(
+                freeIndex(clustersDir()),
+                nodes.map((n) => n.name),
+            );
             writeFileSync(join(dir, "state.json"), JSON.stringify(state, null, 2));
             createNetwork(state.network);
-            log(`real nodes: ${state.network.nodes.map((n) => `${n.name}=${n.ip}`).join(", ")} on bridge ${state.network.bridge}`);
-            spawnSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "30", "-subj", "/CN=localhost", "-keyout", join(dir, "pki", "agent.key"), "-out", join(dir, "pki", "agent.crt")], { stdio: "ignore" });
-            spawnDaemon(state, "backend", "ip", ["netns", "exec", state.network.backend.netns, process.execPath, join(__dirname, "backend.js"), String(state.network.backend.port), "backend"]);
+            log(
+                `real nodes: ${state.network.nodes.map((n) => `${n.name}=${n.ip}`).join(", ")} on bridge ${state.network.bridge}`,
+            );
+            spawnSync(
+                "openssl",
+                [
+                    "req",
+                    "-x509",
+                    "-newkey",
+                    "rsa:2048",
+                    "-nodes",
+                    "-days",
+                    "30",
+                    "-subj",
+                    "/CN=localhost",
+                    "-keyout",
+                    join(dir, "pki", "agent.key"),
+                    "-out",
+                    join(dir, "pki", "agent.crt"),
+                ],
+                { stdio: "ignore" },
+            );
+            spawnDaemon(state, "backend", "ip", [
+                "netns",
+                "exec",
+                state.network.backend.netns,
+                process.execPath,
+                join(__dirname, "backend.js"),
+                String(state.network.backend.port),
+                "backend",
+            ]);
         }
         log(`starting kwok for ${nodes.length} node(s)`);
         writeFileSync(join(dir, "kwok.yaml"), kwokStages());
@@ -278,7 +401,9 @@ export async function clusterUp(opts: ClusterOptions = {}): Promise<ClusterState
         ]);
 
         await seed(kc, state, opts.nodeLabels ?? {});
-        log(`ready in ${((Date.now() - started) / 1000).toFixed(1)}s: ${nodes.length} nodes in pools ${pools.map(([p, c]) => `${p}(${c})`).join(", ")}, kube-proxy in ${mode} mode`);
+        log(
+            `ready in ${((Date.now() - started) / 1000).toFixed(1)}s: ${nodes.length} nodes in pools ${pools.map(([p, c]) => `${p}(${c})`).join(", ")}, kube-proxy in ${mode} mode`,
+        );
         return state;
     } catch (e) {
         await clusterDown(name).catch(() => undefined);
@@ -294,7 +419,11 @@ async function apply(kc: k8s.KubeConfig, obj: any): Promise<void> {
     await client.create(obj);
 }
 
-async function seed(kc: k8s.KubeConfig, state: ClusterState, nodeLabels: Record<string, Record<string, string>>): Promise<void> {
+async function seed(
+    kc: k8s.KubeConfig,
+    state: ClusterState,
+    nodeLabels: Record<string, Record<string, string>>,
+): Promise<void> {
     const core = kc.makeApiClient(k8s.CoreV1Api);
     const apps = kc.makeApiClient(k8s.AppsV1Api);
     for (const obj of seedConfigMap(state.mode).objects) await apply(kc, obj);
@@ -304,7 +433,14 @@ async function seed(kc: k8s.KubeConfig, state: ClusterState, nodeLabels: Record<
             body: {
                 metadata: {
                     name: n.name,
-                    labels: { pool: n.pool, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "kubernetes.io/hostname": n.name, type: real ? "netns" : "kwok", ...(nodeLabels[n.name] ?? {}) },
+                    labels: {
+                        pool: n.pool,
+                        "kubernetes.io/os": "linux",
+                        "kubernetes.io/arch": "amd64",
+                        "kubernetes.io/hostname": n.name,
+                        type: real ? "netns" : "kwok",
+                        ...(nodeLabels[n.name] ?? {}),
+                    },
                     annotations: real ? {} : { "kwok.x-k8s.io/node": "fake" },
                 },
             },
@@ -314,7 +450,16 @@ async function seed(kc: k8s.KubeConfig, state: ClusterState, nodeLabels: Record<
         // the node agent keeps the nodes' status (with this machine's real kernel) and runs their pods
         spawnDaemon(state, "node-agent", process.execPath, [join(__dirname, "nodeAgent.js"), state.dir]);
     }
-    await waitFor(real ? "real nodes" : "kwok nodes", 60_000, async () => (await core.listNode()).items.every((x) => x.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")), state, real ? "node-agent" : "kwok");
+    await waitFor(
+        real ? "real nodes" : "kwok nodes",
+        60_000,
+        async () =>
+            (await core.listNode()).items.every((x) =>
+                x.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
+            ),
+        state,
+        real ? "node-agent" : "kwok",
+    );
     // kwok fills in the node's status; the kernel is ours to set (real nodes report the real one)
     if (!real) for (const n of state.nodes) await setKernel(core, n.name, n.kernel);
     await core.createNamespace({ body: { metadata: { name: "demo" } } });
@@ -326,36 +471,84 @@ async function seed(kc: k8s.KubeConfig, state: ClusterState, nodeLabels: Record<
             spec: {
                 replicas: 3,
                 selector: { matchLabels: labels },
-                template: { metadata: { labels }, spec: { containers: [{ name: "web", image: "registry.k8s.io/pause:3.10" }], tolerations: [{ key: "kwok.x-k8s.io/node", operator: "Exists" }] } },
+                template: {
+                    metadata: { labels },
+                    spec: {
+                        containers: [{ name: "web", image: "registry.k8s.io/pause:3.10" }],
+                        tolerations: [{ key: "kwok.x-k8s.io/node", operator: "Exists" }],
+                    },
+                },
             },
         },
     });
-    await kc.makeApiClient(k8s.PolicyV1Api).createNamespacedPodDisruptionBudget({ namespace: "demo", body: { metadata: { name: "web", namespace: "demo" }, spec: { minAvailable: 2, selector: { matchLabels: labels } } } });
-    await core.createNamespacedService({ namespace: "demo", body: { metadata: { name: "web", namespace: "demo" }, spec: { selector: labels, ports: [{ port: 80, targetPort: 8080 as any }] } } });
+    await kc.makeApiClient(k8s.PolicyV1Api).createNamespacedPodDisruptionBudget({
+        namespace: "demo",
+        body: {
+            metadata: { name: "web", namespace: "demo" },
+            spec: { minAvailable: 2, selector: { matchLabels: labels } },
+        },
+    });
+    await core.createNamespacedService({
+        namespace: "demo",
+        body: {
+            metadata: { name: "web", namespace: "demo" },
+            spec: { selector: labels, ports: [{ port: 80, targetPort: 8080 as any }] },
+        },
+    });
     if (state.network) {
         // the backend: a selectorless Service with an EndpointSlice to the backend namespace's real address
         const b = state.network.backend;
-        await core.createNamespacedService({ namespace: "demo", body: { metadata: { name: "backend", namespace: "demo" }, spec: { ports: [{ name: "http", port: 80, targetPort: b.port as any, protocol: "TCP" }] } } });
+        await core.createNamespacedService({
+            namespace: "demo",
+            body: {
+                metadata: { name: "backend", namespace: "demo" },
+                spec: { ports: [{ name: "http", port: 80, targetPort: b.port as any, protocol: "TCP" }] },
+            },
+        });
         await kc.makeApiClient(k8s.DiscoveryV1Api).createNamespacedEndpointSlice({
             namespace: "demo",
             body: {
-                metadata: { name: "backend-1", namespace: "demo", labels: { "kubernetes.io/service-name": "backend", "endpointslice.kubernetes.io/managed-by": "kube-proxy-mode-reference-cluster" } },
+                metadata: {
+                    name: "backend-1",
+                    namespace: "demo",
+                    labels: {
+                        "kubernetes.io/service-name": "backend",
+                        "endpointslice.kubernetes.io/managed-by": "kube-proxy-mode-reference-cluster",
+                    },
+                },
                 addressType: "IPv4",
                 endpoints: [{ addresses: [b.ip], conditions: { ready: true } }],
                 ports: [{ name: "http", port: b.port, protocol: "TCP" }],
             },
         });
     }
-    await waitFor("kube-proxy pods on every node", 90_000, async () => {
-        const ds = await apps.readNamespacedDaemonSet({ name: "kube-proxy", namespace: "kube-system" });
-        return (ds.status?.numberReady ?? 0) === state.nodes.length;
-    }, state, "kube-controller-manager");
+    await waitFor(
+        "kube-proxy pods on every node",
+        90_000,
+        async () => {
+            const ds = await apps.readNamespacedDaemonSet({ name: "kube-proxy", namespace: "kube-system" });
+            return (ds.status?.numberReady ?? 0) === state.nodes.length;
+        },
+        state,
+        "kube-controller-manager",
+    );
 }
 
 /** Sets status.nodeInfo.kernelVersion (kwok keeps what is there). */
 export async function setKernel(core: k8s.CoreV1Api, node: string, kernel: string): Promise<void> {
     await core.patchNodeStatus(
-        { name: node, body: { status: { nodeInfo: { kernelVersion: kernel, osImage: kernel.startsWith("5.10") ? "Amazon Linux 2" : "Ubuntu 24.04.1 LTS", operatingSystem: "linux" } } } },
+        {
+            name: node,
+            body: {
+                status: {
+                    nodeInfo: {
+                        kernelVersion: kernel,
+                        osImage: kernel.startsWith("5.10") ? "Amazon Linux 2" : "Ubuntu 24.04.1 LTS",
+                        operatingSystem: "linux",
+                    },
+                },
+            },
+        },
         k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
     );
 }
@@ -411,7 +604,16 @@ export async function clusterDown(name = "reference"): Promise<boolean> {
     const dir = join(clustersDir(), name);
     const state = readState(name);
     if (state) {
-        const order = ["node-agent", "backend", "kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd", ...Object.keys(state.pids)];
+        const order = [
+            "node-agent",
+            "backend",
+            "kwok",
+            "kube-scheduler",
+            "kube-controller-manager",
+            "kube-apiserver",
+            "etcd",
+            ...Object.keys(state.pids),
+        ];
         for (const proc of [...new Set(order)]) {
             const pid = state.pids[proc];
             if (!pid) continue;
@@ -456,7 +658,14 @@ async function cli(argv: string[]): Promise<number> {
     const [command, ...rest] = argv;
     const { values } = parseArgs({
         args: rest,
-        options: { name: { type: "string" }, pools: { type: "string" }, mode: { type: "string" }, kernel: { type: "string" }, "node-kernel": { type: "string", multiple: true }, nodes: { type: "string" } },
+        options: {
+            name: { type: "string" },
+            pools: { type: "string" },
+            mode: { type: "string" },
+            kernel: { type: "string" },
+            "node-kernel": { type: "string", multiple: true },
+            nodes: { type: "string" },
+        },
         strict: true,
     });
     const name = values.name ?? "reference";
@@ -467,20 +676,35 @@ async function cli(argv: string[]): Promise<number> {
             nodeKernels[n] = k;
         }
         const mode = (values.mode ?? "ipvs") as ProxyMode;
-        if (!["iptables", "ipvs", "nftables"].includes(mode)) throw new Error(`--mode ${mode}: iptables, ipvs or nftables`);
+        if (!["iptables", "ipvs", "nftables"].includes(mode))
+            throw new Error(`--mode ${mode}: iptables, ipvs or nftables`);
         const nodesKind = (values.nodes ?? (realNodesSupported().ok ? "real" : "kwok")) as "real" | "kwok";
         if (nodesKind !== "real" && nodesKind !== "kwok") throw new Error(`--nodes ${nodesKind}: real or kwok`);
-        if (nodesKind === "kwok" && values.nodes === undefined) process.stderr.write(`[cluster] real nodes are not possible here (${realNodesSupported().why}); using kwok nodes\n`);
-        const state = await clusterUp({ name, pools: values.pools ? parsePools(values.pools) : undefined, mode, kernel: values.kernel, nodeKernels, nodes: nodesKind });
+        if (nodesKind === "kwok" && values.nodes === undefined)
+            process.stderr.write(
+                `[cluster] real nodes are not possible here (${realNodesSupported().why}); using kwok nodes\n`,
+            );
+        const state = await clusterUp({
+            name,
+            pools: values.pools ? parsePools(values.pools) : undefined,
+            mode,
+            kernel: values.kernel,
+            nodeKernels,
+            nodes: nodesKind,
+        });
         process.stdout.write(`${state.kubeconfig}\n`);
         return 0;
     }
     if (command === "down") {
         const removed = await clusterDown(name);
-        process.stderr.write(removed ? `[cluster] ${name}: stopped and removed\n` : `[cluster] ${name}: nothing to remove\n`);
+        process.stderr.write(
+            removed ? `[cluster] ${name}: stopped and removed\n` : `[cluster] ${name}: nothing to remove\n`,
+        );
         return 0;
     }
-    process.stderr.write("usage: referenceCluster.js up|down [--name N] [--pools canary=1,workers=3,batch=2] [--mode ipvs] [--kernel K] [--node-kernel NODE=K]\n");
+    process.stderr.write(
+        "usage: referenceCluster.js up|down [--name N] [--pools canary=1,workers=3,batch=2] [--mode ipvs] [--kernel K] [--node-kernel NODE=K]\n",
+    );
     return 2;
 }
 

@@ -2,7 +2,7 @@
 // (monitoring.coreos.com/v1). Pure: the component decides from a snapshot fact whether the CRD
 // exists and creates the object; this file says what the rule holds and when it is skipped.
 import { z } from "zod";
-import type { Finding } from "./types.js";
+import type { CrdPresence, Finding } from "./types.js";
 
 export const PROMETHEUS_RULE = {
     apiVersion: "monitoring.coreos.com/v1",
@@ -11,11 +11,12 @@ export const PROMETHEUS_RULE = {
 } as const;
 
 /** Is the PrometheusRule CRD installed? "unreadable": the API refused to say (RBAC, for example). */
-export type CrdPresence = "present" | "absent" | "unreadable";
+export type { CrdPresence };
 
 const PROM_LABEL = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 // Kubernetes label keys: optional DNS prefix, then a name of at most 63 characters
-const K8S_LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const K8S_LABEL_KEY =
+    /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const K8S_LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
 
 export const alertsSchema = z
@@ -23,9 +24,15 @@ export const alertsSchema = z
         /** create the PrometheusRule; default true once `alerts` is given */
         enabled: z.boolean().default(true),
         /** namespace of the PrometheusRule; default: the namespace kube-proxy lives in */
-        namespace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "alerts.namespace must be a namespace name").optional(),
+        namespace: z
+            .string()
+            .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "alerts.namespace must be a namespace name")
+            .optional(),
         /** metadata.name of the PrometheusRule */
-        name: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, "alerts.name must be a DNS name").default("kube-proxy-mode"),
+        name: z
+            .string()
+            .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, "alerts.name must be a DNS name")
+            .default("kube-proxy-mode"),
         /**
          * labels on the PrometheusRule object: what your Prometheus's ruleSelector matches
          * (kube-prometheus-stack: release: <helm release name>)
@@ -33,11 +40,18 @@ export const alertsSchema = z
         labels: z
             .record(
                 z.string().regex(K8S_LABEL_KEY, "alerts.labels keys must be Kubernetes label keys"),
-                z.string().regex(K8S_LABEL_VALUE, "alerts.labels values must be Kubernetes label values (63 characters, alphanumerics, -_.)"),
+                z
+                    .string()
+                    .regex(
+                        K8S_LABEL_VALUE,
+                        "alerts.labels values must be Kubernetes label values (63 characters, alphanumerics, -_.)",
+                    ),
             )
             .default({}),
         /** labels added to every alert (routing in Alertmanager: team, severity overrides) */
-        alertLabels: z.record(z.string().regex(PROM_LABEL, "alerts.alertLabels keys must be Prometheus label names"), z.string()).default({}),
+        alertLabels: z
+            .record(z.string().regex(PROM_LABEL, "alerts.alertLabels keys must be Prometheus label names"), z.string())
+            .default({}),
         /** the series label that names the node in your kube-proxy scrape (set it by relabelling) */
         nodeLabel: z.string().regex(PROM_LABEL, "alerts.nodeLabel must be a Prometheus label name").default("node"),
     })
@@ -77,7 +91,14 @@ export const ALERTS = {
 export function alertRules(options: Pick<AlertsOptions, "nodeLabel" | "alertLabels">): AlertRule[] {
     const n = options.nodeLabel;
     const where = `{{ $labels.${n} }}`;
-    const rule = (alert: string, expr: string, wait: string, severity: string, summary: string, description: string): AlertRule => ({
+    const rule = (
+        alert: string,
+        expr: string,
+        wait: string,
+        severity: string,
+        summary: string,
+        description: string,
+    ): AlertRule => ({
         alert,
         expr,
         for: wait,
@@ -124,7 +145,11 @@ export function alertRules(options: Pick<AlertsOptions, "nodeLabel" | "alertLabe
  * What to create for `alerts`: the PrometheusRule, or nothing with the finding that says why.
  * `defaultNamespace` is where kube-proxy lives (kube-system for kubeadm and EKS).
  */
-export function planAlerts(input: unknown, crd: CrdPresence | undefined, defaultNamespace: string): { rule?: PrometheusRuleSpec; findings: Finding[] } {
+export function planAlerts(
+    input: unknown,
+    crd: CrdPresence | undefined,
+    defaultNamespace: string,
+): { rule?: PrometheusRuleSpec; findings: Finding[] } {
     if (input === undefined || input === null) return { findings: [] };
     const parsed = alertsSchema.safeParse(input);
     if (!parsed.success) {
@@ -164,7 +189,11 @@ export function planAlerts(input: unknown, crd: CrdPresence | undefined, default
         rule: {
             apiVersion: PROMETHEUS_RULE.apiVersion,
             kind: PROMETHEUS_RULE.kind,
-            metadata: { name: o.name, namespace: o.namespace ?? defaultNamespace, labels: { "app.kubernetes.io/managed-by": "kube-proxy-mode", ...o.labels } },
+            metadata: {
+                name: o.name,
+                namespace: o.namespace ?? defaultNamespace,
+                labels: { "app.kubernetes.io/managed-by": "kube-proxy-mode", ...o.labels },
+            },
             spec: { groups: [{ name: "kube-proxy-mode", rules: alertRules(o) }] },
         },
         findings: [],

@@ -28,19 +28,26 @@ export interface CurrentConfig {
 }
 
 function parseOne(text: string, what: string): unknown {
-    if (text.trim() === "") throw new InputError(`${what} is empty: expected a KubeProxyConfiguration or a ConfigMap holding one`);
+    if (text.trim() === "")
+        throw new InputError(`${what} is empty: expected a KubeProxyConfiguration or a ConfigMap holding one`);
     const docs = YAML.parseAllDocuments(text, { prettyErrors: true });
     if (!Array.isArray(docs)) throw new InputError(`${what} is not YAML or JSON`);
     const real = docs.filter((d) => d.contents !== null || d.errors.length > 0);
-    if (real.length === 0) throw new InputError(`${what} is empty: expected a KubeProxyConfiguration or a ConfigMap holding one`);
+    if (real.length === 0)
+        throw new InputError(`${what} is empty: expected a KubeProxyConfiguration or a ConfigMap holding one`);
     for (const d of real) {
         if (d.errors.length > 0) {
             const e = d.errors[0];
             const line = e.linePos?.[0]?.line;
-            throw new InputError(`${what} is not valid YAML or JSON${line ? ` (line ${line})` : ""}: ${e.message.split("\n")[0]}`);
+            throw new InputError(
+                `${what} is not valid YAML or JSON${line ? ` (line ${line})` : ""}: ${e.message.split("\n")[0]}`,
+            );
         }
     }
-    if (real.length > 1) throw new InputError(`${what} holds ${real.length} YAML documents: give exactly one KubeProxyConfiguration or ConfigMap`);
+    if (real.length > 1)
+        throw new InputError(
+            `${what} holds ${real.length} YAML documents: give exactly one KubeProxyConfiguration or ConfigMap`,
+        );
     return real[0].toJS();
 }
 
@@ -53,7 +60,10 @@ export function parseKubeProxyConfiguration(text: string, what = "the configurat
     const obj = parseOne(text, what);
     if (!isObject(obj)) throw new InputError(`${what} is not a mapping: expected kind: ${KUBE_PROXY_KIND}`);
     if (obj.kind !== KUBE_PROXY_KIND) {
-        throw new InputError(`${what} has kind ${JSON.stringify(obj.kind ?? null)}: expected kind: ${KUBE_PROXY_KIND}`, "kind");
+        throw new InputError(
+            `${what} has kind ${JSON.stringify(obj.kind ?? null)}: expected kind: ${KUBE_PROXY_KIND}`,
+            "kind",
+        );
     }
     if (obj.apiVersion !== KUBE_PROXY_API_VERSION) {
         throw new InputError(
@@ -75,7 +85,8 @@ export function parseCurrentConfig(input: string, what = "--current"): CurrentCo
         if (cms.length !== 1) throw new InputError(`${what} is a List with ${cms.length} ConfigMaps: give exactly one`);
         obj = cms[0];
     }
-    if (!isObject(obj)) throw new InputError(`${what} is not a mapping: expected a ConfigMap or a KubeProxyConfiguration`);
+    if (!isObject(obj))
+        throw new InputError(`${what} is not a mapping: expected a ConfigMap or a KubeProxyConfiguration`);
     if (obj.kind === KUBE_PROXY_KIND) {
         return { text: input, config: parseKubeProxyConfiguration(input, what), source: { kind: KUBE_PROXY_KIND } };
     }

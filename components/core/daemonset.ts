@@ -36,7 +36,10 @@ export function canonicalDuringRollout(original: Spec): Spec {
 export function targetDaemonSetSpec(original: Spec, opts: { hash: string; canonicalConfigMap: string }): Spec {
     const spec = clone(original);
     const hashedConfigMap = rolloutObjectName(opts.canonicalConfigMap, opts.hash);
-    spec.selector = { ...spec.selector, matchLabels: { ...(spec.selector?.matchLabels ?? {}), [MARKS.configLabel]: opts.hash } };
+    spec.selector = {
+        ...spec.selector,
+        matchLabels: { ...(spec.selector?.matchLabels ?? {}), [MARKS.configLabel]: opts.hash },
+    };
     spec.template.metadata ??= {};
     spec.template.metadata.labels = { ...(spec.template.metadata.labels ?? {}), [MARKS.configLabel]: opts.hash };
     let found = false;
@@ -46,7 +49,10 @@ export function targetDaemonSetSpec(original: Spec, opts: { hash: string; canoni
             found = true;
         }
     }
-    if (!found) throw new Error(`the kube-proxy DaemonSet mounts no volume from ConfigMap ${opts.canonicalConfigMap}; it cannot be rolled out per node`);
+    if (!found)
+        throw new Error(
+            `the kube-proxy DaemonSet mounts no volume from ConfigMap ${opts.canonicalConfigMap}; it cannot be rolled out per node`,
+        );
     spec.updateStrategy = { type: "OnDelete" };
     requireNode(spec.template.spec, { key: MARKS.configLabel, operator: "In", values: [opts.hash] });
     return spec;
@@ -54,5 +60,8 @@ export function targetDaemonSetSpec(original: Spec, opts: { hash: string; canoni
 
 /** Whether a DaemonSet spec still carries the rollout's changes. */
 export function isCanonicalShape(spec: Spec, original: Spec): boolean {
-    return JSON.stringify(spec.template) === JSON.stringify(original.template) && JSON.stringify(spec.updateStrategy) === JSON.stringify(original.updateStrategy);
+    return (
+        JSON.stringify(spec.template) === JSON.stringify(original.template) &&
+        JSON.stringify(spec.updateStrategy) === JSON.stringify(original.updateStrategy)
+    );
 }

@@ -15,7 +15,10 @@ export function parseDuration(text: string, field: string): number {
         matched = re.lastIndex;
     }
     if (t === "" || matched !== t.length) {
-        throw new InputError(`${field}: ${JSON.stringify(text)} is not a duration; write it like 30s, 10m or 1h30m`, field);
+        throw new InputError(
+            `${field}: ${JSON.stringify(text)} is not a duration; write it like 30s, 10m or 1h30m`,
+            field,
+        );
     }
     return total;
 }

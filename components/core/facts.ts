@@ -1,4 +1,4 @@
-// The checked facts from shared/reference/DOMAIN.md that the rules are made of.
+// The checked facts the rules are made of (sources and wording: docs/facts.md, the repository's own copy).
 // A number or a name appears here once; rules and messages read it from here.
 import type { ProxyMode } from "./types.js";
 
@@ -59,7 +59,12 @@ export const MODE_SETTINGS: Record<ProxyMode, Record<PerModeSetting, string>> = 
     },
 };
 export type PerModeSetting = "syncPeriod" | "minSyncPeriod" | "masqueradeAll" | "masqueradeBit";
-export const PER_MODE_SETTINGS: readonly PerModeSetting[] = ["syncPeriod", "minSyncPeriod", "masqueradeAll", "masqueradeBit"];
+export const PER_MODE_SETTINGS: readonly PerModeSetting[] = [
+    "syncPeriod",
+    "minSyncPeriod",
+    "masqueradeAll",
+    "masqueradeBit",
+];
 
 /**
  * ipvs-only settings. Outside ipvs mode a non-zero value is dead configuration; each
@@ -79,10 +84,22 @@ export const IPVS_ONLY_SETTINGS: Record<string, { zero: unknown; why: string }> 
             "strictARP exists only because ipvs mode binds ClusterIPs to kube-ipvs0; it is dead outside ipvs mode. The sysctls it set " +
             "(net.ipv4.conf.all.arp_ignore=1, arp_announce=2) stay on the nodes: nobody reverts them",
     },
-    "ipvs.excludeCIDRs": { zero: null, why: "excludeCIDRs only protects IPVS rules from ipvs-mode cleanup; no other mode reads it" },
-    "ipvs.tcpTimeout": { zero: "0s", why: "IPVS connection timeouts are read only in ipvs mode; conntrack.* governs the other modes" },
-    "ipvs.tcpFinTimeout": { zero: "0s", why: "IPVS connection timeouts are read only in ipvs mode; conntrack.* governs the other modes" },
-    "ipvs.udpTimeout": { zero: "0s", why: "IPVS connection timeouts are read only in ipvs mode; conntrack.* governs the other modes" },
+    "ipvs.excludeCIDRs": {
+        zero: null,
+        why: "excludeCIDRs only protects IPVS rules from ipvs-mode cleanup; no other mode reads it",
+    },
+    "ipvs.tcpTimeout": {
+        zero: "0s",
+        why: "IPVS connection timeouts are read only in ipvs mode; conntrack.* governs the other modes",
+    },
+    "ipvs.tcpFinTimeout": {
+        zero: "0s",
+        why: "IPVS connection timeouts are read only in ipvs mode; conntrack.* governs the other modes",
+    },
+    "ipvs.udpTimeout": {
+        zero: "0s",
+        why: "IPVS connection timeouts are read only in ipvs mode; conntrack.* governs the other modes",
+    },
 };
 
 /** Where installers keep the configuration. */

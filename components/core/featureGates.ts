@@ -12,7 +12,10 @@ export interface GateSpec {
 }
 
 interface GateData {
-    versions: Record<string, { source: string; gates: Record<string, GateSpec>; dependencies?: Record<string, string[]> }>;
+    versions: Record<
+        string,
+        { source: string; gates: Record<string, GateSpec>; dependencies?: Record<string, string[]> }
+    >;
 }
 
 const releases = (data as GateData).versions;
@@ -51,7 +54,14 @@ export function gateRegistry(version: KubeVersion | undefined): GateRegistry {
         if (below.length === 0) olderThanKnown = true;
         release = below.length ? below[below.length - 1] : oldest;
     }
-    return { release, newerThanKnown, olderThanKnown, gates: releases[release].gates, dependencies: releases[release].dependencies ?? {}, source: releases[release].source };
+    return {
+        release,
+        newerThanKnown,
+        olderThanKnown,
+        gates: releases[release].gates,
+        dependencies: releases[release].dependencies ?? {},
+        source: releases[release].source,
+    };
 }
 
 /** The known gate name closest to a misspelt one, when it is close enough to be a typo. */

@@ -1,11 +1,10 @@
 // One migration, decided from a snapshot of the cluster: the new configuration, the plan and
 // every finding. Pure: the Pulumi component and the CLI read the cluster, then call this.
-import type { CrdPresence } from "./alerts.js";
 import { effectiveMode, type CurrentConfig } from "./config.js";
 import { describePlan, configHash, planRollout, type NodeState, type PoolSpec, type RolloutPlan } from "./plan.js";
 import { renderConfiguration } from "./render.js";
 import { validateDesired } from "./settings.js";
-import type { DesiredSettings, Finding } from "./types.js";
+import type { CrdPresence, DesiredSettings, Finding } from "./types.js";
 import { parseKubeVersion, type KubeVersion } from "./versions.js";
 
 export interface ServiceFacts {
@@ -47,7 +46,12 @@ export class MigrationRefused extends Error {
         const errors = findings.filter((f) => f.severity === "error");
         super(
             `kube-proxy-mode refuses this change (${errors.length} problem(s)):\n` +
-                errors.map((f) => `- ${f.field}: ${f.message}${f.nodes?.length ? ` [nodes: ${f.nodes.join(", ")}]` : ""}${f.fix ? `\n  fix: ${f.fix}` : ""}`).join("\n"),
+                errors
+                    .map(
+                        (f) =>
+                            `- ${f.field}: ${f.message}${f.nodes?.length ? ` [nodes: ${f.nodes.join(", ")}]` : ""}${f.fix ? `\n  fix: ${f.fix}` : ""}`,
+                    )
+                    .join("\n"),
         );
         this.name = "MigrationRefused";
     }
@@ -75,7 +79,10 @@ export function decideMigration(snapshot: ClusterSnapshot, desiredInput: unknown
     const exposed = snapshot.services.filter((s) => s.nodePorts.length > 0);
     for (const f of findings) {
         if ((f.code === "nodePort.reach" || f.code === "nodePort.localhost") && exposed.length) {
-            f.message += `. ${exposed.length} Service(s) expose NodePorts: ${exposed.slice(0, 8).map((s) => `${s.namespace}/${s.name} (${s.nodePorts.join(", ")})`).join(", ")}${exposed.length > 8 ? ", ..." : ""}`;
+            f.message += `. ${exposed.length} Service(s) expose NodePorts: ${exposed
+                .slice(0, 8)
+                .map((s) => `${s.namespace}/${s.name} (${s.nodePorts.join(", ")})`)
+                .join(", ")}${exposed.length > 8 ? ", ..." : ""}`;
         }
     }
     if (findings.some((f) => f.severity === "error")) throw new MigrationRefused(findings);

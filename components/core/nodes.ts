@@ -35,10 +35,15 @@ export function parseNodeList(text: string, what = "--nodes"): NodeFacts[] {
     try {
         obj = JSON.parse(text);
     } catch (e) {
-        throw new InputError(`${what} is not JSON (${(e as Error).message}): expected the output of kubectl get nodes -o json`);
+        throw new InputError(
+            `${what} is not JSON (${(e as Error).message}): expected the output of kubectl get nodes -o json`,
+        );
     }
     const items = obj?.kind === "Node" ? [obj] : Array.isArray(obj?.items) ? obj.items : undefined;
-    if (!items) throw new InputError(`${what} has kind ${JSON.stringify(obj?.kind ?? null)}: expected a NodeList (kubectl get nodes -o json)`);
+    if (!items)
+        throw new InputError(
+            `${what} has kind ${JSON.stringify(obj?.kind ?? null)}: expected a NodeList (kubectl get nodes -o json)`,
+        );
     const nodes = items.filter((i: any) => i?.kind === undefined || i.kind === "Node").map(nodeFacts);
     const nameless = nodes.findIndex((n: NodeFacts) => n.name === "");
     if (nameless >= 0) throw new InputError(`${what}: item ${nameless} has no metadata.name`);
@@ -62,7 +67,15 @@ export function nodeVerdict(node: NodeFacts, mode: ProxyMode, opts: { tcpBeLiber
         return {
             ...base,
             verdict: "skip",
-            findings: [{ severity: "info", code: "node.notLinux", field: "nodes", nodes: [node.name], message: `${node.name} runs ${node.operatingSystem}: Linux proxy modes do not apply` }],
+            findings: [
+                {
+                    severity: "info",
+                    code: "node.notLinux",
+                    field: "nodes",
+                    nodes: [node.name],
+                    message: `${node.name} runs ${node.operatingSystem}: Linux proxy modes do not apply`,
+                },
+            ],
         };
     }
     const findings: Finding[] = [];
@@ -87,14 +100,31 @@ export function nodeVerdict(node: NodeFacts, mode: ProxyMode, opts: { tcpBeLiber
                 fix: `upgrade the node's kernel to ${NFTABLES.minKernel}+ (RHEL 9, Debian 12, Ubuntu 22.04+, Amazon Linux 2023), or use iptables mode for its pool`,
             });
         } else {
-            findings.push(...conntrackFinding(mode, opts.tcpBeLiberal, !kernelAtLeast(kernel, NFTABLES.conntrackWorkaroundKernel), [node.name]).map((f) => ({
-                ...f,
-                message: `${node.name}: ${f.message}`,
-            })));
+            findings.push(
+                ...conntrackFinding(
+                    mode,
+                    opts.tcpBeLiberal,
+                    !kernelAtLeast(kernel, NFTABLES.conntrackWorkaroundKernel),
+                    [node.name],
+                ).map((f) => ({
+                    ...f,
+                    message: `${node.name}: ${f.message}`,
+                })),
+            );
         }
     } else if (mode === "ipvs") {
-        findings.push({ severity: "warning", code: "ipvs.deprecated", field: "mode", nodes: [node.name], message: `${node.name}: ${IPVS_DEPRECATION_TEXT}` });
+        findings.push({
+            severity: "warning",
+            code: "ipvs.deprecated",
+            field: "mode",
+            nodes: [node.name],
+            message: `${node.name}: ${IPVS_DEPRECATION_TEXT}`,
+        });
     }
-    const verdict: Verdict = findings.some((f) => f.severity === "error") ? "fail" : findings.some((f) => f.severity === "warning") ? "warn" : "ok";
+    const verdict: Verdict = findings.some((f) => f.severity === "error")
+        ? "fail"
+        : findings.some((f) => f.severity === "warning")
+          ? "warn"
+          : "ok";
     return { ...base, verdict, findings };
 }

@@ -110,34 +110,72 @@ export function rolloutObjectName(base: string, hash: string): string {
 export function validatePools(pools: unknown): Finding[] {
     const out: Finding[] = [];
     if (!Array.isArray(pools) || pools.length === 0) {
-        return [{ severity: "error", code: "pools.empty", field: "pools", message: "pools must list at least one node pool", fix: 'add { name: "all", nodeSelector: "kubernetes.io/os=linux" }' }];
+        return [
+            {
+                severity: "error",
+                code: "pools.empty",
+                field: "pools",
+                message: "pools must list at least one node pool",
+                fix: 'add { name: "all", nodeSelector: "kubernetes.io/os=linux" }',
+            },
+        ];
     }
     const seen = new Set<string>();
     pools.forEach((p: any, i) => {
         const field = `pools[${i}]`;
         if (typeof p?.name !== "string" || !/^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$/.test(p.name)) {
-            out.push({ severity: "error", code: "pools.name", field: `${field}.name`, message: `pool name ${JSON.stringify(p?.name)} must be lower-case letters, digits and '-' (at most 42)` });
+            out.push({
+                severity: "error",
+                code: "pools.name",
+                field: `${field}.name`,
+                message: `pool name ${JSON.stringify(p?.name)} must be lower-case letters, digits and '-' (at most 42)`,
+            });
         } else if (seen.has(p.name)) {
-            out.push({ severity: "error", code: "pools.duplicate", field: `${field}.name`, message: `pool name ${p.name} is used twice` });
+            out.push({
+                severity: "error",
+                code: "pools.duplicate",
+                field: `${field}.name`,
+                message: `pool name ${p.name} is used twice`,
+            });
         } else seen.add(p.name);
         if (typeof p?.nodeSelector !== "string" || p.nodeSelector.trim() === "") {
-            out.push({ severity: "error", code: "pools.selector", field: `${field}.nodeSelector`, message: "nodeSelector is required (a label selector such as pool=canary)" });
+            out.push({
+                severity: "error",
+                code: "pools.selector",
+                field: `${field}.nodeSelector`,
+                message: "nodeSelector is required (a label selector such as pool=canary)",
+            });
         } else {
             try {
                 parseSelector(p.nodeSelector, `${field}.nodeSelector`);
             } catch (e) {
-                out.push({ severity: "error", code: "pools.selector", field: `${field}.nodeSelector`, message: (e as Error).message });
+                out.push({
+                    severity: "error",
+                    code: "pools.selector",
+                    field: `${field}.nodeSelector`,
+                    message: (e as Error).message,
+                });
             }
         }
         if (p?.maxUnavailable !== undefined && (!Number.isInteger(p.maxUnavailable) || p.maxUnavailable < 1)) {
-            out.push({ severity: "error", code: "pools.maxUnavailable", field: `${field}.maxUnavailable`, message: `maxUnavailable must be a whole number of at least 1, not ${JSON.stringify(p.maxUnavailable)}` });
+            out.push({
+                severity: "error",
+                code: "pools.maxUnavailable",
+                field: `${field}.maxUnavailable`,
+                message: `maxUnavailable must be a whole number of at least 1, not ${JSON.stringify(p.maxUnavailable)}`,
+            });
         }
         for (const key of ["soak", "drainTimeout"] as const) {
             if (p?.[key] === undefined) continue;
             try {
                 parseDuration(String(p[key]), `${field}.${key}`);
             } catch (e) {
-                out.push({ severity: "error", code: `pools.${key}`, field: `${field}.${key}`, message: (e as Error).message });
+                out.push({
+                    severity: "error",
+                    code: `pools.${key}`,
+                    field: `${field}.${key}`,
+                    message: (e as Error).message,
+                });
             }
         }
         const d = p?.drain;
@@ -167,7 +205,9 @@ export function planRollout(pools: PoolSpec[], nodes: NodeState[], target: Rollo
     const wanted = targetPlacement(target);
     for (const [i, spec] of pools.entries()) {
         const selector = parseSelector(spec.nodeSelector, `pools[${i}].nodeSelector`);
-        const members = linux.filter((n) => matchesSelector(selector, n.labels)).sort((a, b) => a.name.localeCompare(b.name));
+        const members = linux
+            .filter((n) => matchesSelector(selector, n.labels))
+            .sort((a, b) => a.name.localeCompare(b.name));
         const planned: PlannedNode[] = [];
         for (const n of members) {
             const prior = owner.get(n.name);
@@ -187,7 +227,8 @@ export function planRollout(pools: PoolSpec[], nodes: NodeState[], target: Rollo
             planned.push({ name: n.name, kernel: n.kernelVersion, action: done ? "done" : "move", from: n.placement });
             if (!done) {
                 for (const f of nodeVerdict(n, target.mode, opts).findings) {
-                    if (f.severity !== "info") findings.push({ ...f, field: `pools[${i}] (${spec.name}) node ${n.name}: ${f.field}` });
+                    if (f.severity !== "info")
+                        findings.push({ ...f, field: `pools[${i}] (${spec.name}) node ${n.name}: ${f.field}` });
                 }
             }
         }
@@ -196,7 +237,12 @@ export function planRollout(pools: PoolSpec[], nodes: NodeState[], target: Rollo
         const batches: string[][] = [];
         for (let b = 0; b < moving.length; b += maxUnavailable) batches.push(moving.slice(b, b + maxUnavailable));
         if (members.length === 0) {
-            findings.push({ severity: "warning", code: "pools.noNodes", field: `pools[${i}].nodeSelector`, message: `pool ${spec.name} (${spec.nodeSelector}) selects no node` });
+            findings.push({
+                severity: "warning",
+                code: "pools.noNodes",
+                field: `pools[${i}].nodeSelector`,
+                message: `pool ${spec.name} (${spec.nodeSelector}) selects no node`,
+            });
         }
         plan.pools.push({
             name: spec.name,
@@ -230,7 +276,9 @@ export function planRollout(pools: PoolSpec[], nodes: NodeState[], target: Rollo
 /** The rollout plan as a reviewer reads it. */
 export function describePlan(plan: RolloutPlan): string {
     const lines: string[] = [];
-    const where = plan.target.canonical ? "the installer's DaemonSet (canonical ConfigMap)" : `configuration ${plan.target.hash}`;
+    const where = plan.target.canonical
+        ? "the installer's DaemonSet (canonical ConfigMap)"
+        : `configuration ${plan.target.hash}`;
     lines.push(`rollout to ${plan.target.mode} (${where}): ${plan.moving} node(s) move, pools in this order:`);
     plan.pools.forEach((p, i) => {
         const done = p.nodes.filter((n) => n.action === "done").length;

@@ -24,7 +24,12 @@ export type PromotionTarget = Record<string, unknown>;
 
 function sortKeys(v: unknown): unknown {
     if (Array.isArray(v)) return v.map(sortKeys);
-    if (v && typeof v === "object") return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as any)[k])]));
+    if (v && typeof v === "object")
+        return Object.fromEntries(
+            Object.keys(v)
+                .sort()
+                .map((k) => [k, sortKeys((v as any)[k])]),
+        );
     return v;
 }
 
@@ -69,9 +74,16 @@ const STACK_NAME = /^[^/\s]+\/[^/\s]+\/[^/\s]+$/;
 export const promotionSchema = z
     .object({
         /** the fully qualified upstream stack: <org>/<project>/<stack> (file backend: organization/<project>/<stack>) */
-        after: z.string().regex(STACK_NAME, 'promotion.after must be a fully qualified stack name "<org>/<project>/<stack>" (with a file backend: "organization/<project>/<stack>")'),
+        after: z
+            .string()
+            .regex(
+                STACK_NAME,
+                'promotion.after must be a fully qualified stack name "<org>/<project>/<stack>" (with a file backend: "organization/<project>/<stack>")',
+            ),
         /** how long the upstream must have held the target, e.g. 24h; 0s only requires that it finished */
-        minSoak: z.string({ error: 'promotion.minSoak is required: how long the upstream stack must have held the target, e.g. "24h" ("0s" only requires that it finished)' }),
+        minSoak: z.string({
+            error: 'promotion.minSoak is required: how long the upstream stack must have held the target, e.g. "24h" ("0s" only requires that it finished)',
+        }),
         /** refuse when the upstream verified nodes with hooks only (verify.nodeChecks: false); default true */
         requireNodeChecks: z.boolean().default(true),
     })
@@ -84,7 +96,13 @@ export function parsePromotion(input: unknown): PromotionOptions & { minSoakSeco
     if (!parsed.success) {
         throw new Error(
             parsed.error.issues
-                .map((i) => (i.code === "unrecognized_keys" ? `promotion: unknown setting(s) ${i.keys.join(", ")} (promotion takes after, minSoak, requireNodeChecks)` : i.message.startsWith("promotion") ? i.message : `promotion.${i.path.join(".")}: ${i.message}`))
+                .map((i) =>
+                    i.code === "unrecognized_keys"
+                        ? `promotion: unknown setting(s) ${i.keys.join(", ")} (promotion takes after, minSoak, requireNodeChecks)`
+                        : i.message.startsWith("promotion")
+                          ? i.message
+                          : `promotion.${i.path.join(".")}: ${i.message}`,
+                )
                 .join("; "),
         );
     }
@@ -119,11 +137,20 @@ function show(v: unknown): string {
 
 /** The promotion gate: open only when the upstream finished the same target, verified every node and held it for minSoak. */
 export function checkPromotion(g: GateInput): GateVerdict {
-    if (g.alreadyApplied) return { open: true, missing: [], notes: [`this cluster already runs its target (${g.own.mode}, target ${g.own.targetHash}): nothing moves, so ${g.upstream} is not consulted`] };
+    if (g.alreadyApplied)
+        return {
+            open: true,
+            missing: [],
+            notes: [
+                `this cluster already runs its target (${g.own.mode}, target ${g.own.targetHash}): nothing moves, so ${g.upstream} is not consulted`,
+            ],
+        };
     if (g.record === undefined || g.record === null) {
         return {
             open: false,
-            missing: [`${g.upstream} has no promotion record: it has not finished a kube-proxy-mode rollout (run pulumi up there first and let it finish)`],
+            missing: [
+                `${g.upstream} has no promotion record: it has not finished a kube-proxy-mode rollout (run pulumi up there first and let it finish)`,
+            ],
             notes: [],
         };
     }
@@ -131,7 +158,9 @@ export function checkPromotion(g: GateInput): GateVerdict {
     if (!parsed.success) {
         return {
             open: false,
-            missing: [`${g.upstream}'s promotion output is not a kube-proxy-mode promotion record (${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")})`],
+            missing: [
+                `${g.upstream}'s promotion output is not a kube-proxy-mode promotion record (${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")})`,
+            ],
             notes: [],
         };
     }
@@ -139,7 +168,9 @@ export function checkPromotion(g: GateInput): GateVerdict {
     const missing: string[] = [];
     if (r.targetHash !== g.own.targetHash) {
         const keys = [...new Set([...Object.keys(r.target), ...Object.keys(g.own.target)])].sort();
-        const diffs = keys.filter((k) => JSON.stringify(r.target[k]) !== JSON.stringify(g.own.target[k])).map((k) => `${k}: ${show(r.target[k])} there, ${show(g.own.target[k])} here`);
+        const diffs = keys
+            .filter((k) => JSON.stringify(r.target[k]) !== JSON.stringify(g.own.target[k]))
+            .map((k) => `${k}: ${show(r.target[k])} there, ${show(g.own.target[k])} here`);
         missing.push(
             `${g.upstream} finished a different target (${r.mode}, target ${r.targetHash}) than this stack renders (${g.own.mode}, target ${g.own.targetHash}): ${diffs.join("; ") || "settings differ"}; ` +
                 `promote the same settings, or move ${g.upstream} to this target first`,
@@ -148,7 +179,9 @@ export function checkPromotion(g: GateInput): GateVerdict {
     if (r.nodesTotal === 0 || r.nodesVerified < r.nodesTotal) {
         missing.push(
             `${g.upstream} verified ${r.nodesVerified} of ${r.nodesTotal} node(s) on configuration ${r.configHash}` +
-                (r.unverified.length ? ` (not verified: ${r.unverified.slice(0, 10).join(", ")}${r.unverified.length > 10 ? ", ..." : ""})` : "") +
+                (r.unverified.length
+                    ? ` (not verified: ${r.unverified.slice(0, 10).join(", ")}${r.unverified.length > 10 ? ", ..." : ""})`
+                    : "") +
                 `; every node must be verified by its rollout (a configuration written by hand is not)`,
         );
     } else if (g.requireNodeChecks && r.nodesChecked < r.nodesTotal) {
@@ -167,8 +200,13 @@ export function checkPromotion(g: GateInput): GateVerdict {
         );
     }
     if (missing.length) return { open: false, missing, notes: [] };
-    const notes = [`${g.upstream} finished ${r.mode} (target ${r.targetHash}) at ${r.finishedAt}, verified ${r.nodesVerified}/${r.nodesTotal} node(s), held for ${formatDuration(heldSeconds)} (minSoak ${formatDuration(g.minSoakSeconds)})`];
-    if (r.nodesChecked < r.nodesTotal) notes.push(`${g.upstream} verified ${r.nodesTotal - r.nodesChecked} node(s) with hooks only (accepted: promotion.requireNodeChecks is false)`);
+    const notes = [
+        `${g.upstream} finished ${r.mode} (target ${r.targetHash}) at ${r.finishedAt}, verified ${r.nodesVerified}/${r.nodesTotal} node(s), held for ${formatDuration(heldSeconds)} (minSoak ${formatDuration(g.minSoakSeconds)})`,
+    ];
+    if (r.nodesChecked < r.nodesTotal)
+        notes.push(
+            `${g.upstream} verified ${r.nodesTotal - r.nodesChecked} node(s) with hooks only (accepted: promotion.requireNodeChecks is false)`,
+        );
     return { open: true, missing: [], notes };
 }
 

@@ -32,10 +32,11 @@ export const PERMISSIONS: Permission[] = [
         rule: { apiGroups: ["apiextensions.k8s.io"], resources: ["customresourcedefinitions"], verbs: ["get"], resourceNames: ["prometheusrules.monitoring.coreos.com"] },
         why: "only with alerts: whether the PrometheusRule CRD exists",
     },
-    { scope: "kube-system", rule: { apiGroups: [""], resources: ["pods"], verbs: ["create", "get", "delete"] }, why: "run the probe pods (privileged, hostPath /: cluster-admin-equivalent); kube-proxy's pods are listed and watched through the cluster-wide rule" },
+    { scope: "kube-system", rule: { apiGroups: [""], resources: ["pods"], verbs: ["create", "get", "patch", "delete"] }, why: "run the probe pods (privileged, hostPath /: cluster-admin-equivalent); label kube-proxy's pods as of the installer's revision when the finish restores its DaemonSet; they are listed and watched through the cluster-wide rule" },
     { scope: "kube-system", rule: { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] }, why: "kube-proxy's start-up log, the probe's output" },
     { scope: "kube-system", rule: { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "create", "patch", "delete"] }, why: "read kube-proxy's; the rollout's ConfigMap; the canonical update" },
     { scope: "kube-system", rule: { apiGroups: ["apps"], resources: ["daemonsets"], verbs: ["get", "list", "create", "update", "delete"] }, why: "the rollout's DaemonSet; the installer's spec saved and restored" },
+    { scope: "kube-system", rule: { apiGroups: ["apps"], resources: ["controllerrevisions"], verbs: ["list"] }, why: "the installer DaemonSet's current revision, when the finish restores its spec" },
     { scope: "kube-system", rule: { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] }, why: "one rollout per cluster at a time (a Lease)" },
 ];
 

@@ -19,7 +19,8 @@ function same(a: unknown, b: unknown): boolean {
  */
 // The memory of a move out of ipvs: each ipvs-only value it resets is kept in a comment beside
 // the reset value, in the configuration itself, so a move back to ipvs (a rollback) restores it.
-const MEMORY = (value: unknown) => `kube-proxy-mode: was ${JSON.stringify(value)} in ipvs mode, restored on a move back to ipvs`;
+const MEMORY = (value: unknown) =>
+    `kube-proxy-mode: was ${JSON.stringify(value)} in ipvs mode, restored on a move back to ipvs`;
 const MEMORY_PATTERN = /(?:^|;\s*)kube-proxy-mode: was (.*) in ipvs mode, restored on a move back to ipvs$/;
 
 /** The ipvs-only values an earlier move out of ipvs reset, read back from their comments. */
@@ -43,14 +44,25 @@ export function rememberedIpvsSettings(text: string): Record<string, unknown> {
  * The edits that take `current` to what `desired` asks. `remembered` holds the ipvs-only values
  * an earlier move out of ipvs reset (rememberedIpvsSettings); a move back to ipvs restores them.
  */
-export function planConfigChanges(current: Record<string, any>, desired: DesiredSettings, remembered: Record<string, unknown> = {}): { changes: Change[]; findings: Finding[] } {
+export function planConfigChanges(
+    current: Record<string, any>,
+    desired: DesiredSettings,
+    remembered: Record<string, unknown> = {},
+): { changes: Change[]; findings: Finding[] } {
     const changes: Change[] = [];
     const findings: Finding[] = [];
     const from = effectiveMode(current);
     const to = desired.mode;
     const set = (path: string, value: unknown, reason: string, remember?: string | null) => {
         const was = getPath(current, path);
-        if (!same(was, value)) changes.push({ path, from: was ?? null, to: value, reason, ...(remember !== undefined ? { remember } : {}) });
+        if (!same(was, value))
+            changes.push({
+                path,
+                from: was ?? null,
+                to: value,
+                reason,
+                ...(remember !== undefined ? { remember } : {}),
+            });
     };
 
     if (current.mode !== to) {
@@ -93,19 +105,33 @@ export function planConfigChanges(current: Record<string, any>, desired: Desired
                 });
                 continue;
             }
-            set(dst, value, `carried from ${src}: ${to} mode reads ${dst}, so without this ${setting} would revert to its default`);
+            set(
+                dst,
+                value,
+                `carried from ${src}: ${to} mode reads ${dst}, so without this ${setting} would revert to its default`,
+            );
         }
     }
     if (to !== "ipvs") {
         for (const [path, { zero, why }] of Object.entries(IPVS_ONLY_SETTINGS)) {
             const value = getPath(current, path);
             if (isZeroValue(value)) continue;
-            set(path, zero, `dead configuration outside ipvs mode: ${why} (the value is kept in a comment beside it, and restored on a move back to ipvs)`, MEMORY(value));
+            set(
+                path,
+                zero,
+                `dead configuration outside ipvs mode: ${why} (the value is kept in a comment beside it, and restored on a move back to ipvs)`,
+                MEMORY(value),
+            );
         }
     } else if (from !== "ipvs") {
         for (const [path, value] of Object.entries(remembered)) {
             if (!(path in IPVS_ONLY_SETTINGS) || !isZeroValue(getPath(current, path))) continue;
-            set(path, value, `restored: ${path} was ${JSON.stringify(value)} before this cluster left ipvs mode (kept in a comment beside it)`, null);
+            set(
+                path,
+                value,
+                `restored: ${path} was ${JSON.stringify(value)} before this cluster left ipvs mode (kept in a comment beside it)`,
+                null,
+            );
         }
     }
     return { changes, findings };
@@ -217,7 +243,18 @@ export function renderConfiguration(current: CurrentConfig, desired: DesiredSett
     const planned = planConfigChanges(current.config, desired, rememberedIpvsSettings(current.text));
     const config = applyChanges(current.text, planned.changes);
     const after = parseKubeProxyConfiguration(config, "the rendered configuration");
-    const findings = [...planned.findings, ...checkConfiguration({ desired, version: v, current: current.config, result: after })];
+    const findings = [
+        ...planned.findings,
+        ...checkConfiguration({ desired, version: v, current: current.config, result: after }),
+    ];
     const name = current.source.kind === "ConfigMap" ? current.source.key : "config.conf";
-    return { config, diff: explainDiff(current.text, config, name), changes: planned.changes, findings, before: current.config, after, version: v };
+    return {
+        config,
+        diff: explainDiff(current.text, config, name),
+        changes: planned.changes,
+        findings,
+        before: current.config,
+        after,
+        version: v,
+    };
 }

@@ -135,13 +135,21 @@ const featureGateNames: Rule = (ctx) => {
     for (const [name, value] of Object.entries(gates(ctx.result))) {
         const field = `featureGates.${name}`;
         if (typeof value !== "boolean") {
-            out.push({ severity: "error", code: "gate.value", field, message: `${field} is ${JSON.stringify(value)}: a gate is true or false` });
+            out.push({
+                severity: "error",
+                code: "gate.value",
+                field,
+                message: `${field} is ${JSON.stringify(value)}: a gate is true or false`,
+            });
             continue;
         }
         const spec = registry.gates[name];
         if (!spec) {
             const suggestion = suggestGate(name, registry);
-            const known = registry.newerThanKnown && ctx.version ? `the newest list this tool has (${registry.release})` : `Kubernetes ${registry.release}`;
+            const known =
+                registry.newerThanKnown && ctx.version
+                    ? `the newest list this tool has (${registry.release})`
+                    : `Kubernetes ${registry.release}`;
             out.push({
                 severity: allowUnknown ? "warning" : "error",
                 code: "gate.unknown",
@@ -169,7 +177,8 @@ const featureGateNames: Rule = (ctx) => {
     }
     // from 1.35 kube-proxy also refuses a setting that leaves an enabled gate without a gate it needs
     const set = gates(ctx.result);
-    const enabled = (name: string) => (typeof set[name] === "boolean" ? (set[name] as boolean) : registry.gates[name]?.default === true);
+    const enabled = (name: string) =>
+        typeof set[name] === "boolean" ? (set[name] as boolean) : registry.gates[name]?.default === true;
     for (const [name, needs] of Object.entries(registry.dependencies)) {
         if (!enabled(name)) continue;
         const missing = needs.filter((d) => !enabled(d));
@@ -189,13 +198,22 @@ const nodePortAddresses: Rule = (ctx) => {
     const list = ctx.result.nodePortAddresses;
     if (list === undefined || list === null) return [];
     if (!Array.isArray(list)) {
-        return [{ severity: "error", code: "nodePortAddresses.shape", field: "nodePortAddresses", message: "nodePortAddresses must be a list" }];
+        return [
+            {
+                severity: "error",
+                code: "nodePortAddresses.shape",
+                field: "nodePortAddresses",
+                message: "nodePortAddresses must be a list",
+            },
+        ];
     }
     const out: Finding[] = [];
     const v = ctx.version;
     const keywordsAllowed = !v || atLeast(v, NODE_PORT_KEYWORDS.keywordsRelease);
     const entries: NodePortEntry[] = list.map((e: unknown) =>
-        typeof e === "string" ? classifyNodePortAddress(e) : { kind: "invalid", reason: `${JSON.stringify(e)} is not a string` },
+        typeof e === "string"
+            ? classifyNodePortAddress(e)
+            : { kind: "invalid", reason: `${JSON.stringify(e)} is not a string` },
     );
     entries.forEach((entry, i) => {
         const field = `nodePortAddresses[${i}]`;
@@ -205,7 +223,9 @@ const nodePortAddresses: Rule = (ctx) => {
                 code: "nodePortAddresses.invalid",
                 field,
                 message: entry.reason,
-                fix: entry.suggestion ? `use ${entry.suggestion}` : `use CIDRs such as 0.0.0.0/0 or 10.0.0.0/8, or ${keywordsAllowed ? "primary, localhost, all" : "primary (alone)"}`,
+                fix: entry.suggestion
+                    ? `use ${entry.suggestion}`
+                    : `use CIDRs such as 0.0.0.0/0 or 10.0.0.0/8, or ${keywordsAllowed ? "primary, localhost, all" : "primary (alone)"}`,
             });
         } else if (entry.kind === "keyword" && entry.keyword !== "primary" && !keywordsAllowed) {
             out.push({
@@ -213,7 +233,8 @@ const nodePortAddresses: Rule = (ctx) => {
                 code: "nodePortAddresses.keyword",
                 field,
                 message: `"${entry.keyword}" is a nodePortAddresses keyword only from Kubernetes ${NODE_PORT_KEYWORDS.keywordsRelease} (KEP-6032); this cluster runs ${v!.release}`,
-                fix: entry.keyword === "all" ? "use 0.0.0.0/0 and ::/0" : "use 127.0.0.0/8 in iptables mode, or upgrade",
+                fix:
+                    entry.keyword === "all" ? "use 0.0.0.0/0 and ::/0" : "use 127.0.0.0/8 in iptables mode, or upgrade",
             });
         }
     });
@@ -228,7 +249,11 @@ const nodePortAddresses: Rule = (ctx) => {
         });
     }
     const localhostIndex = entries.findIndex((e) => e.kind === "keyword" && e.keyword === "localhost");
-    if (localhostIndex >= 0 && effectiveMode(ctx.result) === "nftables" && gates(ctx.result)[NFTABLES.localhostNodePortsGate] !== true) {
+    if (
+        localhostIndex >= 0 &&
+        effectiveMode(ctx.result) === "nftables" &&
+        gates(ctx.result)[NFTABLES.localhostNodePortsGate] !== true
+    ) {
         out.push({
             severity: "error",
             code: "nodePortAddresses.localhostGate",
@@ -299,7 +324,12 @@ const ipvsToIptables: Rule = (ctx) =>
         : [];
 
 /** One rule for the pre-6.1 conntrack workaround, for the cluster (kernel unknown) and for a node. */
-export function conntrackFinding(mode: ProxyMode, tcpBeLiberal: unknown, kernelBelowWorkaround: boolean | "unknown", nodes?: string[]): Finding[] {
+export function conntrackFinding(
+    mode: ProxyMode,
+    tcpBeLiberal: unknown,
+    kernelBelowWorkaround: boolean | "unknown",
+    nodes?: string[],
+): Finding[] {
     if (mode !== "nftables" || tcpBeLiberal === true || kernelBelowWorkaround === false) return [];
     return [
         {
@@ -308,19 +338,31 @@ export function conntrackFinding(mode: ProxyMode, tcpBeLiberal: unknown, kernelB
             field: "conntrack.tcpBeLiberal",
             nodes,
             message:
-                (kernelBelowWorkaround === "unknown" ? `on nodes with a kernel older than ${NFTABLES.conntrackWorkaroundKernel}, ` : `kernel older than ${NFTABLES.conntrackWorkaroundKernel}: `) +
+                (kernelBelowWorkaround === "unknown"
+                    ? `on nodes with a kernel older than ${NFTABLES.conntrackWorkaroundKernel}, `
+                    : `kernel older than ${NFTABLES.conntrackWorkaroundKernel}: `) +
                 "nftables mode does not install iptables mode's conntrack workaround, so long-lived TCP connections can be reset by out-of-window packets",
             fix: "set conntrack.tcpBeLiberal: true (the supported equivalent)",
         },
     ];
 }
 
-const conntrack: Rule = (ctx) => conntrackFinding(effectiveMode(ctx.result), getPath(ctx.result, "conntrack.tcpBeLiberal"), "unknown");
+const conntrack: Rule = (ctx) =>
+    conntrackFinding(effectiveMode(ctx.result), getPath(ctx.result, "conntrack.tcpBeLiberal"), "unknown");
 
-const RULES: readonly Rule[] = [versionKnown, unpinnedCurrent, ipvsLifecycle, nftablesAvailable, featureGateNames, nodePortAddresses, intoNftables, ipvsToIptables, conntrack];
+const RULES: readonly Rule[] = [
+    versionKnown,
+    unpinnedCurrent,
+    ipvsLifecycle,
+    nftablesAvailable,
+    featureGateNames,
+    nodePortAddresses,
+    intoNftables,
+    ipvsToIptables,
+    conntrack,
+];
 
 /** Every configuration rule, over the configuration kube-proxy will read. */
 export function checkConfiguration(ctx: RuleContext): Finding[] {
     return RULES.flatMap((rule) => rule(ctx));
 }
-

@@ -34,13 +34,19 @@ function splitTopLevel(text: string): string[] {
 export function parseSelector(text: string, field = "nodeSelector"): Selector {
     const requirements: Requirement[] = [];
     const check = (key: string, values: string[], part: string) => {
-        if (!KEY.test(key)) throw new InputError(`${field}: "${part}" has an invalid label key ${JSON.stringify(key)}`, field);
-        for (const v of values) if (!VALUE.test(v)) throw new InputError(`${field}: "${part}" has an invalid label value ${JSON.stringify(v)}`, field);
+        if (!KEY.test(key))
+            throw new InputError(`${field}: "${part}" has an invalid label key ${JSON.stringify(key)}`, field);
+        for (const v of values)
+            if (!VALUE.test(v))
+                throw new InputError(`${field}: "${part}" has an invalid label value ${JSON.stringify(v)}`, field);
     };
     for (const part of splitTopLevel(text)) {
         let m: RegExpExecArray | null;
         if ((m = /^(\S+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(part))) {
-            const values = m[3].split(",").map((v) => v.trim()).filter((v) => v !== "");
+            const values = m[3]
+                .split(",")
+                .map((v) => v.trim())
+                .filter((v) => v !== "");
             check(m[1], values, part);
             requirements.push({ op: m[2] as "in" | "notin", key: m[1], values });
         } else if ((m = /^([^=!\s]+)\s*(==|=|!=)\s*(\S*)$/.exec(part))) {
@@ -52,7 +58,10 @@ export function parseSelector(text: string, field = "nodeSelector"): Selector {
         } else if (KEY.test(part)) {
             requirements.push({ op: "exists", key: part });
         } else {
-            throw new InputError(`${field}: cannot read "${part}" as a label selector requirement (use key=value, key!=value, key in (a,b), key, !key)`, field);
+            throw new InputError(
+                `${field}: cannot read "${part}" as a label selector requirement (use key=value, key!=value, key in (a,b), key, !key)`,
+                field,
+            );
         }
     }
     return { text, requirements };

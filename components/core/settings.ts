@@ -10,12 +10,23 @@ const modeMessage =
 export const desiredSettingsSchema = z
     .object({
         mode: z.enum(PROXY_MODES, { error: modeMessage }),
-        featureGates: z.record(z.string().min(1), z.boolean({ error: "feature-gate values must be true or false" })).optional(),
-        nodePortAddresses: z.array(z.string({ error: "each nodePortAddresses entry must be a string (a CIDR or primary/localhost/all)" })).optional(),
-        conntrack: z.object({ tcpBeLiberal: z.boolean({ error: "conntrack.tcpBeLiberal must be true or false" }).optional() }).strict().optional(),
+        featureGates: z
+            .record(z.string().min(1), z.boolean({ error: "feature-gate values must be true or false" }))
+            .optional(),
+        nodePortAddresses: z
+            .array(
+                z.string({ error: "each nodePortAddresses entry must be a string (a CIDR or primary/localhost/all)" }),
+            )
+            .optional(),
+        conntrack: z
+            .object({ tcpBeLiberal: z.boolean({ error: "conntrack.tcpBeLiberal must be true or false" }).optional() })
+            .strict()
+            .optional(),
         kubernetesVersion: z
             .string()
-            .refine((v) => parseKubeVersion(v) !== undefined, { message: 'kubernetesVersion must look like "1.37" or "v1.37.2"' })
+            .refine((v) => parseKubeVersion(v) !== undefined, {
+                message: 'kubernetesVersion must look like "1.37" or "v1.37.2"',
+            })
             .optional(),
         allowUnknownFeatureGates: z.boolean().optional(),
     })

@@ -5,6 +5,12 @@ export type ProxyMode = (typeof PROXY_MODES)[number];
 
 export type Severity = "error" | "warning" | "info";
 
+/**
+ * Whether the cluster has the PrometheusRule CRD (the alerts need it). Kept here, not beside the
+ * alerts' zod schema, so that declarations which name it do not import zod.
+ */
+export type CrdPresence = "present" | "absent" | "unreadable";
+
 /** The Pulumi type token of the KubeProxyMode component (the policies recognise it by this). */
 export const KUBE_PROXY_MODE_TYPE = "kube-proxy-mode:index:KubeProxyMode";
 

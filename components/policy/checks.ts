@@ -97,7 +97,8 @@ const isKnownLocation = (namespace: string, name: string | undefined) =>
 
 /** "ConfigMapPatch kube-system/kube-proxy (data["config.conf"])": how a message names what it is about. */
 export function describe(r: StackResource, key?: string): string {
-    if (EKS_ADDON_TYPES.includes(r.type)) return `EKS add-on ${r.addon?.name ?? "(unnamed)"} (${r.type} ${r.name})${key ? ` ${key}` : ""}`;
+    if (EKS_ADDON_TYPES.includes(r.type))
+        return `EKS add-on ${r.addon?.name ?? "(unnamed)"} (${r.type} ${r.name})${key ? ` ${key}` : ""}`;
     const kind = r.type.split(":").pop() ?? r.type;
     const where = r.objectName ? `${r.namespace ?? "default"}/${r.objectName}` : `${r.name} (name assigned by Pulumi)`;
     return `${kind} ${where}${key ? ` (data["${key}"])` : ""}`;
@@ -112,7 +113,11 @@ export function describe(r: StackResource, key?: string): string {
 export function managedConfigurations(resources: readonly StackResource[]): ManagedConfiguration[] {
     const out: ManagedConfiguration[] = [];
     for (const r of resources) {
-        if (EKS_ADDON_TYPES.includes(r.type) && r.addon?.name === KUBE_PROXY_ADDON && !r.unknown?.includes("configurationValues")) {
+        if (
+            EKS_ADDON_TYPES.includes(r.type) &&
+            r.addon?.name === KUBE_PROXY_ADDON &&
+            !r.unknown?.includes("configurationValues")
+        ) {
             out.push(addonConfiguration(r));
             continue;
         }
@@ -120,7 +125,9 @@ export function managedConfigurations(resources: readonly StackResource[]): Mana
         const atKnownLocation = isKnownLocation(r.namespace ?? "default", r.objectName);
         for (const [key, value] of Object.entries(r.data)) {
             if (typeof value !== "string") continue;
-            const looksLikeOne = /\bkind:\s*["']?KubeProxyConfiguration\b|"kind"\s*:\s*"KubeProxyConfiguration"/.test(value);
+            const looksLikeOne = /\bkind:\s*["']?KubeProxyConfiguration\b|"kind"\s*:\s*"KubeProxyConfiguration"/.test(
+                value,
+            );
             const isConfigKey = atKnownLocation && (CONFIG_KEYS as readonly string[]).includes(key);
             if (!looksLikeOne && !isConfigKey) continue;
             try {
@@ -146,9 +153,15 @@ function addonConfiguration(r: StackResource): ManagedConfiguration {
     try {
         values = YAML.parse(text); // JSON is YAML; EKS takes either
     } catch (e) {
-        return { resource: r, key, fromAddon: true, unreadable: `not JSON or YAML: ${(e as Error).message.split("\n")[0]}` };
+        return {
+            resource: r,
+            key,
+            fromAddon: true,
+            unreadable: `not JSON or YAML: ${(e as Error).message.split("\n")[0]}`,
+        };
     }
-    if (typeof values !== "object" || values === null || Array.isArray(values)) return { resource: r, key, fromAddon: true, unreadable: "not a JSON object" };
+    if (typeof values !== "object" || values === null || Array.isArray(values))
+        return { resource: r, key, fromAddon: true, unreadable: "not a JSON object" };
     return { resource: r, key, fromAddon: true, config: values as Record<string, any> };
 }
 
@@ -156,14 +169,27 @@ function addonConfiguration(r: StackResource): ManagedConfiguration {
  * The cluster's release: the policy config first, then the image of a kube-proxy DaemonSet the
  * stack manages (on the cluster of `on`, when given and told apart), then the kube-proxy add-on's version.
  */
-export function clusterVersion(resources: readonly StackResource[], config: GuardrailConfig, on: { cluster?: string } = {}): { version?: KubeVersion; source: string; problem?: string } {
+export function clusterVersion(
+    resources: readonly StackResource[],
+    config: GuardrailConfig,
+    on: { cluster?: string } = {},
+): { version?: KubeVersion; source: string; problem?: string } {
     if (config.kubernetesVersion !== undefined) {
         const version = parseKubeVersion(String(config.kubernetesVersion));
         if (version) return { version, source: `kubernetesVersion ${config.kubernetesVersion} in the policy config` };
-        return { source: "the policy config", problem: `kubernetesVersion ${JSON.stringify(config.kubernetesVersion)} in the policy config is not a Kubernetes version (write it as 1.40 or v1.40.2)` };
+        return {
+            source: "the policy config",
+            problem: `kubernetesVersion ${JSON.stringify(config.kubernetesVersion)} in the policy config is not a Kubernetes version (write it as 1.40 or v1.40.2)`,
+        };
     }
     for (const r of resources) {
-        if (!DAEMON_SET_TYPES.includes(r.type) || r.namespace !== FLAVORS.kubeadm.namespace || r.objectName !== FLAVORS.kubeadm.daemonSet || !mayShareCluster(r, on)) continue;
+        if (
+            !DAEMON_SET_TYPES.includes(r.type) ||
+            r.namespace !== FLAVORS.kubeadm.namespace ||
+            r.objectName !== FLAVORS.kubeadm.daemonSet ||
+            !mayShareCluster(r, on)
+        )
+            continue;
         for (const image of r.images ?? []) {
             const tag = /\/kube-proxy:(v?\d+\.\d+[^@\s]*)/.exec(image)?.[1];
             const version = tag ? parseKubeVersion(tag) : undefined;
@@ -184,7 +210,8 @@ function sentence(f: Finding, note = ""): string {
     const stop = (t: string) => (/[.?!]$/.test(t) ? t : `${t}.`);
     return stop(`${f.message}${note}`) + (f.fix ? ` Fix: ${stop(f.fix)}` : "");
 }
-const SET_VERSION = "set kubernetesVersion for this policy in the policy pack config (--policy-pack-config), or manage the kube-proxy DaemonSet in this stack";
+const SET_VERSION =
+    "set kubernetesVersion for this policy in the policy pack config (--policy-pack-config), or manage the kube-proxy DaemonSet in this stack";
 
 /** Every kube-proxy configuration a stack manages pins its mode to one kube-proxy knows. */
 export function checkModePinned(resources: readonly StackResource[]): Violation[] {
@@ -245,7 +272,11 @@ export function checkIpvs(resources: readonly StackResource[], config: Guardrail
         }
         const findings = checkConfiguration({ desired: { mode: "ipvs" }, version: cluster.version, result: c.config });
         for (const f of findings.filter((f) => f.severity === "error" && f.code.startsWith("ipvs."))) {
-            out.push({ policy: POLICY.ipvs, urn: c.resource.urn, message: `${what}: ${sentence(f, ` (release from ${cluster.source})`)}` });
+            out.push({
+                policy: POLICY.ipvs,
+                urn: c.resource.urn,
+                message: `${what}: ${sentence(f, ` (release from ${cluster.source})`)}`,
+            });
         }
     }
     return out;
@@ -259,12 +290,17 @@ export function checkFeatureGates(resources: readonly StackResource[], config: G
         const cluster = clusterVersion(resources, config, c.resource);
         const what = describe(c.resource, c.key);
         const findings = checkConfiguration({
-            desired: { mode: effectiveMode(c.config), allowUnknownFeatureGates: config.allowUnknownFeatureGates === true },
+            desired: {
+                mode: effectiveMode(c.config),
+                allowUnknownFeatureGates: config.allowUnknownFeatureGates === true,
+            },
             version: cluster.version,
             result: c.config,
         });
         for (const f of findings.filter((f) => f.severity === "error" && f.code.startsWith("gate."))) {
-            const noVersion = cluster.version ? "" : ` (checked against the newest release this pack knows, because it cannot tell the cluster's: ${cluster.problem ?? SET_VERSION})`;
+            const noVersion = cluster.version
+                ? ""
+                : ` (checked against the newest release this pack knows, because it cannot tell the cluster's: ${cluster.problem ?? SET_VERSION})`;
             out.push({ policy: POLICY.gates, urn: c.resource.urn, message: `${what}: ${sentence(f, noVersion)}` });
         }
     }
@@ -305,10 +341,14 @@ export function checkOwnership(resources: readonly StackResource[]): Violation[]
         const kubernetes = children.filter((r) => r.type.startsWith("kubernetes:"));
         const clusters = kubernetes.length > 0 ? [...new Set(kubernetes.map((r) => r.cluster))] : [undefined];
         const configMaps = kubernetes.filter((r) => CONFIG_MAP_TYPES.includes(r.type) && r.objectName);
-        for (const r of configMaps) claims.push({ at: key(r.namespace, r.objectName), component, cluster: r.cluster, isConfig: true });
+        for (const r of configMaps)
+            claims.push({ at: key(r.namespace, r.objectName), component, cluster: r.cluster, isConfig: true });
         for (const cluster of clusters) {
-            if (configMaps.length === 0) for (const f of Object.values(FLAVORS)) claims.push({ at: key(f.namespace, f.configMap), component, cluster, isConfig: true });
-            for (const f of Object.values(FLAVORS)) claims.push({ at: key(f.namespace, f.daemonSet), component, cluster, isConfig: false });
+            if (configMaps.length === 0)
+                for (const f of Object.values(FLAVORS))
+                    claims.push({ at: key(f.namespace, f.configMap), component, cluster, isConfig: true });
+            for (const f of Object.values(FLAVORS))
+                claims.push({ at: key(f.namespace, f.daemonSet), component, cluster, isConfig: false });
         }
     }
     const fallback = components[0];
@@ -333,7 +373,8 @@ export function checkOwnership(resources: readonly StackResource[]): Violation[]
         if (!isConfig && !DAEMON_SET_TYPES.includes(r.type)) continue;
         const claim = claims.find((c) => c.at === at && c.isConfig === isConfig && mayShareCluster(r, c));
         if (!claim) continue;
-        const cluster = r.cluster !== undefined && claim.cluster !== undefined ? "on the same cluster" : "in the same stack";
+        const cluster =
+            r.cluster !== undefined && claim.cluster !== undefined ? "on the same cluster" : "in the same stack";
         out.push({
             policy: POLICY.ownership,
             urn: r.urn,
@@ -352,9 +393,10 @@ export function checkOwnership(resources: readonly StackResource[]): Violation[]
 }
 
 /** Every policy, by name (for the pack and for `kube-proxy-mode` users who want them as data). */
-export const CHECKS: Record<PolicyName, (resources: readonly StackResource[], config: GuardrailConfig) => Violation[]> = {
-    [POLICY.pinned]: (r) => checkModePinned(r),
-    [POLICY.ipvs]: checkIpvs,
-    [POLICY.gates]: checkFeatureGates,
-    [POLICY.ownership]: (r) => checkOwnership(r),
-};
+export const CHECKS: Record<PolicyName, (resources: readonly StackResource[], config: GuardrailConfig) => Violation[]> =
+    {
+        [POLICY.pinned]: (r) => checkModePinned(r),
+        [POLICY.ipvs]: checkIpvs,
+        [POLICY.gates]: checkFeatureGates,
+        [POLICY.ownership]: (r) => checkOwnership(r),
+    };

@@ -2,8 +2,22 @@
 // reports what components/policy/checks.ts finds. Each policy is a stack policy (it needs the
 // whole stack: the cluster's release from a DaemonSet, which resources a KubeProxyMode owns).
 import { KubeConfig } from "@kubernetes/client-node";
-import { UnknownValueError, type PolicyProviderResource, type PolicyResource, type StackValidationPolicy } from "@pulumi/policy";
-import { CHECKS, CONFIG_MAP_TYPES, DAEMON_SET_TYPES, EKS_ADDON_TYPES, POLICY, type GuardrailConfig, type PolicyName, type StackResource } from "./checks.js";
+import {
+    UnknownValueError,
+    type PolicyProviderResource,
+    type PolicyResource,
+    type StackValidationPolicy,
+} from "@pulumi/policy";
+import {
+    CHECKS,
+    CONFIG_MAP_TYPES,
+    DAEMON_SET_TYPES,
+    EKS_ADDON_TYPES,
+    POLICY,
+    type GuardrailConfig,
+    type PolicyName,
+    type StackResource,
+} from "./checks.js";
 
 /** Reads one field, recording it as unknown when the engine does not know it yet (preview). */
 function read<T>(into: StackResource, field: string, get: () => T): T | undefined {
@@ -92,8 +106,16 @@ export function toStackResource(r: PolicyResource): StackResource {
 
 const CONFIG_SCHEMA = {
     properties: {
-        kubernetesVersion: { type: "string" as const, description: "the cluster's Kubernetes release (1.40, v1.40.2); read from a kube-proxy DaemonSet in the stack when absent" },
-        allowUnknownFeatureGates: { type: "boolean" as const, default: false, description: "accept feature-gate names this pack does not know (a newer release)" },
+        kubernetesVersion: {
+            type: "string" as const,
+            description:
+                "the cluster's Kubernetes release (1.40, v1.40.2); read from a kube-proxy DaemonSet in the stack when absent",
+        },
+        allowUnknownFeatureGates: {
+            type: "boolean" as const,
+            default: false,
+            description: "accept feature-gate names this pack does not know (a newer release)",
+        },
     },
 };
 
@@ -108,17 +130,36 @@ function policy(name: PolicyName, description: string, configurable: boolean): S
             // the engine checks the types of known settings, not the names: a misspelt one would be ignored
             const known = Object.keys(CONFIG_SCHEMA.properties);
             for (const key of Object.keys(config ?? {}).filter((k) => k !== "enforcementLevel" && !known.includes(k))) {
-                reportViolation(`the policy config of ${name} has an unknown setting ${JSON.stringify(key)}, which would be ignored. Fix: use ${known.join(" or ")}`);
+                reportViolation(
+                    `the policy config of ${name} has an unknown setting ${JSON.stringify(key)}, which would be ignored. Fix: use ${known.join(" or ")}`,
+                );
             }
-            for (const v of CHECKS[name](args.resources.map(toStackResource), config)) reportViolation(v.message, v.urn);
+            for (const v of CHECKS[name](args.resources.map(toStackResource), config))
+                reportViolation(v.message, v.urn);
         },
     };
 }
 
 /** The four guard-rail policies, mandatory by default (a team may lower one in its pack config). */
 export const POLICIES: StackValidationPolicy[] = [
-    policy(POLICY.pinned, "Every kube-proxy configuration the stack manages pins its mode (an empty mode follows upstream's default when it changes).", false),
-    policy(POLICY.ipvs, "No ipvs mode at or above the Kubernetes release where it stops working (1.40 without the KubeProxyIPVS gate, 1.43 at all).", true),
-    policy(POLICY.gates, "No feature gate kube-proxy refuses at start: unknown names, locked gates set against their lock, broken dependencies.", true),
-    policy(POLICY.ownership, "No hand-written ConfigMap, or patch of kube-system/kube-proxy, where a KubeProxyMode in the same stack manages kube-proxy on that cluster (clusters told apart by their providers' API servers).", false),
+    policy(
+        POLICY.pinned,
+        "Every kube-proxy configuration the stack manages pins its mode (an empty mode follows upstream's default when it changes).",
+        false,
+    ),
+    policy(
+        POLICY.ipvs,
+        "No ipvs mode at or above the Kubernetes release where it stops working (1.40 without the KubeProxyIPVS gate, 1.43 at all).",
+        true,
+    ),
+    policy(
+        POLICY.gates,
+        "No feature gate kube-proxy refuses at start: unknown names, locked gates set against their lock, broken dependencies.",
+        true,
+    ),
+    policy(
+        POLICY.ownership,
+        "No hand-written ConfigMap, or patch of kube-system/kube-proxy, where a KubeProxyMode in the same stack manages kube-proxy on that cluster (clusters told apart by their providers' API servers).",
+        false,
+    ),
 ];

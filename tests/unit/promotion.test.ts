@@ -18,21 +18,58 @@ import {
 import { ROOT } from "../helpers.js";
 
 function config(fields: Record<string, unknown>): string {
-    return YAML.stringify({ apiVersion: "kubeproxy.config.k8s.io/v1alpha1", kind: "KubeProxyConfiguration", ...fields });
+    return YAML.stringify({
+        apiVersion: "kubeproxy.config.k8s.io/v1alpha1",
+        kind: "KubeProxyConfiguration",
+        ...fields,
+    });
 }
 
-const NFT = { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"], nftables: { syncPeriod: "45s", minSyncPeriod: "0s" }, conntrack: { tcpBeLiberal: true } };
+const NFT = {
+    mode: "nftables",
+    nodePortAddresses: ["0.0.0.0/0"],
+    nftables: { syncPeriod: "45s", minSyncPeriod: "0s" },
+    conntrack: { tcpBeLiberal: true },
+};
 
 describe("promotion target: the data-plane settings two clusters must share", () => {
     it("ignores what legitimately differs between clusters (CIDRs, hostnames, paths, bind addresses)", () => {
-        const staging = promotionTarget(config({ ...NFT, clusterCIDR: "10.244.0.0/16", hostnameOverride: "a", clientConnection: { kubeconfig: "/a" }, metricsBindAddress: "0.0.0.0:10249" }));
-        const prod = promotionTarget(config({ ...NFT, clusterCIDR: "10.50.0.0/16", clientConnection: { kubeconfig: "/var/lib/kube-proxy/kubeconfig.conf" } }));
+        const staging = promotionTarget(
+            config({
+                ...NFT,
+                clusterCIDR: "10.244.0.0/16",
+                hostnameOverride: "a",
+                clientConnection: { kubeconfig: "/a" },
+                metricsBindAddress: "0.0.0.0:10249",
+            }),
+        );
+        const prod = promotionTarget(
+            config({
+                ...NFT,
+                clusterCIDR: "10.50.0.0/16",
+                clientConnection: { kubeconfig: "/var/lib/kube-proxy/kubeconfig.conf" },
+            }),
+        );
         assert.equal(staging.targetHash, prod.targetHash);
-        assert.deepEqual(staging.target, { mode: "nftables", "conntrack.tcpBeLiberal": true, nodePortAddresses: ["0.0.0.0/0"], "nftables.syncPeriod": "45s" });
+        assert.deepEqual(staging.target, {
+            mode: "nftables",
+            "conntrack.tcpBeLiberal": true,
+            nodePortAddresses: ["0.0.0.0/0"],
+            "nftables.syncPeriod": "45s",
+        });
     });
     it("zero values and absent values are the same target; key order does not matter", () => {
-        const a = promotionTarget(config({ ...NFT, featureGates: {}, nftables: { syncPeriod: "45s", masqueradeBit: null } }));
-        const b = promotionTarget(config({ nftables: { syncPeriod: "45s" }, conntrack: { tcpBeLiberal: true }, nodePortAddresses: ["0.0.0.0/0"], mode: "nftables" }));
+        const a = promotionTarget(
+            config({ ...NFT, featureGates: {}, nftables: { syncPeriod: "45s", masqueradeBit: null } }),
+        );
+        const b = promotionTarget(
+            config({
+                nftables: { syncPeriod: "45s" },
+                conntrack: { tcpBeLiberal: true },
+                nodePortAddresses: ["0.0.0.0/0"],
+                mode: "nftables",
+            }),
+        );
         assert.equal(a.targetHash, b.targetHash);
     });
     it("differs in any setting kube-proxy-mode owns or carries: mode, mode block, gates, nodePortAddresses, conntrack", () => {
@@ -48,8 +85,15 @@ describe("promotion target: the data-plane settings two clusters must share", ()
         }
     });
     it("only the active mode's block counts (ipvs leftovers in another block are not the target)", () => {
-        assert.equal(promotionTarget(config({ ...NFT, iptables: { syncPeriod: "10s" } })).targetHash, promotionTarget(config(NFT)).targetHash);
-        assert.equal(promotionTarget(config({ ...NFT, ipvs: { scheduler: "lc", strictARP: true, syncPeriod: "45s" } })).targetHash, promotionTarget(config(NFT)).targetHash);
+        assert.equal(
+            promotionTarget(config({ ...NFT, iptables: { syncPeriod: "10s" } })).targetHash,
+            promotionTarget(config(NFT)).targetHash,
+        );
+        assert.equal(
+            promotionTarget(config({ ...NFT, ipvs: { scheduler: "lc", strictARP: true, syncPeriod: "45s" } }))
+                .targetHash,
+            promotionTarget(config(NFT)).targetHash,
+        );
     });
 });
 
@@ -69,18 +113,33 @@ describe("promotion gate", () => {
         ...over,
     });
     const gate = (over: Partial<GateInput> = {}) =>
-        checkPromotion({ upstream: "acme/kpm/staging", record: record(), own, alreadyApplied: false, minSoakSeconds: 24 * 3600, requireNodeChecks: true, now, ...over });
+        checkPromotion({
+            upstream: "acme/kpm/staging",
+            record: record(),
+            own,
+            alreadyApplied: false,
+            minSoakSeconds: 24 * 3600,
+            requireNodeChecks: true,
+            now,
+            ...over,
+        });
 
     it("opens when the upstream finished the same target, verified every node and held it for minSoak", () => {
         const v = gate();
         assert.equal(v.open, true);
         assert.deepEqual(v.missing, []);
-        assert.match(v.notes[0], /acme\/kpm\/staging finished nftables .* verified 4\/4 node\(s\), held for 26h \(minSoak 24h\)/);
+        assert.match(
+            v.notes[0],
+            /acme\/kpm\/staging finished nftables .* verified 4\/4 node\(s\), held for 26h \(minSoak 24h\)/,
+        );
     });
     it("refuses an upstream that never finished (no record), saying what to do", () => {
         const v = gate({ record: undefined });
         assert.equal(v.open, false);
-        assert.match(v.missing[0], /acme\/kpm\/staging has no promotion record: it has not finished a kube-proxy-mode rollout \(run pulumi up there first/);
+        assert.match(
+            v.missing[0],
+            /acme\/kpm\/staging has no promotion record: it has not finished a kube-proxy-mode rollout \(run pulumi up there first/,
+        );
     });
     it("refuses a record that is not one", () => {
         const v = gate({ record: { mode: "nftables" } });
@@ -91,7 +150,10 @@ describe("promotion gate", () => {
         const other = promotionTarget(config({ ...NFT, nodePortAddresses: ["primary"] }));
         const v = gate({ record: record({ targetHash: other.targetHash, target: other.target }) });
         assert.equal(v.open, false);
-        assert.match(v.missing[0], /finished a different target .* nodePortAddresses: \["primary"\] there, \["0\.0\.0\.0\/0"\] here/);
+        assert.match(
+            v.missing[0],
+            /finished a different target .* nodePortAddresses: \["primary"\] there, \["0\.0\.0\.0\/0"\] here/,
+        );
     });
     it("refuses the same mode with other settings (not just the mode)", () => {
         const other = promotionTarget(config({ ...NFT, conntrack: {} }));
@@ -100,9 +162,14 @@ describe("promotion gate", () => {
         assert.match(v.missing[0], /conntrack\.tcpBeLiberal: \(unset\) there, true here/);
     });
     it("refuses an upstream with unverified nodes, naming them", () => {
-        const v = gate({ record: record({ nodesVerified: 2, nodesChecked: 2, unverified: ["workers-1", "workers-2"] }) });
+        const v = gate({
+            record: record({ nodesVerified: 2, nodesChecked: 2, unverified: ["workers-1", "workers-2"] }),
+        });
         assert.equal(v.open, false);
-        assert.match(v.missing[0], /verified 2 of 4 node\(s\) on configuration aaaaaaaaaa \(not verified: workers-1, workers-2\)/);
+        assert.match(
+            v.missing[0],
+            /verified 2 of 4 node\(s\) on configuration aaaaaaaaaa \(not verified: workers-1, workers-2\)/,
+        );
     });
     it("refuses an upstream of zero nodes", () => {
         assert.equal(gate({ record: record({ nodesVerified: 0, nodesChecked: 0, nodesTotal: 0 }) }).open, false);
@@ -111,7 +178,10 @@ describe("promotion gate", () => {
         const hooksOnly = record({ nodesChecked: 0 });
         const v = gate({ record: hooksOnly });
         assert.equal(v.open, false);
-        assert.match(v.missing[0], /verified 4 of 4 node\(s\) with hooks only \(verify\.nodeChecks: false there\).*promotion\.requireNodeChecks: false/);
+        assert.match(
+            v.missing[0],
+            /verified 4 of 4 node\(s\) with hooks only \(verify\.nodeChecks: false there\).*promotion\.requireNodeChecks: false/,
+        );
         const accepted = gate({ record: hooksOnly, requireNodeChecks: false });
         assert.equal(accepted.open, true);
         assert.match(accepted.notes[1], /hooks only \(accepted/);
@@ -119,17 +189,35 @@ describe("promotion gate", () => {
     it("refuses an upstream that finished too recently, saying how long is left and when to retry", () => {
         const v = gate({ record: record({ finishedAt: "2026-03-02T11:00:00Z" }) });
         assert.equal(v.open, false);
-        assert.match(v.missing[0], /finished at 2026-03-02T11:00:00Z and has held it for 1h; promotion\.minSoak is 24h: 23h left \(retry after 2026-03-03T11:00:00\.000Z\)/);
+        assert.match(
+            v.missing[0],
+            /finished at 2026-03-02T11:00:00Z and has held it for 1h; promotion\.minSoak is 24h: 23h left \(retry after 2026-03-03T11:00:00\.000Z\)/,
+        );
     });
     it("the soak boundary: exactly minSoak is enough, a second less is not", () => {
         const finishedAt = new Date(now.getTime() - 24 * 3600 * 1000).toISOString();
         assert.equal(gate({ record: record({ finishedAt }) }).open, true);
-        assert.equal(gate({ record: record({ finishedAt: new Date(now.getTime() - (24 * 3600 - 1) * 1000).toISOString() }) }).open, false);
+        assert.equal(
+            gate({ record: record({ finishedAt: new Date(now.getTime() - (24 * 3600 - 1) * 1000).toISOString() }) })
+                .open,
+            false,
+        );
     });
     it("lists every missing thing at once", () => {
-        const v = gate({ record: record({ finishedAt: now.toISOString(), nodesVerified: 3, mode: "nftables", targetHash: "0000000000", target: {} }) });
+        const v = gate({
+            record: record({
+                finishedAt: now.toISOString(),
+                nodesVerified: 3,
+                mode: "nftables",
+                targetHash: "0000000000",
+                target: {},
+            }),
+        });
         assert.equal(v.missing.length, 3);
-        assert.match(gateRefusal("acme/kpm/staging", v), /^promotion gate refused: acme\/kpm\/staging is not ready to be followed:\n- .*different target.*\n- .*verified 3 of 4.*\n- .*minSoak/);
+        assert.match(
+            gateRefusal("acme/kpm/staging", v),
+            /^promotion gate refused: acme\/kpm\/staging is not ready to be followed:\n- .*different target.*\n- .*verified 3 of 4.*\n- .*minSoak/,
+        );
     });
     it("does not consult the upstream when this cluster already runs its target (nothing moves)", () => {
         const v = gate({ record: undefined, alreadyApplied: true });
@@ -143,10 +231,19 @@ describe("promotion gate", () => {
             requireNodeChecks: true,
             minSoakSeconds: 86400,
         });
-        assert.throws(() => parsePromotion({ after: "staging", minSoak: "1h" }), /promotion\.after must be a fully qualified stack name "<org>\/<project>\/<stack>"/);
+        assert.throws(
+            () => parsePromotion({ after: "staging", minSoak: "1h" }),
+            /promotion\.after must be a fully qualified stack name "<org>\/<project>\/<stack>"/,
+        );
         assert.throws(() => parsePromotion({ after: "a/b/c" }), /promotion\.minSoak is required/);
-        assert.throws(() => parsePromotion({ after: "a/b/c", minSoak: "a day" }), /promotion\.minSoak: "a day" is not a duration/);
-        assert.throws(() => parsePromotion({ after: "a/b/c", minSoak: "1h", soak: "1h" }), /promotion: unknown setting\(s\) soak/);
+        assert.throws(
+            () => parsePromotion({ after: "a/b/c", minSoak: "a day" }),
+            /promotion\.minSoak: "a day" is not a duration/,
+        );
+        assert.throws(
+            () => parsePromotion({ after: "a/b/c", minSoak: "1h", soak: "1h" }),
+            /promotion: unknown setting\(s\) soak/,
+        );
     });
 });
 
@@ -168,19 +265,35 @@ describe("verification record", () => {
 });
 
 describe("alerts", () => {
-    const DOMAIN_EXPRESSIONS = [
+    const FACTS_EXPRESSIONS = [
         "sum by (node) (rate(kubeproxy_sync_proxy_rules_nftables_sync_failures_total[5m])) > 0",
         "sum by (node) (rate(kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total[5m])) > 0",
         "time() - max by (node) (kubeproxy_sync_proxy_rules_last_timestamp_seconds) > 300",
     ];
-    it("holds DOMAIN.md's three expressions verbatim (shared/reference/DOMAIN.md section 3), and the ipvs alert; the README explains each", () => {
+    it("holds the three expressions of docs/facts.md verbatim, and the ipvs alert; the README explains each", () => {
         const rules = alertRules({ nodeLabel: "node", alertLabels: {} });
-        assert.deepEqual(rules.map((r) => r.alert), ["KubeProxyNFTablesSyncFailing", "KubeProxyNFTablesCleanupFailing", "KubeProxyRulesStale", "KubeProxyStillOnIPVS"]);
-        assert.deepEqual(rules.slice(0, 3).map((r) => r.expr), DOMAIN_EXPRESSIONS);
-        // the reference beside the repository (CI copies shared/ there too) holds each one, line for line
-        const domain = readFileSync(join(ROOT, "..", "shared", "reference", "DOMAIN.md"), "utf8").split("\n").map((l) => l.trim());
-        for (const e of DOMAIN_EXPRESSIONS) assert.ok(domain.includes(e), `DOMAIN.md has ${e}`);
-        assert.equal(rules[3].expr, "max by (node) (kubeproxy_sync_proxy_rules_last_timestamp_seconds) unless on (node) max by (node) (kubeproxy_sync_full_proxy_rules_duration_seconds_count)");
+        assert.deepEqual(
+            rules.map((r) => r.alert),
+            [
+                "KubeProxyNFTablesSyncFailing",
+                "KubeProxyNFTablesCleanupFailing",
+                "KubeProxyRulesStale",
+                "KubeProxyStillOnIPVS",
+            ],
+        );
+        assert.deepEqual(
+            rules.slice(0, 3).map((r) => r.expr),
+            FACTS_EXPRESSIONS,
+        );
+        // the repository's own copy of the facts holds each one, line for line
+        const facts = readFileSync(join(ROOT, "docs", "facts.md"), "utf8")
+            .split("\n")
+            .map((l) => l.trim());
+        for (const e of FACTS_EXPRESSIONS) assert.ok(facts.includes(e), `docs/facts.md has ${e}`);
+        assert.equal(
+            rules[3].expr,
+            "max by (node) (kubeproxy_sync_proxy_rules_last_timestamp_seconds) unless on (node) max by (node) (kubeproxy_sync_full_proxy_rules_duration_seconds_count)",
+        );
         const readme = readFileSync(join(ROOT, "README.md"), "utf8");
         const section = readme.slice(readme.indexOf("### Alerts for the weeks after"));
         for (const r of rules) {
@@ -190,15 +303,26 @@ describe("alerts", () => {
     });
     it("groups by the node label the user's scrape has", () => {
         const rules = alertRules({ nodeLabel: "instance", alertLabels: {} });
-        assert.equal(rules[2].expr, "time() - max by (instance) (kubeproxy_sync_proxy_rules_last_timestamp_seconds) > 300");
+        assert.equal(
+            rules[2].expr,
+            "time() - max by (instance) (kubeproxy_sync_proxy_rules_last_timestamp_seconds) > 300",
+        );
         assert.match(rules[0].annotations.summary, /\{\{ \$labels\.instance \}\}/);
     });
     it("a PrometheusRule labelled for the user's Prometheus, with the user's alert labels on every alert", () => {
-        const { rule, findings } = planAlerts({ labels: { release: "kube-prometheus-stack" }, alertLabels: { team: "net" } }, "present", "kube-system");
+        const { rule, findings } = planAlerts(
+            { labels: { release: "kube-prometheus-stack" }, alertLabels: { team: "net" } },
+            "present",
+            "kube-system",
+        );
         assert.deepEqual(findings, []);
         assert.equal(rule!.apiVersion, "monitoring.coreos.com/v1");
         assert.equal(rule!.kind, "PrometheusRule");
-        assert.deepEqual(rule!.metadata, { name: "kube-proxy-mode", namespace: "kube-system", labels: { "app.kubernetes.io/managed-by": "kube-proxy-mode", release: "kube-prometheus-stack" } });
+        assert.deepEqual(rule!.metadata, {
+            name: "kube-proxy-mode",
+            namespace: "kube-system",
+            labels: { "app.kubernetes.io/managed-by": "kube-proxy-mode", release: "kube-prometheus-stack" },
+        });
         for (const r of rule!.spec.groups[0].rules) assert.equal(r.labels.team, "net");
     });
     it("is skipped with a warning on the field alerts when the CRD is absent, and when it cannot be read", () => {
@@ -216,7 +340,11 @@ describe("alerts", () => {
         assert.deepEqual(planAlerts({ enabled: false }, "absent", "kube-system"), { findings: [] });
     });
     it("bad options are errors naming the field", () => {
-        const r = planAlerts({ labels: { "bad key!": "x" }, nodeLabel: "no-dash", colour: 1 }, "present", "kube-system");
+        const r = planAlerts(
+            { labels: { "bad key!": "x" }, nodeLabel: "no-dash", colour: 1 },
+            "present",
+            "kube-system",
+        );
         const fields = r.findings.map((f) => `${f.severity} ${f.field}`);
         assert.ok(fields.includes("error alerts.labels.bad key!"), fields.join(", "));
         assert.ok(fields.includes("error alerts.nodeLabel"), fields.join(", "));

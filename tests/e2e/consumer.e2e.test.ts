@@ -1,0 +1,138 @@
+// A user's first five minutes, @e2e: `npm pack` this package, install the tarball into a scratch
+// Pulumi TypeScript project beside the SDK versions at the low and the high end of the peer
+// ranges, typecheck the README's component example (examples/component/index.ts) in the tsconfig
+// `pulumi new typescript` writes (strict, commonjs, no skipLibCheck), and load the package.
+// Needs the npm registry. Prints the install size of each consumer project.
+import assert from "node:assert/strict";
+import { copyFileSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ROOT, runAsync } from "../helpers.js";
+
+const PKG = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+
+/** The tsconfig.json of `pulumi new typescript`. */
+const PULUMI_TSCONFIG = {
+    compilerOptions: {
+        strict: true,
+        outDir: "bin",
+        target: "es2020",
+        module: "commonjs",
+        moduleResolution: "node",
+        sourceMap: true,
+        experimentalDecorators: true,
+        pretty: false,
+        noFallthroughCasesInSwitch: true,
+        noImplicitReturns: true,
+        forceConsistentCasingInFileNames: true,
+    },
+    files: ["index.ts"],
+};
+
+/** The ends of the peer ranges in package.json, as tested here. */
+const ENDS = [
+    { name: "low end", pulumi: "3.200.0", kubernetes: "4.25.0" },
+    { name: "high end", pulumi: "3.276.0", kubernetes: "4.34.2" },
+];
+
+/**
+ * Third-party typings that fail in a default Pulumi tsconfig (no esModuleInterop) and reach the
+ * consumer through components/pulumi/kubeProxyMode.d.ts (see tests/unit/publicApi.test.ts). When
+ * that file stops importing zod-inferred and client-node types, this becomes empty.
+ */
+const KNOWN_LEAKING = /^node_modules\/(zod|@kubernetes\/client-node|isomorphic-ws)\//;
+
+function bytesUnder(path: string): number {
+    const st = lstatSync(path);
+    if (!st.isDirectory()) return st.size;
+    return readdirSync(path).reduce((sum, e) => sum + bytesUnder(join(path, e)), 0);
+}
+
+async function must(cmd: string, args: string[], cwd: string): Promise<string> {
+    const r = await runAsync(cmd, args, { cwd });
+    assert.equal(r.code, 0, `${cmd} ${args.join(" ")} in ${cwd} exited ${r.code}:\n${r.stdout}\n${r.stderr}`);
+    return r.stdout;
+}
+
+describe("@e2e consumer: the packed package in a scratch Pulumi TypeScript project", function () {
+    this.timeout(15 * 60_000);
+    const work = mkdtempSync(join(tmpdir(), "kpm-consumer-"));
+    let tarball = "";
+    before(async () => {
+        const out = await must("npm", ["pack", "--silent", "--pack-destination", work], ROOT);
+        tarball = join(work, out.trim().split("\n").pop()!);
+    });
+    after(() => rmSync(work, { recursive: true, force: true }));
+
+    it("the peer ranges in package.json are the ends tested here", () => {
+        assert.equal(PKG.peerDependencies["@pulumi/pulumi"], `>=${ENDS[0].pulumi} <4`);
+        assert.equal(PKG.peerDependencies["@pulumi/kubernetes"], `>=${ENDS[0].kubernetes} <5`);
+    });
+
+    for (const end of ENDS) {
+        it(`${end.name} (@pulumi/pulumi ${end.pulumi}, @pulumi/kubernetes ${end.kubernetes}): one copy of each SDK, no type error in the README example or the package's own declarations (third-party typings: see KNOWN_LEAKING), the package loads`, async () => {
+            const dir = join(work, end.name.replace(/ /g, "-"));
+            await must("mkdir", ["-p", dir], work);
+            writeFileSync(
+                join(dir, "package.json"),
+                JSON.stringify({ name: "consumer", version: "0.0.0", private: true }),
+            );
+            writeFileSync(join(dir, "tsconfig.json"), JSON.stringify(PULUMI_TSCONFIG, null, 4));
+            copyFileSync(join(ROOT, "examples", "component", "index.ts"), join(dir, "index.ts"));
+            const deps = [
+                tarball,
+                `@pulumi/pulumi@${end.pulumi}`,
+                `@pulumi/kubernetes@${end.kubernetes}`,
+                "typescript@~5.9.3",
+                "@types/node@^20.19.0",
+            ];
+            await must("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", ...deps], dir);
+
+            // one copy of each SDK: the user's own versions, no nested ones under kube-proxy-mode
+            const ls = JSON.parse(
+                (await runAsync("npm", ["ls", "--all", "--json", "@pulumi/pulumi", "@pulumi/kubernetes"], { cwd: dir }))
+                    .stdout,
+            );
+            const versions = new Map<string, Set<string>>();
+            const visit = (deps: Record<string, { version: string; dependencies?: object }> = {}) => {
+                for (const [name, d] of Object.entries(deps)) {
+                    if (name.startsWith("@pulumi/"))
+                        versions.set(name, new Set([...(versions.get(name) ?? []), d.version]));
+                    visit(d.dependencies as never);
+                }
+            };
+            visit(ls.dependencies);
+            assert.deepEqual([...(versions.get("@pulumi/pulumi") ?? [])], [end.pulumi]);
+            assert.deepEqual([...(versions.get("@pulumi/kubernetes") ?? [])], [end.kubernetes]);
+
+            const tsc = await runAsync(
+                process.execPath,
+                [join(dir, "node_modules", "typescript", "bin", "tsc"), "--noEmit", "-p", "."],
+                { cwd: dir },
+            );
+            const errors = tsc.stdout.split("\n").filter((l) => /error TS\d+/.test(l));
+            const own = errors.filter((l) => !KNOWN_LEAKING.test(l));
+            assert.deepEqual(own, [], "the example and the package's own declarations typecheck");
+            const bytes = bytesUnder(join(dir, "node_modules"));
+            const packages =
+                new Set(
+                    (await runAsync("npm", ["ls", "--all", "--parseable"], { cwd: dir })).stdout
+                        .split("\n")
+                        .filter(Boolean),
+                ).size - 1;
+            const load = await must(
+                process.execPath,
+                ["-e", "const m = require('kube-proxy-mode'); console.log(Object.keys(m).sort().join(','))"],
+                dir,
+            );
+            assert.equal(
+                load.trim(),
+                "IPVS_TIMELINE,InputError,KUBE_PROXY_MODE_TYPE,KubeProxyMode,PROXY_MODES,precheckNodes,renderKubeProxyConfig",
+            );
+            console.log(
+                `      ${end.name}: node_modules ${(bytes / 1e6).toFixed(0)} MB, ${packages} packages; ` +
+                    `tsc (default Pulumi tsconfig): ${errors.length} error(s), all in the known leaking third-party typings (zod, client-node)`,
+            );
+        });
+    }
+});
