@@ -4,13 +4,9 @@ import { nodeFacts, type NodeFacts } from "../core/nodes.js";
 import { parseKubeVersion, type KubeVersion } from "../core/versions.js";
 import { withRetries } from "./retry.js";
 
-export interface ClusterAccess {
-    /** path to a kubeconfig file; default: $KUBECONFIG or ~/.kube/config */
-    kubeconfig?: string;
-    /** kubeconfig content (for example a Pulumi secret); wins over the path */
-    kubeconfigContent?: string;
-    context?: string;
-}
+import type { ClusterAccess } from "./access.js";
+
+export type { ClusterAccess };
 
 export function loadKubeConfig(access: ClusterAccess = {}): k8s.KubeConfig {
     const kc = new k8s.KubeConfig();

@@ -15,7 +15,7 @@ import { effectiveMode, getPath, isZeroValue, parseKubeProxyConfiguration } from
 import { formatDuration, parseDuration } from "./duration.js";
 import { MODE_SETTINGS } from "./facts.js";
 import { MARKS } from "./plan.js";
-import { PROXY_MODES, type ProxyMode } from "./types.js";
+import { PROXY_MODES, type PromotionRecord, type ProxyMode } from "./types.js";
 
 /** The fields of a KubeProxyConfiguration that make up a promotion target (besides the mode's block). */
 export const TARGET_FIELDS = ["featureGates", "nodePortAddresses", "conntrack.tcpBeLiberal"] as const;
@@ -67,7 +67,10 @@ export const promotionRecordSchema = z.object({
     /** where the stack's cluster is, for summaries */
     cluster: z.string().optional(),
 });
-export type PromotionRecord = z.infer<typeof promotionRecordSchema>;
+export type { PromotionRecord };
+// the schema and the plain interface (part of the public declarations, with no zod in them) agree
+const sameShape: z.infer<typeof promotionRecordSchema> extends PromotionRecord ? (PromotionRecord extends z.infer<typeof promotionRecordSchema> ? true : false) : false = true;
+void sameShape;
 
 const STACK_NAME = /^[^/\s]+\/[^/\s]+\/[^/\s]+$/;
 

@@ -69,3 +69,24 @@ export class InputError extends Error {
         this.name = "InputError";
     }
 }
+
+/** What a finished stack exports as its `promotion` output, for the stacks after it (promotion.ts validates it). */
+export interface PromotionRecord {
+    /** hash of the data-plane settings (promotionTarget) */
+    targetHash: string;
+    target: Record<string, unknown>;
+    /** content hash of the whole configuration in that stack's cluster */
+    configHash: string;
+    mode: ProxyMode;
+    /** when the finish step completed (ISO 8601) */
+    finishedAt: string;
+    /** nodes of the pools verified on configHash */
+    nodesVerified: number;
+    /** of those, verified by the built-in node checks (the rest by hooks only, verify.nodeChecks: false) */
+    nodesChecked: number;
+    nodesTotal: number;
+    /** nodes of the pools not verified on configHash */
+    unverified: string[];
+    /** where the stack's cluster is, for summaries */
+    cluster?: string;
+}
