@@ -2,6 +2,9 @@
 //
 //   node dist/scripts/bench.js [--sizes 100,1000,5000] [--phases preview,up,peer] [--json]
 //        [--max-unavailable 50] [--soak 0s]
+//   node dist/scripts/bench.js --core 5000     the preview's pure work alone (no cluster, no Pulumi):
+//        reading a kwok-like NodeList, deciding the migration, the plan text and JSON; run it
+//        under `node --cpu-prof` to see where the time goes
 //
 // For each size it starts a reference cluster with SIMULATED (kwok) nodes, pools canary=1 and
 // workers=N-1 on ipvs, and measures on the real Pulumi engine (the same program, CLI and code
@@ -27,8 +30,12 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { LocalWorkspace, type EngineEvent } from "@pulumi/pulumi/automation";
-import { compareNodeNames } from "../components/core/nodes.js";
-import { clusterDown, clusterUp, type ClusterState } from "./referenceCluster.js";
+import { parseCurrentConfig } from "../components/core/config.js";
+import { decideMigration, type ClusterSnapshot } from "../components/core/migration.js";
+import { compareNodeNames, nodeFacts } from "../components/core/nodes.js";
+import { MARKS } from "../components/core/plan.js";
+import { parseKubeVersion } from "../components/core/versions.js";
+import { clusterDown, clusterUp, ROOT, type ClusterState } from "./referenceCluster.js";
 import { projectDir, setKubeconfig, setStackConfig, toolchain } from "../tests/e2e/support.js";
 
 interface Options {
@@ -37,6 +44,8 @@ interface Options {
     json: boolean;
     maxUnavailable: number;
     soak: string;
+    /** --core N: time the preview's pure work over N synthetic nodes, and nothing else */
+    core?: number;
 }
 
 export interface PreviewFigures {
@@ -73,6 +82,7 @@ function parseOptions(argv: string[]): Options {
             json: { type: "boolean", default: false },
             "max-unavailable": { type: "string", default: "50" },
             soak: { type: "string", default: "0s" },
+            core: { type: "string" },
         },
     });
     const sizes = values.sizes!.split(",").map((s) => Number(s.trim()));
@@ -81,7 +91,8 @@ function parseOptions(argv: string[]): Options {
     for (const p of phases) if (!["preview", "up", "peer"].includes(p)) throw new Error(`--phases: unknown phase ${p} (use preview, up, peer)`);
     const maxUnavailable = Number(values["max-unavailable"]);
     if (!Number.isInteger(maxUnavailable) || maxUnavailable < 1) throw new Error(`--max-unavailable ${values["max-unavailable"]}: a whole number of at least 1`);
-    return { sizes, phases, json: values.json!, maxUnavailable, soak: values.soak! };
+    const core = values.core === undefined ? undefined : Number(values.core);
+    return { sizes, phases, json: values.json!, maxUnavailable, soak: values.soak!, core };
 }
 
 /** The processes below this one: pid -> [parent pid, resident bytes]. */
@@ -348,8 +359,71 @@ export function table(results: SizeResult[]): string {
     return [head, head.map(() => "---"), ...rows].map((cells) => `| ${cells.join(" | ")} |`).join("\n");
 }
 
+/** A Node as kwok's API server returns it (SIMULATED), with the fields the preview reads and the bulk it does not. */
+function kwokNode(name: string, pool: string): unknown {
+    const time = "2026-12-01T00:00:00Z";
+    return {
+        apiVersion: "v1",
+        kind: "Node",
+        metadata: {
+            name,
+            uid: `uid-${name}`,
+            resourceVersion: "1",
+            creationTimestamp: time,
+            labels: { pool, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "kubernetes.io/hostname": name, type: "kwok" },
+            annotations: { "kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0" },
+        },
+        spec: {},
+        status: {
+            addresses: [{ type: "InternalIP", address: "10.0.0.1" }],
+            capacity: { cpu: "32", memory: "256Gi", pods: "110" },
+            allocatable: { cpu: "32", memory: "256Gi", pods: "110" },
+            conditions: ["Ready", "MemoryPressure", "DiskPressure", "PIDPressure"].map((type) => ({ type, status: type === "Ready" ? "True" : "False", lastHeartbeatTime: time, lastTransitionTime: time, reason: type, message: type })),
+            nodeInfo: { architecture: "amd64", kernelVersion: "6.8.0-51-generic", kubeletVersion: "fake", operatingSystem: "linux", osImage: "", kubeProxyVersion: "" },
+        },
+    };
+}
+
+/** The preview's pure work over n synthetic nodes, step by step, in milliseconds. */
+function coreFigures(n: number): Record<string, number> {
+    const items = [kwokNode("canary-1", "canary"), ...Array.from({ length: n - 1 }, (_, i) => kwokNode(`workers-${i + 1}`, "workers"))];
+    const text = JSON.stringify({ apiVersion: "v1", kind: "NodeList", items });
+    const clock = () => performance.now();
+    const t0 = clock();
+    const list = JSON.parse(text);
+    const t1 = clock();
+    const nodes = list.items.map((item: any) => ({ ...nodeFacts(item), placement: item.metadata.labels[MARKS.configLabel] ?? null }));
+    const t2 = clock();
+    const current = parseCurrentConfig(readFileSync(join(ROOT, "tests", "fixtures", "kubeadm", "1.37-ipvs", "configmap.yaml"), "utf8"));
+    const snapshot: ClusterSnapshot = { serverVersion: parseKubeVersion("1.37.2")!, current, location: "kube-system/kube-proxy config.conf", nodes, services: [] };
+    const pools = [
+        { name: "canary", nodeSelector: "pool=canary", maxUnavailable: 1 },
+        { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 50 },
+    ];
+    const m = decideMigration(snapshot, { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"] }, pools);
+    const t3 = clock();
+    const planJson = JSON.stringify(m.plan);
+    const t4 = clock();
+    return {
+        nodes: n,
+        nodeListMB: +(text.length / 1e6).toFixed(1),
+        parseMs: +(t1 - t0).toFixed(1),
+        nodeFactsMs: +(t2 - t1).toFixed(1),
+        decideMigrationMs: +(t3 - t2).toFixed(1),
+        planJsonMs: +(t4 - t3).toFixed(1),
+        planJsonKB: Math.round(planJson.length / 1e3),
+        planTextLines: m.planText.split("\n").length,
+        findings: m.findings.length,
+        rssMB: Math.round(process.memoryUsage().rss / 1e6),
+    };
+}
+
 async function main(): Promise<void> {
     const opts = parseOptions(process.argv.slice(2));
+    if (opts.core !== undefined) {
+        process.stdout.write(JSON.stringify(coreFigures(opts.core)) + "\n");
+        return;
+    }
     toolchain();
     const results: SizeResult[] = [];
     for (const n of opts.sizes) results.push(await benchSize(n, opts));
