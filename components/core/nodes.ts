@@ -128,3 +128,32 @@ export function nodeVerdict(node: NodeFacts, mode: ProxyMode, opts: { tcpBeLiber
           : "ok";
     return { ...base, verdict, findings };
 }
+
+/**
+ * Natural order of node names: runs of digits compare as numbers, so `workers-2` comes before
+ * `workers-10`. Names equal as numbers (`n-01`, `n-1`) fall back to plain string order, so the
+ * order is total and the same on every machine (no locale).
+ */
+export function compareNodeNames(a: string, b: string): number {
+    const chunk = /(\d+)|(\D+)/g;
+    const pa = a.match(chunk) ?? [];
+    const pb = b.match(chunk) ?? [];
+    for (let i = 0; i < Math.min(pa.length, pb.length); i++) {
+        const x = pa[i];
+        const y = pb[i];
+        if (x === y) continue;
+        const xd = x.charCodeAt(0) >= 48 && x.charCodeAt(0) <= 57;
+        const yd = y.charCodeAt(0) >= 48 && y.charCodeAt(0) <= 57;
+        if (xd && yd) {
+            // compare as numbers of any length: strip leading zeros, then longer is larger
+            const xs = x.replace(/^0+/, "");
+            const ys = y.replace(/^0+/, "");
+            if (xs.length !== ys.length) return xs.length - ys.length;
+            if (xs !== ys) return xs < ys ? -1 : 1;
+            continue;
+        }
+        return x < y ? -1 : 1;
+    }
+    if (pa.length !== pb.length) return pa.length - pb.length;
+    return a === b ? 0 : a < b ? -1 : 1;
+}

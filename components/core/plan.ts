@@ -2,7 +2,7 @@
 import { createHash } from "node:crypto";
 import { drainOptions, unroutedNodeFindings, type DrainOptions } from "./drain.js";
 import { parseDuration } from "./duration.js";
-import { nodeVerdict, type NodeFacts } from "./nodes.js";
+import { compareNodeNames, nodeVerdict, type NodeFacts } from "./nodes.js";
 import { matchesSelector, parseSelector } from "./selector.js";
 import { InputError, type Finding, type ProxyMode } from "./types.js";
 
@@ -74,8 +74,10 @@ export interface PoolPlan {
     drainOptions?: DrainOptions;
     drainTimeoutSeconds: number;
     nodes: PlannedNode[];
-    /** the nodes to move, in groups of at most maxUnavailable */
+    /** the nodes to move, in groups of at most maxUnavailable, in natural name order (workers-2 before workers-10) */
     batches: string[][];
+    /** how many nodes of the pool move (the others are already verified on the target) */
+    moving: number;
 }
 
 export interface RolloutTarget {
@@ -205,9 +207,7 @@ export function planRollout(pools: PoolSpec[], nodes: NodeState[], target: Rollo
     const wanted = targetPlacement(target);
     for (const [i, spec] of pools.entries()) {
         const selector = parseSelector(spec.nodeSelector, `pools[${i}].nodeSelector`);
-        const members = linux
-            .filter((n) => matchesSelector(selector, n.labels))
-            .sort((a, b) => a.name.localeCompare(b.name));
+        const members = linux.filter((n) => matchesSelector(selector, n.labels)).sort((a, b) => compareNodeNames(a.name, b.name));
         const planned: PlannedNode[] = [];
         for (const n of members) {
             const prior = owner.get(n.name);
@@ -254,6 +254,7 @@ export function planRollout(pools: PoolSpec[], nodes: NodeState[], target: Rollo
             drainTimeoutSeconds: spec.drainTimeout ? parseDuration(spec.drainTimeout, `pools[${i}].drainTimeout`) : 300,
             nodes: planned,
             batches,
+            moving: moving.length,
         });
         plan.moving += moving.length;
     }
@@ -273,7 +274,44 @@ export function planRollout(pools: PoolSpec[], nodes: NodeState[], target: Rollo
     return { plan, findings };
 }
 
-/** The rollout plan as a reviewer reads it. */
+/** How much of a plan the text names: beyond these, batches are summarized (the plan object keeps every name). */
+export const PLAN_TEXT_LIMITS = {
+    /** a pool moving at most this many nodes has every name listed */
+    namesPerPool: 20,
+    /** a pool with more batches than this shows the first and last ones and counts the rest */
+    batchesPerPool: 10,
+    /** when summarized: how many batches are shown from the start, and from the end */
+    headBatches: 5,
+    tailBatches: 2,
+} as const;
+
+function plural(n: number, one: string, many = `${one}s`): string {
+    return `${n} ${n === 1 ? one : many}`;
+}
+
+/** The lines of one pool's batches: every name when the pool is small, `first .. last (n nodes)` per batch beyond that. */
+function batchLines(p: PoolPlan): string[] {
+    const moving = p.batches.reduce((n, b) => n + b.length, 0);
+    const named = moving <= PLAN_TEXT_LIMITS.namesPerPool;
+    const line = (b: string[], j: number) =>
+        `       batch ${j + 1}: ${named || b.length <= 2 ? b.join(", ") : `${b[0]} .. ${b[b.length - 1]} (${b.length} nodes)`}`;
+    if (p.batches.length <= PLAN_TEXT_LIMITS.batchesPerPool) return p.batches.map(line);
+    const { headBatches: head, tailBatches: tail } = PLAN_TEXT_LIMITS;
+    const hidden = p.batches.slice(head, p.batches.length - tail);
+    const hiddenNodes = hidden.reduce((n, b) => n + b.length, 0);
+    return [
+        ...p.batches.slice(0, head).map(line),
+        `       ... ${plural(hidden.length, "more batch", "more batches")} (${plural(hiddenNodes, "node")}: ${hidden[0][0]} .. ${hidden[hidden.length - 1].at(-1)}) ...`,
+        ...p.batches.slice(p.batches.length - tail).map((b, k) => line(b, p.batches.length - tail + k)),
+    ];
+}
+
+/**
+ * The rollout plan as a reviewer reads it, at any size: per pool the node count, batch count and
+ * size, drain and soak; the nodes named when a pool moves few, each batch as its first and last
+ * node when it moves many, and only the first and last batches when there are many. Names are
+ * in natural order. The full list is in the plan object (the `plan` output, `--json`).
+ */
 export function describePlan(plan: RolloutPlan): string {
     const lines: string[] = [];
     const where = plan.target.canonical
@@ -284,9 +322,9 @@ export function describePlan(plan: RolloutPlan): string {
         const done = p.nodes.filter((n) => n.action === "done").length;
         lines.push(
             `  ${i + 1}. pool ${p.name} (${p.nodeSelector}): ${p.nodes.length} node(s)${done ? `, ${done} already verified` : ""}, ` +
-                `max ${p.maxUnavailable} at a time${p.drain ? `, drain first${p.drainOptions?.force ? ", bare pods too" : ""}${p.drainOptions?.deleteEmptyDirData ? ", emptyDir data deleted" : ""}` : ""}${p.soakSeconds ? `, soak ${p.soakSeconds}s after` : ""}`,
+                `max ${p.maxUnavailable} at a time in ${plural(p.batches.length, "batch", "batches")}${p.drain ? `, drain first${p.drainOptions?.force ? ", bare pods too" : ""}${p.drainOptions?.deleteEmptyDirData ? ", emptyDir data deleted" : ""}` : ""}${p.soakSeconds ? `, soak ${p.soakSeconds}s after` : ""}`,
         );
-        p.batches.forEach((b, j) => lines.push(`       batch ${j + 1}: ${b.join(", ")}`));
+        lines.push(...batchLines(p));
     });
     return lines.join("\n");
 }

@@ -437,7 +437,7 @@ async function movePools(ctx: Context, only?: string[]): Promise<NodeOutcome[]> 
         let moved = 0;
         for (const [i, batch] of pool.batches.entries()) {
             if (ctx.signal?.aborted) throw interruptedError(ctx, pool, batch);
-            ctx.log(`pool ${pool.name}: batch ${i + 1}/${pool.batches.length}: ${batch.join(", ")}`);
+            ctx.log(`pool ${pool.name}: batch ${i + 1}/${pool.batches.length}: ${batch.length <= 10 ? batch.join(", ") : `${batch[0]} .. ${batch[batch.length - 1]} (${batch.length} nodes)`}`);
             const settled = await Promise.allSettled(batch.map((node) => moveNode(ctx, inst, pool, byName.get(node)!, target)));
             const failure = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
             for (const s of settled) if (s.status === "fulfilled") outcomes.push(s.value);

@@ -100,8 +100,8 @@ describe("KubeProxyMode component (Pulumi mocks)", () => {
                 const shown = logs.join("\n");
                 assert.match(shown, /^info: kube-proxy configuration .* -> nftables/m);
                 assert.match(shown, /^\+mode: nftables/m, "the diff is shown as a diagnostic");
-                assert.match(shown, /1\. pool canary \(pool=canary\): 1 node\(s\), max 1 at a time, soak 600s after/);
-                assert.match(shown, /2\. pool workers \(pool=workers\): 2 node\(s\), max 2 at a time, drain first/);
+                assert.match(shown, /1\. pool canary \(pool=canary\): 1 node\(s\), max 1 at a time in 1 batch, soak 600s after/);
+                assert.match(shown, /2\. pool workers \(pool=workers\): 2 node\(s\), max 2 at a time in 1 batch, drain first/);
                 assert.match(shown, /^warning: nodePortAddresses: 127\.0\.0\.1:<nodePort> .*shop\/web \(30080\)/m);
                 assert.match(diff, /-mode: ipvs/);
                 assert.match(diff, /\+mode: nftables/);

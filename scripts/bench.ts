@@ -1,0 +1,445 @@
+// `npm run bench`: KubeProxyMode at scale, side by side with the plain kubectl procedure.
+//
+//   node dist/scripts/bench.js [--sizes 100,1000,5000] [--phases preview,up,peer] [--json]
+//        [--max-unavailable 50] [--soak 0s]
+//   node dist/scripts/bench.js --core 5000     the preview's pure work alone (no cluster, no Pulumi):
+//        reading a kwok-like NodeList, deciding the migration, the plan text and JSON; run it
+//        under `node --cpu-prof` to see where the time goes
+//
+// For each size it starts a reference cluster with SIMULATED (kwok) nodes, pools canary=1 and
+// workers=N-1 on ipvs, and measures on the real Pulumi engine (the same program, CLI and code
+// paths as a user's `pulumi up`, through the Automation API):
+//   - `pulumi preview` of an empty program and of the KubeProxyMode program: wall time and peak
+//     RSS of the engine's process tree (pulumi, language host, program, providers; summed, sampled
+//     every 100 ms);
+//   - `pulumi up` (ipvs -> nftables, verify.nodeChecks: false since kwok nodes have no host to probe):
+//     wall time, each step's time (from the engine's events), the finish's time, and the floor
+//     `sum over pools of (ceil(n/k) x per-batch floor + soak)`;
+//   - API requests per node moved, from kube-apiserver's apiserver_request_total (scraped before
+//     and after with the cluster's token), leases (the nodes' heartbeats) left out and the rest of
+//     the cluster's own background rate (kwok's node status, the controllers), measured for 15 s
+//     while nothing runs, subtracted;
+//   - the runbook's procedure as a plain script, the peer: edit the ConfigMap, then restart
+//     kube-proxy node by node with `kubectl delete pod` and wait for the new pod to be Ready; no
+//     verification. It runs on the same cluster after the up (nftables -> iptables: on kwok nodes
+//     the mode changes nothing but the ConfigMap text, so the per-node work is the same).
+// Progress goes to stderr; the table (or with --json one object) to stdout.
+import { execFile } from "node:child_process";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { request } from "node:https";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import * as k8s from "@kubernetes/client-node";
+import { LocalWorkspace, type EngineEvent } from "@pulumi/pulumi/automation";
+import { parseCurrentConfig } from "../components/core/config.js";
+import { decideMigration, type ClusterSnapshot } from "../components/core/migration.js";
+import { compareNodeNames, nodeFacts } from "../components/core/nodes.js";
+import { MARKS } from "../components/core/plan.js";
+import { parseKubeVersion } from "../components/core/versions.js";
+import { clusterDown, clusterUp, ROOT, type ClusterState } from "./referenceCluster.js";
+import { projectDir, setKubeconfig, setStackConfig, toolchain } from "../tests/e2e/support.js";
+
+interface Options {
+    sizes: number[];
+    phases: Set<string>;
+    json: boolean;
+    maxUnavailable: number;
+    soak: string;
+    /** --core N: time the preview's pure work over N synthetic nodes, and nothing else */
+    core?: number;
+}
+
+export interface PreviewFigures {
+    seconds: number;
+    peakRssMB: number;
+}
+
+export interface SizeResult {
+    nodes: number;
+    clusterUpSeconds: number;
+    preview?: { empty: PreviewFigures; kubeProxyMode: PreviewFigures };
+    up?: {
+        seconds: number;
+        steps: Record<string, number>;
+        finishSeconds: number;
+        perBatchFloorSeconds: number;
+        floorSeconds: number;
+        moved: number;
+        apiRequestsPerNode: number;
+    };
+    peer?: { seconds: number; apiRequestsPerNode: number };
+    /** the up's time over the peer's */
+    ratio?: number;
+}
+
+const progress = (line: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+
+function parseOptions(argv: string[]): Options {
+    const { values } = parseArgs({
+        args: argv,
+        options: {
+            sizes: { type: "string", default: "100,1000,5000" },
+            phases: { type: "string", default: "preview,up,peer" },
+            json: { type: "boolean", default: false },
+            "max-unavailable": { type: "string", default: "50" },
+            soak: { type: "string", default: "0s" },
+            core: { type: "string" },
+        },
+    });
+    const sizes = values.sizes!.split(",").map((s) => Number(s.trim()));
+    if (sizes.some((n) => !Number.isInteger(n) || n < 2)) throw new Error(`--sizes ${values.sizes}: a comma-separated list of node counts of at least 2 (e.g. --sizes 100,1000)`);
+    const phases = new Set(values.phases!.split(",").map((s) => s.trim()));
+    for (const p of phases) if (!["preview", "up", "peer"].includes(p)) throw new Error(`--phases: unknown phase ${p} (use preview, up, peer)`);
+    const maxUnavailable = Number(values["max-unavailable"]);
+    if (!Number.isInteger(maxUnavailable) || maxUnavailable < 1) throw new Error(`--max-unavailable ${values["max-unavailable"]}: a whole number of at least 1`);
+    const core = values.core === undefined ? undefined : Number(values.core);
+    return { sizes, phases, json: values.json!, maxUnavailable, soak: values.soak!, core };
+}
+
+/** The processes below this one: pid -> [parent pid, resident bytes]. */
+function processTree(): Map<number, [number, number]> {
+    const out = new Map<number, [number, number]>();
+    for (const entry of readdirSync("/proc")) {
+        if (!/^\d+$/.test(entry)) continue;
+        try {
+            const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+            const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+            out.set(Number(entry), [Number(fields[1]), Number(fields[21]) * 4096]);
+        } catch {
+            /* gone */
+        }
+    }
+    return out;
+}
+
+/** Resident memory, summed, of this process's descendants that are not `excluded` nor below one (the cluster's daemons). */
+function descendantsRss(excluded: Set<number>): number {
+    const tree = processTree();
+    let total = 0;
+    for (const [pid, [, bytes]] of tree) {
+        for (let p: number | undefined = pid; p !== undefined && p > 1; p = tree.get(p)?.[0]) {
+            if (excluded.has(p)) break;
+            if (p === process.pid) {
+                if (pid !== process.pid) total += bytes;
+                break;
+            }
+        }
+    }
+    return total;
+}
+
+/** Runs fn while sampling the peak RSS of the processes it starts (the processes already running are left out). */
+async function measured<T>(fn: () => Promise<T>): Promise<{ value: T; seconds: number; peakRssMB: number }> {
+    const before = new Set([...processTree().keys()].filter((p) => p !== process.pid));
+    let peak = 0;
+    const timer = setInterval(() => (peak = Math.max(peak, descendantsRss(before))), 100);
+    const started = performance.now();
+    try {
+        const value = await fn();
+        return { value, seconds: (performance.now() - started) / 1000, peakRssMB: Math.round(peak / 1e6) };
+    } finally {
+        clearInterval(timer);
+    }
+}
+
+/** Sum of apiserver_request_total over every label set but the leases', scraped with the cluster's own credentials. */
+async function apiRequests(kc: k8s.KubeConfig): Promise<number> {
+    const url = new URL("/metrics", kc.getCurrentCluster()!.server);
+    const options: import("node:https").RequestOptions = {};
+    await kc.applyToHTTPSOptions(options);
+    const body = await new Promise<string>((resolve, reject) => {
+        const req = request(url, options, (res) => {
+            let text = "";
+            res.setEncoding("utf8");
+            res.on("data", (d) => (text += d));
+            res.on("end", () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`GET /metrics: HTTP ${res.statusCode}`))));
+        });
+        req.on("error", reject);
+        req.end();
+    });
+    let sum = 0;
+    // leases are the nodes' heartbeats (kwok renews every node's lease about every 10 s): the
+    // cluster's own traffic, which would drown the figure; the rest of the background is subtracted
+    for (const line of body.split("\n")) {
+        if (line.startsWith("apiserver_request_total{") && !line.includes('resource="leases"')) sum += Number(line.slice(line.lastIndexOf(" ") + 1));
+    }
+    return sum;
+}
+
+/** Requests per second the cluster makes on its own (kwok's heartbeats, the controllers), over `seconds`. */
+async function backgroundRate(kc: k8s.KubeConfig, seconds: number): Promise<number> {
+    const before = await apiRequests(kc);
+    await new Promise((r) => setTimeout(r, seconds * 1000));
+    return (await apiRequests(kc) - before) / seconds;
+}
+
+/** Counts the requests fn causes: the difference of the counter, less the background over the same time. */
+async function counted<T>(kc: k8s.KubeConfig, background: number, fn: () => Promise<T>): Promise<{ value: T; requests: number; seconds: number }> {
+    const before = await apiRequests(kc);
+    const started = performance.now();
+    const value = await fn();
+    const seconds = (performance.now() - started) / 1000;
+    const after = await apiRequests(kc);
+    return { value, requests: Math.max(0, after - before - background * seconds), seconds };
+}
+
+async function emptyPreview(): Promise<PreviewFigures> {
+    const { dir, envVars, pulumiCommand } = await projectDir("kpm-bench-empty-");
+    writeFileSync(join(dir, "Pulumi.yaml"), "name: kpm-bench-empty\nruntime:\n  name: nodejs\n  options:\n    typescript: false\nmain: index.js\n");
+    writeFileSync(join(dir, "index.js"), "// an empty program: the engine's own cost\n");
+    const stack = await LocalWorkspace.createOrSelectStack({ stackName: "bench", workDir: dir }, { workDir: dir, envVars, pulumiCommand });
+    const r = await measured(() => stack.preview());
+    return { seconds: r.seconds, peakRssMB: r.peakRssMB };
+}
+
+async function kubeProxyModeStack(state: ClusterState, opts: Options) {
+    const { dir, envVars, pulumiCommand } = await projectDir("kpm-bench-");
+    const stack = await LocalWorkspace.createOrSelectStack({ stackName: "bench", workDir: dir }, { workDir: dir, envVars, pulumiCommand });
+    await setKubeconfig(stack, state);
+    await setStackConfig(stack, {
+        mode: "nftables",
+        nodePortAddresses: ["0.0.0.0/0"],
+        pools: [
+            { name: "canary", nodeSelector: "pool=canary", maxUnavailable: 1, soak: opts.soak },
+            { name: "workers", nodeSelector: "pool=workers", maxUnavailable: opts.maxUnavailable },
+        ],
+        // SIMULATED nodes (kwok) have no host for the probe pod; the hooks-only verification
+        verify: { nodeChecks: false },
+    });
+    return stack;
+}
+
+function stepName(urn: string | undefined): string | undefined {
+    const m = urn ? /::kube-proxy-(pool-[a-z0-9-]+|finish)$/.exec(urn) : null;
+    return m?.[1];
+}
+
+async function up(state: ClusterState, kc: k8s.KubeConfig, opts: Options, background: number): Promise<NonNullable<SizeResult["up"]>> {
+    const stack = await kubeProxyModeStack(state, opts);
+    const started = new Map<string, number>();
+    const steps: Record<string, number> = {};
+    const onEvent = (e: EngineEvent) => {
+        const pre = stepName(e.resourcePreEvent?.metadata.urn);
+        if (pre) {
+            started.set(pre, performance.now());
+            progress(`up: ${pre} started`);
+        }
+        const done = stepName(e.resOutputsEvent?.metadata.urn);
+        if (done && started.has(done)) {
+            steps[done] = (performance.now() - started.get(done)!) / 1000;
+            progress(`up: ${done} done in ${steps[done].toFixed(1)} s`);
+        }
+    };
+    const r = await counted(kc, background, () => stack.up({ onEvent }));
+    const outputs = await stack.outputs();
+    const plan = outputs.plan?.value as { moving: number; pools: { name: string; batches: string[][]; soakSeconds: number }[] };
+    // The per-batch floor: the canary pool's step, one batch of one node, measured end to end (the
+    // step's CLI start, reading the cluster, the node's kube-proxy restart, its first sync and the
+    // checks). A batch of k nodes moves them at once, so it cannot be faster than one node alone.
+    const canary = plan.pools.find((p) => p.name === "canary");
+    const perBatch = steps["pool-canary"] !== undefined && canary && canary.batches.length === 1 ? steps["pool-canary"] - canary.soakSeconds : NaN;
+    const floor = plan.pools.reduce((s, p) => s + p.batches.length * perBatch + (p.batches.length ? p.soakSeconds : 0), 0);
+    return {
+        seconds: r.seconds,
+        steps,
+        finishSeconds: steps.finish ?? NaN,
+        perBatchFloorSeconds: perBatch,
+        floorSeconds: floor,
+        moved: plan.moving,
+        apiRequestsPerNode: plan.moving ? r.requests / plan.moving : NaN,
+    };
+}
+
+function kubectl(bin: string, kubeconfig: string, args: string[], input?: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+        const child = execFile(join(bin, "kubectl"), ["--kubeconfig", kubeconfig, ...args], { maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) =>
+            err ? reject(new Error(`kubectl ${args.join(" ")}: ${stderr.trim() || err.message}`)) : resolve(stdout),
+        );
+        if (input !== undefined) child.stdin!.end(input);
+    });
+}
+
+/**
+ * The runbook's procedure as a plain script (the peer): edit the ConfigMap's mode, then for
+ * each node delete its kube-proxy pod and wait until the DaemonSet's new pod there is Ready.
+ * No cordon, no verification.
+ */
+async function runbook(state: ClusterState, mode: string): Promise<number> {
+    const k = (args: string[], input?: string) => kubectl(state.bin, state.kubeconfig, args, input);
+    const cm = JSON.parse(await k(["get", "configmap", "-n", "kube-system", "kube-proxy", "-o", "json"]));
+    cm.data["config.conf"] = cm.data["config.conf"].replace(/^mode: .*$/m, `mode: ${mode}`);
+    await k(["replace", "-f", "-"], JSON.stringify(cm));
+    const nodes = (await k(["get", "nodes", "-o", "jsonpath={.items[*].metadata.name}"])).split(" ").filter(Boolean).sort(compareNodeNames);
+    const started = performance.now();
+    for (const [i, node] of nodes.entries()) {
+        const podsOn = async () =>
+            JSON.parse(await k(["get", "pods", "-n", "kube-system", "-l", "k8s-app=kube-proxy", "--field-selector", `spec.nodeName=${node}`, "-o", "json"])).items as k8s.V1Pod[];
+        const old = (await podsOn())[0]?.metadata?.name;
+        if (old) await k(["delete", "pod", "-n", "kube-system", old, "--wait=true"]);
+        for (;;) {
+            const ready = (await podsOn()).some(
+                (p) => p.metadata?.name !== old && !p.metadata?.deletionTimestamp && p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
+            );
+            if (ready) break;
+            await new Promise((r) => setTimeout(r, 500));
+        }
+        if ((i + 1) % 10 === 0 || i + 1 === nodes.length) {
+            const elapsed = (performance.now() - started) / 1000;
+            progress(`peer: ${i + 1}/${nodes.length} node(s), ${((i + 1) / elapsed).toFixed(2)} node/s, ETA ${Math.round(((nodes.length - i - 1) * elapsed) / (i + 1))} s`);
+        }
+    }
+    return nodes.length;
+}
+
+async function benchSize(n: number, opts: Options): Promise<SizeResult> {
+    progress(`${n} nodes: starting a reference cluster with SIMULATED (kwok) nodes, pools canary=1 workers=${n - 1}, on ipvs`);
+    const upStarted = performance.now();
+    let state: ClusterState | undefined;
+    try {
+        state = await clusterUp({ name: `bench-${process.pid}-${n}`, pools: [["canary", 1], ["workers", n - 1]], nodes: "kwok", mode: "ipvs", log: (l) => progress(`cluster: ${l}`) });
+        const result: SizeResult = { nodes: n, clusterUpSeconds: (performance.now() - upStarted) / 1000 };
+        progress(`${n} nodes: cluster up in ${result.clusterUpSeconds.toFixed(0)} s`);
+        const kc = new k8s.KubeConfig();
+        kc.loadFromFile(state.kubeconfig);
+        if (opts.phases.has("preview")) {
+            progress(`${n} nodes: pulumi preview of an empty program`);
+            const empty = await emptyPreview();
+            progress(`${n} nodes: pulumi preview of the KubeProxyMode program`);
+            const stack = await kubeProxyModeStack(state, opts);
+            const r = await measured(() => stack.preview());
+            result.preview = { empty, kubeProxyMode: { seconds: r.seconds, peakRssMB: r.peakRssMB } };
+            progress(`${n} nodes: preview ${r.seconds.toFixed(1)} s / ${r.peakRssMB} MB (empty program ${empty.seconds.toFixed(1)} s / ${empty.peakRssMB} MB)`);
+        }
+        if (opts.phases.has("up") || opts.phases.has("peer")) {
+            progress(`${n} nodes: measuring the cluster's background API rate for 15 s`);
+            const background = await backgroundRate(kc, 15);
+            progress(`${n} nodes: background ${background.toFixed(1)} request(s)/s`);
+            if (opts.phases.has("up")) {
+                progress(`${n} nodes: pulumi up (ipvs -> nftables)`);
+                result.up = await up(state, kc, opts, background);
+                progress(`${n} nodes: up ${result.up.seconds.toFixed(0)} s (floor ${result.up.floorSeconds.toFixed(0)} s, finish ${result.up.finishSeconds.toFixed(0)} s)`);
+            }
+            if (opts.phases.has("peer")) {
+                progress(`${n} nodes: the runbook as a plain script (ConfigMap edit, kubectl delete pod node by node)`);
+                const r = await counted(kc, background, () => runbook(state!, opts.phases.has("up") ? "iptables" : "nftables"));
+                result.peer = { seconds: r.seconds, apiRequestsPerNode: r.requests / r.value };
+                if (result.up) result.ratio = result.up.seconds / result.peer.seconds;
+                progress(`${n} nodes: peer ${r.seconds.toFixed(0)} s`);
+            }
+        }
+        return result;
+    } finally {
+        if (state) await clusterDown(state.name);
+        else await clusterDown(`bench-${process.pid}-${n}`).catch(() => undefined);
+    }
+}
+
+const f = (x: number | undefined, digits = 1) => (x === undefined || Number.isNaN(x) ? "-" : x.toFixed(digits));
+
+export function table(results: SizeResult[]): string {
+    const head = [
+        "nodes",
+        "preview empty s / MB",
+        "preview KubeProxyMode s / MB",
+        "up s",
+        "floor s (per batch)",
+        "finish s",
+        "API req/node",
+        "peer s",
+        "peer API req/node",
+        "up / peer",
+    ];
+    const rows = results.map((r) => [
+        String(r.nodes),
+        r.preview ? `${f(r.preview.empty.seconds)} / ${r.preview.empty.peakRssMB}` : "-",
+        r.preview ? `${f(r.preview.kubeProxyMode.seconds)} / ${r.preview.kubeProxyMode.peakRssMB}` : "-",
+        f(r.up?.seconds, 0),
+        r.up ? `${f(r.up.floorSeconds, 0)} (${f(r.up.perBatchFloorSeconds)})` : "-",
+        f(r.up?.finishSeconds, 0),
+        f(r.up?.apiRequestsPerNode),
+        f(r.peer?.seconds, 0),
+        f(r.peer?.apiRequestsPerNode),
+        r.ratio === undefined ? "-" : `${f(r.ratio, 2)}x`,
+    ]);
+    return [head, head.map(() => "---"), ...rows].map((cells) => `| ${cells.join(" | ")} |`).join("\n");
+}
+
+/** A Node as kwok's API server returns it (SIMULATED), with the fields the preview reads and the bulk it does not. */
+function kwokNode(name: string, pool: string): unknown {
+    const time = "2026-12-01T00:00:00Z";
+    return {
+        apiVersion: "v1",
+        kind: "Node",
+        metadata: {
+            name,
+            uid: `uid-${name}`,
+            resourceVersion: "1",
+            creationTimestamp: time,
+            labels: { pool, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "kubernetes.io/hostname": name, type: "kwok" },
+            annotations: { "kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0" },
+        },
+        spec: {},
+        status: {
+            addresses: [{ type: "InternalIP", address: "10.0.0.1" }],
+            capacity: { cpu: "32", memory: "256Gi", pods: "110" },
+            allocatable: { cpu: "32", memory: "256Gi", pods: "110" },
+            conditions: ["Ready", "MemoryPressure", "DiskPressure", "PIDPressure"].map((type) => ({ type, status: type === "Ready" ? "True" : "False", lastHeartbeatTime: time, lastTransitionTime: time, reason: type, message: type })),
+            nodeInfo: { architecture: "amd64", kernelVersion: "6.8.0-51-generic", kubeletVersion: "fake", operatingSystem: "linux", osImage: "", kubeProxyVersion: "" },
+        },
+    };
+}
+
+/** The preview's pure work over n synthetic nodes, step by step, in milliseconds. */
+function coreFigures(n: number): Record<string, number> {
+    const items = [kwokNode("canary-1", "canary"), ...Array.from({ length: n - 1 }, (_, i) => kwokNode(`workers-${i + 1}`, "workers"))];
+    const text = JSON.stringify({ apiVersion: "v1", kind: "NodeList", items });
+    const clock = () => performance.now();
+    const t0 = clock();
+    const list = JSON.parse(text);
+    const t1 = clock();
+    const nodes = list.items.map((item: any) => ({ ...nodeFacts(item), placement: item.metadata.labels[MARKS.configLabel] ?? null }));
+    const t2 = clock();
+    const current = parseCurrentConfig(readFileSync(join(ROOT, "tests", "fixtures", "kubeadm", "1.37-ipvs", "configmap.yaml"), "utf8"));
+    const snapshot: ClusterSnapshot = { serverVersion: parseKubeVersion("1.37.2")!, current, location: "kube-system/kube-proxy config.conf", nodes, services: [] };
+    const pools = [
+        { name: "canary", nodeSelector: "pool=canary", maxUnavailable: 1 },
+        { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 50 },
+    ];
+    const m = decideMigration(snapshot, { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"] }, pools);
+    const t3 = clock();
+    const planJson = JSON.stringify(m.plan);
+    const t4 = clock();
+    return {
+        nodes: n,
+        nodeListMB: +(text.length / 1e6).toFixed(1),
+        parseMs: +(t1 - t0).toFixed(1),
+        nodeFactsMs: +(t2 - t1).toFixed(1),
+        decideMigrationMs: +(t3 - t2).toFixed(1),
+        planJsonMs: +(t4 - t3).toFixed(1),
+        planJsonKB: Math.round(planJson.length / 1e3),
+        planTextLines: m.planText.split("\n").length,
+        findings: m.findings.length,
+        rssMB: Math.round(process.memoryUsage().rss / 1e6),
+    };
+}
+
+async function main(): Promise<void> {
+    const opts = parseOptions(process.argv.slice(2));
+    if (opts.core !== undefined) {
+        process.stdout.write(JSON.stringify(coreFigures(opts.core)) + "\n");
+        return;
+    }
+    toolchain();
+    const results: SizeResult[] = [];
+    for (const n of opts.sizes) results.push(await benchSize(n, opts));
+    const machine = { date: new Date().toISOString(), cpus: (await import("node:os")).cpus().length, memoryGB: Math.round((await import("node:os")).totalmem() / 2 ** 30) };
+    if (opts.json) process.stdout.write(JSON.stringify({ machine, options: { ...opts, phases: [...opts.phases] }, results }, null, 2) + "\n");
+    else process.stdout.write(`${table(results)}\n(${machine.date}, ${machine.cpus} cores, ${machine.memoryGB} GB)\n`);
+}
+
+if (require.main === module) {
+    main().catch((e) => {
+        process.stderr.write(`bench failed: ${(e as Error).stack ?? e}\n`);
+        process.exit(1);
+    });
+}

@@ -1,0 +1,106 @@
+// The plan as a reviewer reads it, at 3, 60 and 5,000 nodes: natural name order, per pool the
+// counts, and names listed when few and summarized when many. The texts are compared to reviewed
+// files under tests/fixtures/golden (UPDATE_GOLDEN=1 rewrites them; review the diff before committing).
+import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { compareNodeNames, describePlan, planRollout, PLAN_TEXT_LIMITS, type NodeState, type PoolSpec, type RolloutTarget } from "../../components/core/index.js";
+import { FIXTURES, fixture } from "../helpers.js";
+
+const target: RolloutTarget = { hash: "abc123", mode: "nftables", canonical: false };
+
+/** canary=1 and workers=n-1, given to the planner in shuffled (string) order, as an API list may be. */
+function cluster(n: number): NodeState[] {
+    const nodes: NodeState[] = [{ name: "canary-1", labels: { pool: "canary" }, kernelVersion: "6.8.0-51-generic", operatingSystem: "linux", placement: null }];
+    for (let i = 1; i < n; i++) nodes.push({ name: `workers-${i}`, labels: { pool: "workers" }, kernelVersion: "6.8.0-51-generic", operatingSystem: "linux", placement: null });
+    return nodes.sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+const pools = (workersAtOnce: number): PoolSpec[] => [
+    { name: "canary", nodeSelector: "pool=canary", maxUnavailable: 1, soak: "10m" },
+    { name: "workers", nodeSelector: "pool=workers", maxUnavailable: workersAtOnce, drain: true },
+];
+
+function golden(name: string, text: string): string {
+    const file = join(FIXTURES, "golden", `${name}.txt`);
+    if (process.env.UPDATE_GOLDEN) {
+        mkdirSync(join(FIXTURES, "golden"), { recursive: true });
+        writeFileSync(file, text + "\n");
+    }
+    return fixture(join("golden", `${name}.txt`)).replace(/\n$/, "");
+}
+
+describe("node names in natural order", () => {
+    it("orders runs of digits as numbers: workers-2 before workers-10 before workers-100", () => {
+        assert.deepEqual(["workers-10", "workers-100", "workers-2", "workers-1"].sort(compareNodeNames), ["workers-1", "workers-2", "workers-10", "workers-100"]);
+    });
+    it("orders names by their text first, then numbers inside it (ip-10-0-1-5 before ip-10-0-12-1)", () => {
+        assert.deepEqual(["ip-10-0-12-1", "b-1", "ip-10-0-1-5", "a-20", "a-3"].sort(compareNodeNames), ["a-3", "a-20", "b-1", "ip-10-0-1-5", "ip-10-0-12-1"]);
+    });
+    it("is a total order: numbers equal by value (n-01, n-1) fall back to string order, equal names compare 0", () => {
+        assert.ok(compareNodeNames("n-01", "n-1") < 0 && compareNodeNames("n-1", "n-01") > 0);
+        assert.equal(compareNodeNames("n-7", "n-7"), 0);
+        assert.ok(compareNodeNames("n", "n-1") < 0);
+    });
+    it("compares numbers longer than a double holds exactly", () => {
+        assert.ok(compareNodeNames("n-12345678901234567890", "n-12345678901234567891") < 0);
+    });
+    it("cuts batches in natural order, so workers-1..workers-3 move together and workers-10 later", () => {
+        const { plan } = planRollout(pools(3), cluster(12), target);
+        assert.deepEqual(plan.pools[1].batches, [
+            ["workers-1", "workers-2", "workers-3"],
+            ["workers-4", "workers-5", "workers-6"],
+            ["workers-7", "workers-8", "workers-9"],
+            ["workers-10", "workers-11"],
+        ]);
+        assert.deepEqual(plan.pools[1].nodes.map((n) => n.name).slice(0, 3), ["workers-1", "workers-2", "workers-3"]);
+    });
+});
+
+describe("plan text at any size", () => {
+    it("3 nodes: every name, per pool the node count, batch count and size, drain and soak (golden)", () => {
+        const text = describePlan(planRollout(pools(2), cluster(3), target).plan);
+        assert.equal(text, golden("plan-3-nodes", text));
+        assert.match(text, /pool workers \(pool=workers\): 2 node\(s\), max 2 at a time in 1 batch, drain first/);
+        assert.match(text, /batch 1: workers-1, workers-2$/m);
+    });
+
+    it("60 nodes: batches as first .. last (n nodes) once a pool moves more than the names limit (golden)", () => {
+        const { plan } = planRollout(pools(10), cluster(60), target);
+        const text = describePlan(plan);
+        assert.equal(text, golden("plan-60-nodes", text));
+        assert.match(text, /batch 1: workers-1 \.\. workers-10 \(10 nodes\)$/m);
+        assert.match(text, /batch 6: workers-51 \.\. workers-59 \(9 nodes\)$/m);
+        assert.doesNotMatch(text, /workers-2,/, "names are not listed one by one");
+    });
+
+    it("5,000 nodes: the first and last batches and a count of the rest, in a screenful (golden)", () => {
+        const { plan } = planRollout(pools(50), cluster(5000), target);
+        const text = describePlan(plan);
+        assert.equal(text, golden("plan-5000-nodes", text));
+        const lines = text.split("\n");
+        assert.ok(lines.length <= 4 + PLAN_TEXT_LIMITS.headBatches + PLAN_TEXT_LIMITS.tailBatches + 1, `${lines.length} lines`);
+        assert.match(text, /4999 node\(s\), max 50 at a time in 100 batches/);
+        assert.match(text, /\.\.\. 93 more batches \(4650 nodes: workers-251 \.\. workers-4900\) \.\.\./);
+        assert.match(text, /batch 100: workers-4951 \.\. workers-4999 \(49 nodes\)$/m);
+    });
+
+    it("5,000 nodes: the plan object still lists every node and every batch in natural order", () => {
+        const { plan } = planRollout(pools(50), cluster(5000), target);
+        const workers = plan.pools[1];
+        assert.equal(workers.nodes.length, 4999);
+        assert.equal(workers.moving, 4999);
+        assert.equal(workers.batches.length, 100);
+        assert.deepEqual(workers.batches.flat(), Array.from({ length: 4999 }, (_, i) => `workers-${i + 1}`));
+        assert.equal(plan.moving, 5000);
+    });
+
+    it("names the nodes already verified by count, and leaves them out of the batches", () => {
+        const nodes = cluster(60).map((n) => (n.name === "workers-1" || n.name === "workers-2" ? { ...n, placement: "abc123", verified: "abc123" } : n));
+        const { plan } = planRollout(pools(10), nodes, target);
+        const text = describePlan(plan);
+        assert.match(text, /59 node\(s\), 2 already verified, max 10 at a time in 6 batches/);
+        assert.match(text, /batch 1: workers-3 \.\. workers-12 \(10 nodes\)$/m);
+        assert.equal(plan.pools[1].moving, 57);
+    });
+});
