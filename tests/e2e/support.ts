@@ -6,6 +6,7 @@ import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
 import { clusterDown, clusterUp, toolchainBin, type ClusterOptions, type ClusterState } from "../../scripts/referenceCluster.js";
+import { rbacObjects } from "../../components/core/rbac.js";
 import { ROOT } from "../helpers.js";
 
 let binDir: string | undefined;
@@ -111,9 +112,44 @@ export async function setStackConfig(stack: Stack, values: Record<string, unknow
     await stack.setAllConfig(all);
 }
 
-/** The cluster's kubeconfig as the program's secret config. */
+/**
+ * The program's secret kubeconfig: a ServiceAccount bound to exactly the shipped ClusterRole and
+ * Role (rbac/kube-proxy-mode.yaml), never the cluster's admin, so every rollout the e2e suites run
+ * proves the shipped least privilege (a missing permission fails the suite, naming verb and resource).
+ */
 export async function setKubeconfig(stack: Stack, cluster: ClusterState): Promise<void> {
-    await stack.setConfig("kube-proxy-mode:kubeconfig", { value: readFileSync(cluster.kubeconfig, "utf8"), secret: true });
+    await stack.setConfig("kube-proxy-mode:kubeconfig", { value: await leastPrivilegeKubeconfig(cluster), secret: true });
+}
+
+const minted = new Map<string, string>();
+
+/** A kubeconfig for the ServiceAccount kube-system/kube-proxy-mode bound to the shipped role (created once per cluster). */
+export async function leastPrivilegeKubeconfig(cluster: ClusterState): Promise<string> {
+    const known = minted.get(cluster.name);
+    if (known) return known;
+    const { kc, core } = clients(cluster);
+    const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
+    const sa = { name: "kube-proxy-mode", namespace: "kube-system" };
+    await core.createNamespacedServiceAccount({ namespace: sa.namespace, body: { metadata: { name: sa.name } } }).catch((e) => {
+        if (e?.code !== 409) throw e;
+    });
+    for (const o of rbacObjects()) {
+        await objects.create(o as k8s.KubernetesObject).catch((e) => {
+            if (e?.code !== 409) throw e;
+        });
+    }
+    const token = await core.createNamespacedServiceAccountToken({ name: sa.name, namespace: sa.namespace, body: { spec: { audiences: [], expirationSeconds: 6 * 3600 } } });
+    const admin = kc.getCurrentCluster()!;
+    const out = new k8s.KubeConfig();
+    out.loadFromOptions({
+        clusters: [{ name: admin.name, server: admin.server, caData: admin.caData, caFile: admin.caFile, skipTLSVerify: admin.skipTLSVerify }],
+        users: [{ name: "kube-proxy-mode", token: token.status!.token }],
+        contexts: [{ name: admin.name, cluster: admin.name, user: "kube-proxy-mode" }],
+        currentContext: admin.name,
+    });
+    const text = out.exportConfig();
+    minted.set(cluster.name, text);
+    return text;
 }
 
 /** resourceVersion of every object in kube-system and of every Node. */

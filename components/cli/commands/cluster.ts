@@ -324,6 +324,8 @@ Removes kube-proxy's leftovers from one node (kube-ipvs0 and the IPVS virtual se
 kube-proxy's ipsets, iptables chains and nftables tables; those of the mode its kube-proxy runs
 now stay), and nothing of other agents: their KUBE-* chains, ipsets, virtual servers and tables
 are listed as "not ours, left alone". Refuses while the node's kube-proxy runs in ipvs mode.
+Creates a privileged pod on the node (kube-system, host network, the node's root filesystem
+mounted at /host) to do it; it is deleted afterwards.
 
   --node NAME       required
   --image IMAGE     probe image (default: busybox 1.36 pinned by digest)
@@ -345,6 +347,7 @@ export async function cleanupCommand(argv: string[], io: Io): Promise<number> {
             throw new CliError(`cleanup ${node}: its kube-proxy runs in ipvs mode; move the node first (rollout), or stop kube-proxy there`, EXIT.invalid);
         }
         const image = flags.image ?? verifySchema.parse({}).image;
+        io.err(`cleanup: creating a privileged pod (host network, the node's root at /host) in kube-system on ${node}`);
         const { output, succeeded } = await cluster.runProbe(node, { image, action: "cleanup", env: mode ? { KPM_MODE: mode } : {}, timeoutSeconds: 120 });
         const lines = output.split("\n").filter((l) => l && !l.startsWith("###"));
         if (flags.json) io.out(JSON.stringify({ node: node, ok: succeeded, removed: lines }, null, 2));
