@@ -156,6 +156,16 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         return ip && ip !== "None" && port ? { ip, port } : undefined;
     }
 
+    async serviceAddresses(): Promise<string[]> {
+        const out = new Set<string>();
+        for (const svc of (await this.core.listServiceForAllNamespaces()).items) {
+            for (const ip of [...(svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]), ...(svc.spec?.externalIPs ?? []), ...(svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ip)]) {
+                if (ip && ip !== "None") out.add(ip);
+            }
+        }
+        return [...out];
+    }
+
     async recordMove(node: string, move: NodeMove | null): Promise<void> {
         await this.core.patchNode({ name: node, body: { metadata: { annotations: { [MARKS.moveAnnotation]: move === null ? null : JSON.stringify(move) } } } }, MERGE);
     }

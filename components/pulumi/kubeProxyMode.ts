@@ -18,6 +18,7 @@ import { namesFor } from "../cluster/kubeProxy.js";
 import type { Names } from "../rollout/cluster.js";
 import { readSnapshot } from "../cluster/snapshot.js";
 import { describeIssues, poolSchema, rolloutSpecSchema, targetSchema, verifySchema, type ClusterIdentity, type RolloutSpec, type TargetSpec } from "../rollout/spec.js";
+import { terminalSafeText } from "../cli/output.js";
 import { RolloutStep } from "./rolloutStep.js";
 
 export { KUBE_PROXY_MODE_TYPE };
@@ -583,17 +584,20 @@ export class KubeProxyMode extends pulumi.ComponentResource {
     /** What a reviewer reads in `pulumi preview`: diagnostics on this component. */
     private report(m: Migration, location: string, cluster: { server: string; context: string }, source: string): void {
         const changes = m.changes.map((c) => `  ${c.path}: ${JSON.stringify(c.from)} -> ${JSON.stringify(c.to)} (${c.reason})`).join("\n");
-        pulumi.log.info(`cluster ${cluster.server} (context ${cluster.context}, from ${source}): the cluster this preview reviewed and up acts on`, this);
+        pulumi.log.info(terminalSafeText(`cluster ${cluster.server} (context ${cluster.context}, from ${source}): the cluster this preview reviewed and up acts on`), this);
+        // every value that came from the cluster (node names, kernels, labels) is made terminal-safe
         pulumi.log.info(
+            terminalSafeText(
             `kube-proxy configuration (${location}) -> ${m.mode}, configuration ${m.hash}, Kubernetes ${m.kubernetesVersion}\n` +
                 (m.diff ? `${m.diff}\nchanges:\n${changes}` : "no configuration change") +
                 `\n${m.planText}`,
+            ),
             this,
         );
         for (const f of m.findings) {
             const text = `${f.field}: ${f.message}${f.fix ? ` Fix: ${f.fix}` : ""}`;
-            if (f.severity === "warning") pulumi.log.warn(text, this);
-            else pulumi.log.info(text, this);
+            if (f.severity === "warning") pulumi.log.warn(terminalSafeText(text), this);
+            else pulumi.log.info(terminalSafeText(text), this);
         }
     }
 }

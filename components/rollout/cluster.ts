@@ -122,6 +122,8 @@ export interface RolloutCluster {
     /** until the node runs exactly one settled kube-proxy of `placement`'s DaemonSet (none for hold) */
     waitForKubeProxy(node: string, placement: string | null, timeoutSeconds: number): Promise<KubeProxyPod | undefined>;
     runProbe(node: string, run: ProbeRun): Promise<{ output: string; succeeded: boolean }>;
+    /** every Service's ClusterIPs, external IPs and load-balancer IPs (an IPVS virtual server on one is kube-proxy's) */
+    serviceAddresses(): Promise<string[]>;
     /** ClusterIP and first port of a Service, undefined when it has none */
     serviceEndpoint(namespace: string, name: string): Promise<{ ip: string; port: number } | undefined>;
 

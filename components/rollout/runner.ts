@@ -169,7 +169,9 @@ export async function verifyNode(ctx: Context, node: string, mode: ProxyMode, op
     } catch (e) {
         results.push({ check: "connection", ok: false, detail: `cannot read Service ${v.service}: ${(e as Error).message}` });
     }
-    const expect = { mode, maxSyncAgeSeconds: parseDuration(v.maxSyncAge, "verify.maxSyncAge"), connect: env.KPM_SERVICE_IP !== undefined, node };
+    // IPVS virtual servers on Service addresses are kube-proxy's even when kube-ipvs0 is gone
+    const serviceIPs = await ctx.cluster.serviceAddresses();
+    const expect = { mode, maxSyncAgeSeconds: parseDuration(v.maxSyncAge, "verify.maxSyncAge"), connect: env.KPM_SERVICE_IP !== undefined, node, serviceIPs };
     const probe = async () => {
         const { output } = await ctx.cluster.runProbe(node, { image: v.image, action: "probe", env, timeoutSeconds: 120, priorityClassName: v.priorityClassName });
         return judgeProbe(parseProbeOutput(output), expect);
@@ -179,7 +181,7 @@ export async function verifyNode(ctx: Context, node: string, mode: ProxyMode, op
     if (leftovers && !leftovers.ok && opts.cleanLeftovers) {
         opts.log(`kube-proxy left ${leftovers.detail.replace(/^left behind: /, "")}; removing them`);
         // KPM_MODE: the objects of the mode the node's kube-proxy runs now are its live state, not leftovers
-        const { output } = await ctx.cluster.runProbe(node, { image: v.image, action: "cleanup", env: { KPM_MODE: mode }, timeoutSeconds: 120, priorityClassName: v.priorityClassName });
+        const { output } = await ctx.cluster.runProbe(node, { image: v.image, action: "cleanup", env: { KPM_MODE: mode, KPM_OWNED_IPS: serviceIPs.join(" ") }, timeoutSeconds: 120, priorityClassName: v.priorityClassName });
         for (const line of output.split("\n").filter((l) => l && !l.startsWith("###"))) opts.log(`cleanup: ${line}`);
         checks = await probe();
     }
@@ -277,7 +279,8 @@ async function moveNode(ctx: Context, inst: Installation, pool: PoolPlan, n: Rol
             await ctx.cluster.setPlacement(node, MARKS.holdValue);
             await ctx.cluster.waitForKubeProxy(node, MARKS.holdValue, podTimeout);
             log("kube-proxy stopped; removing ipvs leftovers (iptables mode does not)");
-            const { output } = await ctx.cluster.runProbe(node, { image: ctx.spec.verify.image, action: "cleanup", env: {}, timeoutSeconds: 120, priorityClassName: ctx.spec.verify.priorityClassName });
+            const owned = (await ctx.cluster.serviceAddresses()).join(" ");
+            const { output } = await ctx.cluster.runProbe(node, { image: ctx.spec.verify.image, action: "cleanup", env: { KPM_OWNED_IPS: owned }, timeoutSeconds: 120, priorityClassName: ctx.spec.verify.priorityClassName });
             for (const line of output.split("\n").filter((l) => l && !l.startsWith("###"))) log(`cleanup: ${line}`);
             step = "restart";
         }

@@ -19,7 +19,7 @@ import { configHash, MARKS } from "../../components/core/plan.js";
 import { addKwokNode, restartDaemon, type ClusterState } from "../../scripts/referenceCluster.js";
 import { CLI, ROOT, runAsync } from "../helpers.js";
 import { LocalWorkspace } from "@pulumi/pulumi/automation";
-import { clients, startCluster, stopCluster, workspace } from "./support.js";
+import { clients, leastPrivilegeKubeconfig, startCluster, stopCluster, workspace } from "./support.js";
 
 const KWOK = "(kwok nodes: built-in node checks not run; the check is a steerable hook)";
 const LEASE_SECONDS = 4;
@@ -71,9 +71,12 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
     }
 
     /** Runs `kube-proxy-mode rollout`; with `kill`, sends the signal when a line matches. */
-    function rollout(c: ClusterState, spec: string, args: string[], kill?: { on: RegExp; signal?: NodeJS.Signals; then?: () => Promise<void> | void }, holder = "faults-e2e"): Promise<Run> {
+    async function rollout(c: ClusterState, spec: string, args: string[], kill?: { on: RegExp; signal?: NodeJS.Signals; then?: () => Promise<void> | void }, holder = "faults-e2e"): Promise<Run> {
+        // the rollout runs as the ServiceAccount bound to exactly the shipped role
+        const kubeconfig = join(dir, "rollout-kubeconfig");
+        writeFileSync(kubeconfig, await leastPrivilegeKubeconfig(c), { mode: 0o600 });
         return new Promise((resolve, reject) => {
-            const child = spawn(process.execPath, [CLI, "rollout", "--spec", spec, "--kubeconfig", c.kubeconfig, ...args], {
+            const child = spawn(process.execPath, [CLI, "rollout", "--spec", spec, "--kubeconfig", kubeconfig, ...args], {
                 env: { ...process.env, KPM_LEASE_SECONDS: String(LEASE_SECONDS), KPM_HOLDER: holder },
                 stdio: ["ignore", "pipe", "pipe"],
             });

@@ -260,3 +260,14 @@ describe("kube-proxy-mode rollout refuses a cluster other than the one reviewed"
         assert.equal(r.code, 1, r.stderr);
     });
 });
+
+describe("preview diagnostics are terminal-safe", () => {
+    it("an escape sequence in the cluster's kube-proxy configuration is printed escaped in the preview's diff", async () => {
+        const text = fixture("handwritten/ipvs-lc.yaml").replace(/^(\s*)mode: (.*)$/m, "$1mode: $2 # \u001b[2J set by hand");
+        assert.ok(text.includes("\u001b"), "the fixture has a mode line to carry the escape");
+        const { logs } = await run({}, { extraOpts: { snapshotReader: async () => ({ ...snapshot(), current: parseCurrentConfig(text) }) } });
+        const all = logs.join("\n");
+        assert.ok(all.includes("\\u001b[2J set by hand"), `the comment is shown, escaped:\n${all.slice(0, 2000)}`);
+        assert.ok(!all.includes("\u001b"), "no raw escape character reaches the terminal");
+    });
+});

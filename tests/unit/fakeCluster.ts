@@ -258,6 +258,11 @@ export class FakeCluster implements RolloutCluster {
         return { output: probeOutput(mode, this.clock.now() / 1000), succeeded: true };
     }
 
+    async serviceAddresses(): Promise<string[]> {
+        this.alive("serviceAddresses");
+        return ["10.96.0.1"];
+    }
+
     async serviceEndpoint(): Promise<{ ip: string; port: number } | undefined> {
         this.alive("serviceEndpoint");
         return undefined;
