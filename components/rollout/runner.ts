@@ -427,7 +427,9 @@ async function movePools(ctx: Context, only?: string[]): Promise<NodeOutcome[]> 
     const pools = plan.pools.filter(selected);
     const byName = new Map(nodes.map((n) => [n.name, n]));
     const outcomes: NodeOutcome[] = [];
-    if (pools.some((p) => p.batches.length > 0) && !target.canonical) await ctx.cluster.prepare({ hash: target.hash, config: ctx.spec.target.config }, ctx.log);
+    if (pools.every((p) => p.batches.length === 0)) {
+        ctx.log(`nothing to move in pool(s) ${pools.map((p) => p.name).join(", ")}: every node already runs ${target.mode} on configuration ${target.hash}`);
+    } else if (!target.canonical) await ctx.cluster.prepare({ hash: target.hash, config: ctx.spec.target.config }, ctx.log);
     for (const pool of pools) {
         const started = clockOf(ctx).now();
         const toMove = pool.batches.flat().length;
@@ -435,7 +437,8 @@ async function movePools(ctx: Context, only?: string[]): Promise<NodeOutcome[]> 
         for (const n of pool.nodes.filter((x) => x.action === "done")) outcomes.push({ node: n.name, pool: pool.name, result: "skipped", checks: [] });
         const done = pool.nodes.filter((x) => x.action === "done").map((x) => x.name);
         // every skipped node named, up to a screenful; beyond that, how many
-        if (done.length <= 50) for (const d of done) ctx.log(`pool ${pool.name} node ${d}: already verified on ${target.hash}, skipped`);
+        const state = (d: string) => (byName.get(d)?.verified === target.hash ? "already verified on" : "already runs");
+        if (done.length <= 50) for (const d of done) ctx.log(`pool ${pool.name} node ${d}: ${state(d)} ${target.hash}, skipped`);
         else ctx.log(`pool ${pool.name}: ${done.length} node(s) already on ${describePlacement(targetPlacement(target))}, skipped (${done[0]} ... ${done[done.length - 1]})`);
         let moved = 0;
         for (const [i, batch] of pool.batches.entries()) {
