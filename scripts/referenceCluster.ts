@@ -86,15 +86,30 @@ export function toolchainBin(): string {
     return bin;
 }
 
-function freePort(): Promise<number> {
-    return new Promise((resolve, reject) => {
-        const s = createServer();
-        s.once("error", reject);
-        s.listen(0, "127.0.0.1", () => {
-            const port = (s.address() as any).port;
-            s.close(() => resolve(port));
+/**
+ * A port for one of the cluster's daemons: free now, and BELOW the kernel's ephemeral range
+ * (ip_local_port_range, 32768-60999 by default). A port the kernel handed out (listen on 0) is
+ * an ephemeral one, and an outgoing connection of any process can take it before the daemon
+ * binds it ("bind: address already in use", seen in CI); ports below the range are only ever
+ * taken by a listener. Each port is handed out once per process.
+ */
+const handedOut = new Set<number>();
+async function freePort(): Promise<number> {
+    for (let attempt = 0; attempt < 200; attempt++) {
+        const port = 20000 + Math.floor(Math.random() * 12000);
+        if (handedOut.has(port)) continue;
+        const free = await new Promise<boolean>((resolve) => {
+            const s = createServer();
+            s.once("error", () => resolve(false));
+            // the API server of a real-nodes cluster listens on every address: check the same
+            s.listen(port, "0.0.0.0", () => s.close(() => resolve(true)));
         });
-    });
+        if (free) {
+            handedOut.add(port);
+            return port;
+        }
+    }
+    throw new Error("no free port in 20000-31999 after 200 tries");
 }
 
 /** The objects kubeadm would create, cut out of its own `--dry-run` output. */
