@@ -434,6 +434,19 @@ async function apply(kc: k8s.KubeConfig, obj: any): Promise<void> {
     await client.create(obj);
 }
 
+/** A Node of the reference cluster: pool label, Linux, and for kwok the annotation kwok manages it by. */
+async function createNodeObject(core: k8s.CoreV1Api, n: { name: string; pool: string }, real: boolean, extraLabels: Record<string, string> = {}): Promise<void> {
+    await core.createNode({
+        body: {
+            metadata: {
+                name: n.name,
+                labels: { pool: n.pool, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "kubernetes.io/hostname": n.name, type: real ? "netns" : "kwok", ...extraLabels },
+                annotations: real ? {} : { "kwok.x-k8s.io/node": "fake" },
+            },
+        },
+    });
+}
+
 async function seed(
     kc: k8s.KubeConfig,
     state: ClusterState,
@@ -444,22 +457,7 @@ async function seed(
     for (const obj of seedConfigMap(state.mode).objects) await apply(kc, obj);
     const real = state.kind === "real";
     for (const n of state.nodes) {
-        await core.createNode({
-            body: {
-                metadata: {
-                    name: n.name,
-                    labels: {
-                        pool: n.pool,
-                        "kubernetes.io/os": "linux",
-                        "kubernetes.io/arch": "amd64",
-                        "kubernetes.io/hostname": n.name,
-                        type: real ? "netns" : "kwok",
-                        ...(nodeLabels[n.name] ?? {}),
-                    },
-                    annotations: real ? {} : { "kwok.x-k8s.io/node": "fake" },
-                },
-            },
-        });
+        await createNodeObject(core, n, real, nodeLabels[n.name]);
     }
     if (real) {
         // the node agent keeps the nodes' status (with this machine's real kernel) and runs their pods
@@ -595,15 +593,7 @@ export async function addKwokNode(state: ClusterState, node: { name: string; poo
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(state.kubeconfig);
     const core = kc.makeApiClient(k8s.CoreV1Api);
-    await core.createNode({
-        body: {
-            metadata: {
-                name: node.name,
-                labels: { pool: node.pool, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "kubernetes.io/hostname": node.name, type: "kwok" },
-                annotations: { "kwok.x-k8s.io/node": "fake" },
-            },
-        },
-    });
+    await createNodeObject(core, node, false);
     await waitFor(`kwok node ${node.name}`, 60_000, async () => (await core.readNode({ name: node.name })).status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false, state, "kwok");
     await setKernel(core, node.name, node.kernel);
     state.nodes.push(node);
