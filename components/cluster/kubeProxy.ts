@@ -237,11 +237,6 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         await this.core.patchNode({ name: node, body: { spec: { unschedulable: null }, metadata: { annotations: { [MARKS.cordonedAnnotation]: null } } } }, MERGE);
     }
 
-    /** Nodes the rollout cordoned and has not uncordoned. */
-    async cordonedByRollout(): Promise<string[]> {
-        const list = await this.core.listNode();
-        return list.items.filter((n) => n.spec?.unschedulable && n.metadata?.annotations?.[MARKS.cordonedAnnotation] === MARKS.managedByValue).map((n) => n.metadata!.name!);
-    }
 
     /**
      * Drains a node with kubectl drain's rules (core/drain.ts decides): DaemonSet, mirror and
