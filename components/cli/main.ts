@@ -27,10 +27,6 @@ const COMMANDS: Record<string, Command> = {
     "policy-pack": { run: policyPackCommand, summary: "where the guard-rail policy pack is (for pulumi preview --policy-pack)" },
 };
 
-export function registerCommand(name: string, command: Command): void {
-    COMMANDS[name] = command;
-}
-
 function usage(): string {
     const names = Object.keys(COMMANDS);
     const w = Math.max(...names.map((n) => n.length));

@@ -26,7 +26,7 @@ export interface Installation extends RolloutInstallation {
     daemonSet: k8s.V1DaemonSet;
     current: CurrentConfig;
     /** the installer's DaemonSet spec (saved at the first rollout step, else the live one) */
-    originalSpec: Record<string, any>;
+    originalSpec: k8s.V1DaemonSetSpec;
 }
 
 /** The rollout's Lease: one rollout per cluster. */
@@ -107,7 +107,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             configMap,
             daemonSet,
             current,
-            originalSpec: saved ? JSON.parse(saved) : (daemonSet.spec as any),
+            originalSpec: saved ? (JSON.parse(saved) as k8s.V1DaemonSetSpec) : daemonSet.spec!,
             inRollout: saved !== undefined,
         };
     }
@@ -204,7 +204,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 fieldManager: FIELD_MANAGER,
                 body: {
                     metadata: { name: dsName, namespace, labels: { ...(inst.daemonSet.metadata?.labels ?? {}), ...labels } },
-                    spec: targetDaemonSetSpec(inst.originalSpec, { hash: target.hash, canonicalConfigMap: this.names.configMap }) as any,
+                    spec: targetDaemonSetSpec(inst.originalSpec, { hash: target.hash, canonicalConfigMap: this.names.configMap }),
                 },
             }),
         );

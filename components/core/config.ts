@@ -9,6 +9,26 @@ export const KUBE_PROXY_API_VERSION = "kubeproxy.config.k8s.io/v1alpha1";
 /** ConfigMap keys that hold the configuration, in the order they are looked for. */
 export const CONFIG_KEYS = [FLAVORS.kubeadm.key, FLAVORS.eks.key] as const;
 
+/** Plain data as parsed from YAML or JSON: a mapping whose values are checked where they are read. */
+export type PlainObject = Record<string, unknown>;
+
+/**
+ * A KubeProxyConfiguration as plain data. The fields this tool reads are named (their values are
+ * whatever the user wrote, so they are `unknown` and checked where read); every other field is
+ * carried as it is, untouched.
+ */
+export interface KubeProxyConfiguration extends PlainObject {
+    kind: typeof KUBE_PROXY_KIND;
+    apiVersion: typeof KUBE_PROXY_API_VERSION;
+    mode?: unknown;
+    featureGates?: unknown;
+    nodePortAddresses?: unknown;
+    ipvs?: unknown;
+    iptables?: unknown;
+    nftables?: unknown;
+    conntrack?: unknown;
+}
+
 export interface ConfigMapSource {
     kind: "ConfigMap";
     name?: string;
@@ -16,14 +36,14 @@ export interface ConfigMapSource {
     /** the data key holding the configuration: config.conf (kubeadm), config (EKS) */
     key: string;
     /** the whole ConfigMap object as read */
-    object: Record<string, any>;
+    object: PlainObject;
 }
 
 export interface CurrentConfig {
     /** the KubeProxyConfiguration text, exactly as stored */
     text: string;
     /** the same, as plain data */
-    config: Record<string, any>;
+    config: KubeProxyConfiguration;
     source: ConfigMapSource | { kind: typeof KUBE_PROXY_KIND };
 }
 
@@ -51,12 +71,12 @@ function parseOne(text: string, what: string): unknown {
     return real[0].toJS();
 }
 
-function isObject(v: unknown): v is Record<string, any> {
+export function isObject(v: unknown): v is PlainObject {
     return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /** Parses a KubeProxyConfiguration text; `what` names it in errors. */
-export function parseKubeProxyConfiguration(text: string, what = "the configuration"): Record<string, any> {
+export function parseKubeProxyConfiguration(text: string, what = "the configuration"): KubeProxyConfiguration {
     const obj = parseOne(text, what);
     if (!isObject(obj)) throw new InputError(`${what} is not a mapping: expected kind: ${KUBE_PROXY_KIND}`);
     if (obj.kind !== KUBE_PROXY_KIND) {
@@ -71,7 +91,7 @@ export function parseKubeProxyConfiguration(text: string, what = "the configurat
             "apiVersion",
         );
     }
-    return obj;
+    return obj as KubeProxyConfiguration;
 }
 
 /**
@@ -81,7 +101,7 @@ export function parseKubeProxyConfiguration(text: string, what = "the configurat
 export function parseCurrentConfig(input: string, what = "--current"): CurrentConfig {
     let obj = parseOne(input, what);
     if (isObject(obj) && obj.kind === "List" && Array.isArray(obj.items)) {
-        const cms = obj.items.filter((i: any) => isObject(i) && i.kind === "ConfigMap");
+        const cms = obj.items.filter((i: unknown) => isObject(i) && i.kind === "ConfigMap");
         if (cms.length !== 1) throw new InputError(`${what} is a List with ${cms.length} ConfigMaps: give exactly one`);
         obj = cms[0];
     }
@@ -98,7 +118,9 @@ export function parseCurrentConfig(input: string, what = "--current"): CurrentCo
     }
     const data = isObject(obj.data) ? obj.data : {};
     const key = CONFIG_KEYS.find((k) => typeof data[k] === "string");
-    const name = obj.metadata?.name;
+    const metadata = isObject(obj.metadata) ? obj.metadata : {};
+    const name = typeof metadata.name === "string" ? metadata.name : undefined;
+    const namespace = typeof metadata.namespace === "string" ? metadata.namespace : undefined;
     if (!key) {
         const found = Object.keys(data);
         throw new InputError(
@@ -111,24 +133,24 @@ export function parseCurrentConfig(input: string, what = "--current"): CurrentCo
     return {
         text,
         config: parseKubeProxyConfiguration(text, `data["${key}"] of ConfigMap ${name ?? "(unnamed)"}`),
-        source: { kind: "ConfigMap", name, namespace: obj.metadata?.namespace, key, object: obj },
+        source: { kind: "ConfigMap", name, namespace, key, object: obj },
     };
 }
 
 /** The mode as written: undefined when empty or missing (unpinned). */
-export function pinnedMode(config: Record<string, any>): ProxyMode | undefined {
+export function pinnedMode(config: PlainObject): ProxyMode | undefined {
     const m = config.mode;
     return typeof m === "string" && (PROXY_MODES as readonly string[]).includes(m) ? (m as ProxyMode) : undefined;
 }
 
 /** The mode a Linux kube-proxy runs with this configuration (an empty mode means iptables today). */
-export function effectiveMode(config: Record<string, any>): ProxyMode {
+export function effectiveMode(config: PlainObject): ProxyMode {
     return pinnedMode(config) ?? DEFAULT_MODE_WHEN_EMPTY;
 }
 
 /** Reads a dotted path ("nftables.syncPeriod") from plain data. */
-export function getPath(obj: Record<string, any>, path: string): unknown {
-    let cur: any = obj;
+export function getPath(obj: PlainObject, path: string): unknown {
+    let cur: unknown = obj;
     for (const part of path.split(".")) {
         if (!isObject(cur)) return undefined;
         cur = cur[part];

@@ -1,25 +1,27 @@
 // Pure transforms of the installer's kube-proxy DaemonSet spec that make a per-node rollout
 // possible: the canonical DaemonSet stays off nodes that carry the config label, and one
 // DaemonSet per target configuration runs only on nodes labelled for it.
+// Types only: the Kubernetes object shapes, not the client (the core does no I/O).
+import type { V1DaemonSetSpec, V1NodeSelectorRequirement, V1PodSpec } from "@kubernetes/client-node";
 import { MARKS, rolloutObjectName } from "./plan.js";
 
-type Spec = Record<string, any>;
+type Spec = V1DaemonSetSpec;
 
 function clone<T>(v: T): T {
-    return JSON.parse(JSON.stringify(v));
+    return JSON.parse(JSON.stringify(v)) as T;
 }
 
 /** Adds a node-affinity requirement to every required term (terms are ORed, so each needs it). */
-function requireNode(podSpec: Spec, requirement: { key: string; operator: string; values?: string[] }): void {
+function requireNode(podSpec: V1PodSpec | undefined, requirement: V1NodeSelectorRequirement): void {
+    if (!podSpec) throw new Error("the kube-proxy DaemonSet has no pod template spec");
     podSpec.affinity ??= {};
     podSpec.affinity.nodeAffinity ??= {};
     const na = podSpec.affinity.nodeAffinity;
     na.requiredDuringSchedulingIgnoredDuringExecution ??= { nodeSelectorTerms: [] };
-    const terms: Spec[] = na.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms;
+    const terms = na.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms;
     if (terms.length === 0) terms.push({ matchExpressions: [] });
     for (const term of terms) {
-        term.matchExpressions ??= [];
-        term.matchExpressions = term.matchExpressions.filter((e: Spec) => e.key !== requirement.key);
+        term.matchExpressions = (term.matchExpressions ?? []).filter((e) => e.key !== requirement.key);
         term.matchExpressions.push(requirement);
     }
 }
@@ -43,7 +45,7 @@ export function targetDaemonSetSpec(original: Spec, opts: { hash: string; canoni
     spec.template.metadata ??= {};
     spec.template.metadata.labels = { ...(spec.template.metadata.labels ?? {}), [MARKS.configLabel]: opts.hash };
     let found = false;
-    for (const v of spec.template.spec.volumes ?? []) {
+    for (const v of spec.template.spec?.volumes ?? []) {
         if (v.configMap?.name === opts.canonicalConfigMap) {
             v.configMap.name = hashedConfigMap;
             found = true;
@@ -56,12 +58,4 @@ export function targetDaemonSetSpec(original: Spec, opts: { hash: string; canoni
     spec.updateStrategy = { type: "OnDelete" };
     requireNode(spec.template.spec, { key: MARKS.configLabel, operator: "In", values: [opts.hash] });
     return spec;
-}
-
-/** Whether a DaemonSet spec still carries the rollout's changes. */
-export function isCanonicalShape(spec: Spec, original: Spec): boolean {
-    return (
-        JSON.stringify(spec.template) === JSON.stringify(original.template) &&
-        JSON.stringify(spec.updateStrategy) === JSON.stringify(original.updateStrategy)
-    );
 }

@@ -1,6 +1,6 @@
 // One migration, decided from a snapshot of the cluster: the new configuration, the plan and
 // every finding. Pure: the Pulumi component and the CLI read the cluster, then call this.
-import { effectiveMode, type CurrentConfig } from "./config.js";
+import { effectiveMode, getPath, type CurrentConfig } from "./config.js";
 import { describePlan, configHash, planRollout, type NodeState, type PoolSpec, type RolloutPlan } from "./plan.js";
 import { renderConfiguration } from "./render.js";
 import { validateDesired } from "./settings.js";
@@ -74,7 +74,7 @@ export function decideMigration(snapshot: ClusterSnapshot, desiredInput: unknown
     const rendered = renderConfiguration(snapshot.current, settings, version);
     const hash = configHash(rendered.config);
     const target = { hash, mode: settings.mode, canonical: rendered.config === snapshot.current.text };
-    const { plan, findings: planFindings } = planRollout(pools, snapshot.nodes, target, { tcpBeLiberal: rendered.after.conntrack?.tcpBeLiberal === true, fromMode: effectiveMode(snapshot.current.config) });
+    const { plan, findings: planFindings } = planRollout(pools, snapshot.nodes, target, { tcpBeLiberal: getPath(rendered.after, "conntrack.tcpBeLiberal") === true, fromMode: effectiveMode(snapshot.current.config) });
     findings.push(...rendered.findings, ...planFindings);
     const exposed = snapshot.services.filter((s) => s.nodePorts.length > 0);
     for (const f of findings) {

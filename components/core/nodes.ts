@@ -1,5 +1,6 @@
 // What the rules need to know about a node, and the per-node verdict for a mode.
 import { IPVS_DEPRECATION_TEXT, NFTABLES } from "./facts.js";
+import { isObject } from "./config.js";
 import { conntrackFinding } from "./rules.js";
 import { InputError, type Finding, type ProxyMode } from "./types.js";
 import { kernelAtLeast, parseKernelVersion } from "./versions.js";
@@ -14,23 +15,34 @@ export interface NodeFacts {
     unschedulable?: boolean;
 }
 
+/**
+ * The fields of a Kubernetes Node object this tool reads (a structural subset of the API's Node,
+ * so that client-node's typings stay out of the public declarations).
+ */
+export interface NodeObject {
+    metadata?: { name?: string; labels?: Record<string, string> };
+    spec?: { unschedulable?: boolean };
+    status?: { nodeInfo?: { kernelVersion?: string; osImage?: string; operatingSystem?: string; kubeProxyVersion?: string } };
+}
+
 /** From a Kubernetes Node object (as the API or `kubectl get nodes -o json` gives it). */
-export function nodeFacts(node: any): NodeFacts {
-    const info = node?.status?.nodeInfo ?? {};
+export function nodeFacts(node: NodeObject): NodeFacts {
+    const info = node.status?.nodeInfo;
+    const labels = node.metadata?.labels ?? {};
     return {
-        name: String(node?.metadata?.name ?? ""),
-        labels: { ...(node?.metadata?.labels ?? {}) },
-        kernelVersion: info.kernelVersion || undefined,
-        osImage: info.osImage || undefined,
-        operatingSystem: info.operatingSystem || node?.metadata?.labels?.["kubernetes.io/os"] || undefined,
-        kubeProxyVersion: info.kubeProxyVersion || undefined,
-        unschedulable: node?.spec?.unschedulable === true,
+        name: String(node.metadata?.name ?? ""),
+        labels: { ...labels },
+        kernelVersion: info?.kernelVersion || undefined,
+        osImage: info?.osImage || undefined,
+        operatingSystem: info?.operatingSystem || labels["kubernetes.io/os"] || undefined,
+        kubeProxyVersion: info?.kubeProxyVersion || undefined,
+        unschedulable: node.spec?.unschedulable === true,
     };
 }
 
 /** Reads `kubectl get nodes -o json` output (a List), or a single Node. */
 export function parseNodeList(text: string, what = "--nodes"): NodeFacts[] {
-    let obj: any;
+    let obj: unknown;
     if (text.trim() === "") throw new InputError(`${what} is empty: expected the output of kubectl get nodes -o json`);
     try {
         obj = JSON.parse(text);
@@ -39,13 +51,15 @@ export function parseNodeList(text: string, what = "--nodes"): NodeFacts[] {
             `${what} is not JSON (${(e as Error).message}): expected the output of kubectl get nodes -o json`,
         );
     }
-    const items = obj?.kind === "Node" ? [obj] : Array.isArray(obj?.items) ? obj.items : undefined;
+    const list = isObject(obj) ? obj : {};
+    const items: unknown[] | undefined = list.kind === "Node" ? [list] : Array.isArray(list.items) ? (list.items as unknown[]) : undefined;
     if (!items)
         throw new InputError(
-            `${what} has kind ${JSON.stringify(obj?.kind ?? null)}: expected a NodeList (kubectl get nodes -o json)`,
+            `${what} has kind ${JSON.stringify(list.kind ?? null)}: expected a NodeList (kubectl get nodes -o json)`,
         );
-    const nodes = items.filter((i: any) => i?.kind === undefined || i.kind === "Node").map(nodeFacts);
-    const nameless = nodes.findIndex((n: NodeFacts) => n.name === "");
+    // the JSON is a Node as kubectl prints it: read as one (every field read is optional)
+    const nodes = items.filter((i) => !isObject(i) || i.kind === undefined || i.kind === "Node").map((i) => nodeFacts((isObject(i) ? i : {}) as NodeObject));
+    const nameless = nodes.findIndex((n) => n.name === "");
     if (nameless >= 0) throw new InputError(`${what}: item ${nameless} has no metadata.name`);
     return nodes;
 }

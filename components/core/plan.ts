@@ -329,7 +329,3 @@ export function describePlan(plan: RolloutPlan): string {
     return lines.join("\n");
 }
 
-export function assertPools(pools: PoolSpec[]): void {
-    const errors = validatePools(pools).filter((f) => f.severity === "error");
-    if (errors.length) throw new InputError(errors.map((e) => `${e.field}: ${e.message}`).join("; "), errors[0].field);
-}

@@ -24,12 +24,14 @@ export type PromotionTarget = Record<string, unknown>;
 
 function sortKeys(v: unknown): unknown {
     if (Array.isArray(v)) return v.map(sortKeys);
-    if (v && typeof v === "object")
+    if (v && typeof v === "object") {
+        const o = v as Record<string, unknown>;
         return Object.fromEntries(
-            Object.keys(v)
+            Object.keys(o)
                 .sort()
-                .map((k) => [k, sortKeys((v as any)[k])]),
+                .map((k) => [k, sortKeys(o[k])]),
         );
+    }
     return v;
 }
 

@@ -3,7 +3,7 @@
 // anything this tool does not own, then check the result and explain it.
 import { createTwoFilesPatch } from "diff";
 import * as YAML from "yaml";
-import { effectiveMode, getPath, isZeroValue, parseKubeProxyConfiguration, type CurrentConfig } from "./config.js";
+import { effectiveMode, getPath, isZeroValue, parseKubeProxyConfiguration, type CurrentConfig, type KubeProxyConfiguration } from "./config.js";
 import { IPVS_ONLY_SETTINGS, MODE_SETTINGS, PER_MODE_SETTINGS } from "./facts.js";
 import { checkConfiguration } from "./rules.js";
 import type { Change, DesiredSettings, Finding } from "./types.js";
@@ -45,7 +45,7 @@ export function rememberedIpvsSettings(text: string): Record<string, unknown> {
  * an earlier move out of ipvs reset (rememberedIpvsSettings); a move back to ipvs restores them.
  */
 export function planConfigChanges(
-    current: Record<string, any>,
+    current: KubeProxyConfiguration,
     desired: DesiredSettings,
     remembered: Record<string, unknown> = {},
 ): { changes: Change[]; findings: Finding[] } {
@@ -137,8 +137,13 @@ export function planConfigChanges(
     return { changes, findings };
 }
 
+/** A mapping entry's key as text (a scalar's value, or the key itself). */
+function keyOf(pair: YAML.Pair): string {
+    return String(YAML.isScalar(pair.key) ? pair.key.value : pair.key);
+}
+
 function isSortedMap(map: YAML.YAMLMap): boolean {
-    const keys = map.items.map((p) => String((p.key as any)?.value ?? p.key));
+    const keys = map.items.map((p) => keyOf(p));
     return keys.every((k, i) => i === 0 || keys[i - 1] <= k);
 }
 
@@ -147,9 +152,9 @@ function setInDocument(doc: YAML.Document, path: string, value: unknown, remembe
     const parts = path.split(".");
     let map = doc.contents as YAML.YAMLMap;
     for (const part of parts.slice(0, -1)) {
-        let pair = map.items.find((p) => (p.key as any)?.value === part);
+        let pair = map.items.find((p) => keyOf(p) === part);
         if (!pair) {
-            pair = doc.createPair(part, new YAML.YAMLMap()) as YAML.Pair<any, any>;
+            pair = doc.createPair(part, new YAML.YAMLMap()) ;
             insertPair(map, pair);
         }
         if (!YAML.isMap(pair.value)) {
@@ -162,7 +167,7 @@ function setInDocument(doc: YAML.Document, path: string, value: unknown, remembe
     }
     const leaf = parts[parts.length - 1];
     const node = doc.createNode(value) as YAML.Node;
-    const pair = map.items.find((p) => (p.key as any)?.value === leaf);
+    const pair = map.items.find((p) => keyOf(p) === leaf);
     if (pair) {
         const old = pair.value as YAML.Node | null;
         if (old && (YAML.isScalar(old) || YAML.isCollection(old))) {
@@ -171,7 +176,7 @@ function setInDocument(doc: YAML.Document, path: string, value: unknown, remembe
         }
         pair.value = node;
     } else {
-        insertPair(map, doc.createPair(leaf, node) as YAML.Pair<any, any>);
+        insertPair(map, doc.createPair(leaf, node) );
     }
     if (remember !== undefined) node.comment = withMemory(node.comment, remember);
 }
@@ -183,10 +188,10 @@ function withMemory(comment: string | null | undefined, remember: string | null)
     return text === "" ? undefined : ` ${text}`;
 }
 
-function insertPair(map: YAML.YAMLMap, pair: YAML.Pair<any, any>): void {
+function insertPair(map: YAML.YAMLMap, pair: YAML.Pair): void {
     if (isSortedMap(map)) {
-        const key = String(pair.key?.value ?? pair.key);
-        const at = map.items.findIndex((p) => String((p.key as any)?.value ?? p.key) > key);
+        const key = keyOf(pair);
+        const at = map.items.findIndex((p) => keyOf(p) > key);
         if (at >= 0) {
             map.items.splice(at, 0, pair);
             return;
@@ -223,8 +228,8 @@ export interface Rendered {
     diff: string;
     changes: Change[];
     findings: Finding[];
-    before: Record<string, any>;
-    after: Record<string, any>;
+    before: KubeProxyConfiguration;
+    after: KubeProxyConfiguration;
     version?: KubeVersion;
 }
 

@@ -1,6 +1,6 @@
 // The rules that decide whether a kube-proxy configuration may be rolled out, and
 // what a reviewer must know about it. Each rule is one function of data.
-import { effectiveMode, getPath, pinnedMode } from "./config.js";
+import { effectiveMode, getPath, isObject, pinnedMode, type PlainObject } from "./config.js";
 import { IPVS_DEPRECATION_TEXT, IPVS_TIMELINE, NFTABLES, NODE_PORT_KEYWORDS } from "./facts.js";
 import { gateRegistry, suggestGate } from "./featureGates.js";
 import { classifyNodePortAddress, type NodePortEntry } from "./nodePortAddresses.js";
@@ -11,17 +11,17 @@ export interface RuleContext {
     desired: DesiredSettings;
     /** the cluster's Kubernetes release; rules that depend on it say so when it is unknown */
     version?: KubeVersion;
-    /** the configuration before the change */
-    current?: Record<string, any>;
+    /** the configuration before the change (a KubeProxyConfiguration's fields, or an EKS add-on's values) */
+    current?: PlainObject;
     /** the configuration after the change (what kube-proxy will read) */
-    result: Record<string, any>;
+    result: PlainObject;
 }
 
 type Rule = (ctx: RuleContext) => Finding[];
 
-function gates(cfg: Record<string, any> | undefined): Record<string, unknown> {
+function gates(cfg: PlainObject | undefined): PlainObject {
     const g = cfg?.featureGates;
-    return g && typeof g === "object" && !Array.isArray(g) ? g : {};
+    return isObject(g) ? g : {};
 }
 
 function fromMode(ctx: RuleContext): ProxyMode | undefined {

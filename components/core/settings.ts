@@ -1,5 +1,6 @@
 // The shape of what a user asks for (zod), turned into findings that name the field.
 import { z } from "zod";
+import { isObject } from "./config.js";
 import { PROXY_MODES, type DesiredSettings, type Finding } from "./types.js";
 import { parseKubeVersion } from "./versions.js";
 
@@ -40,8 +41,9 @@ export function validateDesired(input: unknown): { settings?: DesiredSettings; f
         const field = issue.path.length ? issue.path.map(String).join(".") : "settings";
         let message = issue.message;
         if (issue.code === "unrecognized_keys") message = `unknown setting(s) ${issue.keys.join(", ")}`;
-        if (field === "mode" && (input as any)?.mode !== undefined && (input as any)?.mode !== "") {
-            message = `mode ${JSON.stringify((input as any).mode)} is not a kube-proxy mode; ${modeMessage}`;
+        const mode = isObject(input) ? input.mode : undefined;
+        if (field === "mode" && mode !== undefined && mode !== "") {
+            message = `mode ${JSON.stringify(mode)} is not a kube-proxy mode; ${modeMessage}`;
         }
         return { severity: "error", code: "settings.shape", field, message };
     });

@@ -3,7 +3,7 @@
 // shape and reports what comes back. Every configuration rule is the engine's own
 // (core/rules.ts); this module only finds the configurations a stack manages and says which
 // findings each policy stands for.
-import { CONFIG_KEYS, effectiveMode, parseKubeProxyConfiguration, pinnedMode } from "../core/config.js";
+import { CONFIG_KEYS, effectiveMode, parseKubeProxyConfiguration, pinnedMode, type PlainObject } from "../core/config.js";
 import { FLAVORS, IPVS_TIMELINE, NFTABLES } from "../core/facts.js";
 import { checkConfiguration } from "../core/rules.js";
 import { KUBE_PROXY_MODE_TYPE, PROXY_MODES, type Finding } from "../core/types.js";
@@ -87,7 +87,7 @@ export interface ManagedConfiguration {
     key: string;
     /** an EKS managed add-on's configurationValues rather than a KubeProxyConfiguration */
     fromAddon?: boolean;
-    config?: Record<string, any>;
+    config?: PlainObject;
     /** why the text could not be read, when it could not */
     unreadable?: string;
 }
@@ -162,7 +162,7 @@ function addonConfiguration(r: StackResource): ManagedConfiguration {
     }
     if (typeof values !== "object" || values === null || Array.isArray(values))
         return { resource: r, key, fromAddon: true, unreadable: "not a JSON object" };
-    return { resource: r, key, fromAddon: true, config: values as Record<string, any> };
+    return { resource: r, key, fromAddon: true, config: values as PlainObject };
 }
 
 /**

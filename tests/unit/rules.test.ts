@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import * as YAML from "yaml";
 import {
     checkConfiguration,
+    getPath,
     nodeVerdict,
     parseCurrentConfig,
     parseKernelVersion,
@@ -202,7 +203,7 @@ describe("rule: per-mode settings move with the mode", () => {
             { mode: "ipvs", ipvs: { syncPeriod: "45s", minSyncPeriod: "5s" }, iptables: { masqueradeAll: true, masqueradeBit: 15 } },
             { mode: "nftables", kubernetesVersion: "1.37" },
         );
-        assert.deepEqual(r.after.nftables, { syncPeriod: "45s", minSyncPeriod: "5s", masqueradeAll: true, masqueradeBit: 15 });
+        assert.deepEqual(r.after.nftables as unknown, { syncPeriod: "45s", minSyncPeriod: "5s", masqueradeAll: true, masqueradeBit: 15 });
         for (const p of ["nftables.syncPeriod", "nftables.minSyncPeriod", "nftables.masqueradeAll", "nftables.masqueradeBit"]) {
             const c = r.changes.find((x) => x.path === p)!;
             assert.match(c.reason, /carried from/, p);
@@ -210,7 +211,7 @@ describe("rule: per-mode settings move with the mode", () => {
     });
     it("ipvs -> iptables carries the sync periods; masquerade already lives in the iptables block", () => {
         const r = render({ mode: "ipvs", ipvs: { syncPeriod: "45s" }, iptables: { masqueradeAll: true } }, { mode: "iptables", kubernetesVersion: "1.37" });
-        assert.equal(r.after.iptables.syncPeriod, "45s");
+        assert.equal(getPath(r.after, "iptables.syncPeriod"), "45s");
         assert.ok(!r.changes.some((c) => c.path === "iptables.masqueradeAll"));
     });
     it("zero values are defaults and are not carried", () => {
@@ -219,7 +220,7 @@ describe("rule: per-mode settings move with the mode", () => {
     });
     it("a conflicting value already in the new block is kept and reported", () => {
         const r = render({ mode: "iptables", iptables: { syncPeriod: "45s" }, nftables: { syncPeriod: "20s" } }, { mode: "nftables", kubernetesVersion: "1.37" });
-        assert.equal(r.after.nftables.syncPeriod, "20s");
+        assert.equal(getPath(r.after, "nftables.syncPeriod"), "20s");
         assert.ok(codes(r.findings, "warning").includes("carry.conflict"));
     });
 });
@@ -247,7 +248,7 @@ describe("rule: ipvs-only settings are dead outside ipvs mode", () => {
     });
     it("staying in ipvs keeps the scheduler", () => {
         const r = render({ mode: "ipvs", ipvs: { scheduler: "lc" } }, { mode: "ipvs", kubernetesVersion: "1.37" });
-        assert.equal(r.after.ipvs.scheduler, "lc");
+        assert.equal(getPath(r.after, "ipvs.scheduler"), "lc");
     });
 });
 
@@ -256,12 +257,12 @@ describe("the way back to ipvs: reset ipvs-only values are remembered in the con
     const again = (text: string, desired: DesiredSettings) => renderConfiguration(parseCurrentConfig(text), desired);
     it("kubeadm 1.37 on ipvs (scheduler lc, strictARP) -> nftables -> ipvs restores both, and the memory goes with the restore", () => {
         const out = renderConfiguration(ipvs137(), { mode: "nftables", kubernetesVersion: "1.37" });
-        assert.equal(out.after.ipvs.scheduler, "");
+        assert.equal(getPath(out.after, "ipvs.scheduler"), "");
         assert.match(out.config, /^ {2}scheduler: "" # kube-proxy-mode: was "lc" in ipvs mode, restored on a move back to ipvs$/m);
         assert.deepEqual(rememberedIpvsSettings(out.config), { "ipvs.scheduler": "lc", "ipvs.strictARP": true });
         const back = again(out.config, { mode: "ipvs", kubernetesVersion: "1.37" });
-        assert.equal(back.after.ipvs.scheduler, "lc");
-        assert.equal(back.after.ipvs.strictARP, true);
+        assert.equal(getPath(back.after, "ipvs.scheduler"), "lc");
+        assert.equal(getPath(back.after, "ipvs.strictARP"), true);
         assert.match(back.changes.find((c) => c.path === "ipvs.strictARP")!.reason, /^restored: ipvs.strictARP was true before this cluster left ipvs mode/);
         assert.deepEqual(rememberedIpvsSettings(back.config), {});
         assert.doesNotMatch(back.config, /kube-proxy-mode: was/);
@@ -275,7 +276,7 @@ describe("the way back to ipvs: reset ipvs-only values are remembered in the con
         assert.equal(again(nft.config, { mode: "nftables", kubernetesVersion: "1.37" }).config, nft.config, "idempotent, memory kept");
         const ipt = again(nft.config, { mode: "iptables", kubernetesVersion: "1.37" });
         assert.deepEqual(rememberedIpvsSettings(ipt.config), { "ipvs.scheduler": "lc", "ipvs.strictARP": true });
-        assert.equal(again(ipt.config, { mode: "ipvs", kubernetesVersion: "1.37" }).after.ipvs.scheduler, "lc");
+        assert.equal(getPath(again(ipt.config, { mode: "ipvs", kubernetesVersion: "1.37" }).after, "ipvs.scheduler"), "lc");
     });
     it("a value set by hand since is not overwritten; the user's own comment stays; an edited memory is not trusted", () => {
         const text = [
@@ -289,8 +290,8 @@ describe("the way back to ipvs: reset ipvs-only values are remembered in the con
         ].join("\n");
         assert.deepEqual(rememberedIpvsSettings(text), { "ipvs.scheduler": "lc" }, "`tru` is not JSON: no memory");
         const back = again(text, { mode: "ipvs", kubernetesVersion: "1.37" });
-        assert.equal(back.after.ipvs.scheduler, "rr", "set by hand since: kept");
-        assert.equal(back.after.ipvs.strictARP, false);
+        assert.equal(getPath(back.after, "ipvs.scheduler"), "rr", "set by hand since: kept");
+        assert.equal(getPath(back.after, "ipvs.strictARP"), false);
         const out = renderConfiguration(parseCurrentConfig(config({ mode: "ipvs", ipvs: { scheduler: "lc" } }).replace("scheduler: lc", "scheduler: lc # least connections")), { mode: "nftables", kubernetesVersion: "1.37" });
         assert.match(out.config, /scheduler: "" # least connections; kube-proxy-mode: was "lc" in ipvs mode/);
         assert.match(again(out.config, { mode: "ipvs", kubernetesVersion: "1.37" }).config, /scheduler: lc # least connections\n/);
@@ -315,7 +316,7 @@ describe("rule: conntrack on kernels older than 6.1", () => {
         assert.ok(codes(render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: "1.37" }).findings).includes("nftables.conntrack"));
         const ok = render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: "1.37", conntrack: { tcpBeLiberal: true } });
         assert.ok(!codes(ok.findings).includes("nftables.conntrack"));
-        assert.equal(ok.after.conntrack.tcpBeLiberal, true);
+        assert.equal(getPath(ok.after, "conntrack.tcpBeLiberal"), true);
     });
     it("warns per node only for kernels older than 6.1", () => {
         const node = (kernelVersion: string) => ({ name: "n1", labels: {}, kernelVersion });
