@@ -33,7 +33,7 @@ export type {
 export { kubeProxyModeRbac, type KubeProxyModeRbac } from "./pulumi/rbac.js";
 export { renderRbacManifest, type RbacOptions } from "./core/rbac.js";
 export { PROXY_MODES, InputError } from "./core/types.js";
-export type { ProxyMode, Severity, Finding, Change, DesiredSettings } from "./core/types.js";
+export type { ProxyMode, Severity, Finding, FindingCode, Change, DesiredSettings } from "./core/types.js";
 export type { NodeVerdict, Verdict } from "./core/nodes.js";
 export { IPVS_TIMELINE } from "./core/facts.js";
 

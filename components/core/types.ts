@@ -15,6 +15,57 @@ export type CrdPresence = "present" | "absent" | "unreadable";
 export const KUBE_PROXY_MODE_TYPE = "kube-proxy-mode:index:KubeProxyMode";
 
 /**
+ * Every finding code, grouped by the rule family before the dot (what code branches on, e.g. the
+ * policy pack's `ipvs.` and `gate.` checks). A new finding adds its code here first.
+ */
+export const FINDING_CODES = [
+    "alerts.shape",
+    "alerts.skipped",
+    "carry.conflict",
+    "gate.dependency",
+    "gate.locked",
+    "gate.unknown",
+    "gate.value",
+    "ipvs.deprecated",
+    "ipvs.gated",
+    "ipvs.leftovers",
+    "ipvs.off",
+    "ipvs.removed",
+    "mode.unpinned",
+    "nftables.conntrack",
+    "nftables.gate",
+    "nftables.stateMoves",
+    "nftables.unavailable",
+    "node.kernelTooOld",
+    "node.kernelUnknown",
+    "node.notLinux",
+    "nodePort.localhost",
+    "nodePort.reach",
+    "nodePortAddresses.invalid",
+    "nodePortAddresses.keyword",
+    "nodePortAddresses.localhostGate",
+    "nodePortAddresses.primaryAlone",
+    "nodePortAddresses.shape",
+    "pools.allowUnroutedNode",
+    "pools.drain",
+    "pools.drainTimeout",
+    "pools.duplicate",
+    "pools.empty",
+    "pools.maxUnavailable",
+    "pools.name",
+    "pools.noNodes",
+    "pools.overlap",
+    "pools.selector",
+    "pools.soak",
+    "pools.unassigned",
+    "pools.unroutedNode",
+    "settings.shape",
+    "version.mismatch",
+    "version.unknown",
+] as const;
+export type FindingCode = (typeof FINDING_CODES)[number];
+
+/**
  * One thing the engine wants a human to know: a violated rule (error), a risk
  * (warning) or a fact worth reading in review (info). `field` names the setting
  * (dotted path in the KubeProxyConfiguration, or a CLI/component input), `fix`
@@ -22,7 +73,7 @@ export const KUBE_PROXY_MODE_TYPE = "kube-proxy-mode:index:KubeProxyMode";
  */
 export interface Finding {
     severity: Severity;
-    code: string;
+    code: FindingCode;
     field: string;
     message: string;
     fix?: string;
