@@ -19,9 +19,36 @@ export default tseslint.config(
                 "error",
                 { allowNumber: true, allowBoolean: true, allowNullish: true },
             ],
-            "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", caughtErrors: "none" }],
+            "@typescript-eslint/no-unused-vars": [
+                "error",
+                { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none", ignoreRestSiblings: true },
+            ],
             // `any` is counted by `npm run metrics`; typed boundaries are the goal (issue 13), so warn, don't block
             "@typescript-eslint/no-explicit-any": "warn",
+            "@typescript-eslint/no-unsafe-assignment": "warn",
+            "@typescript-eslint/no-unsafe-member-access": "warn",
+            "@typescript-eslint/no-unsafe-argument": "warn",
+            "@typescript-eslint/no-unsafe-return": "warn",
+            "@typescript-eslint/no-unsafe-call": "warn",
+        },
+    },
+    {
+        // Tests and the reference cluster's scripts read JSON from the API server, the engine and
+        // processes, and assert on it: untyped reads there are the point, not a boundary to type.
+        files: ["tests/**/*.ts", "scripts/**/*.ts"],
+        rules: {
+            "@typescript-eslint/no-explicit-any": "off",
+            "@typescript-eslint/no-unsafe-assignment": "off",
+            "@typescript-eslint/no-unsafe-member-access": "off",
+            "@typescript-eslint/no-unsafe-argument": "off",
+            "@typescript-eslint/no-unsafe-return": "off",
+            "@typescript-eslint/no-unsafe-call": "off",
+            // fakes implement async interfaces without awaiting anything; assertions take methods as values
+            "@typescript-eslint/require-await": "off",
+            "@typescript-eslint/unbound-method": "off",
+            "@typescript-eslint/no-unnecessary-type-assertion": "off",
+            // tests assert that control characters never reach a terminal
+            "no-control-regex": "off",
         },
     },
     {

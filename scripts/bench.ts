@@ -86,14 +86,14 @@ function parseOptions(argv: string[]): Options {
             core: { type: "string" },
         },
     });
-    const sizes = values.sizes!.split(",").map((s) => Number(s.trim()));
+    const sizes = values.sizes.split(",").map((s) => Number(s.trim()));
     if (sizes.some((n) => !Number.isInteger(n) || n < 2)) throw new Error(`--sizes ${values.sizes}: a comma-separated list of node counts of at least 2 (e.g. --sizes 100,1000)`);
-    const phases = new Set(values.phases!.split(",").map((s) => s.trim()));
+    const phases = new Set(values.phases.split(",").map((s) => s.trim()));
     for (const p of phases) if (!["preview", "up", "peer"].includes(p)) throw new Error(`--phases: unknown phase ${p} (use preview, up, peer)`);
     const maxUnavailable = Number(values["max-unavailable"]);
     if (!Number.isInteger(maxUnavailable) || maxUnavailable < 1) throw new Error(`--max-unavailable ${values["max-unavailable"]}: a whole number of at least 1`);
     const core = values.core === undefined ? undefined : Number(values.core);
-    return { sizes, phases, json: values.json!, maxUnavailable, soak: values.soak!, core };
+    return { sizes, phases, json: values.json, maxUnavailable, soak: values.soak, core };
 }
 
 /** The processes below this one: pid -> [parent pid, resident bytes]. */

@@ -128,5 +128,5 @@ const loop = () =>
         (e) => log(`sync failed: ${(e as Error).message}`),
     );
 void loop();
-setInterval(loop, 15_000);
+setInterval(() => void loop(), 15_000);
 process.on("SIGTERM", () => process.exit(0));

@@ -244,7 +244,8 @@ async function materializeKubeProxy(run: Run): Promise<{ argv: string[]; mode: s
     const doc = YAML.parseDocument(cm.data![configKey]);
     if (kubeconfigKey) doc.setIn(["clientConnection", "kubeconfig"], join(cfgDir, kubeconfigKey));
     writeFileSync(join(cfgDir, configKey), doc.toString());
-    const mode = String(doc.get("mode") ?? "") || "iptables";
+    const written = doc.get("mode");
+    const mode = (typeof written === "string" && written) || "iptables";
     if (mode === "ipvs") return { argv: [process.execPath, join(__dirname, "ipvsStandin.js"), join(cfgDir, configKey)], mode };
     const nodeName = run.node;
     const args = [...(c.command ?? []).slice(1), ...(c.args ?? [])].map((a) => a.replaceAll("$(NODE_NAME)", nodeName).replaceAll("/var/lib/kube-proxy", cfgDir));
@@ -274,8 +275,8 @@ async function start(run: Run): Promise<void> {
     run.proc = proc;
     run.startedAt ??= now();
     const append = (b: Buffer) => appendFileSync(logFile(run), b);
-    proc.stdout!.on("data", append);
-    proc.stderr!.on("data", append);
+    proc.stdout.on("data", append);
+    proc.stderr.on("data", append);
     const startedAt = now();
     await setStatus(run, { phase: "Running", ready: true, container: { running: { startedAt } }, lastState: run.lastExit ? { terminated: { exitCode: run.lastExit.code ?? 137, reason: "Error", finishedAt: run.lastExit.at } } : undefined });
     proc.on("exit", (code, signal) => void exited(run, proc, code ?? (signal ? 128 + 15 : 1)));
@@ -351,8 +352,8 @@ async function onPod(type: string, pod: k8s.V1Pod): Promise<void> {
     }
     await start(run).catch(async (e) => {
         log(`${node}: cannot start ${pod.metadata!.name}: ${(e as Error).message}`);
-        appendFileSync(logFile(run!), `kube-proxy-mode node agent: cannot start: ${(e as Error).message}\n`);
-        await setStatus(run!, { phase: "Running", ready: false, container: { waiting: { reason: "CreateContainerConfigError", message: (e as Error).message } } });
+        appendFileSync(logFile(run), `kube-proxy-mode node agent: cannot start: ${(e as Error).message}\n`);
+        await setStatus(run, { phase: "Running", ready: false, container: { waiting: { reason: "CreateContainerConfigError", message: (e as Error).message } } });
     });
 }
 
@@ -399,9 +400,8 @@ async function main(): Promise<void> {
     log(`node agent up for ${[...nodes.keys()].join(", ")} (kernel ${kernel})`);
 }
 
-process.on("SIGTERM", async () => {
-    await Promise.all([...runs.values()].map(stop));
-    process.exit(0);
+process.on("SIGTERM", () => {
+    void Promise.all([...runs.values()].map(stop)).then(() => process.exit(0));
 });
 main().catch((e) => {
     log(`node agent failed: ${(e as Error).stack}`);

@@ -505,7 +505,7 @@ async function seed(
         namespace: "demo",
         body: {
             metadata: { name: "web", namespace: "demo" },
-            spec: { selector: labels, ports: [{ port: 80, targetPort: 8080 as any }] },
+            spec: { selector: labels, ports: [{ port: 80, targetPort: 8080 }] },
         },
     });
     if (state.network) {
@@ -515,7 +515,7 @@ async function seed(
             namespace: "demo",
             body: {
                 metadata: { name: "backend", namespace: "demo" },
-                spec: { ports: [{ name: "http", port: 80, targetPort: b.port as any, protocol: "TCP" }] },
+                spec: { ports: [{ name: "http", port: 80, targetPort: b.port, protocol: "TCP" }] },
             },
         });
         await kc.makeApiClient(k8s.DiscoveryV1Api).createNamespacedEndpointSlice({
@@ -684,7 +684,7 @@ async function cli(argv: string[]): Promise<number> {
         if (!["iptables", "ipvs", "nftables"].includes(mode))
             throw new Error(`--mode ${mode}: iptables, ipvs or nftables`);
         const nodesKind = (values.nodes ?? (realNodesSupported().ok ? "real" : "kwok")) as "real" | "kwok";
-        if (nodesKind !== "real" && nodesKind !== "kwok") throw new Error(`--nodes ${nodesKind}: real or kwok`);
+        if (nodesKind !== "real" && nodesKind !== "kwok") throw new Error(`--nodes ${String(nodesKind)}: real or kwok`);
         if (nodesKind === "kwok" && values.nodes === undefined)
             process.stderr.write(
                 `[cluster] real nodes are not possible here (${realNodesSupported().why}); using kwok nodes\n`,

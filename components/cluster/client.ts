@@ -1,4 +1,6 @@
 // The cluster, as the rest of the tool reads and writes it. All API I/O goes through here.
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
 import * as k8s from "@kubernetes/client-node";
 import { nodeFacts, type NodeFacts } from "../core/nodes.js";
 import { parseKubeVersion, type KubeVersion } from "../core/versions.js";
@@ -52,8 +54,6 @@ export function normalizeServer(server: string): string {
 export function kubeconfigFromSetting(value: string): string {
     const t = value.trim();
     if (t.startsWith("{") || /^(apiVersion|kind|clusters|contexts|current-context|users|preferences)\s*:/m.test(t)) return value;
-    const { readFileSync } = require("node:fs") as typeof import("node:fs");
-    const { homedir } = require("node:os") as typeof import("node:os");
     const path = t.startsWith("~/") ? `${homedir()}${t.slice(1)}` : t;
     try {
         return readFileSync(path, "utf8");

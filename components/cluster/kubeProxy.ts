@@ -4,7 +4,7 @@ import * as k8s from "@kubernetes/client-node";
 import { parseCurrentConfig, type CurrentConfig } from "../core/config.js";
 import { canonicalDuringRollout, targetDaemonSetSpec } from "../core/daemonset.js";
 import { FLAVORS, type Flavor } from "../core/facts.js";
-import { blockingPdbs, decideDrain, describeRefusal, drainDeadline, podName, type DrainOptions, type DrainPdb } from "../core/drain.js";
+import { blockingPdbs, decideDrain, describeRefusal, drainDeadline, podName, type DrainOptions } from "../core/drain.js";
 import { nodeFacts } from "../core/nodes.js";
 import { MARKS, rolloutObjectName, type NodeState } from "../core/plan.js";
 import { PROBE_SCRIPT } from "../core/probe.js";
@@ -183,7 +183,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 // saved once: a second run never saves the rollout's shape as the installer's
                 if (ds.metadata?.annotations?.[MARKS.originalSpecAnnotation]) return;
                 ds.metadata!.annotations = { ...(ds.metadata!.annotations ?? {}), [MARKS.originalSpecAnnotation]: JSON.stringify(ds.spec) };
-                ds.spec = canonicalDuringRollout(ds.spec as any) as any;
+                ds.spec = canonicalDuringRollout(ds.spec as any);
             });
             log(`DaemonSet ${namespace}/${this.names.daemonSet}: switched to OnDelete and kept off nodes labelled ${MARKS.configLabel} (its spec is saved for the finish)`);
         }
@@ -290,7 +290,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                     } catch (e) {
                         if ((e as any)?.code === 429) {
                             if (!blockedBy.has(podName(p))) {
-                                const pdbs = blockingPdbs((await this.policy.listNamespacedPodDisruptionBudget({ namespace })).items as DrainPdb[], p);
+                                const pdbs = blockingPdbs((await this.policy.listNamespacedPodDisruptionBudget({ namespace })).items, p);
                                 const why = `eviction refused by PodDisruptionBudget ${pdbs.length ? pdbs.join(", ") : "(none found selecting it)"}: ${apiErrorMessage(e)}`;
                                 blockedBy.set(podName(p), why);
                                 log(`${podName(p)}: ${why}; waiting`);
@@ -627,7 +627,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 continue;
             }
             const s = lease.spec ?? {};
-            const renewed = s.renewTime ? new Date(s.renewTime as unknown as string).getTime() : 0;
+            const renewed = s.renewTime ? new Date(s.renewTime).getTime() : 0;
             const expired = !s.holderIdentity || s.holderIdentity === holder || renewed + (s.leaseDurationSeconds ?? 0) * 1000 < now.getTime();
             if (!expired) {
                 return { acquired: false, current: { holder: s.holderIdentity!, renewedAt: new Date(renewed).toISOString(), durationSeconds: s.leaseDurationSeconds ?? 0 } };
@@ -642,7 +642,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         }
         const lease = await this.readLease();
         const s = lease?.spec ?? {};
-        return { acquired: false, current: { holder: s.holderIdentity ?? "unknown", renewedAt: s.renewTime ? new Date(s.renewTime as unknown as string).toISOString() : "never", durationSeconds: s.leaseDurationSeconds ?? 0 } };
+        return { acquired: false, current: { holder: s.holderIdentity ?? "unknown", renewedAt: s.renewTime ? new Date(s.renewTime).toISOString() : "never", durationSeconds: s.leaseDurationSeconds ?? 0 } };
     }
 
     async renewLease(holder: string): Promise<boolean> {
@@ -712,13 +712,12 @@ export class PodChanges {
             return Promise.resolve();
         }
         return new Promise((resolve) => {
-            const t = setTimeout(done, ms);
-            const self = this;
-            function done() {
+            const done = () => {
                 clearTimeout(t);
-                self.dirty = false;
+                this.dirty = false;
                 resolve();
-            }
+            };
+            const t = setTimeout(done, ms);
             this.waiters.push(done);
         });
     }

@@ -30,9 +30,9 @@ export function isTransient(e: unknown, call: string): boolean {
         if (status === 429) return call !== "createNamespacedPodEviction";
         return status >= 500 && status !== 501;
     }
-    const code = String(err?.code ?? err?.cause?.code ?? err?.errno ?? "");
+    const code = String(err?.code ?? err?.cause?.code ?? err?.errno ?? ""); // eslint-disable-line @typescript-eslint/no-base-to-string -- a code is a string or a number
     if (CONNECTION_CODES.has(code)) return true;
-    const message = String(err?.message ?? "");
+    const message = typeof err?.message === "string" ? err.message : "";
     return /socket hang up|ECONNRESET|ECONNREFUSED|network timeout|fetch failed|other side closed/i.test(message) || err?.type === "system";
 }
 

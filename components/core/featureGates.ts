@@ -7,7 +7,8 @@ import type { KubeVersion } from "./versions.js";
 
 export interface GateSpec {
     default: boolean;
-    stage: "ALPHA" | "BETA" | "GA" | "DEPRECATED" | string;
+    /** ALPHA, BETA, GA or DEPRECATED as Kubernetes names them (kept as read, for a stage added later) */
+    stage: string;
     locked: boolean;
 }
 

@@ -4,7 +4,7 @@ import { drainOptions, unroutedNodeFindings, type DrainOptions } from "./drain.j
 import { parseDuration } from "./duration.js";
 import { compareNodeNames, nodeVerdict, type NodeFacts } from "./nodes.js";
 import { matchesSelector, parseSelector } from "./selector.js";
-import { InputError, type Finding, type ProxyMode } from "./types.js";
+import { type Finding, type ProxyMode } from "./types.js";
 
 /** Labels and annotations the rollout keeps on nodes and objects: the rollout's memory lives in the cluster. */
 export const MARKS = {

@@ -277,7 +277,8 @@ export function parseProbeOutput(text: string): ProbeReport {
 export type CheckName = "mode" | "startup-log" | "leftovers" | "rules" | "sync" | "connection";
 
 export interface CheckResult {
-    check: CheckName | string;
+    /** a built-in check (CheckName) or a hook's name */
+    check: string;
     ok: boolean;
     detail: string;
 }

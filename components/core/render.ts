@@ -69,7 +69,7 @@ export function planConfigChanges(
         set(
             "mode",
             to,
-            current.mode
+            typeof current.mode === "string" && current.mode !== ""
                 ? `move kube-proxy from ${current.mode} to ${to} mode`
                 : `pin the mode: an empty mode runs ${from} today and follows upstream's default when it changes`,
         );

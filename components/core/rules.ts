@@ -178,7 +178,7 @@ const featureGateNames: Rule = (ctx) => {
     // from 1.35 kube-proxy also refuses a setting that leaves an enabled gate without a gate it needs
     const set = gates(ctx.result);
     const enabled = (name: string) =>
-        typeof set[name] === "boolean" ? (set[name] as boolean) : registry.gates[name]?.default === true;
+        typeof set[name] === "boolean" ? (set[name]) : registry.gates[name]?.default === true;
     for (const [name, needs] of Object.entries(registry.dependencies)) {
         if (!enabled(name)) continue;
         const missing = needs.filter((d) => !enabled(d));
@@ -232,7 +232,7 @@ const nodePortAddresses: Rule = (ctx) => {
                 severity: "error",
                 code: "nodePortAddresses.keyword",
                 field,
-                message: `"${entry.keyword}" is a nodePortAddresses keyword only from Kubernetes ${NODE_PORT_KEYWORDS.keywordsRelease} (KEP-6032); this cluster runs ${v!.release}`,
+                message: `"${entry.keyword}" is a nodePortAddresses keyword only from Kubernetes ${NODE_PORT_KEYWORDS.keywordsRelease} (KEP-6032); this cluster runs ${v.release}`,
                 fix:
                     entry.keyword === "all" ? "use 0.0.0.0/0 and ::/0" : "use 127.0.0.0/8 in iptables mode, or upgrade",
             });

@@ -16,9 +16,6 @@ import { clients, POOLS, projectDir, resourceVersions, setStackConfig, startClus
 const KWOK = "(SIMULATED kwok nodes: built-in node checks not run)";
 const NFT = { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"] };
 
-function kubeSystem(rv: Record<string, string>): Record<string, string> {
-    return Object.fromEntries(Object.entries(rv).filter(([k]) => !k.startsWith("Node ")));
-}
 
 /** One kubeconfig holding both clusters, each with its own user; current-context is the first. */
 function twoClusterKubeconfig(a: ClusterState, b: ClusterState): string {

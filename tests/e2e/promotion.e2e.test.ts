@@ -228,7 +228,7 @@ describe("@e2e promotion gates: dev -> staging -> prod on three reference cluste
         const { core } = clients(dev);
         const cm = await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" });
         const current = parseCurrentConfig(JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "kube-proxy", namespace: "kube-system" }, data: cm.data }));
-        const byHand = renderConfiguration(current, { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"] }, parseKubeVersion("1.37")!).config;
+        const byHand = renderConfiguration(current, { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"] }, parseKubeVersion("1.37")).config;
         await core.replaceNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system", body: { ...cm, data: { ...cm.data, "config.conf": byHand } } });
         envs = await environments({ dev, staging, prod: staging }, {
             dev: TARGET,
@@ -256,7 +256,7 @@ describe("@e2e promotion gates: dev -> staging -> prod on three reference cluste
             // after the review, someone changes the installer's configuration by hand
             const { core } = clients(c);
             const cm = await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" });
-            const edited = cm.data!["config.conf"].replace(/^(  minSyncPeriod: )5s$/m, "$17s");
+            const edited = cm.data!["config.conf"].replace(/^( {2}minSyncPeriod: )5s$/m, "$17s");
             assert.notEqual(edited, cm.data!["config.conf"], "the fixture has ipvs.minSyncPeriod: 5s");
             await core.replaceNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system", body: { ...cm, data: { ...cm.data, "config.conf": edited } } });
             await assert.rejects(ws.stack.up({ plan, onOutput }), (e: Error) => {

@@ -75,7 +75,7 @@ describe("@e2e RBAC: the rollout as a ServiceAccount bound to exactly the shippe
         const role = structuredClone(all.find((o) => o.kind === kind)!);
         role.rules = role.rules.map((r: any) => (r.resources.includes(resource) ? { ...r, verbs: r.verbs.filter((v: string) => v !== verb) } : r)).filter((r: any) => r.verbs.length);
         const full = all.find((o) => o.kind === kind)!;
-        await objects.replace({ ...role, metadata: { ...full.metadata } } as k8s.KubernetesObject);
+        await objects.replace({ ...role, metadata: { ...full.metadata } });
         return async () => void (await objects.replace(full as k8s.KubernetesObject));
     }
 

@@ -30,7 +30,7 @@ describe("kube-proxy-mode CLI", () => {
             assert.equal(r.code, 0, r.stderr);
             assert.match(r.stdout, /^-mode: ipvs$/m);
             assert.match(r.stdout, /^\+mode: nftables$/m);
-            assert.match(r.stdout, /^\+  syncPeriod: 45s$/m);
+            assert.match(r.stdout, /^\+ {2}syncPeriod: 45s$/m);
             assert.doesNotMatch(r.stdout, /warning:/);
             assert.match(r.stderr, /^change: mode: "ipvs" -> "nftables"/m);
             assert.match(r.stderr, /^change: ipvs\.scheduler: "lc" -> "" \(dead configuration.*sessionAffinity: ClientIP/m);
@@ -58,7 +58,7 @@ describe("kube-proxy-mode CLI", () => {
                 "--feature-gate", "KubeProxyNFTablesLocalhostNodePorts=true", "--node-port-addresses", "primary,localhost", "--conntrack-tcp-be-liberal", "true",
             ]);
             assert.equal(r.code, 0, r.stderr);
-            assert.match(r.stdout, /featureGates:\n  KubeProxyNFTablesLocalhostNodePorts: true/);
+            assert.match(r.stdout, /featureGates:\n {2}KubeProxyNFTablesLocalhostNodePorts: true/);
             assert.match(r.stdout, /tcpBeLiberal: true/);
             assert.doesNotMatch(r.stderr, /127\.0\.0\.1:<nodePort> stops answering/);
         });

@@ -151,7 +151,7 @@ describe("KubeProxyMode inputs (Pulumi mocks)", () => {
                     }
                     assert.ok(thrown, "the constructor must throw");
                     assert.ok(pulumi.InputPropertyError.isInstance(thrown), "an InputPropertyError");
-                    assert.equal((thrown as pulumi.InputPropertyError).propertyPath, field);
+                    assert.equal((thrown).propertyPath, field);
                     assert.match((thrown as Error).message, message);
                 } finally {
                     process.off("unhandledRejection", onErr);

@@ -10,7 +10,7 @@ import { runCli } from "../helpers.js";
 describe("kube-proxy-mode promote (input)", () => {
     it("is listed in the usage", () => {
         const r = runCli(["--help"]);
-        assert.match(r.stdout, /^  promote\s+preview stacks \(dev,staging,prod\), then apply them in order/m);
+        assert.match(r.stdout, /^ {2}promote\s+preview stacks \(dev,staging,prod\), then apply them in order/m);
     });
     it("--help documents --stacks, --yes, --cwd and the summary", () => {
         const r = runCli(["promote", "--help"]);

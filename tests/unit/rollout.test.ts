@@ -81,7 +81,7 @@ describe("rollout plan", () => {
         assert.equal(plan.moving, planRollout(pools, nodes, target).plan.moving, "it does not count as moving");
     });
     it("validates pool fields", () => {
-        const { findings } = planRollout([{ name: "Bad Name", nodeSelector: "pool=x", maxUnavailable: 0, soak: "soon" } as any], nodes, target);
+        const { findings } = planRollout([{ name: "Bad Name", nodeSelector: "pool=x", maxUnavailable: 0, soak: "soon" }], nodes, target);
         assert.deepEqual(findings.map((f) => f.field).sort(), ["pools[0].maxUnavailable", "pools[0].name", "pools[0].soak"]);
     });
     it("hashes configurations by content", () => {
@@ -116,7 +116,7 @@ describe("DaemonSet shapes for a per-node rollout", () => {
         assert.equal(spec.selector.matchLabels?.[MARKS.configLabel], "abc123");
         assert.equal(spec.template.metadata?.labels?.[MARKS.configLabel], "abc123");
         assert.equal(spec.template.spec?.volumes?.find((v) => v.name === "kube-proxy")?.configMap?.name, "kube-proxy-abc123");
-        const req = spec.template.spec!.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution!.nodeSelectorTerms[0].matchExpressions;
+        const req = spec.template.spec.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution!.nodeSelectorTerms[0].matchExpressions;
         assert.deepEqual(req, [{ key: MARKS.configLabel, operator: "In", values: ["abc123"] }]);
     });
     it("refuses a DaemonSet that does not mount the ConfigMap", () => {

@@ -203,7 +203,7 @@ describe("rule: per-mode settings move with the mode", () => {
             { mode: "ipvs", ipvs: { syncPeriod: "45s", minSyncPeriod: "5s" }, iptables: { masqueradeAll: true, masqueradeBit: 15 } },
             { mode: "nftables", kubernetesVersion: "1.37" },
         );
-        assert.deepEqual(r.after.nftables as unknown, { syncPeriod: "45s", minSyncPeriod: "5s", masqueradeAll: true, masqueradeBit: 15 });
+        assert.deepEqual(r.after.nftables, { syncPeriod: "45s", minSyncPeriod: "5s", masqueradeAll: true, masqueradeBit: 15 });
         for (const p of ["nftables.syncPeriod", "nftables.minSyncPeriod", "nftables.masqueradeAll", "nftables.masqueradeBit"]) {
             const c = r.changes.find((x) => x.path === p)!;
             assert.match(c.reason, /carried from/, p);

@@ -5,7 +5,7 @@ import { configHash, describePlan, MARKS, rolloutObjectName } from "../../core/p
 import { parseProbeOutput } from "../../core/probe.js";
 import { STEP_RESULT_PREFIX, summarizeVerification } from "../../core/promotion.js";
 import type { ProxyMode } from "../../core/types.js";
-import { apiErrorMessage, clusterIdentity, clusterName, loadKubeConfig, normalizeServer } from "../../cluster/client.js";
+import { apiErrorMessage, clusterIdentity, loadKubeConfig, normalizeServer } from "../../cluster/client.js";
 import { KubeProxyCluster, namesFor, NotFound } from "../../cluster/kubeProxy.js";
 import { currentPlan, finish, runPools, RolloutBusy, RolloutFailure, RolloutInterrupted, verifyNode, type Context } from "../../rollout/runner.js";
 import { rolloutSpecSchema, verifySchema, type RolloutSpec } from "../../rollout/spec.js";

@@ -95,6 +95,7 @@ export async function promoteCommand(argv: string[], io: Io): Promise<number> {
         throw new CliError(`--cwd ${workDir}: no Pulumi.yaml there; run promote in the project directory or pass --cwd`);
     }
     // loaded here: the other commands do not need the Pulumi SDK
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded lazily, as above
     const { LocalWorkspace } = require("@pulumi/pulumi/automation") as typeof import("@pulumi/pulumi/automation");
     const progress = (l: string) => io.err(l);
     const stacks = [];
@@ -122,7 +123,7 @@ export async function promoteCommand(argv: string[], io: Io): Promise<number> {
         const started = Date.now();
         try {
             await stack.preview({ onEvent: (e) => events.push(e) });
-            Object.assign(rows[i], describe(outputsFrom(events).change), { result: "previewed" as StackResult });
+            Object.assign(rows[i], describe(outputsFrom(events).change), { result: "previewed" satisfies StackResult });
         } catch (e) {
             const message = messageOf(e);
             const upstream = gateUpstream(message);
@@ -137,7 +138,7 @@ export async function promoteCommand(argv: string[], io: Io): Promise<number> {
         }
         if (rows[i].cluster === null) {
             // the last update's view of the cluster, when this preview could not say
-            const last = await stack.outputs().catch(() => ({}) as Record<string, { value: any }>);
+            const last: Record<string, { value: unknown }> = await stack.outputs().catch(() => ({}));
             rows[i].cluster = (last.change?.value as StackOutputs["change"])?.cluster ?? null;
         }
         finished(i, "preview", started);
@@ -154,7 +155,7 @@ export async function promoteCommand(argv: string[], io: Io): Promise<number> {
                 const r = await stack.up({ onEvent: (e) => events.push(e), onOutput: (s) => progress(`[${names[i]}] ${s.replace(/\n$/, "")}`) });
                 const outputs = Object.fromEntries(Object.entries(r.outputs).map(([k, v]) => [k, v.value])) as StackOutputs;
                 const changed = Object.entries(r.summary.resourceChanges ?? {}).some(([op, n]) => op !== "same" && (n ?? 0) > 0);
-                Object.assign(rows[i], describe(outputs.change ?? outputsFrom(events).change), { result: (changed ? "applied" : "unchanged") as StackResult, detail: undefined });
+                Object.assign(rows[i], describe(outputs.change ?? outputsFrom(events).change), { result: (changed ? "applied" : "unchanged") satisfies StackResult, detail: undefined });
                 const p = outputs.promotion;
                 rows[i].nodesVerified = p ? `${p.nodesVerified}/${p.nodesTotal}${p.nodesChecked < p.nodesVerified ? ` (${p.nodesVerified - p.nodesChecked} by hooks only)` : ""}` : null;
             } catch (e) {

@@ -40,6 +40,7 @@ export function desiredFromFlags(flags: Record<string, any>): DesiredSettings {
     return settings;
 }
 
+// eslint-disable-next-line @typescript-eslint/require-await -- every command has the same async signature
 export async function renderCommand(argv: string[], io: Io): Promise<number> {
     const flags = parseFlags("render", argv, {
         current: { type: "string" },
