@@ -80,6 +80,126 @@ function outputsFrom(events: any[]): StackOutputs {
     return {};
 }
 
+type Stack = import("@pulumi/pulumi/automation").Stack;
+
+/** One promotion run: the stacks in order, their rows, and the progress log. */
+interface Promotion {
+    names: string[];
+    stacks: Stack[];
+    rows: StackRow[];
+    progress: (line: string) => void;
+}
+
+const messageOf = (e: unknown) => (e as Error)?.message ?? String(e);
+
+function finished(run: Promotion, i: number, phase: string, started: number): void {
+    const row = run.rows[i];
+    row.durationSeconds = Math.round((Date.now() - started) / 1000);
+    run.progress(`[${run.names[i]}] ${phase}: ${row.result}${row.detail ? `: ${row.detail}` : ""}`);
+}
+
+/** The stacks named by --stacks, selected in the project at --cwd (every name checked before anything runs). */
+async function selectStacks(names: string[], workDir: string): Promise<Stack[]> {
+    if (!["Pulumi.yaml", "Pulumi.yml", "Pulumi.json"].some((f) => existsSync(join(workDir, f)))) {
+        throw new CliError(`--cwd ${workDir}: no Pulumi.yaml there; run promote in the project directory or pass --cwd`);
+    }
+    // loaded here: the other commands do not need the Pulumi SDK
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded lazily, as above
+    const { LocalWorkspace } = require("@pulumi/pulumi/automation") as typeof import("@pulumi/pulumi/automation");
+    const stacks: Stack[] = [];
+    for (const stackName of names) {
+        try {
+            stacks.push(await LocalWorkspace.selectStack({ stackName, workDir }));
+        } catch (e) {
+            const first = messageOf(e).split("\n").find((l) => /error|no stack/i.test(l)) ?? "";
+            throw new CliError(`--stacks: cannot select stack ${stackName} in ${workDir}: ${first.trim() || "unknown stack"} (pulumi stack ls lists them; pulumi login selects the backend)`);
+        }
+    }
+    return stacks;
+}
+
+/** 1. Previews every stack; returns whether any preview failed (a gate waiting for an earlier stack of this run is not a failure). */
+async function previewAll(run: Promotion): Promise<boolean> {
+    const earlier = (i: number, upstream: string) => run.names.slice(0, i).some((n) => upstream === n || upstream.endsWith(`/${n}`));
+    let previewFailed = false;
+    for (const [i, stack] of run.stacks.entries()) {
+        const row = run.rows[i];
+        run.progress(`[${run.names[i]}] preview`);
+        const events: any[] = [];
+        const started = Date.now();
+        try {
+            await stack.preview({ onEvent: (e) => events.push(e) });
+            Object.assign(row, describe(outputsFrom(events).change), { result: "previewed" satisfies StackResult });
+        } catch (e) {
+            const message = messageOf(e);
+            const upstream = gateUpstream(message);
+            if (upstream && earlier(i, upstream)) {
+                row.result = "waits for upstream";
+                row.detail = `its gate waits for ${upstream}, which moves first`;
+            } else {
+                row.result = upstream ? "refused by gate" : "failed";
+                row.detail = failureDetail(message);
+                previewFailed = true;
+            }
+        }
+        if (row.cluster === null) {
+            // the last update's view of the cluster, when this preview could not say
+            const last: Record<string, { value: unknown }> = await stack.outputs().catch(() => ({}));
+            row.cluster = (last.change?.value as StackOutputs["change"])?.cluster ?? null;
+        }
+        finished(run, i, "preview", started);
+    }
+    return previewFailed;
+}
+
+/** 2. Applies the stacks in order, stopping at the first failure; returns whether one failed. */
+async function applyInOrder(run: Promotion): Promise<boolean> {
+    for (const [i, stack] of run.stacks.entries()) {
+        const row = run.rows[i];
+        run.progress(`[${run.names[i]}] up`);
+        const events: any[] = [];
+        const started = Date.now();
+        let failed = false;
+        try {
+            const r = await stack.up({ onEvent: (e) => events.push(e), onOutput: (s) => run.progress(`[${run.names[i]}] ${s.replace(/\n$/, "")}`) });
+            const outputs = Object.fromEntries(Object.entries(r.outputs).map(([k, v]) => [k, v.value])) as StackOutputs;
+            const changed = Object.entries(r.summary.resourceChanges ?? {}).some(([op, n]) => op !== "same" && (n ?? 0) > 0);
+            Object.assign(row, describe(outputs.change ?? outputsFrom(events).change), { result: (changed ? "applied" : "unchanged") satisfies StackResult, detail: undefined });
+            const p = outputs.promotion;
+            row.nodesVerified = p ? `${p.nodesVerified}/${p.nodesTotal}${p.nodesChecked < p.nodesVerified ? ` (${p.nodesVerified - p.nodesChecked} by hooks only)` : ""}` : null;
+        } catch (e) {
+            const message = messageOf(e);
+            row.result = gateUpstream(message) ? "refused by gate" : "failed";
+            row.detail = failureDetail(message);
+            failed = true;
+        }
+        finished(run, i, "up", started);
+        if (failed) {
+            for (const later of run.rows.slice(i + 1)) {
+                later.result = "not run";
+                later.detail = `stopped at ${run.names[i]}`;
+                later.durationSeconds = null;
+            }
+            return true;
+        }
+    }
+    return false;
+}
+
+function summaryTable(rows: StackRow[]): string {
+    return table(
+        ["STACK", "CLUSTER", "FROM -> TO", "NODES VERIFIED", "DURATION", "RESULT"],
+        rows.map((r) => [
+            r.stack,
+            r.cluster ?? "-",
+            r.from && r.to ? `${r.from} -> ${r.to}` : "-",
+            r.nodesVerified ?? "-",
+            r.durationSeconds === null ? "-" : formatDuration(r.durationSeconds),
+            `${r.result}${r.detail ? `: ${r.detail}` : ""}`,
+        ]),
+    );
+}
+
 export async function promoteCommand(argv: string[], io: Io): Promise<number> {
     const flags = parseFlags("promote", argv, { stacks: { type: "string" }, yes: { type: "boolean" }, cwd: { type: "string" }, json: { type: "boolean" } });
     if (flags.help) {
@@ -90,108 +210,18 @@ export async function promoteCommand(argv: string[], io: Io): Promise<number> {
     if (names.length === 0) throw new CliError("--stacks is required: the stacks in order, e.g. --stacks dev,staging,prod");
     const dupes = names.filter((n, i) => names.indexOf(n) !== i);
     if (dupes.length) throw new CliError(`--stacks names ${dupes.join(", ")} more than once`);
-    const workDir = resolve(flags.cwd ?? process.cwd());
-    if (!["Pulumi.yaml", "Pulumi.yml", "Pulumi.json"].some((f) => existsSync(join(workDir, f)))) {
-        throw new CliError(`--cwd ${workDir}: no Pulumi.yaml there; run promote in the project directory or pass --cwd`);
-    }
-    // loaded here: the other commands do not need the Pulumi SDK
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded lazily, as above
-    const { LocalWorkspace } = require("@pulumi/pulumi/automation") as typeof import("@pulumi/pulumi/automation");
-    const progress = (l: string) => io.err(l);
-    const stacks = [];
-    for (const stackName of names) {
-        try {
-            stacks.push(await LocalWorkspace.selectStack({ stackName, workDir }));
-        } catch (e) {
-            const first = ((e as Error).message ?? String(e)).split("\n").find((l) => /error|no stack/i.test(l)) ?? "";
-            throw new CliError(`--stacks: cannot select stack ${stackName} in ${workDir}: ${first.trim() || "unknown stack"} (pulumi stack ls lists them; pulumi login selects the backend)`);
-        }
-    }
-    const rows: StackRow[] = names.map((stack) => ({ stack, cluster: null, from: null, to: null, moving: null, nodesVerified: null, durationSeconds: null, result: "not run" }));
-    const earlier = (i: number, upstream: string) => names.slice(0, i).some((n) => upstream === n || upstream.endsWith(`/${n}`));
-    const messageOf = (e: unknown) => (e as Error)?.message ?? String(e);
-    const finished = (i: number, phase: string, started: number) => {
-        rows[i].durationSeconds = Math.round((Date.now() - started) / 1000);
-        progress(`[${names[i]}] ${phase}: ${rows[i].result}${rows[i].detail ? `: ${rows[i].detail}` : ""}`);
+    const run: Promotion = {
+        names,
+        stacks: await selectStacks(names, resolve(flags.cwd ?? process.cwd())),
+        rows: names.map((stack) => ({ stack, cluster: null, from: null, to: null, moving: null, nodesVerified: null, durationSeconds: null, result: "not run" })),
+        progress: (l: string) => io.err(l),
     };
-
-    // 1. preview every stack
-    let previewFailed = false;
-    for (const [i, stack] of stacks.entries()) {
-        progress(`[${names[i]}] preview`);
-        const events: any[] = [];
-        const started = Date.now();
-        try {
-            await stack.preview({ onEvent: (e) => events.push(e) });
-            Object.assign(rows[i], describe(outputsFrom(events).change), { result: "previewed" satisfies StackResult });
-        } catch (e) {
-            const message = messageOf(e);
-            const upstream = gateUpstream(message);
-            if (upstream && earlier(i, upstream)) {
-                rows[i].result = "waits for upstream";
-                rows[i].detail = `its gate waits for ${upstream}, which moves first`;
-            } else {
-                rows[i].result = upstream ? "refused by gate" : "failed";
-                rows[i].detail = failureDetail(message);
-                previewFailed = true;
-            }
-        }
-        if (rows[i].cluster === null) {
-            // the last update's view of the cluster, when this preview could not say
-            const last: Record<string, { value: unknown }> = await stack.outputs().catch(() => ({}));
-            rows[i].cluster = (last.change?.value as StackOutputs["change"])?.cluster ?? null;
-        }
-        finished(i, "preview", started);
-    }
-
-    // 2. apply in order, stopping at the first failure
-    let failed = previewFailed;
-    if (flags.yes && !previewFailed) {
-        for (const [i, stack] of stacks.entries()) {
-            progress(`[${names[i]}] up`);
-            const events: any[] = [];
-            const started = Date.now();
-            try {
-                const r = await stack.up({ onEvent: (e) => events.push(e), onOutput: (s) => progress(`[${names[i]}] ${s.replace(/\n$/, "")}`) });
-                const outputs = Object.fromEntries(Object.entries(r.outputs).map(([k, v]) => [k, v.value])) as StackOutputs;
-                const changed = Object.entries(r.summary.resourceChanges ?? {}).some(([op, n]) => op !== "same" && (n ?? 0) > 0);
-                Object.assign(rows[i], describe(outputs.change ?? outputsFrom(events).change), { result: (changed ? "applied" : "unchanged") satisfies StackResult, detail: undefined });
-                const p = outputs.promotion;
-                rows[i].nodesVerified = p ? `${p.nodesVerified}/${p.nodesTotal}${p.nodesChecked < p.nodesVerified ? ` (${p.nodesVerified - p.nodesChecked} by hooks only)` : ""}` : null;
-            } catch (e) {
-                const message = messageOf(e);
-                rows[i].result = gateUpstream(message) ? "refused by gate" : "failed";
-                rows[i].detail = failureDetail(message);
-                failed = true;
-            }
-            finished(i, "up", started);
-            if (failed) {
-                for (const later of rows.slice(i + 1)) {
-                    later.result = "not run";
-                    later.detail = `stopped at ${names[i]}`;
-                    later.durationSeconds = null;
-                }
-                break;
-            }
-        }
-    }
-
+    const previewFailed = await previewAll(run);
+    const failed = previewFailed || (flags.yes === true && (await applyInOrder(run)));
     if (flags.json) {
-        io.out(JSON.stringify({ applied: flags.yes === true && !previewFailed, ok: !failed, stacks: rows }, null, 2));
+        io.out(JSON.stringify({ applied: flags.yes === true && !previewFailed, ok: !failed, stacks: run.rows }, null, 2));
     } else {
-        io.out(
-            table(
-                ["STACK", "CLUSTER", "FROM -> TO", "NODES VERIFIED", "DURATION", "RESULT"],
-                rows.map((r) => [
-                    r.stack,
-                    r.cluster ?? "-",
-                    r.from && r.to ? `${r.from} -> ${r.to}` : "-",
-                    r.nodesVerified ?? "-",
-                    r.durationSeconds === null ? "-" : formatDuration(r.durationSeconds),
-                    `${r.result}${r.detail ? `: ${r.detail}` : ""}`,
-                ]),
-            ),
-        );
+        io.out(summaryTable(run.rows));
         if (!flags.yes) io.err(previewFailed ? "promote: a preview failed; nothing was applied" : "promote: preview only; pass --yes to apply the stacks in this order");
         else if (previewFailed) io.err("promote: a preview failed; nothing was applied");
     }
