@@ -6,7 +6,7 @@ import * as YAML from "yaml";
 import { effectiveMode, getPath, isZeroValue, parseKubeProxyConfiguration, type CurrentConfig, type KubeProxyConfiguration } from "./config.js";
 import { IPVS_ONLY_SETTINGS, MODE_SETTINGS, PER_MODE_SETTINGS } from "./facts.js";
 import { checkConfiguration } from "./rules.js";
-import type { Change, DesiredSettings, Finding } from "./types.js";
+import type { Change, DesiredSettings, Finding, ProxyMode } from "./types.js";
 import { parseKubeVersion, type KubeVersion } from "./versions.js";
 
 function same(a: unknown, b: unknown): boolean {
@@ -40,38 +40,19 @@ export function rememberedIpvsSettings(text: string): Record<string, unknown> {
     return out;
 }
 
-/**
- * The edits that take `current` to what `desired` asks. `remembered` holds the ipvs-only values
- * an earlier move out of ipvs reset (rememberedIpvsSettings); a move back to ipvs restores them.
- */
-export function planConfigChanges(
-    current: KubeProxyConfiguration,
-    desired: DesiredSettings,
-    remembered: Record<string, unknown> = {},
-): { changes: Change[]; findings: Finding[] } {
-    const changes: Change[] = [];
-    const findings: Finding[] = [];
-    const from = effectiveMode(current);
-    const to = desired.mode;
-    const set = (path: string, value: unknown, reason: string, remember?: string | null) => {
-        const was = getPath(current, path);
-        if (!same(was, value))
-            changes.push({
-                path,
-                from: was ?? null,
-                to: value,
-                reason,
-                ...(remember !== undefined ? { remember } : {}),
-            });
-    };
+/** Records an edit of one dotted path when the value differs from the current one. */
+type SetEdit = (path: string, value: unknown, reason: string, remember?: string | null) => void;
 
+/** The edits the user asked for by name: the mode, feature gates, NodePort addresses, conntrack. */
+function requestedChanges(current: KubeProxyConfiguration, desired: DesiredSettings, set: SetEdit): void {
+    const to = desired.mode;
     if (current.mode !== to) {
         set(
             "mode",
             to,
             typeof current.mode === "string" && current.mode !== ""
                 ? `move kube-proxy from ${current.mode} to ${to} mode`
-                : `pin the mode: an empty mode runs ${from} today and follows upstream's default when it changes`,
+                : `pin the mode: an empty mode runs ${effectiveMode(current)} today and follows upstream's default when it changes`,
         );
     }
     for (const [name, value] of Object.entries(desired.featureGates ?? {})) {
@@ -83,57 +64,72 @@ export function planConfigChanges(
     if (desired.conntrack?.tcpBeLiberal !== undefined) {
         set("conntrack.tcpBeLiberal", desired.conntrack.tcpBeLiberal, "conntrack.tcpBeLiberal requested");
     }
+}
 
-    if (from !== to) {
-        // kube-proxy reads these from the active mode's block: carry non-default values
-        // over, or they silently revert to the defaults.
-        for (const setting of PER_MODE_SETTINGS) {
-            const src = MODE_SETTINGS[from][setting];
-            const dst = MODE_SETTINGS[to][setting];
-            if (src === dst) continue;
-            const value = getPath(current, src);
-            if (isZeroValue(value)) continue;
-            const existing = getPath(current, dst);
-            if (same(existing, value)) continue;
-            if (!isZeroValue(existing)) {
-                findings.push({
-                    severity: "warning",
-                    code: "carry.conflict",
-                    field: dst,
-                    message: `${src} is ${JSON.stringify(value)} but ${dst}, which ${to} mode reads, is already ${JSON.stringify(existing)}; keeping ${dst}`,
-                    fix: `set ${dst} to the value you want ${to} mode to use`,
-                });
-                continue;
-            }
-            set(
-                dst,
-                value,
-                `carried from ${src}: ${to} mode reads ${dst}, so without this ${setting} would revert to its default`,
-            );
+/**
+ * kube-proxy reads the per-mode settings from the active mode's block: non-default values are
+ * carried over, or they silently revert to the defaults; a value already in the new block wins.
+ */
+function carriedSettings(current: KubeProxyConfiguration, from: ProxyMode, to: ProxyMode, set: SetEdit): Finding[] {
+    const findings: Finding[] = [];
+    for (const setting of PER_MODE_SETTINGS) {
+        const src = MODE_SETTINGS[from][setting];
+        const dst = MODE_SETTINGS[to][setting];
+        if (src === dst) continue;
+        const value = getPath(current, src);
+        if (isZeroValue(value)) continue;
+        const existing = getPath(current, dst);
+        if (same(existing, value)) continue;
+        if (!isZeroValue(existing)) {
+            findings.push({
+                severity: "warning",
+                code: "carry.conflict",
+                field: dst,
+                message: `${src} is ${JSON.stringify(value)} but ${dst}, which ${to} mode reads, is already ${JSON.stringify(existing)}; keeping ${dst}`,
+                fix: `set ${dst} to the value you want ${to} mode to use`,
+            });
+            continue;
         }
+        set(dst, value, `carried from ${src}: ${to} mode reads ${dst}, so without this ${setting} would revert to its default`);
     }
+    return findings;
+}
+
+/** Outside ipvs the ipvs-only settings are reset, their values remembered in a comment; a move back restores them. */
+function ipvsOnlySettings(current: KubeProxyConfiguration, from: ProxyMode, to: ProxyMode, remembered: Record<string, unknown>, set: SetEdit): void {
     if (to !== "ipvs") {
         for (const [path, { zero, why }] of Object.entries(IPVS_ONLY_SETTINGS)) {
             const value = getPath(current, path);
             if (isZeroValue(value)) continue;
-            set(
-                path,
-                zero,
-                `dead configuration outside ipvs mode: ${why} (the value is kept in a comment beside it, and restored on a move back to ipvs)`,
-                MEMORY(value),
-            );
+            set(path, zero, `dead configuration outside ipvs mode: ${why} (the value is kept in a comment beside it, and restored on a move back to ipvs)`, MEMORY(value));
         }
     } else if (from !== "ipvs") {
         for (const [path, value] of Object.entries(remembered)) {
             if (!(path in IPVS_ONLY_SETTINGS) || !isZeroValue(getPath(current, path))) continue;
-            set(
-                path,
-                value,
-                `restored: ${path} was ${JSON.stringify(value)} before this cluster left ipvs mode (kept in a comment beside it)`,
-                null,
-            );
+            set(path, value, `restored: ${path} was ${JSON.stringify(value)} before this cluster left ipvs mode (kept in a comment beside it)`, null);
         }
     }
+}
+
+/**
+ * The edits that take `current` to what `desired` asks. `remembered` holds the ipvs-only values
+ * an earlier move out of ipvs reset (rememberedIpvsSettings); a move back to ipvs restores them.
+ */
+export function planConfigChanges(
+    current: KubeProxyConfiguration,
+    desired: DesiredSettings,
+    remembered: Record<string, unknown> = {},
+): { changes: Change[]; findings: Finding[] } {
+    const changes: Change[] = [];
+    const set: SetEdit = (path, value, reason, remember) => {
+        const was = getPath(current, path);
+        if (!same(was, value)) changes.push({ path, from: was ?? null, to: value, reason, ...(remember !== undefined ? { remember } : {}) });
+    };
+    const from = effectiveMode(current);
+    const to = desired.mode;
+    requestedChanges(current, desired, set);
+    const findings = from !== to ? carriedSettings(current, from, to, set) : [];
+    ipvsOnlySettings(current, from, to, remembered, set);
     return { changes, findings };
 }
 
