@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { drainOptions, unroutedNodeFindings, type DrainOptions } from "./drain.js";
 import { parseDuration } from "./duration.js";
 import { compareNodeNames, nodeVerdict, type NodeFacts } from "./nodes.js";
+import { validatePools } from "./pools.js";
 import { matchesSelector, parseSelector } from "./selector.js";
 import { type Finding, type ProxyMode } from "./types.js";
 
@@ -32,16 +33,22 @@ export const MARKS = {
     probeLabel: "kube-proxy-mode.io/probe",
 } as const;
 
+/**
+ * A node pool: which nodes (a label selector), how many at once, soak and drain. The shape is
+ * checked by `poolSchema` (core/pools.ts), which the compiler holds equal to this interface; the
+ * interface exists so that zod's typings stay out of the public declarations.
+ */
 export interface PoolSpec {
+    /** names the pool's rollout step; lower-case letters, digits and '-' */
     name: string;
     /** label selector, e.g. "pool=canary" */
     nodeSelector: string;
     /** nodes of this pool in flight at once (default 1) */
     maxUnavailable?: number;
-    /** wait after the pool, e.g. "10m" */
+    /** wait after the pool, e.g. "10m" (default 0s) */
     soak?: string;
     /** evict pods (respecting PodDisruptionBudgets) before moving a node; true = kubectl drain without --force/--delete-emptydir-data */
-    drain?: boolean | Partial<DrainOptions>;
+    drain?: boolean | { force?: boolean; deleteEmptyDirData?: boolean };
     /** give up draining a node after this long (default 5m; "0" waits for ever, as kubectl) */
     drainTimeout?: string;
     /** ipvs -> iptables without drain: accept that each node has no Service routing while kube-proxy is swapped */
@@ -107,89 +114,6 @@ export function targetPlacement(target: RolloutTarget): string | null {
 /** The names of the hashed ConfigMap and DaemonSet that carry a configuration during the rollout. */
 export function rolloutObjectName(base: string, hash: string): string {
     return `${base}-${hash}`;
-}
-
-export function validatePools(pools: unknown): Finding[] {
-    const out: Finding[] = [];
-    if (!Array.isArray(pools) || pools.length === 0) {
-        return [
-            {
-                severity: "error",
-                code: "pools.empty",
-                field: "pools",
-                message: "pools must list at least one node pool",
-                fix: 'add { name: "all", nodeSelector: "kubernetes.io/os=linux" }',
-            },
-        ];
-    }
-    const seen = new Set<string>();
-    pools.forEach((p: any, i) => {
-        const field = `pools[${i}]`;
-        if (typeof p?.name !== "string" || !/^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$/.test(p.name)) {
-            out.push({
-                severity: "error",
-                code: "pools.name",
-                field: `${field}.name`,
-                message: `pool name ${JSON.stringify(p?.name)} must be lower-case letters, digits and '-' (at most 42)`,
-            });
-        } else if (seen.has(p.name)) {
-            out.push({
-                severity: "error",
-                code: "pools.duplicate",
-                field: `${field}.name`,
-                message: `pool name ${p.name} is used twice`,
-            });
-        } else seen.add(p.name);
-        if (typeof p?.nodeSelector !== "string" || p.nodeSelector.trim() === "") {
-            out.push({
-                severity: "error",
-                code: "pools.selector",
-                field: `${field}.nodeSelector`,
-                message: "nodeSelector is required (a label selector such as pool=canary)",
-            });
-        } else {
-            try {
-                parseSelector(p.nodeSelector, `${field}.nodeSelector`);
-            } catch (e) {
-                out.push({
-                    severity: "error",
-                    code: "pools.selector",
-                    field: `${field}.nodeSelector`,
-                    message: (e as Error).message,
-                });
-            }
-        }
-        if (p?.maxUnavailable !== undefined && (!Number.isInteger(p.maxUnavailable) || p.maxUnavailable < 1)) {
-            out.push({
-                severity: "error",
-                code: "pools.maxUnavailable",
-                field: `${field}.maxUnavailable`,
-                message: `maxUnavailable must be a whole number of at least 1, not ${JSON.stringify(p.maxUnavailable)}`,
-            });
-        }
-        for (const key of ["soak", "drainTimeout"] as const) {
-            if (p?.[key] === undefined) continue;
-            try {
-                parseDuration(String(p[key]), `${field}.${key}`);
-            } catch (e) {
-                out.push({
-                    severity: "error",
-                    code: `pools.${key}`,
-                    field: `${field}.${key}`,
-                    message: (e as Error).message,
-                });
-            }
-        }
-        const d = p?.drain;
-        const drainObject = typeof d === "object" && d !== null && !Array.isArray(d);
-        if (d !== undefined && typeof d !== "boolean" && !(drainObject && Object.entries(d).every(([k, v]) => ["force", "deleteEmptyDirData"].includes(k) && typeof v === "boolean"))) {
-            out.push({ severity: "error", code: "pools.drain", field: `${field}.drain`, message: "drain must be true, false or { force: true|false, deleteEmptyDirData: true|false }" });
-        }
-        if (p?.allowUnroutedNode !== undefined && typeof p.allowUnroutedNode !== "boolean") {
-            out.push({ severity: "error", code: "pools.allowUnroutedNode", field: `${field}.allowUnroutedNode`, message: "allowUnroutedNode must be true or false" });
-        }
-    });
-    return out;
 }
 
 /**

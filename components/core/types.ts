@@ -51,6 +51,7 @@ export const FINDING_CODES = [
     "pools.drainTimeout",
     "pools.duplicate",
     "pools.empty",
+    "pools.field",
     "pools.maxUnavailable",
     "pools.name",
     "pools.noNodes",

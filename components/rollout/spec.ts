@@ -3,25 +3,12 @@
 // (so a bad value fails before anything moves) and the CLI parses the spec it is given. Durations
 // stay strings here (the runner parses them); the schema only admits ones that parse.
 import { z } from "zod";
-import { parseDuration } from "../core/duration.js";
+import { poolSchema } from "../core/pools.js";
+import { durationSchema } from "../core/schema.js";
 import { PROXY_MODES } from "../core/types.js";
 
-/**
- * A Go-style duration ("30s", "10m", "1h30m"), checked with the project's own parser. `positive`:
- * zero is refused too (a timeout of 0 could never pass).
- */
-export function durationSchema(opts: { positive: boolean }) {
-    return z.string().superRefine((text, ctx) => {
-        let seconds: number;
-        try {
-            seconds = parseDuration(text, "duration");
-        } catch {
-            ctx.addIssue({ code: "custom", message: `${JSON.stringify(text)} is not a duration; write it like 30s, 10m or 1h30m` });
-            return;
-        }
-        if (opts.positive && seconds <= 0) ctx.addIssue({ code: "custom", message: `${JSON.stringify(text)} must be longer than 0; write it like 30s, 10m or 1h30m` });
-    });
-}
+export { describeIssues, durationSchema } from "../core/schema.js";
+export { poolSchema };
 
 const nonEmpty = (what: string, example: string) => z.string().min(1, `${what} must not be empty; e.g. ${example}, or leave it out for the default`);
 
@@ -73,25 +60,6 @@ export const verifySchema = z
     .strict();
 export type VerifySpec = z.infer<typeof verifySchema>;
 
-export const poolSchema = z
-    .object({
-        /** names the pool's rollout step; lower-case letters, digits and '-' */
-        name: z.string().regex(/^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$/, "pool name must be lower-case letters, digits and '-' (at most 42), e.g. canary"),
-        /** label selector of the pool's nodes, e.g. pool=canary */
-        nodeSelector: z.string().min(1, "nodeSelector is required (a label selector such as pool=canary)"),
-        /** nodes of this pool in flight at once; default 1 */
-        maxUnavailable: z.number().int().min(1).optional(),
-        /** wait after the pool before the next one; default 0s */
-        soak: durationSchema({ positive: false }).optional(),
-        /** evict pods (respecting PodDisruptionBudgets) before moving a node; { force, deleteEmptyDirData } as kubectl drain's flags; default false */
-        drain: z.union([z.boolean(), z.object({ force: z.boolean().optional(), deleteEmptyDirData: z.boolean().optional() }).strict()]).optional(),
-        /** give up draining a node after this long ("0": no limit, as kubectl); default 5m */
-        drainTimeout: durationSchema({ positive: false }).optional(),
-        /** an ipvs -> iptables move without drain leaves the node without Service routing for a while: say yes to that */
-        allowUnroutedNode: z.boolean().optional(),
-    })
-    .strict();
-
 /** Where kube-proxy's configuration and DaemonSet are; every field overrides the flavor's default. */
 export const targetSchema = z
     .object({
@@ -129,12 +97,3 @@ export const rolloutSpecSchema = z
     })
     .strict();
 export type RolloutSpec = z.infer<typeof rolloutSpecSchema>;
-
-/** A zod error as one line per field: "<field>: <what is wrong and the fix>". */
-export function describeIssues(issues: z.core.$ZodIssue[], prefix: string): string[] {
-    return issues.map((i) => {
-        const path = i.path.reduce<string>((acc, p) => (typeof p === "number" ? `${acc}[${p}]` : `${acc}${acc ? "." : ""}${String(p)}`), prefix);
-        const msg = i.code === "unrecognized_keys" ? `unknown field(s) ${(i as any).keys.map((k: string) => JSON.stringify(k)).join(", ")}: check the spelling` : i.message;
-        return `${path || "spec"}: ${msg}`;
-    });
-}

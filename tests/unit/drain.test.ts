@@ -3,7 +3,8 @@
 // for pools that do not drain.
 import assert from "node:assert/strict";
 import { blockingPdbs, decideDrain, describeRefusal, drainDeadline, drainOptions, unroutedNodeFindings, type DrainPod } from "../../components/core/drain.js";
-import { planRollout, validatePools } from "../../components/core/plan.js";
+import { planRollout } from "../../components/core/plan.js";
+import { validatePools } from "../../components/core/pools.js";
 import { poolSchema } from "../../components/rollout/spec.js";
 
 const owned = (kind: string, name: string) => [{ kind, name, controller: true }];
