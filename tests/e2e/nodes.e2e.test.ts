@@ -327,7 +327,7 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
         assert.equal(cleanup.code, 0, cleanup.stderr + cleanup.stdout);
         for (const c of IPVS_ONLY) assert.match(cleanup.stdout, new RegExp(`^removed kube-proxy chain ${c} \\(iptables table (nat|filter), nft backend\\)$`, "m"));
         assert.match(cleanup.stdout, /^destroyed ipset KUBE-CLUSTER-IP$/m);
-        assert.doesNotMatch(cleanup.stdout, /^removed kube-proxy chain (?!KUBE-NODE-PORT |KUBE-LOAD-BALANCER |KUBE-IPVS-FILTER )/m, "no chain of the live iptables kube-proxy was removed");
+        assert.doesNotMatch(cleanup.stdout, /^removed kube-proxy chain (?!KUBE-NODE-PORT |KUBE-LOAD-BALANCER |KUBE-IPVS-FILTER )/m, `no chain of the live iptables kube-proxy was removed; the cleanup said:\n${cleanup.stdout}`);
         const ipvsLine = new RegExp(`(:|-A |-j )(${IPVS_ONLY.join("|")})( |$)`);
         assert.deepEqual(afterCleanup, beforeCleanup.filter((l) => !ipvsLine.test(l)), "every other line of iptables-save and ip6tables-save (the live kube-proxy's chains and rules, the other agent's) is as it was");
         assert.ok(afterCleanup.some((l) => /^:KUBE-SERVICES /.test(l)) && afterCleanup.some((l) => /^:KUBE-SVC-/.test(l)), "the live kube-proxy's KUBE-SERVICES and KUBE-SVC-* chains are there");
