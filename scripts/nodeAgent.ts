@@ -26,7 +26,7 @@ import * as YAML from "yaml";
 import type { ClusterState } from "./referenceCluster.js";
 
 const MERGE = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
-import { WITHOUT_TOOLS_LABEL } from "./nodeAgent.constants.js";
+import { PAUSE_TOOLS_LABEL, pauseDir, WITHOUT_TOOLS_LABEL } from "./nodeAgent.constants.js";
 
 interface Run {
     pod: k8s.V1Pod;
@@ -107,12 +107,19 @@ async function heartbeat(): Promise<void> {
 const STANDARD_PATH = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
 
 function nodePath(node: string, labels: Record<string, string>): string {
-    const without = (labels[WITHOUT_TOOLS_LABEL] ?? "").split(".").filter((t) => t);
+    const tools = (label: string) => (labels[label] ?? "").split(".").filter((t) => /^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(t));
+    const without = tools(WITHOUT_TOOLS_LABEL);
+    const paused = tools(PAUSE_TOOLS_LABEL);
     const standard = STANDARD_PATH;
-    if (without.length === 0) return standard.join(":");
-    const dir = join(agentDir, "nodes", node, `bin-without-${without.join("-")}`);
+    if (without.length === 0 && paused.length === 0) return standard.join(":");
+    const dir = join(agentDir, "nodes", node, `bin${without.map((t) => `-without-${t}`).join("")}${paused.map((t) => `-paused-${t}`).join("")}`);
     if (!existsSync(dir)) {
         mkdirSync(dir, { recursive: true });
+        if (paused.length) {
+            mkdirSync(pauseDir(state.dir, node), { recursive: true });
+            writeFileSync(join(dir, PAUSE_WRAPPER), PAUSE_WRAPPER_SCRIPT, { mode: 0o755 });
+        }
+        for (const t of paused) symlinkSync(PAUSE_WRAPPER, join(dir, t));
         for (const d of standard) {
             if (!existsSync(d)) continue;
             for (const f of readdirSync(d)) {
@@ -123,6 +130,25 @@ function nodePath(node: string, labels: Record<string, string>): string {
     }
     return dir;
 }
+
+/**
+ * TEST HOOK (PAUSE_TOOLS_LABEL): a fixed script every paused tool of a node links to. It learns
+ * the tool from its own name and the pause directory from its own place (<node>/bin-.../tool ->
+ * <node>/pause), so no value is spliced into it; it signals, waits for the test (60 s at most),
+ * then runs the real tool from the standard PATH.
+ */
+const PAUSE_WRAPPER = "kpm-test-hook-pause";
+const PAUSE_WRAPPER_SCRIPT = `#!/bin/sh
+# TEST HOOK of the kube-proxy-mode reference cluster (${PAUSE_TOOLS_LABEL}); never on a real node
+t=\${0##*/}
+d=$(dirname "$(dirname "$0")")/pause
+: > "$d/paused-$t"
+i=0
+while [ ! -e "$d/resume-$t" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+for p in ${STANDARD_PATH.join(" ")}; do [ -x "$p/$t" ] && exec "$p/$t" "$@"; done
+echo "$t: not found" >&2
+exit 127
+`;
 
 // ---- a probe pod's sandbox ---------------------------------------------------------------------
 
