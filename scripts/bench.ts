@@ -433,10 +433,10 @@ async function workloadRun(from: ProxyMode, to: ProxyMode, procedure: Procedure,
                 await setStackConfig(stack, {
                     mode: to,
                     nodePortAddresses: ["0.0.0.0/0"],
-                    pools: [
-                        { name: "canary", nodeSelector: "pool=canary", maxUnavailable: 1 },
-                        { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 1 },
-                    ],
+                    // ipvs -> iptables stops kube-proxy for the cleanup, and the runner refuses it without
+                    // drain or allowUnroutedNode; the clients run in the node's own network (no pod to
+                    // drain), and that gap is what this phase measures: accept it
+                    pools: ["canary", "workers"].map((p) => ({ name: p, nodeSelector: `pool=${p}`, maxUnavailable: 1, ...(from === "ipvs" && to === "iptables" ? { allowUnroutedNode: true } : {}) })),
                     // the connection check goes through the same Service the clients use
                     verify: { service: "demo/backend" },
                 });
@@ -454,6 +454,7 @@ async function workloadRun(from: ProxyMode, to: ProxyMode, procedure: Procedure,
         } catch (e) {
             run.seconds = (performance.now() - started) / 1000;
             run.error = (e as Error).message;
+            progress(`workload ${pair}, ${procedure}: FAILED: ${run.error.split("\n").filter((l) => /rollout failed|FAILED|error/i.test(l)).slice(0, 6).join(" / ") || run.error.slice(0, 500)}`);
         } finally {
             records = await clients.stop();
             watch.abort();

@@ -15,7 +15,7 @@ export interface ClientRecord {
     /** new connections, one every 50 ms, in start order */
     attempts: Attempt[];
     /** the long-lived connection: when it was first opened (null: never), when it closed or failed (null: still open at the stop) */
-    stream: { openedAt: number | null; closedAt: number | null; why?: string; longestStallMs: number };
+    stream: { openedAt: number | null; closedAt: number | null; why?: string; lastDataAt: number | null; longestStallMs: number; localAddress?: string };
 }
 
 export interface Gap {
@@ -86,9 +86,14 @@ export interface NodeWorkloadFigures {
     longLived: string;
     /** longest time without data on the long-lived connection while it was open (the backend writes every 100 ms) */
     longestStallMs: number | null;
+    /** the long-lived connection's source address (the node's own, or an address kube-ipvs0 holds) */
+    localAddress?: string;
     /** the node's kube-proxy pods during the run (the bench's --json, to read the gaps against) */
     podEvents?: PodEvent[];
 }
+
+/** Without data for longer than this at the stop, the long-lived connection is dead though open (the backend writes every 100 ms). */
+export const STALLED_AFTER_MS = 1000;
 
 /** A node's figures from its client's record. `routeFrom`: see longestGap; `unroutableBefore` says why the long-lived connection could not be opened before the move. */
 export function nodeFigures(node: string, r: ClientRecord, routeFrom?: number, unroutableBefore?: string): NodeWorkloadFigures {
@@ -98,6 +103,9 @@ export function nodeFigures(node: string, r: ClientRecord, routeFrom?: number, u
     const s = r.stream;
     if (s.openedAt === null) longLived = `not held: never opened${s.why ? ` (${s.why})` : ""}`;
     else if (s.closedAt !== null) longLived = `broke after ${((s.closedAt - s.openedAt) / 1000).toFixed(1)} s${s.why ? `: ${s.why}` : ""}`;
+    // open but silent: the backend writes every 100 ms, so a second without data is a dead connection
+    else if (s.lastDataAt !== null && r.stoppedAt - s.lastDataAt > STALLED_AFTER_MS)
+        longLived = `stalled: open but no data for the last ${((r.stoppedAt - s.lastDataAt) / 1000).toFixed(1)} s (held from ${((s.openedAt - r.startedAt) / 1000).toFixed(0)} s on)`;
     else if (unroutableBefore && s.openedAt > r.startedAt + 1000) longLived = `survived from ${((s.openedAt - r.startedAt) / 1000).toFixed(0)} s on (${unroutableBefore})`;
     else longLived = "survived";
     return {
@@ -109,6 +117,7 @@ export function nodeFigures(node: string, r: ClientRecord, routeFrom?: number, u
         recovered: gap?.recovered ?? true,
         longLived,
         longestStallMs: s.openedAt === null ? null : s.longestStallMs,
+        ...(s.localAddress ? { localAddress: s.localAddress } : {}),
     };
 }
 

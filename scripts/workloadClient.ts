@@ -16,7 +16,7 @@ if (!host || !Number.isInteger(port)) {
 
 const ATTEMPT_EVERY_MS = 50;
 const ATTEMPT_TIMEOUT_MS = 1000;
-const record: ClientRecord = { startedAt: Date.now(), stoppedAt: 0, attempts: [], stream: { openedAt: null, closedAt: null, longestStallMs: 0 } };
+const record: ClientRecord = { startedAt: Date.now(), stoppedAt: 0, attempts: [], stream: { openedAt: null, closedAt: null, lastDataAt: null, longestStallMs: 0 } };
 
 function attempt(): void {
     const a: Attempt = { t: Date.now(), ok: false };
@@ -45,12 +45,16 @@ let lastData = 0;
 function openStream(): void {
     const socket = connect({ host, port });
     stream = socket;
-    socket.on("connect", () => socket.write("GET /stream HTTP/1.1\r\nHost: backend\r\n\r\n"));
+    socket.on("connect", () => {
+        record.stream.localAddress = socket.localAddress;
+        socket.write("GET /stream HTTP/1.1\r\nHost: backend\r\n\r\n");
+    });
     socket.on("data", () => {
         const now = Date.now();
         if (record.stream.openedAt === null) record.stream.openedAt = now;
         else record.stream.longestStallMs = Math.max(record.stream.longestStallMs, now - lastData);
         lastData = now;
+        record.stream.lastDataAt = now;
     });
     const ended = (why: string) => {
         if (stream !== socket) return;

@@ -50,7 +50,7 @@ describe("workload figures: the longest gap of new connections", () => {
 });
 
 describe("workload figures: a node's long-lived connection", () => {
-    const base: ClientRecord = { startedAt: 0, stoppedAt: 2000, attempts: series(40, () => false), stream: { openedAt: 10, closedAt: null, longestStallMs: 130 } };
+    const base: ClientRecord = { startedAt: 0, stoppedAt: 2000, attempts: series(40, () => false), stream: { openedAt: 10, closedAt: null, lastDataAt: 1990, longestStallMs: 130 } };
 
     it("survived when it was open from the start and still open at the stop", () => {
         const f = nodeFigures("workers-1", base);
@@ -58,25 +58,30 @@ describe("workload figures: a node's long-lived connection", () => {
     });
 
     it("broke when it closed before the stop, with the reason", () => {
-        const f = nodeFigures("workers-1", { ...base, stream: { openedAt: 10, closedAt: 1510, why: "ECONNRESET", longestStallMs: 130 } });
+        const f = nodeFigures("workers-1", { ...base, stream: { openedAt: 10, closedAt: 1510, why: "ECONNRESET", lastDataAt: 1500, longestStallMs: 130 } });
         assert.equal(f.longLived, "broke after 1.5 s: ECONNRESET");
     });
 
+    it("stalled, not survived, when it is still open but carried no data for over a second before the stop", () => {
+        const f = nodeFigures("canary-1", { ...base, stoppedAt: 60_000, stream: { openedAt: 19_000, closedAt: null, lastDataAt: 25_000, longestStallMs: 35_000 } });
+        assert.equal(f.longLived, "stalled: open but no data for the last 35.0 s (held from 19 s on)");
+    });
+
     it("not held when it never opened, with the last reason", () => {
-        const f = nodeFigures("workers-1", { ...base, stream: { openedAt: null, closedAt: null, why: "ECONNREFUSED", longestStallMs: 0 } });
+        const f = nodeFigures("workers-1", { ...base, stream: { openedAt: null, closedAt: null, why: "ECONNREFUSED", lastDataAt: null, longestStallMs: 0 } });
         assert.equal(f.longLived, "not held: never opened (ECONNREFUSED)");
         assert.equal(f.longestStallMs, null);
     });
 
     it("for a before-state that carries no traffic, says from when it was held and why not earlier", () => {
-        const f = nodeFigures("canary-1", { ...base, stream: { openedAt: 1500, closedAt: null, longestStallMs: 100 } }, 1000, "SIMULATED ipvs before it");
+        const f = nodeFigures("canary-1", { ...base, stream: { openedAt: 1500, closedAt: null, lastDataAt: 1950, longestStallMs: 100 } }, 1000, "SIMULATED ipvs before it");
         assert.equal(f.longLived, "survived from 2 s on (SIMULATED ipvs before it)");
     });
 });
 
 describe("workload figures: the table", () => {
     it("has a row per run and node, marks a SIMULATED before-state in the pair and explains it under the table", () => {
-        const node = nodeFigures("canary-1", { startedAt: 0, stoppedAt: 2000, attempts: series(40, (i) => i === 5 || i === 6), stream: { openedAt: 10, closedAt: null, longestStallMs: 120 } });
+        const node = nodeFigures("canary-1", { startedAt: 0, stoppedAt: 2000, attempts: series(40, (i) => i === 5 || i === 6), stream: { openedAt: 10, closedAt: null, lastDataAt: 1990, longestStallMs: 120 } });
         const text = workloadTable([
             { pair: "iptables -> nftables", procedure: "KubeProxyMode up", seconds: 41.2, nodes: [node] },
             { pair: "ipvs -> nftables", procedure: "kubectl runbook", seconds: 9.6, nodes: [node], simulated: "the stand-in programs no traffic" },
