@@ -39,7 +39,7 @@ import type { ProxyMode } from "../components/core/types.js";
 import { parseKubeVersion } from "../components/core/versions.js";
 import { clusterDown, clusterUp, ROOT, type ClusterState } from "./referenceCluster.js";
 import { projectDir, setKubeconfig, setStackConfig, toolchain } from "../tests/e2e/support.js";
-import { nodeFigures, workloadTable, type ClientRecord, type PodEvent, type Procedure, type WorkloadRun } from "./workload.js";
+import { nodeFigures, startToRouted, workloadTable, type ClientRecord, type PodEvent, type Procedure, type WorkloadRun } from "./workload.js";
 
 interface Options {
     sizes: number[];
@@ -465,7 +465,9 @@ async function workloadRun(from: ProxyMode, to: ProxyMode, procedure: Procedure,
             const events = (watch.events.get(node.name) ?? []).filter((e) => e.t >= r.startedAt).map((e) => ({ ...e, t: e.t - r.startedAt }));
             const figures = nodeFigures(node.name, r, from === "ipvs" ? (watch.firstStop(node.name) ?? r.stoppedAt) : undefined, from === "ipvs" ? "SIMULATED ipvs before it" : undefined);
             figures.gaps = figures.gaps.map((g) => ({ ...g, from: g.from - r.startedAt, to: g.to - r.startedAt }));
-            run.nodes.push({ ...figures, podEvents: events });
+            const longest = figures.gaps.find((g) => g.ms === figures.longestGapMs);
+            const startToRoutedMs = longest ? startToRouted(longest, events) : undefined;
+            run.nodes.push({ ...figures, ...(startToRoutedMs !== undefined ? { startToRoutedMs } : {}), podEvents: events });
         }
         progress(`workload ${pair}, ${procedure}: ${run.nodes.map((n) => `${n.node} gap ${n.longestGapMs} ms, long-lived ${n.longLived}`).join("; ")}`);
         return run;

@@ -72,6 +72,17 @@ export interface PodEvent {
     event: "add" | "stop";
 }
 
+/**
+ * From the start of the kube-proxy pod that ended a gap (the last one added before the gap ended)
+ * to the gap's end: the new kube-proxy's start up to its first sync routing connections, the
+ * yardstick a gap is held against (a gap no longer than this is kube-proxy's own start, not the
+ * procedure's). Undefined when no pod was added before the gap ended.
+ */
+export function startToRouted(gap: Pick<Gap, "to">, events: PodEvent[]): number | undefined {
+    const added = events.filter((e) => e.event === "add" && e.t <= gap.to).map((e) => e.t);
+    return added.length ? gap.to - Math.max(...added) : undefined;
+}
+
 /** Figures of one node under one procedure and mode pair. */
 export interface NodeWorkloadFigures {
     node: string;
@@ -88,6 +99,8 @@ export interface NodeWorkloadFigures {
     longestStallMs: number | null;
     /** the long-lived connection's source address (the node's own, or an address kube-ipvs0 holds) */
     localAddress?: string;
+    /** startToRouted() of the longest gap: the new kube-proxy's pod added until new connections worked again */
+    startToRoutedMs?: number;
     /** the node's kube-proxy pods during the run (the bench's --json, to read the gaps against) */
     podEvents?: PodEvent[];
 }
@@ -134,11 +147,11 @@ export interface WorkloadRun {
 
 /** One markdown table: a row per run and node. */
 export function workloadTable(runs: WorkloadRun[]): string {
-    const head = ["mode pair", "procedure", "node", "new conns (failed)", "gaps", "longest gap ms", "long-lived connection", "longest stall ms", "run s"];
+    const head = ["mode pair", "procedure", "node", "new conns (failed)", "gaps", "longest gap ms", "its kube-proxy's start to routed ms", "long-lived connection", "longest stall ms", "run s"];
     const rows: string[][] = [];
     for (const r of runs) {
         const pair = r.simulated ? `${r.pair} (SIMULATED before-state)` : r.pair;
-        if (r.error) rows.push([pair, r.procedure, "-", "-", "-", "-", `run failed: ${r.error.split("\n")[0]}`, "-", r.seconds.toFixed(0)]);
+        if (r.error) rows.push([pair, r.procedure, "-", "-", "-", "-", "-", `run failed: ${r.error.split("\n")[0]}`, "-", r.seconds.toFixed(0)]);
         for (const n of r.nodes) {
             rows.push([
                 pair,
@@ -147,6 +160,7 @@ export function workloadTable(runs: WorkloadRun[]): string {
                 `${n.attempts} (${n.failed})`,
                 String(n.gaps.length),
                 n.longestGapMs === 0 ? "0" : `${n.longestGapMs}${n.recovered ? "" : " (not recovered)"}`,
+                n.startToRoutedMs === undefined ? "-" : String(n.startToRoutedMs),
                 n.longLived,
                 n.longestStallMs === null ? "-" : String(n.longestStallMs),
                 r.seconds.toFixed(0),

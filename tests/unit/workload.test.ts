@@ -1,7 +1,7 @@
 // The bench's workload figures (scripts/workload.ts): the longest gap in which new connections
 // failed, from a series of probe results, and the table the bench prints.
 import assert from "node:assert/strict";
-import { gaps, longestGap, nodeFigures, workloadTable, type Attempt, type ClientRecord } from "../../scripts/workload.js";
+import { gaps, longestGap, startToRouted, nodeFigures, workloadTable, type Attempt, type ClientRecord } from "../../scripts/workload.js";
 
 /** Attempts every 50 ms from t=0, ok unless their index is in `failed`. */
 function series(count: number, failed: (i: number) => boolean): Attempt[] {
@@ -79,6 +79,19 @@ describe("workload figures: a node's long-lived connection", () => {
     });
 });
 
+describe("workload figures: the new kube-proxy's start to routed", () => {
+    it("runs from the last kube-proxy pod added before the gap ended to the gap's end", () => {
+        const events = [
+            { t: 100, pod: "kube-proxy-a", event: "add" as const },
+            { t: 3000, pod: "kube-proxy-a", event: "stop" as const },
+            { t: 3050, pod: "kube-proxy-b", event: "add" as const },
+            { t: 9000, pod: "kube-proxy-c", event: "add" as const },
+        ];
+        assert.equal(startToRouted({ to: 4200 }, events), 1150);
+        assert.equal(startToRouted({ to: 50 }, events), undefined, "no pod added before the gap ended");
+    });
+});
+
 describe("workload figures: the table", () => {
     it("has a row per run and node, marks a SIMULATED before-state in the pair and explains it under the table", () => {
         const node = nodeFigures("canary-1", { startedAt: 0, stoppedAt: 2000, attempts: series(40, (i) => i === 5 || i === 6), stream: { openedAt: 10, closedAt: null, lastDataAt: 1990, longestStallMs: 120 } });
@@ -90,11 +103,11 @@ describe("workload figures: the table", () => {
         assert.equal(
             text,
             [
-                "| mode pair | procedure | node | new conns (failed) | gaps | longest gap ms | long-lived connection | longest stall ms | run s |",
-                "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-                "| iptables -> nftables | KubeProxyMode up | canary-1 | 40 (2) | 1 | 100 | survived | 120 | 41 |",
-                "| ipvs -> nftables (SIMULATED before-state) | kubectl runbook | canary-1 | 40 (2) | 1 | 100 | survived | 120 | 10 |",
-                "| ipvs -> iptables | KubeProxyMode up | - | - | - | - | run failed: rollout failed: node canary-1 | - | 3 |",
+                "| mode pair | procedure | node | new conns (failed) | gaps | longest gap ms | its kube-proxy's start to routed ms | long-lived connection | longest stall ms | run s |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+                "| iptables -> nftables | KubeProxyMode up | canary-1 | 40 (2) | 1 | 100 | - | survived | 120 | 41 |",
+                "| ipvs -> nftables (SIMULATED before-state) | kubectl runbook | canary-1 | 40 (2) | 1 | 100 | - | survived | 120 | 10 |",
+                "| ipvs -> iptables | KubeProxyMode up | - | - | - | - | - | run failed: rollout failed: node canary-1 | - | 3 |",
                 "",
                 "SIMULATED: ipvs -> nftables: the stand-in programs no traffic",
             ].join("\n"),
