@@ -2,7 +2,8 @@
 //   node dist/scripts/workloadClient.js <service ip> <port>
 // opens a new connection to the Service every 50 ms (20 a second: connect, GET /, the backend's
 // answer within 1 s, else failed) and holds one long-lived connection (GET /stream: the backend
-// writes a line every 100 ms; opened again every 500 ms until it first carries data, never after).
+// writes a line every 100 ms; opened again 500 ms after a failure, or after 2 s without an answer,
+// until it first carries data, never after).
 // On SIGTERM it prints what it saw as one JSON line (a ClientRecord, scripts/workload.ts) and exits.
 import { connect, type Socket } from "node:net";
 import type { Attempt, ClientRecord } from "./workload.js";
@@ -45,6 +46,13 @@ let lastData = 0;
 function openStream(): void {
     const socket = connect({ host, port });
     stream = socket;
+    // not answering within 2 s: try again with a fresh connection. A SYN sent while no rule routed
+    // the ClusterIP leaves a conntrack entry without NAT, and its retransmissions keep that binding
+    // after the rules arrive, so the attempt would hang until the kernel gives up (minutes)
+    const patience = setTimeout(() => {
+        if (record.stream.openedAt === null) socket.destroy(new Error("no answer within 2 s"));
+    }, 2000);
+    socket.on("close", () => clearTimeout(patience));
     socket.on("connect", () => {
         record.stream.localAddress = socket.localAddress;
         socket.write("GET /stream HTTP/1.1\r\nHost: backend\r\n\r\n");
