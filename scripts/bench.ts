@@ -23,6 +23,12 @@
 //     kube-proxy node by node with `kubectl delete pod` and wait for the new pod to be Ready; no
 //     verification. It runs on the same cluster after the up (nftables -> iptables: on kwok nodes
 //     the mode changes nothing but the ConfigMap text, so the per-node work is the same).
+//   node dist/scripts/bench.js --phases workload [--pairs ipvs:nftables,ipvs:iptables,iptables:nftables]
+//        [--workload-nodes 3]: the cost to workloads on REAL nodes (network namespaces, the real
+//        kube-proxy; the ipvs before-state is the SIMULATED stand-in): per mode pair, a fresh cluster
+//        for the up and one for the runbook, a client in each node's namespace (20 new connections
+//        a second and one long-lived connection to demo/backend's ClusterIP) through the procedure;
+//        the gaps, the long-lived connection's fate (scripts/workload.ts), one table
 // Progress goes to stderr; the table (or with --json one object) to stdout.
 import { execFile, spawn } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
