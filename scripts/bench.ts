@@ -23,8 +23,14 @@
 //     kube-proxy node by node with `kubectl delete pod` and wait for the new pod to be Ready; no
 //     verification. It runs on the same cluster after the up (nftables -> iptables: on kwok nodes
 //     the mode changes nothing but the ConfigMap text, so the per-node work is the same).
+//   node dist/scripts/bench.js --phases workload [--pairs ipvs:nftables,ipvs:iptables,iptables:nftables]
+//        [--workload-nodes 3]: the cost to workloads on REAL nodes (network namespaces, the real
+//        kube-proxy; the ipvs before-state is the SIMULATED stand-in): per mode pair, a fresh cluster
+//        for the up and one for the runbook, a client in each node's namespace (20 new connections
+//        a second and one long-lived connection to demo/backend's ClusterIP) through the procedure;
+//        the gaps, the long-lived connection's fate (scripts/workload.ts), one table
 // Progress goes to stderr; the table (or with --json one object) to stdout.
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
 import { join } from "node:path";
@@ -35,9 +41,11 @@ import { parseCurrentConfig } from "../components/core/config.js";
 import { decideMigration, type ClusterSnapshot } from "../components/core/migration.js";
 import { compareNodeNames, nodeFacts } from "../components/core/nodes.js";
 import { MARKS } from "../components/core/plan.js";
+import type { ProxyMode } from "../components/core/types.js";
 import { parseKubeVersion } from "../components/core/versions.js";
 import { clusterDown, clusterUp, ROOT, type ClusterState } from "./referenceCluster.js";
 import { projectDir, setKubeconfig, setStackConfig, toolchain } from "../tests/e2e/support.js";
+import { nodeFigures, startToRouted, workloadTable, type ClientRecord, type PodEvent, type Procedure, type WorkloadRun } from "./workload.js";
 
 interface Options {
     sizes: number[];
@@ -47,6 +55,9 @@ interface Options {
     soak: string;
     /** --core N: time the preview's pure work over N synthetic nodes, and nothing else */
     core?: number;
+    /** the workload phase: mode pairs, and real nodes per cluster */
+    pairs: [ProxyMode, ProxyMode][];
+    workloadNodes: number;
 }
 
 export interface PreviewFigures {
@@ -84,16 +95,25 @@ function parseOptions(argv: string[]): Options {
             "max-unavailable": { type: "string", default: "50" },
             soak: { type: "string", default: "0s" },
             core: { type: "string" },
+            pairs: { type: "string", default: "ipvs:nftables,ipvs:iptables,iptables:nftables" },
+            "workload-nodes": { type: "string", default: "3" },
         },
     });
     const sizes = values.sizes.split(",").map((s) => Number(s.trim()));
     if (sizes.some((n) => !Number.isInteger(n) || n < 2)) throw new Error(`--sizes ${values.sizes}: a comma-separated list of node counts of at least 2 (e.g. --sizes 100,1000)`);
     const phases = new Set(values.phases.split(",").map((s) => s.trim()));
-    for (const p of phases) if (!["preview", "up", "peer"].includes(p)) throw new Error(`--phases: unknown phase ${p} (use preview, up, peer)`);
+    for (const p of phases) if (!["preview", "up", "peer", "workload"].includes(p)) throw new Error(`--phases: unknown phase ${p} (use preview, up, peer, workload)`);
+    const pairs = values.pairs.split(",").map((s) => s.trim().split(":") as [ProxyMode, ProxyMode]);
+    for (const pair of pairs) {
+        if (pair.length !== 2 || pair.some((m) => !["ipvs", "iptables", "nftables"].includes(m)) || pair[0] === pair[1] || pair[1] === "ipvs")
+            throw new Error(`--pairs ${values.pairs}: comma-separated from:to mode pairs, to iptables or nftables (e.g. --pairs iptables:nftables,ipvs:nftables)`);
+    }
+    const workloadNodes = Number(values["workload-nodes"]);
+    if (!Number.isInteger(workloadNodes) || workloadNodes < 2 || workloadNodes > 12) throw new Error(`--workload-nodes ${values["workload-nodes"]}: a whole number from 2 to 12 (real nodes: network namespaces on this machine)`);
     const maxUnavailable = Number(values["max-unavailable"]);
     if (!Number.isInteger(maxUnavailable) || maxUnavailable < 1) throw new Error(`--max-unavailable ${values["max-unavailable"]}: a whole number of at least 1`);
     const core = values.core === undefined ? undefined : Number(values.core);
-    return { sizes, phases, json: values.json, maxUnavailable, soak: values.soak, core };
+    return { sizes, phases, json: values.json, maxUnavailable, soak: values.soak, core, pairs, workloadNodes };
 }
 
 /** The processes below this one: pid -> [parent pid, resident bytes]. */
@@ -334,6 +354,135 @@ async function benchSize(n: number, opts: Options): Promise<SizeResult> {
     }
 }
 
+/** What the ipvs stand-in means for the workload figures, said beside them. */
+export const IPVS_BEFORE_STATE =
+    "the ipvs stand-in programs no traffic, so before the move no connection reaches the backend: the long-lived connection is opened only once the new mode routes (then held through the rest of the run, the finish's hand-back included), and the gap is counted from the moment the node's old kube-proxy was stopped to the first connection the new mode routes";
+
+/** Starts the workload client in each node's network namespace; stop() ends them and returns what each saw. */
+function startClients(state: ClusterState, ip: string, port: number): { stop: () => Promise<Map<string, ClientRecord>> } {
+    const clients = state.network!.nodes.map((n) => {
+        const child = spawn("ip", ["netns", "exec", n.netns, process.execPath, join(__dirname, "workloadClient.js"), ip, String(port)], { stdio: ["ignore", "pipe", "pipe"] });
+        let out = "";
+        let err = "";
+        child.stdout.on("data", (d) => (out += d));
+        child.stderr.on("data", (d) => (err += d));
+        const exited = new Promise<ClientRecord>((resolve, reject) =>
+            child.on("exit", (code) => {
+                try {
+                    resolve(JSON.parse(out) as ClientRecord);
+                } catch {
+                    reject(new Error(`the workload client on ${n.name} exited (${code}) without its record: ${err.trim()}`));
+                }
+            }),
+        );
+        return { node: n.name, child, exited };
+    });
+    return {
+        async stop() {
+            for (const c of clients) c.child.kill("SIGTERM");
+            const out = new Map<string, ClientRecord>();
+            for (const c of clients) out.set(c.node, await c.exited);
+            return out;
+        },
+    };
+}
+
+/** Watches the DaemonSets' kube-proxy pods on each node: when each was added and when its deletion was asked (epoch ms, as seen here). */
+async function watchKubeProxyPods(kc: k8s.KubeConfig): Promise<{ events: Map<string, PodEvent[]>; firstStop: (node: string) => number | undefined; abort: () => void }> {
+    const events = new Map<string, PodEvent[]>();
+    const seen = new Set<string>();
+    const ctl = await new k8s.Watch(kc).watch(
+        "/api/v1/namespaces/kube-system/pods",
+        {},
+        (type: string, pod: k8s.V1Pod) => {
+            const node = pod.spec?.nodeName;
+            const name = pod.metadata?.name ?? "";
+            if (!node || !pod.metadata?.ownerReferences?.some((o) => o.kind === "DaemonSet")) return;
+            const list = events.get(node) ?? [];
+            events.set(node, list);
+            const stopping = type === "DELETED" || !!pod.metadata?.deletionTimestamp;
+            const key = `${name}/${stopping ? "stop" : "add"}`;
+            if (seen.has(key)) return;
+            seen.add(key);
+            list.push({ t: Date.now(), pod: name, event: stopping ? "stop" : "add" });
+        },
+        () => undefined,
+    );
+    return { events, firstStop: (node) => events.get(node)?.find((e) => e.event === "stop")?.t, abort: () => ctl.abort() };
+}
+
+/** One mode pair under one procedure, on a fresh real-nodes cluster: the nodes' clients run through the whole procedure. */
+async function workloadRun(from: ProxyMode, to: ProxyMode, procedure: Procedure, opts: Options, k: number): Promise<WorkloadRun> {
+    const name = `bench-${process.pid}-w${k}`;
+    const pair = `${from} -> ${to}`;
+    const run: WorkloadRun = { pair, procedure, seconds: 0, nodes: [], ...(from === "ipvs" ? { simulated: IPVS_BEFORE_STATE } : {}) };
+    progress(`workload ${pair}, ${procedure}: starting a reference cluster of ${opts.workloadNodes} real nodes on ${from}`);
+    let state: ClusterState | undefined;
+    try {
+        state = await clusterUp({ name, pools: [["canary", 1], ["workers", opts.workloadNodes - 1]], nodes: "real", mode: from, log: (l) => progress(`cluster: ${l}`) });
+        const kc = new k8s.KubeConfig();
+        kc.loadFromFile(state.kubeconfig);
+        const svc = await kc.makeApiClient(k8s.CoreV1Api).readNamespacedService({ name: "backend", namespace: "demo" });
+        const ip = svc.spec!.clusterIP!;
+        const port = svc.spec!.ports![0].port;
+        const watch = await watchKubeProxyPods(kc);
+        const clients = startClients(state, ip, port);
+        let records: Map<string, ClientRecord>;
+        const started = performance.now();
+        try {
+            await new Promise((r) => setTimeout(r, 3000));
+            if (procedure === "KubeProxyMode up") {
+                const { dir, envVars, pulumiCommand } = await projectDir("kpm-bench-workload-");
+                const stack = await LocalWorkspace.createOrSelectStack({ stackName: "bench", workDir: dir }, { workDir: dir, envVars, pulumiCommand });
+                await setKubeconfig(stack, state);
+                // real nodes: the built-in node checks run (the probe pod); one node at a time in each pool
+                await setStackConfig(stack, {
+                    mode: to,
+                    nodePortAddresses: ["0.0.0.0/0"],
+                    // ipvs -> iptables stops kube-proxy for the cleanup, and the runner refuses it without
+                    // drain or allowUnroutedNode; the clients run in the node's own network (no pod to
+                    // drain), and that gap is what this phase measures: accept it
+                    pools: ["canary", "workers"].map((p) => ({ name: p, nodeSelector: `pool=${p}`, maxUnavailable: 1, ...(from === "ipvs" && to === "iptables" ? { allowUnroutedNode: true } : {}) })),
+                    // the connection check goes through the same Service the clients use
+                    verify: { service: "demo/backend" },
+                });
+                await stack.up({
+                    onEvent: (e: EngineEvent) => {
+                        const done = stepName(e.resOutputsEvent?.metadata.urn);
+                        if (done) progress(`workload ${pair}: ${done} done`);
+                    },
+                });
+            } else {
+                await runbook(state, to);
+            }
+            run.seconds = (performance.now() - started) / 1000;
+            await new Promise((r) => setTimeout(r, 3000));
+        } catch (e) {
+            run.seconds = (performance.now() - started) / 1000;
+            run.error = (e as Error).message;
+            progress(`workload ${pair}, ${procedure}: FAILED: ${run.error.split("\n").filter((l) => /rollout failed|FAILED|error/i.test(l)).slice(0, 6).join(" / ") || run.error.slice(0, 500)}`);
+        } finally {
+            records = await clients.stop();
+            watch.abort();
+        }
+        for (const node of state.nodes) {
+            const r = records.get(node.name)!;
+            // the pods' events relative to the client's start, for reading the gaps against
+            const events = (watch.events.get(node.name) ?? []).filter((e) => e.t >= r.startedAt).map((e) => ({ ...e, t: e.t - r.startedAt }));
+            const figures = nodeFigures(node.name, r, from === "ipvs" ? (watch.firstStop(node.name) ?? r.stoppedAt) : undefined, from === "ipvs" ? "SIMULATED ipvs before it" : undefined);
+            figures.gaps = figures.gaps.map((g) => ({ ...g, from: g.from - r.startedAt, to: g.to - r.startedAt }));
+            const longest = figures.gaps.find((g) => g.ms === figures.longestGapMs);
+            const startToRoutedMs = longest ? startToRouted(longest, events) : undefined;
+            run.nodes.push({ ...figures, ...(startToRoutedMs !== undefined ? { startToRoutedMs } : {}), podEvents: events });
+        }
+        progress(`workload ${pair}, ${procedure}: ${run.nodes.map((n) => `${n.node} gap ${n.longestGapMs} ms, long-lived ${n.longLived}`).join("; ")}`);
+        return run;
+    } finally {
+        if (state) await clusterDown(state.name);
+        else await clusterDown(name).catch(() => undefined);
+    }
+}
+
 const f = (x: number | undefined, digits = 1) => (x === undefined || Number.isNaN(x) ? "-" : x.toFixed(digits));
 
 export function table(results: SizeResult[]): string {
@@ -431,10 +580,18 @@ async function main(): Promise<void> {
     }
     toolchain();
     const results: SizeResult[] = [];
-    for (const n of opts.sizes) results.push(await benchSize(n, opts));
+    if (["preview", "up", "peer"].some((p) => opts.phases.has(p))) for (const n of opts.sizes) results.push(await benchSize(n, opts));
+    const workload: WorkloadRun[] = [];
+    if (opts.phases.has("workload")) {
+        let k = 0;
+        for (const [from, to] of opts.pairs) for (const procedure of ["KubeProxyMode up", "kubectl runbook"] as Procedure[]) workload.push(await workloadRun(from, to, procedure, opts, ++k));
+    }
     const machine = { date: new Date().toISOString(), cpus: (await import("node:os")).cpus().length, memoryGB: Math.round((await import("node:os")).totalmem() / 2 ** 30) };
-    if (opts.json) process.stdout.write(JSON.stringify({ machine, options: { ...opts, phases: [...opts.phases] }, results }, null, 2) + "\n");
-    else process.stdout.write(`${table(results)}\n(${machine.date}, ${machine.cpus} cores, ${machine.memoryGB} GB)\n`);
+    if (opts.json) process.stdout.write(JSON.stringify({ machine, options: { ...opts, phases: [...opts.phases] }, results, workload }, null, 2) + "\n");
+    else {
+        const tables = [...(results.length ? [table(results)] : []), ...(workload.length ? [workloadTable(workload)] : [])];
+        process.stdout.write(`${tables.join("\n\n")}\n(${machine.date}, ${machine.cpus} cores, ${machine.memoryGB} GB)\n`);
+    }
 }
 
 if (require.main === module) {

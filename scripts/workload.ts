@@ -1,0 +1,173 @@
+// The cost of a move to a node's workloads, from what a client on the node saw (pure: no I/O).
+// scripts/workloadClient.ts records the series inside the node's network namespace; the bench's
+// `workload` phase turns each series into figures here and prints them with workloadTable().
+
+/** One new-connection attempt: when it started (epoch ms) and whether it got the backend's answer in time. */
+export interface Attempt {
+    t: number;
+    ok: boolean;
+}
+
+/** What the client on one node saw, from its start to its stop (epoch ms). */
+export interface ClientRecord {
+    startedAt: number;
+    stoppedAt: number;
+    /** new connections, one every 50 ms, in start order */
+    attempts: Attempt[];
+    /** the long-lived connection: when it was first opened (null: never), when it closed or failed (null: still open at the stop) */
+    stream: { openedAt: number | null; closedAt: number | null; why?: string; lastDataAt: number | null; longestStallMs: number; localAddress?: string };
+}
+
+export interface Gap {
+    /** epoch ms of the first failed attempt (or of `from`, for a run that started before it) */
+    from: number;
+    /** epoch ms of the next successful attempt; the stop's time when none came */
+    to: number;
+    ms: number;
+    /** false: the series ended in this gap (new connections never came back) */
+    recovered: boolean;
+}
+
+/**
+ * The times in which new connections failed, in order: each from the first failed attempt of a
+ * run of failures to the next successful attempt (to the attempts' resolution, 50 ms); a run
+ * still failing at the client's stop ends at `end`, not recovered.
+ *
+ * `routeFrom` (epoch ms) is for a node whose "before" state carries no traffic (the SIMULATED ipvs
+ * stand-in): a run of failures that began before it is counted from `routeFrom` on (the moment
+ * the node's old kube-proxy was stopped, from which the new mode has to route), and a run that
+ * ended before it is not counted at all. Without it every run counts from its first failure.
+ */
+export function gaps(attempts: Attempt[], end: number, routeFrom?: number): Gap[] {
+    const out: Gap[] = [];
+    let runStart: number | undefined;
+    const close = (to: number, recovered: boolean) => {
+        if (runStart === undefined) return;
+        const from = routeFrom !== undefined ? Math.max(runStart, routeFrom) : runStart;
+        if (to > from) out.push({ from, to, ms: to - from, recovered });
+        runStart = undefined;
+    };
+    for (const a of attempts) {
+        if (!a.ok) {
+            if (runStart === undefined) runStart = a.t;
+        } else {
+            close(a.t, true);
+        }
+    }
+    close(end, false);
+    return out;
+}
+
+/** The longest of gaps() (the first of equals), or null when no attempt failed in the counted window. */
+export function longestGap(attempts: Attempt[], end: number, routeFrom?: number): Gap | null {
+    return gaps(attempts, end, routeFrom).reduce<Gap | null>((best, g) => (best === null || g.ms > best.ms ? g : best), null);
+}
+
+export type Procedure = "KubeProxyMode up" | "kubectl runbook";
+
+/** A kube-proxy pod of a DaemonSet on the node: added, or its deletion asked (`t`: ms from the client's start in a run's figures). */
+export interface PodEvent {
+    t: number;
+    pod: string;
+    event: "add" | "stop";
+}
+
+/**
+ * From the start of the kube-proxy pod that ended a gap (the last one added before the gap ended)
+ * to the gap's end: the new kube-proxy's start up to its first sync routing connections, the
+ * yardstick a gap is held against (a gap no longer than this is kube-proxy's own start, not the
+ * procedure's). Undefined when no pod was added before the gap ended.
+ */
+export function startToRouted(gap: Pick<Gap, "to">, events: PodEvent[]): number | undefined {
+    const added = events.filter((e) => e.event === "add" && e.t <= gap.to).map((e) => e.t);
+    return added.length ? gap.to - Math.max(...added) : undefined;
+}
+
+/** Figures of one node under one procedure and mode pair. */
+export interface NodeWorkloadFigures {
+    node: string;
+    attempts: number;
+    failed: number;
+    /** every gap (epoch ms here; ms from the client's start in the bench's output, as podEvents) */
+    gaps: Gap[];
+    /** longest gap in ms (0: none), and whether new connections came back before the client stopped */
+    longestGapMs: number;
+    recovered: boolean;
+    /** "survived" | "broke: <why>" | "not held: <why>" */
+    longLived: string;
+    /** longest time without data on the long-lived connection while it was open (the backend writes every 100 ms) */
+    longestStallMs: number | null;
+    /** the long-lived connection's source address (the node's own, or an address kube-ipvs0 holds) */
+    localAddress?: string;
+    /** startToRouted() of the longest gap: the new kube-proxy's pod added until new connections worked again */
+    startToRoutedMs?: number;
+    /** the node's kube-proxy pods during the run (the bench's --json, to read the gaps against) */
+    podEvents?: PodEvent[];
+}
+
+/** Without data for longer than this at the stop, the long-lived connection is dead though open (the backend writes every 100 ms). */
+export const STALLED_AFTER_MS = 1000;
+
+/** A node's figures from its client's record. `routeFrom`: see longestGap; `unroutableBefore` says why the long-lived connection could not be opened before the move. */
+export function nodeFigures(node: string, r: ClientRecord, routeFrom?: number, unroutableBefore?: string): NodeWorkloadFigures {
+    const all = gaps(r.attempts, r.stoppedAt, routeFrom);
+    const gap = longestGap(r.attempts, r.stoppedAt, routeFrom);
+    let longLived: string;
+    const s = r.stream;
+    if (s.openedAt === null) longLived = `not held: never opened${s.why ? ` (${s.why})` : ""}`;
+    else if (s.closedAt !== null) longLived = `broke after ${((s.closedAt - s.openedAt) / 1000).toFixed(1)} s${s.why ? `: ${s.why}` : ""}`;
+    // open but silent: the backend writes every 100 ms, so a second without data is a dead connection
+    else if (s.lastDataAt !== null && r.stoppedAt - s.lastDataAt > STALLED_AFTER_MS)
+        longLived = `stalled: open but no data for the last ${((r.stoppedAt - s.lastDataAt) / 1000).toFixed(1)} s (held from ${((s.openedAt - r.startedAt) / 1000).toFixed(0)} s on)`;
+    else if (unroutableBefore && s.openedAt > r.startedAt + 1000) longLived = `survived from ${((s.openedAt - r.startedAt) / 1000).toFixed(0)} s on (${unroutableBefore})`;
+    else longLived = "survived";
+    return {
+        node,
+        attempts: r.attempts.length,
+        failed: r.attempts.filter((a) => !a.ok).length,
+        gaps: all,
+        longestGapMs: gap?.ms ?? 0,
+        recovered: gap?.recovered ?? true,
+        longLived,
+        longestStallMs: s.openedAt === null ? null : s.longestStallMs,
+        ...(s.localAddress ? { localAddress: s.localAddress } : {}),
+    };
+}
+
+export interface WorkloadRun {
+    /** e.g. "iptables -> nftables" */
+    pair: string;
+    procedure: Procedure;
+    /** what in this run is SIMULATED, said beside its figures */
+    simulated?: string;
+    seconds: number;
+    nodes: NodeWorkloadFigures[];
+    error?: string;
+}
+
+/** One markdown table: a row per run and node. */
+export function workloadTable(runs: WorkloadRun[]): string {
+    const head = ["mode pair", "procedure", "node", "new conns (failed)", "gaps", "longest gap ms", "its kube-proxy's start to routed ms", "long-lived connection", "longest stall ms", "run s"];
+    const rows: string[][] = [];
+    for (const r of runs) {
+        const pair = r.simulated ? `${r.pair} (SIMULATED before-state)` : r.pair;
+        if (r.error) rows.push([pair, r.procedure, "-", "-", "-", "-", "-", `run failed: ${r.error.split("\n")[0]}`, "-", r.seconds.toFixed(0)]);
+        for (const n of r.nodes) {
+            rows.push([
+                pair,
+                r.procedure,
+                n.node,
+                `${n.attempts} (${n.failed})`,
+                String(n.gaps.length),
+                n.longestGapMs === 0 ? "0" : `${n.longestGapMs}${n.recovered ? "" : " (not recovered)"}`,
+                n.startToRoutedMs === undefined ? "-" : String(n.startToRoutedMs),
+                n.longLived,
+                n.longestStallMs === null ? "-" : String(n.longestStallMs),
+                r.seconds.toFixed(0),
+            ]);
+        }
+    }
+    const notes = [...new Set(runs.filter((r) => r.simulated).map((r) => `${r.pair}: ${r.simulated}`))];
+    const table = [head, head.map(() => "---"), ...rows].map((cells) => `| ${cells.map((c) => c.replace(/\|/g, "\\|")).join(" | ")} |`).join("\n");
+    return notes.length ? `${table}\n\nSIMULATED: ${notes.join("\n")}` : table;
+}
