@@ -58,6 +58,8 @@ export interface Faults {
     crashLoopOn?: (node: string, placement: string | null) => boolean;
     /** the drain of this node fails */
     drainFails?: (node: string) => boolean;
+    /** the node keeps ipvs leftovers (kube-ipvs0) until a cleanup runs on it */
+    ipvsLeftoversOn?: (node: string) => boolean;
     /** called after each write, e.g. to abort the run mid-node */
     afterWrite?: (what: string, node?: string) => void;
 }
@@ -249,13 +251,22 @@ export class FakeCluster implements RolloutCluster {
         return p;
     }
 
+    /** every probe pod run: the node and what it was told */
+    readonly probeRuns: { node: string; run: ProbeRun }[] = [];
+    private readonly cleaned = new Set<string>();
+
     async runProbe(node: string, run: ProbeRun): Promise<{ output: string; succeeded: boolean }> {
         this.alive("runProbe");
-        if (run.action === "cleanup") return { output: "### kpm:cleanup\n### kpm:end\n", succeeded: true };
+        this.probeRuns.push({ node, run });
+        if (run.action === "cleanup") {
+            this.cleaned.add(node);
+            return { output: "### kpm:cleanup\n### kpm:end\n", succeeded: true };
+        }
         const n = this.node(node);
         let mode: string = this.modeOf(n.placement);
         if (this.faults.wrongModeOn?.(node, n.placement)) mode = mode === "nftables" ? "iptables" : "nftables";
-        return { output: probeOutput(mode, this.clock.now() / 1000), succeeded: true };
+        const leftovers = mode !== "ipvs" && this.faults.ipvsLeftoversOn?.(node) === true && !this.cleaned.has(node);
+        return { output: probeOutput(mode, this.clock.now() / 1000, leftovers), succeeded: true };
     }
 
     async serviceAddresses(): Promise<string[]> {
@@ -312,10 +323,10 @@ export class FakeCluster implements RolloutCluster {
 }
 
 /** A probe's output for a healthy node in `mode` (the format of core/probe.ts's script). */
-export function probeOutput(mode: string, now: number): string {
+export function probeOutput(mode: string, now: number, ipvsLeftovers = false): string {
     const rules = mode === "nftables" ? "table ip kube-proxy" : "";
-    const chains = mode === "iptables" ? "KUBE-SERVICES" : "";
-    const ipvs0 = mode === "ipvs" ? "5: kube-ipvs0    inet 10.96.0.1/32 scope global kube-ipvs0" : "absent";
+    const chains = mode === "iptables" ? "chain IPv4 nft nat KUBE-SERVICES" : "";
+    const ipvs0 = mode === "ipvs" || ipvsLeftovers ? "present\n    inet 10.96.0.1/32 scope global kube-ipvs0" : "absent";
     return [
         "### kpm:time",
         String(Math.floor(now)),

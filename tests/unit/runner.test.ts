@@ -23,9 +23,9 @@ function specOf(extra: Partial<Record<string, unknown>> = {}, pools?: unknown[])
     });
 }
 
-function setup(opts: { pools?: Record<string, number>; spec?: RolloutSpec } = {}) {
+function setup(opts: { pools?: Record<string, number>; spec?: RolloutSpec; installerMode?: "ipvs" | "iptables" | "nftables" } = {}) {
     const clock = new FakeClock();
-    const cluster = new FakeCluster(clock, { installerMode: "ipvs", pools: opts.pools ?? { canary: 1, workers: 3 } });
+    const cluster = new FakeCluster(clock, { installerMode: opts.installerMode ?? "ipvs", pools: opts.pools ?? { canary: 1, workers: 3 } });
     const lines: string[] = [];
     const ctx = (holder = "run-1", more: Partial<Context> = {}): Context => ({
         cluster,
@@ -70,6 +70,27 @@ function assertFinished(cluster: FakeCluster): void {
 }
 
 describe("runner on a SIMULATED in-memory cluster", () => {
+    it("leftovers found after a move are cleaned by a cleanup told the mode the node now runs (its live objects are not leftovers)", async () => {
+        for (const [from, mode] of [["ipvs", "nftables"], ["nftables", "iptables"]] as const) {
+            const target = kubeProxyConfig(mode);
+            const spec = rolloutSpecSchema.parse({
+                target: { hash: configHash(target), mode, config: target },
+                pools: [{ name: "canary", nodeSelector: "pool=canary", drain: true }],
+                verify: { hooks: [] },
+            });
+            const { cluster, ctx, lines } = setup({ pools: { canary: 1 }, spec, installerMode: from });
+            cluster.faults.ipvsLeftoversOn = () => true;
+            await runPools(ctx(), ["canary"]);
+            const cleanups = cluster.probeRuns.filter((p) => p.run.action === "cleanup");
+            const afterVerify = cleanups.filter((p) => p.run.env.KPM_MODE !== undefined);
+            assert.equal(afterVerify.length, 1, `${mode}: one cleanup after the first check found leftovers: ${JSON.stringify(cleanups)}`);
+            assert.equal(afterVerify[0].run.env.KPM_MODE, mode, `${mode}: the cleanup keeps the live ${mode} kube-proxy's objects`);
+            assert.equal(afterVerify[0].run.env.KPM_OWNED_IPS, "10.96.0.1", "the Service addresses are named as kube-proxy's");
+            assert.equal(cluster.node("canary-1").verified, configHash(target), `${mode}: verified once the leftovers are gone`);
+            assert.ok(lines.some((l) => /left .*kube-ipvs0.*removing them/.test(l)), lines.join("\n"));
+        }
+    });
+
     it("moves every pool, then the finish writes the installer's ConfigMap and hands every node back, checked", async () => {
         const { cluster, ctx, lines } = setup();
         await up(ctx());
