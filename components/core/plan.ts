@@ -116,11 +116,80 @@ export function rolloutObjectName(base: string, hash: string): string {
     return `${base}-${hash}`;
 }
 
+type PlanOptions = { tcpBeLiberal?: boolean; fromMode?: ProxyMode; podTimeoutSeconds?: number };
+
+/**
+ * One pool's part of the plan: its members (those not already owned by an earlier pool, in
+ * natural name order), which move and which are done, the movers' kernels judged, and batches.
+ */
+function planPool(spec: PoolSpec, i: number, linux: NodeState[], owner: Map<string, string>, target: RolloutTarget, opts: PlanOptions): { pool: PoolPlan; findings: Finding[] } {
+    const findings: Finding[] = [];
+    const wanted = targetPlacement(target);
+    const selector = parseSelector(spec.nodeSelector, `pools[${i}].nodeSelector`);
+    const members = linux.filter((n) => matchesSelector(selector, n.labels)).sort((a, b) => compareNodeNames(a.name, b.name));
+    const planned: PlannedNode[] = [];
+    for (const n of members) {
+        const prior = owner.get(n.name);
+        if (prior) {
+            findings.push({
+                severity: "error",
+                code: "pools.overlap",
+                field: `pools[${i}].nodeSelector`,
+                nodes: [n.name],
+                message: `node ${n.name} is selected by pool ${prior} and by pool ${spec.name}: each node must be in exactly one pool`,
+                fix: `narrow one of the selectors (e.g. ${spec.nodeSelector},pool!=${prior})`,
+            });
+            continue;
+        }
+        owner.set(n.name, spec.name);
+        const done = n.placement === wanted && (target.canonical || n.verified === target.hash);
+        planned.push({ name: n.name, kernel: n.kernelVersion, action: done ? "done" : "move", from: n.placement });
+        if (done) continue;
+        for (const f of nodeVerdict(n, target.mode, opts).findings) {
+            if (f.severity !== "info") findings.push({ ...f, field: `pools[${i}] (${spec.name}) node ${n.name}: ${f.field}` });
+        }
+    }
+    if (members.length === 0) {
+        findings.push({ severity: "warning", code: "pools.noNodes", field: `pools[${i}].nodeSelector`, message: `pool ${spec.name} (${spec.nodeSelector}) selects no node` });
+    }
+    const maxUnavailable = spec.maxUnavailable ?? 1;
+    const moving = planned.filter((p) => p.action === "move").map((p) => p.name);
+    const batches: string[][] = [];
+    for (let b = 0; b < moving.length; b += maxUnavailable) batches.push(moving.slice(b, b + maxUnavailable));
+    const pool: PoolPlan = {
+        name: spec.name,
+        nodeSelector: spec.nodeSelector,
+        maxUnavailable,
+        soakSeconds: spec.soak ? parseDuration(spec.soak, `pools[${i}].soak`) : 0,
+        drain: drainOptions(spec.drain) !== undefined,
+        drainOptions: drainOptions(spec.drain),
+        drainTimeoutSeconds: spec.drainTimeout ? parseDuration(spec.drainTimeout, `pools[${i}].drainTimeout`) : 300,
+        nodes: planned,
+        batches,
+        moving: moving.length,
+    };
+    return { pool, findings };
+}
+
+/** Linux nodes in no pool: they would switch mode unverified at their next restart once the ConfigMap changes. */
+function unassignedFinding(orphans: string[]): Finding {
+    return {
+        severity: "error",
+        code: "pools.unassigned",
+        field: "pools",
+        nodes: orphans,
+        message:
+            `${orphans.length} node(s) run kube-proxy but are in no pool: ${orphans.slice(0, 10).join(", ")}${orphans.length > 10 ? ", ..." : ""}. ` +
+            `When the rollout finishes the canonical ConfigMap changes, and they would switch mode unverified at their next restart`,
+        fix: 'add a pool that selects them (a last pool such as { name: "rest", nodeSelector: "kubernetes.io/os=linux" } must not overlap the others: use pool!=... requirements)',
+    };
+}
+
 /**
  * Assigns every Linux node to exactly one pool, judges the kernels of the nodes that
  * will move, and cuts each pool into batches. Throws nothing: problems are findings.
  */
-export function planRollout(pools: PoolSpec[], nodes: NodeState[], target: RolloutTarget, opts: { tcpBeLiberal?: boolean; fromMode?: ProxyMode; podTimeoutSeconds?: number } = {}): { plan: RolloutPlan; findings: Finding[] } {
+export function planRollout(pools: PoolSpec[], nodes: NodeState[], target: RolloutTarget, opts: PlanOptions = {}): { plan: RolloutPlan; findings: Finding[] } {
     const findings = validatePools(pools);
     if (!findings.some((f) => f.severity === "error")) findings.push(...unroutedNodeFindings(pools, opts.fromMode, target.mode, { podTimeoutSeconds: opts.podTimeoutSeconds }));
     const plan: RolloutPlan = { target, pools: [], moving: 0 };
@@ -128,73 +197,14 @@ export function planRollout(pools: PoolSpec[], nodes: NodeState[], target: Rollo
 
     const linux = nodes.filter((n) => !n.operatingSystem || n.operatingSystem === "linux");
     const owner = new Map<string, string>();
-    const wanted = targetPlacement(target);
     for (const [i, spec] of pools.entries()) {
-        const selector = parseSelector(spec.nodeSelector, `pools[${i}].nodeSelector`);
-        const members = linux.filter((n) => matchesSelector(selector, n.labels)).sort((a, b) => compareNodeNames(a.name, b.name));
-        const planned: PlannedNode[] = [];
-        for (const n of members) {
-            const prior = owner.get(n.name);
-            if (prior) {
-                findings.push({
-                    severity: "error",
-                    code: "pools.overlap",
-                    field: `pools[${i}].nodeSelector`,
-                    nodes: [n.name],
-                    message: `node ${n.name} is selected by pool ${prior} and by pool ${spec.name}: each node must be in exactly one pool`,
-                    fix: `narrow one of the selectors (e.g. ${spec.nodeSelector},pool!=${prior})`,
-                });
-                continue;
-            }
-            owner.set(n.name, spec.name);
-            const done = n.placement === wanted && (target.canonical || n.verified === target.hash);
-            planned.push({ name: n.name, kernel: n.kernelVersion, action: done ? "done" : "move", from: n.placement });
-            if (!done) {
-                for (const f of nodeVerdict(n, target.mode, opts).findings) {
-                    if (f.severity !== "info")
-                        findings.push({ ...f, field: `pools[${i}] (${spec.name}) node ${n.name}: ${f.field}` });
-                }
-            }
-        }
-        const maxUnavailable = spec.maxUnavailable ?? 1;
-        const moving = planned.filter((p) => p.action === "move").map((p) => p.name);
-        const batches: string[][] = [];
-        for (let b = 0; b < moving.length; b += maxUnavailable) batches.push(moving.slice(b, b + maxUnavailable));
-        if (members.length === 0) {
-            findings.push({
-                severity: "warning",
-                code: "pools.noNodes",
-                field: `pools[${i}].nodeSelector`,
-                message: `pool ${spec.name} (${spec.nodeSelector}) selects no node`,
-            });
-        }
-        plan.pools.push({
-            name: spec.name,
-            nodeSelector: spec.nodeSelector,
-            maxUnavailable,
-            soakSeconds: spec.soak ? parseDuration(spec.soak, `pools[${i}].soak`) : 0,
-            drain: drainOptions(spec.drain) !== undefined,
-            drainOptions: drainOptions(spec.drain),
-            drainTimeoutSeconds: spec.drainTimeout ? parseDuration(spec.drainTimeout, `pools[${i}].drainTimeout`) : 300,
-            nodes: planned,
-            batches,
-            moving: moving.length,
-        });
-        plan.moving += moving.length;
+        const { pool, findings: poolFindings } = planPool(spec, i, linux, owner, target, opts);
+        findings.push(...poolFindings);
+        plan.pools.push(pool);
+        plan.moving += pool.moving;
     }
     const orphans = linux.filter((n) => !owner.has(n.name)).map((n) => n.name);
-    if (orphans.length > 0) {
-        findings.push({
-            severity: "error",
-            code: "pools.unassigned",
-            field: "pools",
-            nodes: orphans,
-            message:
-                `${orphans.length} node(s) run kube-proxy but are in no pool: ${orphans.slice(0, 10).join(", ")}${orphans.length > 10 ? ", ..." : ""}. ` +
-                `When the rollout finishes the canonical ConfigMap changes, and they would switch mode unverified at their next restart`,
-            fix: 'add a pool that selects them (a last pool such as { name: "rest", nodeSelector: "kubernetes.io/os=linux" } must not overlap the others: use pool!=... requirements)',
-        });
-    }
+    if (orphans.length > 0) findings.push(unassignedFinding(orphans));
     return { plan, findings };
 }
 
