@@ -74,72 +74,48 @@ export interface NodeVerdict {
     findings: Finding[];
 }
 
-/** Whether this node can run `mode`, judged by its kernel as the Node object reports it. */
-export function nodeVerdict(node: NodeFacts, mode: ProxyMode, opts: { tcpBeLiberal?: boolean } = {}): NodeVerdict {
-    const base = { node: node.name, kernel: node.kernelVersion, osImage: node.osImage };
-    if (node.operatingSystem && node.operatingSystem !== "linux") {
-        return {
-            ...base,
-            verdict: "skip",
-            findings: [
-                {
-                    severity: "info",
-                    code: "node.notLinux",
-                    field: "nodes",
-                    nodes: [node.name],
-                    message: `${node.name} runs ${node.operatingSystem}: Linux proxy modes do not apply`,
-                },
-            ],
-        };
-    }
-    const findings: Finding[] = [];
+/** What the kernel a Linux node reports says about running `mode` there. */
+function kernelFindings(node: NodeFacts, mode: ProxyMode, opts: { tcpBeLiberal?: boolean }): Finding[] {
     const kernel = parseKernelVersion(node.kernelVersion);
     if (!kernel) {
-        findings.push({
-            severity: "error",
-            code: "node.kernelUnknown",
-            field: "status.nodeInfo.kernelVersion",
-            nodes: [node.name],
-            message: `${node.name}: kernel version ${node.kernelVersion === undefined ? "is missing" : `${JSON.stringify(node.kernelVersion)} cannot be read`}, so it cannot be shown to support ${mode} mode`,
-            fix: "check the node's kubelet reports status.nodeInfo.kernelVersion, or leave the node out of the pool",
-        });
-    } else if (mode === "nftables") {
-        if (!kernelAtLeast(kernel, NFTABLES.minKernel)) {
-            findings.push({
+        return [
+            {
+                severity: "error",
+                code: "node.kernelUnknown",
+                field: "status.nodeInfo.kernelVersion",
+                nodes: [node.name],
+                message: `${node.name}: kernel version ${node.kernelVersion === undefined ? "is missing" : `${JSON.stringify(node.kernelVersion)} cannot be read`}, so it cannot be shown to support ${mode} mode`,
+                fix: "check the node's kubelet reports status.nodeInfo.kernelVersion, or leave the node out of the pool",
+            },
+        ];
+    }
+    if (mode === "ipvs") return [{ severity: "warning", code: "ipvs.deprecated", field: "mode", nodes: [node.name], message: `${node.name}: ${IPVS_DEPRECATION_TEXT}` }];
+    if (mode !== "nftables") return [];
+    if (!kernelAtLeast(kernel, NFTABLES.minKernel)) {
+        return [
+            {
                 severity: "error",
                 code: "node.kernelTooOld",
                 field: "status.nodeInfo.kernelVersion",
                 nodes: [node.name],
                 message: `${node.name}: kernel ${kernel.raw} is older than ${NFTABLES.minKernel}; kube-proxy would exit with "${NFTABLES.startupKernelError}"`,
                 fix: `upgrade the node's kernel to ${NFTABLES.minKernel}+ (RHEL 9, Debian 12, Ubuntu 22.04+, Amazon Linux 2023), or use iptables mode for its pool`,
-            });
-        } else {
-            findings.push(
-                ...conntrackFinding(
-                    mode,
-                    opts.tcpBeLiberal,
-                    !kernelAtLeast(kernel, NFTABLES.conntrackWorkaroundKernel),
-                    [node.name],
-                ).map((f) => ({
-                    ...f,
-                    message: `${node.name}: ${f.message}`,
-                })),
-            );
-        }
-    } else if (mode === "ipvs") {
-        findings.push({
-            severity: "warning",
-            code: "ipvs.deprecated",
-            field: "mode",
-            nodes: [node.name],
-            message: `${node.name}: ${IPVS_DEPRECATION_TEXT}`,
-        });
+            },
+        ];
     }
-    const verdict: Verdict = findings.some((f) => f.severity === "error")
-        ? "fail"
-        : findings.some((f) => f.severity === "warning")
-          ? "warn"
-          : "ok";
+    const oldConntrack = !kernelAtLeast(kernel, NFTABLES.conntrackWorkaroundKernel);
+    return conntrackFinding(mode, opts.tcpBeLiberal, oldConntrack, [node.name]).map((f) => ({ ...f, message: `${node.name}: ${f.message}` }));
+}
+
+/** Whether this node can run `mode`, judged by its kernel as the Node object reports it. */
+export function nodeVerdict(node: NodeFacts, mode: ProxyMode, opts: { tcpBeLiberal?: boolean } = {}): NodeVerdict {
+    const base = { node: node.name, kernel: node.kernelVersion, osImage: node.osImage };
+    if (node.operatingSystem && node.operatingSystem !== "linux") {
+        const message = `${node.name} runs ${node.operatingSystem}: Linux proxy modes do not apply`;
+        return { ...base, verdict: "skip", findings: [{ severity: "info", code: "node.notLinux", field: "nodes", nodes: [node.name], message }] };
+    }
+    const findings = kernelFindings(node, mode, opts);
+    const verdict: Verdict = findings.some((f) => f.severity === "error") ? "fail" : findings.some((f) => f.severity === "warning") ? "warn" : "ok";
     return { ...base, verdict, findings };
 }
 
