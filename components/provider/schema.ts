@@ -164,7 +164,7 @@ export function packageSchema(version: string): Json {
             nodejs: { packageName: "@kube-proxy-mode/remote", dependencies: { "@pulumi/pulumi": "^3.0.0" }, respectSchemaVersion: true },
             python: { packageName: "kube_proxy_mode", requires: { "pulumi": ">=3.0.0,<4.0.0" }, respectSchemaVersion: true },
             go: { importBasePath: "github.com/kube-proxy-mode/kube-proxy-mode/sdk/go/kubeproxymode", generateResourceContainerTypes: false, respectSchemaVersion: true },
-            csharp: { rootNamespace: "KubeProxyMode", namespaces: { [PACKAGE_NAME]: "Sdk" }, packageReferences: { Pulumi: "3.*" }, respectSchemaVersion: true },
+            csharp: { rootNamespace: "Pulumi", namespaces: { [PACKAGE_NAME]: "KubeProxy" }, packageReferences: { Pulumi: "3.*" }, respectSchemaVersion: true },
         },
         types: Object.fromEntries(Object.entries(types).sort(([a], [b]) => a.localeCompare(b))),
         resources: {
