@@ -115,7 +115,8 @@ function flatten(node: Json, path: string, types: Record<string, Json>): PulumiT
     }
     if (node.type === "string" && Array.isArray(node.enum)) {
         const name = typeName(path);
-        types[TYPE_PREFIX + name] = { type: "string", enum: node.enum.map((value: string) => ({ value })) };
+        // each value named for the SDKs (Go: ProxyModeNftables, OnFailureRollbackNode; Python: NFTABLES)
+        types[TYPE_PREFIX + name] = { type: "string", enum: node.enum.map((value: string) => ({ name: value.split("-").map(pascal).join(""), value })) };
         return ref(name);
     }
     if (node.type === "array") return { type: "array", items: flatten(node.items, `${path}[]`, types) };

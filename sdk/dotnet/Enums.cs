@@ -45,7 +45,7 @@ namespace Pulumi.KubeProxy
             _value = value ?? throw new ArgumentNullException(nameof(value));
         }
 
-        public static OnFailure Rollback_node { get; } = new OnFailure("rollback-node");
+        public static OnFailure RollbackNode { get; } = new OnFailure("rollback-node");
         public static OnFailure Stop { get; } = new OnFailure("stop");
 
         public static bool operator ==(OnFailure left, OnFailure right) => left.Equals(right);
