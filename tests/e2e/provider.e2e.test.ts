@@ -119,7 +119,7 @@ describe("@e2e KubeProxyMode through the provider plugin (remote component) on t
             assert.equal(out.mode.value, "nftables");
             assert.equal(out.configHash.value, previewed.outputs.configHash, "up applied the configuration the preview showed");
             assert.match(String(out.status.value), /\S/, "the finish step's report");
-            assert.equal((out.promotion.value as any)?.configHash, previewed.outputs.configHash, "the promotion record names the applied configuration");
+            assert.equal((out.promotion?.value as any)?.configHash, previewed.outputs.configHash, "the promotion record names the applied configuration");
             const { core } = clients(cluster);
             const cm = await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" });
             assert.match(cm.data!["config.conf"], /^mode: nftables$/m);
