@@ -20,13 +20,25 @@ const INPUT_NAMES = Object.keys(componentInputSchema.shape);
 /**
  * The component's arguments from the inputs a program sent. The schema's shapes are the
  * TypeScript API's (a pool's `drain` object is the TypeScript object form; `{}` is `true`), so
- * each input passes as it is; a name the schema does not have is refused, naming it.
+ * each input passes as it is; a name the schema does not have is refused, naming it. An input the
+ * program left out can arrive as null, or as a known Output of nothing (the generated Node.js SDK
+ * sends `promotion`, `verify` and `alerts` through an apply): both mean "not given", as leaving it
+ * out does in TypeScript (a `promotion` present would otherwise be a gate).
  */
-export function componentArgs(inputs: pulumi.Inputs): KubeProxyModeArgs {
+export async function componentArgs(inputs: pulumi.Inputs): Promise<KubeProxyModeArgs> {
     const unknown = Object.keys(inputs).filter((k) => !INPUT_NAMES.includes(k));
     if (unknown.length) throw new Error(`KubeProxyMode: unknown input(s) ${unknown.map((k) => JSON.stringify(k)).join(", ")}: the inputs are ${INPUT_NAMES.join(", ")}`);
     const args: Record<string, unknown> = {};
-    for (const k of INPUT_NAMES) if (inputs[k] !== undefined) args[k] = inputs[k];
+    for (const k of INPUT_NAMES) {
+        const v = inputs[k];
+        if (v === undefined || v === null) continue;
+        if (pulumi.Output.isInstance(v)) {
+            const o = v as any;
+            const [known, value] = await Promise.all([o.isKnown as Promise<boolean>, o.promise() as Promise<unknown>]);
+            if (known && (value === undefined || value === null)) continue;
+        }
+        args[k] = v;
+    }
     return args as unknown as KubeProxyModeArgs;
 }
 
@@ -62,7 +74,7 @@ export class KubeProxyModeProvider implements provider.Provider {
 
     async construct(name: string, type: string, inputs: pulumi.Inputs, options: pulumi.ComponentResourceOptions): Promise<provider.ConstructResult> {
         if (type !== KUBE_PROXY_MODE_TYPE) throw new Error(`unknown resource type ${type}: this plugin provides ${KUBE_PROXY_MODE_TYPE}`);
-        const component = new KubeProxyMode(name, componentArgs(inputs), { ...options, ...this.componentOptions });
+        const component = new KubeProxyMode(name, await componentArgs(inputs), { ...options, ...this.componentOptions });
         return { urn: component.urn, state: componentState(component) };
     }
 }

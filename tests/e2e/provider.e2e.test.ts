@@ -5,7 +5,9 @@
 // configuration diff, plan and findings as the TypeScript program that builds the component
 // in-process (the root Pulumi.yaml's). kwok nodes: no node checks run (preview runs none anyway).
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { LocalWorkspace, type EngineEvent } from "@pulumi/pulumi/automation";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
@@ -41,14 +43,15 @@ async function previewOf(ws: { stack: Workspace["stack"] }): Promise<Seen> {
 }
 
 /** A project running tests/e2e/programs/remoteComponent.ts, with the plugin found in this checkout's bin/ (Pulumi.yaml `plugins`). */
-async function remoteWorkspace(cluster: ClusterState): Promise<Workspace> {
+async function remoteWorkspace(cluster: ClusterState, program = "remoteComponent", env: Record<string, string> = {}): Promise<Workspace> {
     const { dir, envVars, pulumiCommand } = await projectDir("kpm-e2e-provider-");
+    Object.assign(envVars, env);
     writeFileSync(
         join(dir, "Pulumi.yaml"),
         [
             "name: kube-proxy-mode-remote",
             "runtime: nodejs",
-            "main: dist/tests/e2e/programs/remoteComponent.js",
+            `main: dist/tests/e2e/programs/${program}.js`,
             "plugins:",
             "  providers:",
             "    - name: kube-proxy-mode",
@@ -59,7 +62,7 @@ async function remoteWorkspace(cluster: ClusterState): Promise<Workspace> {
     const stack = await LocalWorkspace.createOrSelectStack({ stackName: "e2e", workDir: dir }, { workDir: dir, envVars, pulumiCommand });
     await setKubeconfig(stack, cluster);
     await setStackConfig(stack, { pools: POOLS, verify: { nodeChecks: false }, ...NFT });
-    return { dir, stack, output: [], setConfig: (v) => setStackConfig(stack, v), dispose: () => undefined };
+    return { dir, stack, output: [], setConfig: (v) => setStackConfig(stack, v), dispose: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 describe("@e2e KubeProxyMode through the provider plugin (remote component) on the reference cluster (kwok nodes)", function () {
@@ -106,6 +109,32 @@ describe("@e2e KubeProxyMode through the provider plugin (remote component) on t
         } catch (e) {
             process.stderr.write(`--- in-process preview ---\n${inProcess.text.slice(-4000)}\n--- through the plugin ---\n${viaPlugin.text.slice(-6000)}\n`);
             throw e;
+        }
+    });
+
+    it("the generated Node.js SDK (sdk/nodejs, compiled) previews through the plugin with the same diff, plan and findings as the in-process component", async () => {
+        assert.ok(cluster && previewed, "the first preview test ran first");
+        // compile sdk/nodejs as its own tsconfig says (npm run build there), against this checkout's @pulumi/pulumi
+        const sdkDir = mkdtempSync(join(tmpdir(), "kpm-e2e-nodejs-sdk-"));
+        try {
+            cpSync(join(ROOT, "sdk", "nodejs"), sdkDir, { recursive: true });
+            symlinkSync(join(ROOT, "node_modules"), join(sdkDir, "node_modules"));
+            execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", sdkDir], { stdio: "pipe" });
+            // as Pulumi's SDK builds do: the package.json beside the compiled code (utilities.ts reads its version)
+            cpSync(join(sdkDir, "package.json"), join(sdkDir, "bin", "package.json"));
+            const generated = await remoteWorkspace(cluster, "generatedSdk", { KPM_GENERATED_SDK: join(sdkDir, "bin") });
+            spaces.push(generated);
+            const viaSdk = await previewOf(generated);
+            try {
+                assert.ok(viaSdk.creates.includes("pulumi:providers:kube-proxy-mode"), "the engine started the kube-proxy-mode plugin");
+                assert.deepEqual(viaSdk.diagnostics, previewed.diagnostics);
+                for (const k of ["configDiff", "plan", "findings", "configHash", "mode", "change"]) assert.deepEqual(viaSdk.outputs[k], previewed.outputs[k], `output ${k}`);
+            } catch (e) {
+                process.stderr.write(`--- through the generated SDK ---\n${viaSdk.text.slice(-6000)}\n`);
+                throw e;
+            }
+        } finally {
+            rmSync(sdkDir, { recursive: true, force: true });
         }
     });
 

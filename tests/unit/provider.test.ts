@@ -140,6 +140,17 @@ describe("provider plugin: construct (Pulumi mocks)", () => {
         const steps = registered.filter((r) => r.name.startsWith("kp-")).map((r) => r.name);
         assert.ok(steps.includes("kp-pool-canary") && steps.includes("kp-pool-workers") && steps.includes("kp-finish"), steps.join(", "));
     });
+    it("takes an input sent as null or as a known Output of nothing as not given (no promotion gate, no alerts), as the generated SDKs send them", async () => {
+        const provider = await load();
+        const before = registered.length;
+        const result = await provider.construct("kp-none", KUBE_PROXY_MODE_TYPE, { ...inputs(), promotion: pulumi.output(undefined), alerts: null, verify: pulumi.output(undefined).apply(() => undefined), conntrack: null }, {});
+        const plan = await value<any>(result.state.plan);
+        assert.deepEqual(plan.pools.map((p: any) => p.name), ["canary", "workers"]);
+        await new Promise((r) => setTimeout(r, 50));
+        const types = registered.slice(before).map((r) => r.type);
+        assert.ok(!types.includes("pulumi:pulumi:StackReference"), `no promotion gate: ${types.join(", ")}`);
+        assert.equal(await value(result.state.alerts), null, "no PrometheusRule");
+    });
     it("refuses an input the schema does not have, naming it", async () => {
         const provider = await load();
         await assert.rejects(provider.construct("kp2", KUBE_PROXY_MODE_TYPE, { ...inputs(), pool: [] }, {}), /unknown input\(s\) "pool"/);
