@@ -1,0 +1,182 @@
+// The package schema of the `kube-proxy-mode` provider plugin, generated from the zod schemas
+// that validate the component's inputs (rollout/spec.ts, core/settings.ts, core/alerts.ts,
+// core/promotion.ts), so the schema and the validation cannot drift apart. Pulumi's schema has no
+// union types: what TypeScript accepts as a union is flattened here (see `flatten` below), and
+// outputs without a fixed shape are carried as `pulumi.json#/Any` (JSON objects in every language).
+// tests/unit/providerSchema.test.ts checks that the committed schema.json is this function's output.
+import { z } from "zod";
+import { alertsSchema } from "../core/alerts.js";
+import { promotionSchema } from "../core/promotion.js";
+import { desiredSettingsSchema } from "../core/settings.js";
+import { KUBE_PROXY_MODE_TYPE, PROXY_MODES } from "../core/types.js";
+import { poolSchema, targetSchema, verifySchema } from "../rollout/spec.js";
+
+export const PACKAGE_NAME = "kube-proxy-mode";
+const TYPE_PREFIX = `${PACKAGE_NAME}:index:`;
+const ref = (name: string) => ({ $ref: `#/types/${TYPE_PREFIX}${name}` });
+const ANY = { $ref: "pulumi.json#/Any" };
+
+/** Every input of KubeProxyModeArgs, as the component validates it (one zod object). */
+export const componentInputSchema = desiredSettingsSchema.extend({
+    target: targetSchema.optional(),
+    pools: z.array(poolSchema).min(1),
+    verify: verifySchema.optional(),
+    onFailure: z.enum(["rollback-node", "stop"]).optional(),
+    kubeconfig: z.string().optional(),
+    context: z.string().optional(),
+    alerts: alertsSchema.optional(),
+    promotion: promotionSchema.optional(),
+});
+
+/** Names of the schema types, by their path among the inputs ("[]": an array's items). Others are derived from the path. */
+const TYPE_NAMES: Record<string, string> = {
+    mode: "ProxyMode",
+    onFailure: "OnFailure",
+    "target.flavor": "Flavor",
+    "pools[]": "Pool",
+    "pools[].drain": "PoolDrain",
+    "verify.hooks[]": "Hook",
+};
+
+/** What each input does (the TypeScript API's documentation, in short). Only top-level inputs; nested types say what they are. */
+const INPUT_DOCS: Record<string, string> = {
+    mode: 'The target mode: "iptables", "ipvs" or "nftables" (an unpinned mode follows upstream\'s default).',
+    featureGates: "kube-proxy feature gates to set; unknown names fail unless allowUnknownFeatureGates. Default: the current configuration's gates are kept.",
+    nodePortAddresses: 'Addresses NodePorts answer on: CIDRs, "primary" or "localhost". Default: the current configuration\'s value.',
+    conntrack: "conntrack settings; tcpBeLiberal: accept out-of-window TCP packets. Default: the current configuration's value.",
+    kubernetesVersion: 'The cluster\'s release, e.g. "1.37". Default: detected from the API server.',
+    allowUnknownFeatureGates: "Accept feature gates this release does not know. Default: false.",
+    target: 'Where kube-proxy\'s configuration and DaemonSet are. Default: { flavor: "kubeadm" }.',
+    pools: "Rolled out in this order; every Linux node must be in exactly one. Each pool is a step in the resource graph: the list and the names must be known at preview.",
+    verify: "How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, no hooks.",
+    onFailure: 'What a failed node gets: "rollback-node" (back to its previous configuration, uncordoned) or "stop" (left as it is). Default: "rollback-node".',
+    kubeconfig: "Kubeconfig content for the cluster (kept secret; never empty). Default: the stack's kubernetes:kubeconfig, else the ambient kubeconfig.",
+    context: "The kubeconfig context to use. Default: the stack's kubernetes:context without kubeconfig, else the kubeconfig's current context.",
+    alerts: "A PrometheusRule with the alerts for the weeks after the migration (skipped, with a finding, without the CRD). Default: none.",
+    promotion: "A promotion gate: refuse to move until the `after` stack finished the same target and held it for minSoak. Default: no gate.",
+};
+
+const SECRET_INPUTS = new Set(["kubeconfig"]);
+
+type Json = Record<string, any>;
+type PulumiType = Json;
+
+/** The outputs of KubeProxyMode (components/pulumi/kubeProxyMode.ts), in the schema's terms. */
+function outputProperties(): Record<string, PulumiType> {
+    return {
+        configDiff: { type: "string", description: "Unified diff of the kube-proxy configuration." },
+        plan: { ...ANY, description: "Pools in order, nodes per pool, batches, soak (a JSON object)." },
+        findings: { type: "array", items: ref("Finding"), description: "Warnings and notes the reviewer should read (errors fail the preview)." },
+        status: { type: "string", description: "The finish step's report once `up` completed; unknown during preview." },
+        configHash: { type: "string", description: "Content hash of the target configuration." },
+        config: { type: "string", description: "The target configuration text." },
+        mode: { ...ref("ProxyMode"), description: "The target mode." },
+        promotion: { ...ANY, description: "What a downstream promotion gate reads (export it as the stack output `promotion`); absent until the finish step completed on the current target (a JSON object)." },
+        change: { ...ANY, description: "What this run moves: { cluster, from: { mode, configHash }, to: { mode, configHash }, moving } (a JSON object)." },
+        alerts: { ...ANY, description: "The PrometheusRule created for `alerts` ({ namespace, name, alerts }), or null (a JSON object)." },
+    };
+}
+
+const FINDING_TYPE: Json = {
+    type: "object",
+    description: "A finding of the preview: what breaks, what is blocked, what the reviewer should know.",
+    properties: {
+        severity: { type: "string", description: '"error", "warning" or "info".' },
+        code: { type: "string", description: "Stable identifier of the rule that found it." },
+        field: { type: "string", description: "The input or configuration field it is about." },
+        message: { type: "string" },
+        fix: { type: "string", description: "How to fix it, when there is a fix." },
+        nodes: { type: "array", items: { type: "string" }, description: "The nodes it is about, when it is about nodes." },
+    },
+    required: ["severity", "code", "field", "message"],
+};
+
+const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+/** "verify.hooks[]" -> "VerifyHook" (an array's items: singular), unless TYPE_NAMES names it. */
+function typeName(path: string): string {
+    if (TYPE_NAMES[path]) return TYPE_NAMES[path];
+    return path
+        .split(".")
+        .map((seg) => (seg.endsWith("[]") ? pascal(seg.slice(0, -2)).replace(/s$/, "") : pascal(seg)))
+        .join("");
+}
+
+/**
+ * A JSON-schema node (zod's output) as a Pulumi schema type; objects and enums become named types
+ * in `types`. Union types the schema cannot carry are flattened: `boolean | { ... }` (a pool's
+ * `drain`) becomes the object, whose presence means true (`drain: {}` is `drain: true`).
+ */
+function flatten(node: Json, path: string, types: Record<string, Json>): PulumiType {
+    if (node.anyOf) {
+        const object = node.anyOf.find((b: Json) => b.type === "object" && b.properties);
+        const others = node.anyOf.filter((b: Json) => b !== object);
+        if (!object || !others.every((b: Json) => b.type === "boolean")) throw new Error(`schema: ${path}: a union the package schema cannot carry`);
+        return flatten(object, path, types);
+    }
+    if (node.type === "string" && Array.isArray(node.enum)) {
+        const name = typeName(path);
+        types[TYPE_PREFIX + name] = { type: "string", enum: node.enum.map((value: string) => ({ value })) };
+        return ref(name);
+    }
+    if (node.type === "array") return { type: "array", items: flatten(node.items, `${path}[]`, types) };
+    if (node.type === "object" && node.properties) {
+        const name = typeName(path);
+        types[TYPE_PREFIX + name] = { type: "object", ...objectBody(node, path, types) };
+        return ref(name);
+    }
+    if (node.type === "object") return { type: "object", additionalProperties: flatten(node.additionalProperties ?? {}, `${path}{}`, types) };
+    if (["string", "boolean", "integer", "number"].includes(node.type)) return { type: node.type };
+    if (Object.keys(node).filter((k) => k !== "default").length === 0) return ANY;
+    throw new Error(`schema: ${path}: JSON schema ${JSON.stringify(node)} has no package-schema form`);
+}
+
+function objectBody(node: Json, path: string, types: Record<string, Json>, docs: Record<string, string> = {}): Json {
+    const properties: Record<string, Json> = {};
+    for (const [key, child] of Object.entries<Json>(node.properties)) {
+        const p: Json = { ...flatten(child, path ? `${path}.${key}` : key, types) };
+        if (docs[key]) p.description = docs[key];
+        if (child.default !== undefined) p.default = child.default;
+        if (!path && SECRET_INPUTS.has(key)) p.secret = true;
+        // Pulumi's schema has defaults for primitives only
+        if (typeof p.default === "object") delete p.default;
+        properties[key] = p;
+    }
+    const required: string[] = node.required ?? [];
+    return required.length ? { properties, required } : { properties };
+}
+
+/** The package schema (a Pulumi PackageSpec) of the `kube-proxy-mode` plugin at `version`. */
+export function packageSchema(version: string): Json {
+    const types: Record<string, Json> = {};
+    const json = z.toJSONSchema(componentInputSchema, { io: "input", unrepresentable: "any" }) as Json;
+    const inputs = objectBody(json, "", types, INPUT_DOCS);
+    if (!(types[`${TYPE_PREFIX}ProxyMode`]?.enum ?? []).every((e: Json, i: number) => e.value === PROXY_MODES[i])) throw new Error("schema: mode is not the proxy modes");
+    types[`${TYPE_PREFIX}Finding`] = FINDING_TYPE;
+    const outputs = outputProperties();
+    return {
+        name: PACKAGE_NAME,
+        displayName: "kube-proxy-mode",
+        version,
+        description: "Move Kubernetes clusters between kube-proxy modes safely: previewed, pool-by-pool, verified, resumable.",
+        keywords: ["kubernetes", "kube-proxy", "category/infrastructure", "kind/component"],
+        license: "Apache-2.0",
+        language: {
+            nodejs: { packageName: "@kube-proxy-mode/remote", dependencies: { "@pulumi/pulumi": "^3.0.0" }, respectSchemaVersion: true },
+            python: { packageName: "kube_proxy_mode", requires: { "pulumi": ">=3.0.0,<4.0.0" }, respectSchemaVersion: true },
+            go: { importBasePath: "github.com/kube-proxy-mode/kube-proxy-mode/sdk/go/kubeproxymode", generateResourceContainerTypes: false, respectSchemaVersion: true },
+            csharp: { rootNamespace: "KubeProxyMode", namespaces: { [PACKAGE_NAME]: "Sdk" }, packageReferences: { Pulumi: "3.*" }, respectSchemaVersion: true },
+        },
+        types: Object.fromEntries(Object.entries(types).sort(([a], [b]) => a.localeCompare(b))),
+        resources: {
+            [KUBE_PROXY_MODE_TYPE]: {
+                isComponent: true,
+                description:
+                    "Declare the kube-proxy mode of a cluster: `pulumi preview` reads the cluster and shows the configuration diff, the plan and the findings; `pulumi up` moves one pool at a time, verifies every node, rolls back a failed one.",
+                inputProperties: inputs.properties,
+                requiredInputs: inputs.required ?? [],
+                properties: outputs,
+                required: ["configDiff", "plan", "findings", "configHash", "config", "mode", "change"],
+            },
+        },
+    };
+}
