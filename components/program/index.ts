@@ -1,26 +1,9 @@
 // The config-driven program behind the root Pulumi.yaml: stack config -> one KubeProxyMode.
 // A team runs it per environment (Pulumi.dev.yaml, Pulumi.prod.yaml) without writing code.
-import * as pulumi from "@pulumi/pulumi";
 import { KubeProxyMode, type KubeProxyModeArgs } from "../pulumi/kubeProxyMode.js";
+import { programArgs } from "./args.js";
 
-const config = new pulumi.Config("kube-proxy-mode");
-
-const args: KubeProxyModeArgs = {
-    mode: config.require("mode") as KubeProxyModeArgs["mode"],
-    featureGates: config.getObject<Record<string, boolean>>("featureGates"),
-    nodePortAddresses: config.getObject<string[]>("nodePortAddresses"),
-    conntrack: config.getObject<{ tcpBeLiberal?: boolean }>("conntrack"),
-    kubernetesVersion: config.get("kubernetesVersion"),
-    allowUnknownFeatureGates: config.getBoolean("allowUnknownFeatureGates"),
-    target: config.getObject("target"),
-    pools: config.requireObject("pools"),
-    verify: config.getObject("verify"),
-    onFailure: config.get("onFailure") as KubeProxyModeArgs["onFailure"],
-    kubeconfig: config.getSecret("kubeconfig"),
-    context: config.get("context"),
-    alerts: config.getObject("alerts"),
-    promotion: config.getObject("promotion"),
-};
+const args: KubeProxyModeArgs = programArgs();
 
 const kp = new KubeProxyMode("kube-proxy", args);
 

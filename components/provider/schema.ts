@@ -115,7 +115,8 @@ function flatten(node: Json, path: string, types: Record<string, Json>): PulumiT
     }
     if (node.type === "string" && Array.isArray(node.enum)) {
         const name = typeName(path);
-        types[TYPE_PREFIX + name] = { type: "string", enum: node.enum.map((value: string) => ({ value })) };
+        // each value named for the SDKs (Go: ProxyModeNftables, OnFailureRollbackNode; Python: NFTABLES)
+        types[TYPE_PREFIX + name] = { type: "string", enum: node.enum.map((value: string) => ({ name: value.split("-").map(pascal).join(""), value })) };
         return ref(name);
     }
     if (node.type === "array") return { type: "array", items: flatten(node.items, `${path}[]`, types) };
@@ -164,7 +165,7 @@ export function packageSchema(version: string): Json {
             nodejs: { packageName: "@kube-proxy-mode/remote", dependencies: { "@pulumi/pulumi": "^3.0.0" }, respectSchemaVersion: true },
             python: { packageName: "kube_proxy_mode", requires: { "pulumi": ">=3.0.0,<4.0.0" }, respectSchemaVersion: true },
             go: { importBasePath: "github.com/kube-proxy-mode/kube-proxy-mode/sdk/go/kubeproxymode", generateResourceContainerTypes: false, respectSchemaVersion: true },
-            csharp: { rootNamespace: "KubeProxyMode", namespaces: { [PACKAGE_NAME]: "Sdk" }, packageReferences: { Pulumi: "3.*" }, respectSchemaVersion: true },
+            csharp: { rootNamespace: "Pulumi", namespaces: { [PACKAGE_NAME]: "KubeProxy" }, packageReferences: { Pulumi: "3.*" }, respectSchemaVersion: true },
         },
         types: Object.fromEntries(Object.entries(types).sort(([a], [b]) => a.localeCompare(b))),
         resources: {

@@ -157,3 +157,41 @@ describe("provider plugin: construct (Pulumi mocks)", () => {
         assert.deepEqual(served.resources, packageSchema(version).resources);
     });
 });
+
+describe("provider plugin: the executable launcher and the package", () => {
+    it("bin/pulumi-resource-kube-proxy-mode starts the provider, prints its port and serves this schema over gRPC (as the engine runs it)", async function () {
+        this.timeout(30_000);
+        const { spawn } = await import("node:child_process");
+        const grpc = await import("@grpc/grpc-js");
+        const rpc = require("@pulumi/pulumi/proto/provider_grpc_pb");
+        const pb = require("@pulumi/pulumi/proto/provider_pb");
+        // the engine's address: nothing listens there; GetSchema does not call the engine
+        const child = spawn(join(ROOT, "bin", "pulumi-resource-kube-proxy-mode"), ["127.0.0.1:1"], { stdio: ["ignore", "pipe", "pipe"] });
+        try {
+            const port = await new Promise<string>((resolve, reject) => {
+                let out = "";
+                child.stdout.on("data", (d: Buffer) => {
+                    out += d.toString();
+                    const m = /^(\d+)\s*$/m.exec(out);
+                    if (m) resolve(m[1]);
+                });
+                child.on("exit", (code) => reject(new Error(`the launcher exited (${code}) before printing its port`)));
+            });
+            const client = new rpc.ResourceProviderClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+            const served = await new Promise<any>((resolve, reject) => client.getSchema(new pb.GetSchemaRequest(), (err: Error | null, res: any) => (err ? reject(err) : resolve(JSON.parse(res.getSchema())))));
+            client.close();
+            assert.equal(served.name, "kube-proxy-mode");
+            assert.deepEqual(served, JSON.parse(readFileSync(join(ROOT, "schema.json"), "utf8")));
+        } finally {
+            child.kill();
+        }
+    });
+    it("package.json ships the launcher on PATH (bin), schema.json and the plugin directory", () => {
+        const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+        assert.equal(pkg.bin["pulumi-resource-kube-proxy-mode"], "bin/pulumi-resource-kube-proxy-mode");
+        for (const f of ["bin", "schema.json", "provider"]) assert.ok(pkg.files.includes(f), `files lists ${f}`);
+        const dir = JSON.parse(readFileSync(join(ROOT, "provider", "package.json"), "utf8"));
+        assert.equal(require.resolve(join(ROOT, "provider")), join(ROOT, "dist", "components", "provider", "main.js"), `the plugin directory's main (${dir.main}) is the provider's entry point`);
+        assert.match(readFileSync(join(ROOT, "provider", "PulumiPlugin.yaml"), "utf8"), /^runtime: nodejs$/m);
+    });
+});

@@ -1,0 +1,108 @@
+// End to end through the provider plugin: a Pulumi program uses KubeProxyMode as a remote
+// component (the engine starts bin/pulumi-resource-kube-proxy-mode and asks it to construct the
+// component), as Python, Go, C# and YAML programs do through their generated SDKs. Its preview of
+// the ipvs -> nftables example on the reference cluster must show the reviewer the same
+// configuration diff, plan and findings as the TypeScript program that builds the component
+// in-process (the root Pulumi.yaml's). kwok nodes: no node checks run (preview runs none anyway).
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { LocalWorkspace, type EngineEvent } from "@pulumi/pulumi/automation";
+import type { ClusterState } from "../../scripts/referenceCluster.js";
+import { KUBE_PROXY_MODE_TYPE } from "../../components/core/types.js";
+import { ROOT } from "../helpers.js";
+import { POOLS, projectDir, setKubeconfig, setStackConfig, startCluster, stopCluster, workspace, type Workspace } from "./support.js";
+
+const NFT = { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"] };
+
+interface Seen {
+    /** what the reviewer reads on the component: "severity: message", in order */
+    diagnostics: string[];
+    /** the stack's outputs after the preview */
+    outputs: Record<string, unknown>;
+    /** resource types the preview would create */
+    creates: string[];
+    text: string;
+}
+
+async function previewOf(ws: { stack: Workspace["stack"] }): Promise<Seen> {
+    const seen: Seen = { diagnostics: [], outputs: {}, creates: [], text: "" };
+    const onEvent = (e: EngineEvent) => {
+        const d = e.diagnosticEvent;
+        if (d?.urn?.includes(`${KUBE_PROXY_MODE_TYPE}::`)) seen.diagnostics.push(`${d.severity}: ${d.message.trim()}`);
+        const pre = e.resourcePreEvent?.metadata;
+        if (pre?.op === "create") seen.creates.push(pre.type);
+        const out = e.resOutputsEvent?.metadata;
+        if (out?.type === "pulumi:pulumi:Stack") seen.outputs = (out.new?.outputs ?? {}) as Record<string, unknown>;
+    };
+    const r = await ws.stack.preview({ diff: true, onEvent, onOutput: (s) => (seen.text += s) });
+    seen.text += r.stdout;
+    return seen;
+}
+
+/** A project running tests/e2e/programs/remoteComponent.ts, with the plugin found in this checkout's bin/ (Pulumi.yaml `plugins`). */
+async function remoteWorkspace(cluster: ClusterState): Promise<Workspace> {
+    const { dir, envVars, pulumiCommand } = await projectDir("kpm-e2e-provider-");
+    writeFileSync(
+        join(dir, "Pulumi.yaml"),
+        [
+            "name: kube-proxy-mode-remote",
+            "runtime: nodejs",
+            "main: dist/tests/e2e/programs/remoteComponent.js",
+            "plugins:",
+            "  providers:",
+            "    - name: kube-proxy-mode",
+            `      path: ${join(ROOT, "bin")}`,
+            "",
+        ].join("\n"),
+    );
+    const stack = await LocalWorkspace.createOrSelectStack({ stackName: "e2e", workDir: dir }, { workDir: dir, envVars, pulumiCommand });
+    await setKubeconfig(stack, cluster);
+    await setStackConfig(stack, { pools: POOLS, verify: { nodeChecks: false }, ...NFT });
+    return { dir, stack, output: [], setConfig: (v) => setStackConfig(stack, v), dispose: () => undefined };
+}
+
+describe("@e2e KubeProxyMode through the provider plugin (remote component) on the reference cluster (kwok nodes)", function () {
+    this.timeout(900_000);
+    let cluster: ClusterState | undefined;
+    const spaces: Workspace[] = [];
+
+    after(async () => {
+        for (const w of spaces) w.dispose();
+        await stopCluster(cluster);
+    });
+
+    it("previews ipvs -> nftables through pulumi-resource-kube-proxy-mode with the same diff, plan and findings as the in-process TypeScript component", async () => {
+        cluster = await startCluster();
+        const local = await workspace(cluster, NFT);
+        spaces.push(local);
+        const remote = await remoteWorkspace(cluster);
+        spaces.push(remote);
+
+        const inProcess = await previewOf(local);
+        const viaPlugin = await previewOf(remote);
+        try {
+            // the reviewer's view: the diff, the plan and every finding, as diagnostics on the component
+            assert.ok(viaPlugin.diagnostics.some((m) => /^info: kube-proxy configuration .* -> nftables/.test(m) && /^\+mode: nftables/m.test(m)), "the diff is shown");
+            assert.ok(viaPlugin.diagnostics.some((m) => /1\. pool canary \(pool=canary\)/.test(m)), "the plan is shown");
+            assert.deepEqual(viaPlugin.diagnostics, inProcess.diagnostics);
+            // the outputs: the same configuration diff, plan, findings, hash and change
+            for (const k of ["configDiff", "plan", "findings", "configHash", "mode", "change"]) {
+                assert.notEqual(viaPlugin.outputs[k], undefined, `output ${k} is known at preview`);
+                assert.deepEqual(viaPlugin.outputs[k], inProcess.outputs[k], `output ${k}`);
+            }
+            assert.equal(viaPlugin.outputs.mode, "nftables");
+            assert.match(String(viaPlugin.outputs.configDiff), /^-mode: ipvs/m);
+            assert.deepEqual((viaPlugin.outputs.plan as any).pools.map((p: any) => p.name), ["canary", "workers", "batch"]);
+            // the same resources under the component (one step per pool, the finish, the ConfigMap
+            // patch), plus the plugin's own provider
+            assert.ok(viaPlugin.creates.includes("pulumi:providers:kube-proxy-mode"), "the engine started the kube-proxy-mode plugin");
+            const besides = (c: string[]) => c.filter((t) => t !== "pulumi:pulumi:Stack" && t !== "pulumi:providers:kube-proxy-mode").sort();
+            assert.deepEqual(besides(viaPlugin.creates), besides(inProcess.creates));
+            assert.ok(viaPlugin.creates.includes(KUBE_PROXY_MODE_TYPE));
+        } catch (e) {
+            process.stderr.write(`--- in-process preview ---\n${inProcess.text.slice(-4000)}\n--- through the plugin ---\n${viaPlugin.text.slice(-6000)}\n`);
+            throw e;
+        }
+    });
+});
