@@ -203,7 +203,8 @@ export function commandProvider(log: Log): Provider {
     let ids = 0;
     const newId = (urn: string) => `${urn.split("::").pop()}-${Date.now().toString(16)}${(ids++).toString(16)}`;
     const guard = (urn: string) => {
-        if (!urn.includes(`::${COMMAND_TYPE}::`)) throw new Error(`the SIMULATED pulumi-resource-command serves only ${COMMAND_TYPE}, not ${urn}`);
+        // urn:pulumi:<stack>::<project>::<parent types $>...<type>::<name>
+        if (urn.split("::")[2]?.split("$").pop() !== COMMAND_TYPE) throw new Error(`the SIMULATED pulumi-resource-command serves only ${COMMAND_TYPE}, not ${urn}`);
     };
     return {
         version: STANDIN_VERSION,

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkInputs, commandProvider, diffInputs, type Log } from "../../scripts/commandStandin.js";
 
-const URN = "urn:pulumi:s::p::command:local:Command::step";
+const URN = "urn:pulumi:s::p::kube-proxy-mode:index:KubeProxyMode$command:local:Command::step";
 const SECRET_KEY = "4dabf18193072939515e22adb298388d";
 const secret = (value: unknown) => ({ [SECRET_KEY]: "1b47061264138c4ac30d75fd1eb44270", value });
 
