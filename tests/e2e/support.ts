@@ -5,18 +5,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
-import { clusterDown, clusterUp, toolchainBin, type ClusterOptions, type ClusterState } from "../../scripts/referenceCluster.js";
+import { clusterDown, clusterUp, enginePath, toolchainBin, type ClusterOptions, type ClusterState } from "../../scripts/referenceCluster.js";
 import { rbacObjects } from "../../components/core/rbac.js";
 import { ROOT } from "../helpers.js";
 
 let binDir: string | undefined;
 
-/** The toolchain's bin dir, on PATH for this process (the engine, plugins, kubectl). */
+/** The toolchain's bin dir, on PATH for this process (the engine, plugins, kubectl; the command plugin, SIMULATED where no real one is on PATH). */
 export function toolchain(): string {
     if (!binDir) {
         binDir = toolchainBin();
-        const sdk = join(ROOT, "node_modules", "@pulumi", "pulumi");
-        process.env.PATH = `${binDir}:${sdk}:${process.env.PATH}`;
+        process.env.PATH = enginePath(binDir).path;
     }
     return binDir;
 }
