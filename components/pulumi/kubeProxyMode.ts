@@ -266,6 +266,12 @@ export type SnapshotReader = (access: ClusterAccess, flavor: Flavor, names: Part
 
 export interface KubeProxyModeOptions extends pulumi.ComponentResourceOptions {
     snapshotReader?: SnapshotReader;
+    /**
+     * The CLI the steps run (its dist/components/cli/main.js), for a component built where the
+     * program's directory has no kube-proxy-mode package: the provider plugin serving YAML and
+     * Python programs. Passed as KPM_CLI in the steps' environment, which no diff compares.
+     */
+    stepCli?: string;
 }
 
 /** Target names from a validated `target` (see targetSchema): the flavor and its overrides. */
@@ -488,6 +494,7 @@ export class KubeProxyMode extends pulumi.ComponentResource {
                 KPM_HOLDER: stackIdentity(),
             };
             if (kubeconfig) env.KPM_KUBECONFIG = kubeconfig;
+            if (opts.stepCli) env.KPM_CLI = opts.stepCli;
             return pulumi.secret(env);
         };
         const spec = decided.apply((d) => d.spec);

@@ -8,16 +8,18 @@
 // kwok nodes run no process: the built-in node checks are off (as in rollout.e2e.test.ts), and the
 // examples' pools (a 10m soak, a drain) are swapped for the suite's (no soak, no drain).
 import assert from "node:assert/strict";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LocalWorkspace, PulumiCommand, type EngineEvent, type Stack } from "@pulumi/pulumi/automation";
 import * as YAML from "yaml";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
-import { ROOT } from "../helpers.js";
+import { ROOT, runAsync } from "../helpers.js";
 import { clients, leastPrivilegeKubeconfig, POOLS, startCluster, stopCluster, toolchain, watchCordons, workspace, type Workspace } from "./support.js";
 
 const KWOK = "(kwok nodes: built-in node checks not run)";
+/** The pool steps are command:local:Command resources; here their plugin is the SIMULATED stand-in unless a real one is on PATH. */
+const COMMAND = "(command plugin: SIMULATED stand-in where no real one is on PATH)";
 const VERIFY = { nodeChecks: false };
 /** What examples/ipvs-to-nftables*, less its soak/drain/service, asks for: the TypeScript program's stack config. */
 const TS_CONFIG = {
@@ -57,14 +59,15 @@ async function languageStack(language: Language, cluster: ClusterState): Promise
         writeFileSync(join(dir, "Pulumi.yaml"), YAML.stringify(program));
         project = program.name;
     } else {
-        for (const f of ["Pulumi.yaml", "__main__.py", "kube_proxy_mode.py", "requirements.txt"]) copyFileSync(join(example, f), join(dir, f));
+        for (const f of ["Pulumi.yaml", "__main__.py", "requirements.txt"]) copyFileSync(join(example, f), join(dir, f));
         project = YAML.parse(readFileSync(join(example, "Pulumi.yaml"), "utf8")).name;
+        // The generated SDK (sdk/python), installed as a user would (`pip install`), beside the
+        // program rather than into the toolchain's shared venv; from a copy, so the build leaves
+        // nothing in this checkout. pip fetches the build backend (setuptools, wheel) from PyPI.
+        cpSync(join(ROOT, "sdk", "python"), join(dir, ".sdk-src"), { recursive: true });
+        const pip = await runAsync(join(bin, "pulumi-python-venv", "bin", "python"), ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--target", join(dir, ".sdk"), join(dir, ".sdk-src")]);
+        assert.equal(pip.code, 0, `pip install sdk/python failed:\n${pip.stdout}\n${pip.stderr}`);
     }
-    // STOP-GAP until the pool steps are Command resources (issue 14): the steps are still a Node.js
-    // dynamic provider, which the engine starts in the PROGRAM's directory and which finds neither
-    // @pulumi/pulumi nor the kube-proxy-mode CLI there in a YAML or Python project
-    // (pulumi/pulumi#5455). node_modules beside the program and KPM_CLI stand in for that.
-    symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
     mkdirSync(join(dir, ".state"));
     const envVars: Record<string, string> = {
         PULUMI_BACKEND_URL: `file://${join(dir, ".state")}`,
@@ -77,7 +80,7 @@ async function languageStack(language: Language, cluster: ClusterState): Promise
         // the v3.68.0 Python host ignores Pulumi.yaml's runtime options under this CLI (they are no
         // longer passed as flags); it runs programs with PULUMI_PYTHON_CMD (the toolchain's venv)
         PULUMI_PYTHON_CMD: join(bin, "pulumi-python-venv", "bin", "python"),
-        KPM_CLI: join(ROOT, "dist", "components", "cli", "main.js"),
+        PYTHONPATH: join(dir, ".sdk"),
         KUBECONFIG: join(dir, "no-ambient-kubeconfig"),
     };
     const pulumiCommand = await PulumiCommand.get({ skipVersionCheck: true });
@@ -88,7 +91,9 @@ async function languageStack(language: Language, cluster: ClusterState): Promise
     const kubeconfig = YAML.stringify(JSON.parse(await leastPrivilegeKubeconfig(cluster)));
     await stack.setConfig(`${project}:kubeconfig`, { value: kubeconfig, secret: true });
     if (language === "python") {
-        await stack.setAllConfig({ [`${project}:pools`]: { value: JSON.stringify(POOLS) }, [`${project}:verify`]: { value: JSON.stringify(VERIFY) } });
+        // the generated SDK's dict inputs take Python's snake_case names
+        const pools = POOLS.map((p) => ({ name: p.name, node_selector: p.nodeSelector, max_unavailable: p.maxUnavailable }));
+        await stack.setAllConfig({ [`${project}:pools`]: { value: JSON.stringify(pools) }, [`${project}:verify`]: { value: JSON.stringify({ node_checks: false }) } });
     }
     return { dir, stack, project, dispose: () => rmSync(dir, { recursive: true, force: true }) };
 }
@@ -199,18 +204,18 @@ describe("@e2e the ipvs -> nftables example in YAML and Python on the reference 
         return outputs;
     }
 
-    it(`yaml: up moves the pools in order to nftables, and the outputs are the component's ${KWOK}`, async () => {
+    it(`yaml: up moves the pools in order to nftables, and the outputs are the component's ${KWOK} ${COMMAND}`, async () => {
         const outputs = await upAndCheck("yaml", "nftables");
         assert.ok(outputs.findings.value.some((f: { message: string }) => /127\.0\.0\.1:<nodePort> stops answering/.test(f.message)), JSON.stringify(outputs.findings.value));
     });
 
-    it(`yaml: setting mode back to ipvs and up moves every node back ${KWOK}`, async () => {
+    it(`yaml: setting mode back to ipvs and up moves every node back ${KWOK} ${COMMAND}`, async () => {
         const s = await open("yaml");
         await s.stack.setConfig(`${s.project}:mode`, { value: "ipvs" });
         await upAndCheck("yaml", "ipvs");
     });
 
-    it(`python: up moves the pools in order to nftables ${KWOK}`, async () => {
+    it(`python: up moves the pools in order to nftables ${KWOK} ${COMMAND}`, async () => {
         await upAndCheck("python", "nftables");
     });
 });
