@@ -15,7 +15,17 @@ import { LocalWorkspace, PulumiCommand, type EngineEvent, type Stack } from "@pu
 import * as YAML from "yaml";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { ROOT, runAsync } from "../helpers.js";
-import { clients, leastPrivilegeKubeconfig, POOLS, startCluster, stopCluster, toolchain, watchCordons, workspace, type Workspace } from "./support.js";
+import {
+    clients,
+    leastPrivilegeKubeconfig,
+    POOLS,
+    startCluster,
+    stopCluster,
+    toolchain,
+    watchCordons,
+    workspace,
+    type Workspace,
+} from "./support.js";
 
 const KWOK = "(kwok nodes: built-in node checks not run)";
 /** The pool steps are command:local:Command resources; here their plugin is the SIMULATED stand-in unless a real one is on PATH. */
@@ -33,6 +43,12 @@ const TS_CONFIG = {
 };
 
 type Language = "yaml" | "python";
+
+/** The parts of a Pulumi YAML program this suite reads and rewrites. */
+interface YamlProgram {
+    name: string;
+    resources: Record<string, { properties: Record<string, unknown> }>;
+}
 
 interface LanguageStack {
     dir: string;
@@ -52,20 +68,31 @@ async function languageStack(language: Language, cluster: ClusterState): Promise
     const dir = mkdtempSync(join(tmpdir(), `kpm-e2e-${language}-`));
     let project: string;
     if (language === "yaml") {
-        const program = YAML.parse(readFileSync(join(example, "Pulumi.yaml"), "utf8"));
+        const program = YAML.parse(readFileSync(join(example, "Pulumi.yaml"), "utf8")) as YamlProgram;
         const props = program.resources["kube-proxy"].properties;
         props.pools = POOLS;
         props.verify = VERIFY;
         writeFileSync(join(dir, "Pulumi.yaml"), YAML.stringify(program));
         project = program.name;
     } else {
-        for (const f of ["Pulumi.yaml", "__main__.py", "requirements.txt"]) copyFileSync(join(example, f), join(dir, f));
-        project = YAML.parse(readFileSync(join(example, "Pulumi.yaml"), "utf8")).name;
+        for (const f of ["Pulumi.yaml", "__main__.py", "requirements.txt"])
+            copyFileSync(join(example, f), join(dir, f));
+        project = (YAML.parse(readFileSync(join(example, "Pulumi.yaml"), "utf8")) as YamlProgram).name;
         // The generated SDK (sdk/python), installed as a user would (`pip install`), beside the
         // program rather than into the toolchain's shared venv; from a copy, so the build leaves
         // nothing in this checkout. pip fetches the build backend (setuptools, wheel) from PyPI.
         cpSync(join(ROOT, "sdk", "python"), join(dir, ".sdk-src"), { recursive: true });
-        const pip = await runAsync(join(bin, "pulumi-python-venv", "bin", "python"), ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--target", join(dir, ".sdk"), join(dir, ".sdk-src")]);
+        const pip = await runAsync(join(bin, "pulumi-python-venv", "bin", "python"), [
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--target",
+            join(dir, ".sdk"),
+            join(dir, ".sdk-src"),
+        ]);
         assert.equal(pip.code, 0, `pip install sdk/python failed:\n${pip.stdout}\n${pip.stderr}`);
     }
     mkdirSync(join(dir, ".state"));
@@ -84,7 +111,10 @@ async function languageStack(language: Language, cluster: ClusterState): Promise
         KUBECONFIG: join(dir, "no-ambient-kubeconfig"),
     };
     const pulumiCommand = await PulumiCommand.get({ skipVersionCheck: true });
-    const stack = await LocalWorkspace.createOrSelectStack({ stackName: "e2e", workDir: dir }, { workDir: dir, envVars, pulumiCommand });
+    const stack = await LocalWorkspace.createOrSelectStack(
+        { stackName: "e2e", workDir: dir },
+        { workDir: dir, envVars, pulumiCommand },
+    );
     // As YAML text, as a kubeconfig file is: pulumi-language-yaml turns any config string that
     // parses as JSON into an object (pkg/server/server.go of pulumi-yaml v1.25.0), and the
     // client library exports this kubeconfig as JSON.
@@ -92,8 +122,15 @@ async function languageStack(language: Language, cluster: ClusterState): Promise
     await stack.setConfig(`${project}:kubeconfig`, { value: kubeconfig, secret: true });
     if (language === "python") {
         // the generated SDK's dict inputs take Python's snake_case names
-        const pools = POOLS.map((p) => ({ name: p.name, node_selector: p.nodeSelector, max_unavailable: p.maxUnavailable }));
-        await stack.setAllConfig({ [`${project}:pools`]: { value: JSON.stringify(pools) }, [`${project}:verify`]: { value: JSON.stringify({ node_checks: false }) } });
+        const pools = POOLS.map((p) => ({
+            name: p.name,
+            node_selector: p.nodeSelector,
+            max_unavailable: p.maxUnavailable,
+        }));
+        await stack.setAllConfig({
+            [`${project}:pools`]: { value: JSON.stringify(pools) },
+            [`${project}:verify`]: { value: JSON.stringify({ node_checks: false }) },
+        });
     }
     return { dir, stack, project, dispose: () => rmSync(dir, { recursive: true, force: true }) };
 }
@@ -142,15 +179,16 @@ describe("@e2e the ipvs -> nftables example in YAML and Python on the reference 
         lines.length = 0;
     });
     afterEach(function () {
-        if (this.currentTest?.state === "failed") process.stderr.write(`--- pulumi output of the failed test ---\n${lines.join("").slice(-8000)}\n`);
+        if (this.currentTest?.state === "failed")
+            process.stderr.write(`--- pulumi output of the failed test ---\n${lines.join("").slice(-8000)}\n`);
     });
 
     async function open(language: Language): Promise<LanguageStack> {
         if (!stacks[language]) {
             stacks[language] = await languageStack(language, cluster!);
-            opened.push(stacks[language]!);
+            opened.push(stacks[language]);
         }
-        return stacks[language]!;
+        return stacks[language];
     }
 
     it("the TypeScript program's preview (the reference): configuration diff, plan and findings", async () => {
@@ -166,7 +204,11 @@ describe("@e2e the ipvs -> nftables example in YAML and Python on the reference 
         assert.match(text, /^ {2}2\. pool workers \(pool=workers\): 3 node\(s\), max 2 at a time/m);
         assert.match(text, /batch 1: workers-1, workers-2$/m);
         assert.match(text, /^ {2}3\. pool batch/m);
-        assert.match(text, /^warning: nodePortAddresses: 127\.0\.0\.1:<nodePort> stops answering in nftables mode/m, "the finding on localhost NodePorts");
+        assert.match(
+            text,
+            /^warning: nodePortAddresses: 127\.0\.0\.1:<nodePort> stops answering in nftables mode/m,
+            "the finding on localhost NodePorts",
+        );
     });
 
     for (const language of ["yaml", "python"] as const) {
@@ -194,19 +236,39 @@ describe("@e2e the ipvs -> nftables example in YAML and Python on the reference 
         assert.equal(watch.maxCordoned.workers, 2, "workers moved two at a time");
         assert.ok(watch.maxCordoned.canary <= 1 && watch.maxCordoned.batch <= 1, JSON.stringify(watch.maxCordoned));
         assert.match(await kubeProxyConfig(cluster!), new RegExp(`^mode: ${mode}$`, "m"));
-        const outputs = await s.stack.outputs();
-        assert.match(outputs.status.value, new RegExp(`finished: every node runs ${mode}`), "the status output is the finish step's report");
-        assert.match(outputs.configDiff.value, new RegExp(`^\\+mode: ${mode}$`, "m"), "the configDiff output");
-        assert.ok(Array.isArray(outputs.plan.value.pools) && outputs.plan.value.pools.map((p: { name: string }) => p.name).join() === "canary,workers,batch", "the plan output");
-        assert.ok(Array.isArray(outputs.findings.value), "the findings output");
+        const all = await s.stack.outputs();
+        const outputs = {
+            status: String(all.status?.value),
+            configDiff: String(all.configDiff?.value),
+            plan: all.plan?.value as { pools?: { name: string }[] } | undefined,
+            findings: all.findings?.value as { message: string }[] | undefined,
+        };
+        assert.match(
+            outputs.status,
+            new RegExp(`finished: every node runs ${mode}`),
+            "the status output is the finish step's report",
+        );
+        assert.match(outputs.configDiff, new RegExp(`^\\+mode: ${mode}$`, "m"), "the configDiff output");
+        assert.deepEqual(
+            outputs.plan?.pools?.map((p) => p.name),
+            ["canary", "workers", "batch"],
+            "the plan output",
+        );
+        assert.ok(Array.isArray(outputs.findings), "the findings output");
         const nodes = (await clients(cluster!).core.listNode()).items;
-        assert.ok(nodes.every((n) => !n.spec?.unschedulable), "no node is left cordoned");
+        assert.ok(
+            nodes.every((n) => !n.spec?.unschedulable),
+            "no node is left cordoned",
+        );
         return outputs;
     }
 
     it(`yaml: up moves the pools in order to nftables, and the outputs are the component's ${KWOK} ${COMMAND}`, async () => {
         const outputs = await upAndCheck("yaml", "nftables");
-        assert.ok(outputs.findings.value.some((f: { message: string }) => /127\.0\.0\.1:<nodePort> stops answering/.test(f.message)), JSON.stringify(outputs.findings.value));
+        assert.ok(
+            outputs.findings?.some((f) => /127\.0\.0\.1:<nodePort> stops answering/.test(f.message)),
+            JSON.stringify(outputs.findings),
+        );
     });
 
     it(`yaml: setting mode back to ipvs and up moves every node back ${KWOK} ${COMMAND}`, async () => {
