@@ -11,7 +11,7 @@ import { LocalWorkspace, type EngineEvent } from "@pulumi/pulumi/automation";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { KUBE_PROXY_MODE_TYPE } from "../../components/core/types.js";
 import { ROOT } from "../helpers.js";
-import { POOLS, projectDir, setKubeconfig, setStackConfig, startCluster, stopCluster, workspace, type Workspace } from "./support.js";
+import { clients, POOLS, projectDir, setKubeconfig, setStackConfig, startCluster, stopCluster, workspace, type Workspace } from "./support.js";
 
 const NFT = { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"] };
 
@@ -65,6 +65,8 @@ async function remoteWorkspace(cluster: ClusterState): Promise<Workspace> {
 describe("@e2e KubeProxyMode through the provider plugin (remote component) on the reference cluster (kwok nodes)", function () {
     this.timeout(900_000);
     let cluster: ClusterState | undefined;
+    let remote: Workspace | undefined;
+    let previewed: Seen | undefined;
     const spaces: Workspace[] = [];
 
     after(async () => {
@@ -76,11 +78,12 @@ describe("@e2e KubeProxyMode through the provider plugin (remote component) on t
         cluster = await startCluster();
         const local = await workspace(cluster, NFT);
         spaces.push(local);
-        const remote = await remoteWorkspace(cluster);
+        remote = await remoteWorkspace(cluster);
         spaces.push(remote);
 
         const inProcess = await previewOf(local);
         const viaPlugin = await previewOf(remote);
+        previewed = viaPlugin;
         try {
             // the reviewer's view: the diff, the plan and every finding, as diagnostics on the component
             assert.ok(viaPlugin.diagnostics.some((m) => /^info: kube-proxy configuration .* -> nftables/.test(m) && /^\+mode: nftables/m.test(m)), "the diff is shown");
@@ -102,6 +105,28 @@ describe("@e2e KubeProxyMode through the provider plugin (remote component) on t
             assert.ok(viaPlugin.creates.includes(KUBE_PROXY_MODE_TYPE));
         } catch (e) {
             process.stderr.write(`--- in-process preview ---\n${inProcess.text.slice(-4000)}\n--- through the plugin ---\n${viaPlugin.text.slice(-6000)}\n`);
+            throw e;
+        }
+    });
+
+    it("up through the plugin moves the cluster to the previewed configuration: kube-proxy's ConfigMap on nftables, no node left cordoned, the finish's status and the promotion record as outputs (kwok nodes: node checks off)", async () => {
+        assert.ok(cluster && remote && previewed, "the preview test ran first");
+        let text = "";
+        try {
+            const up = await remote.stack.up({ onOutput: (s) => (text += s) });
+            assert.equal(up.summary.result, "succeeded");
+            const out = up.outputs;
+            assert.equal(out.mode.value, "nftables");
+            assert.equal(out.configHash.value, previewed.outputs.configHash, "up applied the configuration the preview showed");
+            assert.match(String(out.status.value), /\S/, "the finish step's report");
+            assert.equal((out.promotion?.value as any)?.configHash, previewed.outputs.configHash, "the promotion record names the applied configuration");
+            const { core } = clients(cluster);
+            const cm = await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" });
+            assert.match(cm.data!["config.conf"], /^mode: nftables$/m);
+            const cordoned = (await core.listNode()).items.filter((n) => n.spec?.unschedulable).map((n) => n.metadata!.name);
+            assert.deepEqual(cordoned, []);
+        } catch (e) {
+            process.stderr.write(`--- up through the plugin ---\n${text.slice(-6000)}\n`);
             throw e;
         }
     });

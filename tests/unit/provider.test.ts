@@ -2,7 +2,7 @@
 // the committed schema.json must be that output) and `construct`, which builds the same
 // KubeProxyMode as a TypeScript program does, under Pulumi's mocks with a fixture snapshot.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parseCurrentConfig } from "../../components/core/config.js";
@@ -194,4 +194,31 @@ describe("provider plugin: the executable launcher and the package", () => {
         assert.equal(require.resolve(join(ROOT, "provider")), join(ROOT, "dist", "components", "provider", "main.js"), `the plugin directory's main (${dir.main}) is the provider's entry point`);
         assert.match(readFileSync(join(ROOT, "provider", "PulumiPlugin.yaml"), "utf8"), /^runtime: nodejs$/m);
     });
+});
+
+/** Every file of a generated SDK, concatenated. */
+function sdkText(language: string): string {
+    const walk = (dir: string): string[] => readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? walk(join(dir, f)) : [join(dir, f)]));
+    return walk(join(ROOT, "sdk", language))
+        .filter((f) => /\.(py|go|cs|ts|json)$/.test(f))
+        .map((f) => readFileSync(f, "utf8"))
+        .join("\n");
+}
+
+describe("provider plugin: the generated SDKs (sdk/) are generated from this schema.json (else: npm run sdk)", () => {
+    const committed = JSON.parse(readFileSync(join(ROOT, "schema.json"), "utf8"));
+    const names = new Set<string>([...Object.keys(committed.resources[KUBE_PROXY_MODE_TYPE].inputProperties), ...Object.keys(committed.resources[KUBE_PROXY_MODE_TYPE].properties)]);
+    for (const t of Object.values<any>(committed.types)) for (const k of Object.keys(t.properties ?? {})) names.add(k);
+    const enumValues = Object.values<any>(committed.types).flatMap((t) => (t.enum ?? []).map((e: any) => e.value as string));
+    for (const language of ["python", "go", "dotnet", "nodejs"]) {
+        it(`${language}: every property of the schema, every enum value and the schema's version are in the SDK`, () => {
+            const text = sdkText(language);
+            // TypeScript declares fields (name?:); C#'s output types take them as constructor parameters (string name,); the others quote the wire name
+            const present = (n: string) => (language === "nodejs" ? new RegExp(`\\b${n}\\??:`).test(text) : text.includes(`"${n}"`) || (language === "dotnet" && new RegExp(`\\b${n}[,)]`).test(text)));
+            const missing = [...names].filter((n) => !present(n));
+            assert.deepEqual(missing, [], `properties missing from sdk/${language}`);
+            assert.deepEqual(enumValues.filter((v) => !text.includes(`"${v}"`)), [], `enum values missing from sdk/${language}`);
+            assert.match(text, new RegExp(`"version": "${committed.version.replace(/\./g, "\\.")}"`), "pulumi-plugin.json names the schema's version");
+        });
+    }
 });

@@ -16,6 +16,8 @@ class RemoteKubeProxyMode extends pulumi.ComponentResource {
     declare readonly configHash: pulumi.Output<string>;
     declare readonly mode: pulumi.Output<string>;
     declare readonly change: pulumi.Output<unknown>;
+    declare readonly status: pulumi.Output<string>;
+    declare readonly promotion: pulumi.Output<unknown>;
 
     constructor(name: string, args: pulumi.Inputs, opts?: pulumi.ComponentResourceOptions) {
         const props: pulumi.Inputs = { ...args };
@@ -33,3 +35,5 @@ export const findings = kp.findings;
 export const configHash = kp.configHash;
 export const mode = kp.mode;
 export const change = kp.change;
+export const status = kp.status;
+export const promotion = kp.promotion;
