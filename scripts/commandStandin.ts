@@ -19,7 +19,10 @@
 //   also sent to the engine's log for the resource as they come (ephemeral status messages, as
 //   the real provider's logger does), whole lines of any length;
 // - secrets: an input that came secret goes back secret; stdout and stderr are secret when any
-//   input was (every output depends on every input, the provider framework's default).
+//   input was (every output depends on every input, the provider framework's default);
+// - cancel (the engine's, on a first Ctrl-C): the running commands' processes are killed with
+//   SIGKILL, as the real provider's exec.CommandContext does when the request context is
+//   cancelled; their output pipes are read until every process holding them has exited.
 //
 // Not served (the component does not use them): assetPaths/archivePaths, command:remote:*, the
 // run/runOutput invokes. ignoreChanges is the engine's: it hands the provider the old value of an
@@ -110,6 +113,14 @@ export function diffInputs(olds: Record<string, unknown>, news: Record<string, u
     return { changes: changed.length > 0, replaces };
 }
 
+/** The commands running now: a cancel kills them (SIGKILL), as the real provider's request context does. */
+const running = new Set<ReturnType<typeof spawn>>();
+
+/** cancel: the engine asks (a first Ctrl-C of `pulumi up`); every running command's process is killed. */
+export async function cancelCommands(): Promise<void> {
+    for (const child of running) child.kill("SIGKILL");
+}
+
 export interface RunResult {
     stdout: string;
     stderr: string;
@@ -132,6 +143,8 @@ export function runCommand(command: string, inputs: CommandInputs, previous: Run
     const logging = inputs.logging ?? "stdoutAndStderr";
     return new Promise((resolve, reject) => {
         const child = spawn(argv[0], argv.slice(1), { cwd: inputs.dir ?? process.cwd(), env, stdio: ["pipe", "pipe", "pipe"] });
+        running.add(child);
+        child.on("exit", () => running.delete(child));
         const out: string[] = [];
         const err: string[] = [];
         const both: string[] = [];
@@ -153,7 +166,7 @@ export function runCommand(command: string, inputs: CommandInputs, previous: Run
         const exited = new Promise<number | null>((done) => child.on("close", (code) => done(code)));
         void Promise.all([exited, ...streams]).then(([code]) => {
             if (spawnError) return reject(new Error(`${spawnError.message}: running ${JSON.stringify(command)}`));
-            if (code !== 0) return reject(new Error(`exit status ${code}: running ${JSON.stringify(command)}:\n${both.join("")}`));
+            if (code !== 0) return reject(new Error(`${code === null ? "signal: killed" : `exit status ${code}`}: running ${JSON.stringify(command)}:\n${both.join("")}`));
             resolve({ stdout: out.join("").replace(/\n$/, ""), stderr: err.join("").replace(/\n$/, "") });
         });
         if (child.stdout === null) reject(new Error("no stdout"));
@@ -208,6 +221,7 @@ export function commandProvider(log: Log): Provider {
     };
     return {
         version: STANDIN_VERSION,
+        cancel: cancelCommands,
         async check(urn, _olds, news) {
             guard(urn);
             return { inputs: news, failures: checkInputs(news) };

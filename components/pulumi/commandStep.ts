@@ -1,8 +1,9 @@
 // One step of the rollout (a pool, or the finish) as a `command.local.Command` from @pulumi/command.
 // Creating it runs the project's own CLI, `kube-proxy-mode rollout --json ...`, with no shell: the
 // Command's `interpreter` is node running STEP_LAUNCHER (a constant program), which finds the CLI
-// from the Pulumi project's directory when the step runs and hands it the arguments it reads from
-// the environment. The `create` string is a constant; the pool's name, the spec and the kubeconfig
+// from the Pulumi project's directory when the step runs and runs it, as a child process, with the
+// arguments it reads from the environment. Killed by the provider on a cancel (Ctrl-C), the
+// launcher dies and the CLI stops as on SIGINT: the node in hand finishes or is rolled back. The `create` string is a constant; the pool's name, the spec and the kubeconfig
 // travel in `environment`, which is secret. It never runs during preview (the provider does not
 // run commands in preview), and deleting it runs nothing (no `delete` command): rollback is only
 // ever a new target, never a delete.
@@ -72,8 +73,20 @@ function stepLauncher(): void {
         process.stderr.write("KPM_STEP_ARGS must be a JSON array of strings (the CLI's arguments after the step's command)\n");
         process.exit(2);
     }
-    process.argv = [process.argv[0], main, ...process.argv.slice(1), ...(args as string[])];
-    require(main).runCli();
+    // The CLI runs in a child process that writes straight into the step's output. The command
+    // provider kills the step's process (SIGKILL) when the engine cancels (a first Ctrl-C of
+    // `pulumi up`): that is this launcher, never the CLI. The CLI sees its parent gone and stops
+    // as on SIGINT (the node in hand finishes or is rolled back, the lease is released).
+    // SIGINT/SIGTERM sent to the launcher are passed on.
+    const { spawn } = require("node:child_process") as typeof import("node:child_process");
+    const watchdog = `const parent = ${process.pid}; const t = setInterval(() => { if (process.ppid !== parent) { clearInterval(t); process.kill(process.pid, "SIGINT"); } }, 250); t.unref(); require(process.argv[1]).runCli();`;
+    const child = spawn(process.execPath, ["-e", watchdog, main, ...process.argv.slice(1), ...(args as string[])], { stdio: "inherit" });
+    for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
+    child.on("error", (e) => {
+        process.stderr.write(`cannot run the kube-proxy-mode CLI: ${e.message}\n`);
+        process.exit(2);
+    });
+    child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
 
 /** The launcher's source: the interpreter's program, the same on every machine. */

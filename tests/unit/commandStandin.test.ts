@@ -90,6 +90,15 @@ describe("SIMULATED command provider stand-in: create, update, delete", () => {
         assert.equal(readFileSync(marker, "utf8"), "gone\n");
     });
 
+    it("cancel kills the running command (SIGKILL, as the real provider's context does): the step fails", async function () {
+        this.timeout(20_000);
+        const p = commandProvider(recorder().log);
+        const created = p.create!(URN, { interpreter: [process.execPath, "-e"], create: "process.on('SIGTERM', () => {}); console.log('started'); setInterval(() => {}, 1000)", logging: "none" });
+        await new Promise((r) => setTimeout(r, 500));
+        await p.cancel!();
+        await assert.rejects(created, /^Error: signal: killed: running/);
+    });
+
     it("a 300 KB line written in small pieces is logged and kept whole (no line limit)", async function () {
         this.timeout(30_000);
         const { lines, log } = recorder();

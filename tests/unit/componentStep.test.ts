@@ -2,8 +2,8 @@
 // constant launcher, a secret environment the diff ignores, triggers that replace, nothing run on
 // delete, and the finish's verification record read from its stdout however large.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
@@ -61,6 +61,25 @@ describe("rollout step as a Command: the launcher", () => {
         const r = spawnSync(process.execPath, ["-e", STEP_LAUNCHER, STEP_CREATE], { env: { ...process.env, KPM_CLI: cli, KPM_STEP_ARGS: JSON.stringify(["--json", "--pool=a b; $(touch x)"]) }, encoding: "utf8", cwd: dir });
         assert.equal(r.status, 0, r.stderr);
         assert.deepEqual(JSON.parse(r.stdout), ["rollout", "--json", "--pool=a b; $(touch x)"]);
+    });
+
+    it("the CLI stops as on SIGINT when the launcher is killed (the command provider's SIGKILL on a cancel), its output still reaching the step", async function () {
+        this.timeout(20_000);
+        const cli = join(dir, "main.js");
+        const marker = join(dir, "stopped");
+        writeFileSync(
+            cli,
+            `exports.runCli = () => { console.log("moving node-1"); process.on("SIGINT", () => { console.log("SIGINT: finishing node-1, releasing the lease"); require("fs").writeFileSync(${JSON.stringify(marker)}, "stopped"); process.exit(1); }); setInterval(() => {}, 1000); };`,
+        );
+        const launcher = spawn(process.execPath, ["-e", STEP_LAUNCHER, STEP_CREATE], { env: { ...process.env, KPM_CLI: cli, KPM_STEP_ARGS: "[]" }, stdio: ["ignore", "pipe", "pipe"] });
+        let out = "";
+        launcher.stdout.on("data", (d) => (out += d));
+        const closed = new Promise<void>((r) => launcher.stdout.on("close", () => r()));
+        while (!out.includes("moving node-1")) await new Promise((r) => setTimeout(r, 50));
+        launcher.kill("SIGKILL");
+        await closed;
+        assert.equal(readFileSync(marker, "utf8"), "stopped");
+        assert.match(out, /SIGINT: finishing node-1, releasing the lease/, "the CLI's last lines reached the step's stdout");
     });
 
     it("finds the CLI from the project's directory, and says how to fix it when it cannot", () => {
