@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as YAML from "yaml";
-import { clusterDown, clusterUp, ROOT } from "./referenceCluster.js";
+import { clusterDown, clusterUp, enginePath, ROOT } from "./referenceCluster.js";
 import { realNodesSupported } from "./realNodes.js";
 
 function step(title: string): void {
@@ -30,6 +30,8 @@ async function main(): Promise<number> {
     if (tc.status !== 0) throw new Error("the toolchain build failed (see above)");
     const bin = tc.stdout.trim().split("\n").pop()!;
     process.env.KPM_BIN = bin;
+    const engine = enginePath(bin);
+    step(`command provider plugin: ${engine.simulated ? `SIMULATED stand-in (no real pulumi-resource-command on PATH): ${engine.commandPlugin}` : engine.commandPlugin}`);
 
     const support = realNodesSupported();
     const nodes = support.ok ? "real" : "kwok";
@@ -55,7 +57,7 @@ async function main(): Promise<number> {
         mkdirSync(join(dir, ".state"));
         const env = {
             ...process.env,
-            PATH: `${bin}:${join(ROOT, "node_modules", "@pulumi", "pulumi")}:${process.env.PATH}`,
+            PATH: engine.path,
             PULUMI_BACKEND_URL: `file://${join(dir, ".state")}`,
             PULUMI_CONFIG_PASSPHRASE: "demo",
             PULUMI_HOME: join(dir, ".pulumi-home"),

@@ -86,6 +86,22 @@ export function toolchainBin(): string {
     return bin;
 }
 
+/** The directory of the SIMULATED pulumi-resource-command launcher (scripts/commandStandin.ts). */
+export const COMMAND_STANDIN_DIR = join(ROOT, "scripts", "plugins");
+
+/**
+ * The PATH the Pulumi engine runs with in tests and the demo: the toolchain's bin dir, the Node.js
+ * SDK (its dynamic-provider and policy plugins), and the command provider's plugin. A real
+ * pulumi-resource-command found on PATH (or in the toolchain) is used; only without one is the
+ * SIMULATED stand-in's directory added, last, so it can never shadow a real plugin.
+ */
+export function enginePath(bin: string, path: string = process.env.PATH ?? ""): { path: string; commandPlugin: string; simulated: boolean } {
+    const dirs = [bin, join(ROOT, "node_modules", "@pulumi", "pulumi"), ...path.split(":").filter((d) => d !== "" && d !== COMMAND_STANDIN_DIR)];
+    const real = dirs.map((d) => join(d, "pulumi-resource-command")).find((f) => existsSync(f));
+    if (real) return { path: dirs.join(":"), commandPlugin: real, simulated: false };
+    return { path: [...dirs, COMMAND_STANDIN_DIR].join(":"), commandPlugin: join(COMMAND_STANDIN_DIR, "pulumi-resource-command"), simulated: true };
+}
+
 /**
  * A port for one of the cluster's daemons: free now, and BELOW the kernel's ephemeral range
  * (ip_local_port_range, 32768-60999 by default). A port the kernel handed out (listen on 0) is

@@ -43,6 +43,8 @@ source "$VERSIONS_FILE"
 : "${PULUMI_KUBERNETES_VERSION:=}" "${PULUMI_KUBERNETES_PROVIDER_MODULE_VERSION:=}"
 : "${PULUMI_KUBERNETES_SDK_VERSION:=$PULUMI_KUBERNETES_VERSION}"
 : "${PULUMI_COMMAND_VERSION:=}" "${PULUMI_COMMAND_MODULE_VERSION:=}" "${APT_PACKAGES:=}"
+: "${PULUMI_LANGUAGE_YAML_VERSION:=}" "${PULUMI_LANGUAGE_PYTHON_VERSION:=}" "${PULUMI_LANGUAGE_PYTHON_PACKAGE:=}"
+: "${PULUMI_PYTHON_SDK_VERSION:=}" "${PULUMI_PYTHON:=python3}"
 
 if [[ $MODE == build ]]; then mkdir -p "$CACHE"; fi
 if [[ -d $CACHE ]]; then CACHE=$(cd "$CACHE" && pwd -P); fi
@@ -69,6 +71,12 @@ add_component kubernetes "$KUBERNETES_VERSION" \
   "kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubectl" build_kubernetes
 add_component pulumi "$PULUMI_VERSION" "pulumi" build_pulumi
 add_component pulumi-language-nodejs "$PULUMI_LANGUAGE_NODEJS_VERSION" "pulumi-language-nodejs" build_pulumi_language_nodejs
+add_component pulumi-language-yaml "$PULUMI_LANGUAGE_YAML_VERSION" "pulumi-language-yaml" build_pulumi_language_yaml
+add_component pulumi-language-python "$PULUMI_LANGUAGE_PYTHON_VERSION" \
+  "pulumi-language-python pulumi-language-python-exec" build_pulumi_language_python
+# Not a Go build: a virtualenv with the `pulumi` package from PyPI (a directory;
+# programs run with PULUMI_PYTHON_CMD=<bin>/pulumi-python-venv/bin/python).
+add_component pulumi-python-sdk "$PULUMI_PYTHON_SDK_VERSION" "pulumi-python-venv" build_pulumi_python_sdk
 if [[ -n $PULUMI_KUBERNETES_PROVIDER_MODULE_VERSION ]]; then
   add_component pulumi-resource-kubernetes "$PULUMI_KUBERNETES_VERSION" "pulumi-resource-kubernetes" build_pulumi_kubernetes
 fi
@@ -274,6 +282,53 @@ build_pulumi_command() {
   (cd "$w" && gorun go build -trimpath \
     -ldflags "-s -w -X $m/pkg/version.Version=$v" \
     -o "$out/pulumi-resource-command" "$m/cmd/pulumi-resource-command"); substep "go build"
+}
+
+build_pulumi_language_yaml() {
+  local out=$1 w=$2 v=$PULUMI_LANGUAGE_YAML_VERSION m=github.com/pulumi/pulumi-yaml gm
+  gm=$(mod_field "$m@$v" GoMod); substep "go.mod of $m@$v downloaded"
+  new_wrapper "$w" pulumi-language-yaml "$gm"
+  { echo; echo "require $m $v"; gomod_remote_replaces "$gm" | sed 's/^/replace /'; } >>"$w/go.mod"
+  (cd "$w" && gorun go get "$m/cmd/pulumi-language-yaml@$v"); substep "go get"
+  (cd "$w" && gorun go build -trimpath \
+    -ldflags "-s -w -X $m/pkg/version.Version=${v#v}" \
+    -o "$out/pulumi-language-yaml" "$m/cmd/pulumi-language-yaml"); substep "go build"
+}
+
+build_pulumi_language_python() {
+  local out=$1 w=$2 v=$PULUMI_LANGUAGE_PYTHON_VERSION
+  local p=${PULUMI_LANGUAGE_PYTHON_PACKAGE:-github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python/v3}
+  local m gm dir
+  case $p in
+    github.com/pulumi/pulumi/sdk/v3/*) m=github.com/pulumi/pulumi/sdk/v3 ;;  # host inside sdk/v3 (<= v3.68.0)
+    *) m=$p ;;                                                              # its own module (>= v3.69.0)
+  esac
+  gm=$(mod_field "$m@$v" GoMod); dir=$(mod_field "$m@$v" Dir); substep "module $m@$v downloaded"
+  new_wrapper "$w" pulumi-language-python "$gm"
+  { echo; echo "require $m $v"; gomod_remote_replaces "$gm" | sed 's/^/replace /'; } >>"$w/go.mod"
+  (cd "$w" && gorun go get "$p@$v"); substep "go get"
+  (cd "$w" && gorun go build -trimpath \
+    -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$v" \
+    -o "$out/pulumi-language-python" "$p"); substep "go build"
+  # The host runs programs through this script, found next to its own binary.
+  local shim=$dir/${p#"$m"/}/../pulumi-language-python-exec
+  [[ -f $shim ]] || die "no exec shim at $shim"
+  install -m 0755 "$shim" "$out/pulumi-language-python-exec"; substep "exec shim installed"
+}
+
+build_pulumi_python_sdk() {
+  local out=$1 w=$2 v=$PULUMI_PYTHON_SDK_VERSION py
+  py=$(command -v "$PULUMI_PYTHON") || die "no $PULUMI_PYTHON on PATH (PULUMI_PYTHON in the versions file)"
+  # The venv sits next to bin/ in the component dir (the stage dir is moved
+  # there whole; python finds its venv from its own path, and pip is always run
+  # as `python -m pip`, so the move does not matter); bin/ links to it relatively.
+  local venv
+  venv=$(dirname "$out")/venv
+  gorun "$py" -m venv "$venv"; substep "virtualenv created ($("$venv/bin/python" --version 2>&1))"
+  gorun "$venv/bin/python" -m pip install --disable-pip-version-check --no-input "pulumi==$v"
+  substep "pip install pulumi==$v"
+  gorun "$venv/bin/python" -c 'import pulumi, pulumi.runtime'
+  ln -s ../venv "$out/pulumi-python-venv"
 }
 
 # ---------------------------------------------------------------------------

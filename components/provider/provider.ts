@@ -74,7 +74,9 @@ export class KubeProxyModeProvider implements provider.Provider {
 
     async construct(name: string, type: string, inputs: pulumi.Inputs, options: pulumi.ComponentResourceOptions): Promise<provider.ConstructResult> {
         if (type !== KUBE_PROXY_MODE_TYPE) throw new Error(`unknown resource type ${type}: this plugin provides ${KUBE_PROXY_MODE_TYPE}`);
-        const component = new KubeProxyMode(name, await componentArgs(inputs), { ...options, ...this.componentOptions });
+        // the steps run this installation's CLI: a YAML or Python project has no kube-proxy-mode package
+        const stepCli = join(__dirname, "..", "cli", "main.js");
+        const component = new KubeProxyMode(name, await componentArgs(inputs), { ...options, stepCli, ...this.componentOptions });
         return { urn: component.urn, state: componentState(component) };
     }
 }

@@ -1,6 +1,7 @@
 // KubeProxyMode: declare the kube-proxy mode in stack code. Preview reads the cluster and shows
-// the configuration diff, the plan and the findings; up runs one RolloutStep per pool (the project's
-// own `kube-proxy-mode rollout`), then writes the canonical ConfigMap and finishes.
+// the configuration diff, the plan and the findings; up runs one step per pool (a @pulumi/command
+// Command running the project's own `kube-proxy-mode rollout`), then finishes and writes the
+// canonical ConfigMap.
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { createHash } from "node:crypto";
@@ -19,7 +20,7 @@ import type { Names } from "../rollout/cluster.js";
 import { readSnapshot } from "../cluster/snapshot.js";
 import { describeIssues, poolSchema, rolloutSpecSchema, targetSchema, verifySchema, type ClusterIdentity, type RolloutSpec, type TargetSpec } from "../rollout/spec.js";
 import { terminalSafeText } from "../cli/output.js";
-import { RolloutStep } from "./rolloutStep.js";
+import { rolloutStep, stepReport, stepResult } from "./commandStep.js";
 
 export { KUBE_PROXY_MODE_TYPE };
 
@@ -265,6 +266,12 @@ export type SnapshotReader = (access: ClusterAccess, flavor: Flavor, names: Part
 
 export interface KubeProxyModeOptions extends pulumi.ComponentResourceOptions {
     snapshotReader?: SnapshotReader;
+    /**
+     * The CLI the steps run (its dist/components/cli/main.js), for a component built where the
+     * program's directory has no kube-proxy-mode package: the provider plugin serving YAML and
+     * Python programs. Passed as KPM_CLI in the steps' environment, which no diff compares.
+     */
+    stepCli?: string;
 }
 
 /** Target names from a validated `target` (see targetSchema): the flavor and its overrides. */
@@ -478,7 +485,7 @@ export class KubeProxyMode extends pulumi.ComponentResource {
 
         // What the steps' CLI is given: the spec (with the reviewed cluster's identity), the
         // kubeconfig content when there is one, and the context. It changes with a rotated token;
-        // the step's diff compares only its triggers and command, so that re-runs nothing.
+        // a step's diff ignores its environment (commandStep.ts), so that re-runs nothing.
         const environment = (spec: pulumi.Output<RolloutSpec>) => {
             const env: Record<string, pulumi.Input<string>> = {
                 KPM_ROLLOUT_SPEC: spec.apply((s) => JSON.stringify(s)),
@@ -487,12 +494,13 @@ export class KubeProxyMode extends pulumi.ComponentResource {
                 KPM_HOLDER: stackIdentity(),
             };
             if (kubeconfig) env.KPM_KUBECONFIG = kubeconfig;
+            if (opts.stepCli) env.KPM_CLI = opts.stepCli;
             return pulumi.secret(env);
         };
         const spec = decided.apply((d) => d.spec);
 
         let previous: pulumi.Resource | undefined;
-        const steps: RolloutStep[] = [];
+        const steps: pulumi.Resource[] = [];
         for (const pool of declared as PoolInput[]) {
             const poolName = String(pool.name);
             // a step changes only when what it moves changes: the configuration, the pool's
@@ -501,16 +509,7 @@ export class KubeProxyMode extends pulumi.ComponentResource {
                 const p = d.migration.plan.pools.find((x) => x.name === poolName);
                 return [d.migration.hash, JSON.stringify(d.spec.pools.find((x) => x.name === poolName) ?? {}), nodeSetDigest((p?.nodes ?? []).map((n) => n.name)), d.cluster.server];
             });
-            const step = new RolloutStep(
-                `${name}-pool-${poolName}`,
-                {
-                    command: ["rollout", `--pool=${poolName}`],
-                    environment: environment(spec),
-                    triggers,
-                    description: decided.apply((d) => `rollout of pool ${poolName} to ${d.migration.mode} (configuration ${d.migration.hash})`),
-                },
-                { parent: this, dependsOn: previous ? [previous] : [] },
-            );
+            const step = rolloutStep(`${name}-pool-${poolName}`, { args: [`--pool=${poolName}`], environment: environment(spec), triggers }, { parent: this, dependsOn: previous ? [previous] : [] });
             steps.push(step);
             previous = step;
         }
@@ -521,16 +520,14 @@ export class KubeProxyMode extends pulumi.ComponentResource {
             : { provider: new k8s.Provider(`${name}-k8s`, { kubeconfig, context: decided.apply((d) => d.cluster.context) }, { parent: this }) };
         // The finish verifies every node of every pool, then writes the installer's ConfigMap itself
         // and hands the nodes back; it runs after every pool step.
-        const finishStep = new RolloutStep(
+        const finishStep = rolloutStep(
             `${name}-finish`,
-            {
-                command: ["rollout", "--finish"],
-                environment: environment(spec),
-                triggers: decided.apply((d) => [d.migration.hash, d.cluster.server]),
-                description: decided.apply((d) => `finish of the rollout to ${d.migration.mode} (configuration ${d.migration.hash})`),
-            },
+            { args: ["--finish"], environment: environment(spec), triggers: decided.apply((d) => [d.migration.hash, d.cluster.server]) },
             { parent: this, dependsOn: steps },
         );
+        // the CLI prints no credential: what the step printed is not secret (the provider may mark
+        // it so, since its environment is)
+        const finishOut = pulumi.unsecret(finishStep.stdout);
         // The ConfigMap change as Pulumi shows it in `preview --diff` and keeps in its state: applied
         // after the finish, which already wrote the same data, so it never writes ahead of the
         // verification; retainOnDelete keeps it when the stack goes.
@@ -553,13 +550,13 @@ export class KubeProxyMode extends pulumi.ComponentResource {
         this.configHash = decided.apply((d) => d.migration.hash);
         this.config = decided.apply((d) => d.migration.config);
         this.mode = decided.apply((d) => d.migration.mode);
-        this.status = finishStep.output;
+        this.status = pulumi.unsecret(finishStep.stderr).apply((e) => stepReport(e));
         this.change = decided.apply((d) => d.change);
-        this.promotion = pulumi.all([decided, finishStep.result, finishStep.finishedAt]).apply(([d, result, finishedAt]) => {
-            const r = result as Record<string, unknown> | null | undefined;
+        this.promotion = pulumi.all([decided, finishOut]).apply(([d, stdout]) => {
+            const r = stepResult(stdout);
             // a record belongs to the configuration the finish step finished, and only to it
-            if (!r || r.configHash !== d.migration.hash || !finishedAt) return undefined;
-            return promotionRecordSchema.parse({ ...r, targetHash: d.own.targetHash, target: d.own.target, mode: d.migration.mode, finishedAt });
+            if (!r || r.configHash !== d.migration.hash || typeof r.finishedAt !== "string") return undefined;
+            return promotionRecordSchema.parse({ ...r, targetHash: d.own.targetHash, target: d.own.target, mode: d.migration.mode });
         });
         // created only when the CRD is there (a snapshot fact); otherwise a finding says why not
         this.alerts = decided.apply((d) => {

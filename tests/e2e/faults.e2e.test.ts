@@ -264,7 +264,7 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
             assert.ok(up.killed);
             assert.notEqual(up.code, 0, "pulumi up exits non-zero");
             const ns = await nodes(c);
-            // the node in hand finished (the step in flight completes: the engine cannot cancel a provider's operation)
+            // the node in hand finished: the command provider kills the step's launcher on the cancel, and the CLI, its parent gone, stops as on SIGINT
             assert.equal(ns["canary-1"].verified !== undefined || ns["canary-1"].placement === null, true);
             assert.equal(ns["canary-1"].cordoned, false);
             assert.equal(ns["workers-1"].placement, null, "no later pool started");

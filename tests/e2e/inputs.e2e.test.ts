@@ -152,12 +152,12 @@ describe("@e2e KubeProxyMode's inputs on two reference clusters " + KWOK, functi
         assert.deepEqual(await clusterSnapshot(a!), untouched, "the current-context's cluster (A): no kube-proxy-mode label or annotation on a Node, none cordoned, no ConfigMap or DaemonSet of kube-system changed");
     });
 
-    it("F8: a rotated credential and a moved checkout: up runs no step, finishedAt and the promotion record unchanged " + KWOK, async () => {
+    it("F8: a rotated credential and a moved checkout: up runs no step (Commands, SIMULATED command plugin unless a real one is on PATH), their output and the promotion record unchanged " + KWOK, async () => {
         const first: Workspace = await workspace(a!, NFT);
         disposables.push(() => first.dispose());
         await first.stack.up({ onOutput });
         const stepsOf = async (stack: typeof first.stack) =>
-            Object.fromEntries(((await stack.exportStack()).deployment.resources ?? []).filter((r: any) => r.type.endsWith(":RolloutStep")).map((r: any) => [r.urn.split("::").pop(), r.outputs.finishedAt]));
+            Object.fromEntries(((await stack.exportStack()).deployment.resources ?? []).filter((r: any) => r.type === "command:local:Command").map((r: any) => [r.urn.split("::").pop(), r.id]));
         const stepsBefore = await stepsOf(first.stack);
         const promotionBefore = (await first.stack.outputs()).promotion?.value;
         assert.ok(promotionBefore?.finishedAt, "the first up recorded a promotion");
@@ -177,10 +177,10 @@ describe("@e2e KubeProxyMode's inputs on two reference clusters " + KWOK, functi
             if (m) ops[`${m.type} ${m.urn.split("::").pop()}`] = m.op;
         };
         await stack.up({ onOutput, onEvent });
-        const stepOps = Object.entries(ops).filter(([k]) => k.includes(":RolloutStep "));
+        const stepOps = Object.entries(ops).filter(([k]) => k.startsWith("command:local:Command "));
         assert.equal(stepOps.length, 4);
         assert.deepEqual(stepOps.filter(([, op]) => op !== "same"), [], "no step updated or replaced");
-        assert.deepEqual(await stepsOf(stack), stepsBefore, "every step's finishedAt kept");
+        assert.deepEqual(await stepsOf(stack), stepsBefore, "every step kept (same ids: none replaced)");
         assert.deepEqual((await stack.outputs()).promotion?.value, promotionBefore, "the promotion record unchanged");
     });
 });

@@ -9,13 +9,29 @@ import { join } from "node:path";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { MARKS } from "../../components/core/plan.js";
 import { ROOT } from "../helpers.js";
-import { clients, nodeSpecsAndLabels, resourceVersions, startCluster, stopCluster, watchCordons, workspace, type Workspace } from "./support.js";
+import type { EngineEvent } from "@pulumi/pulumi/automation";
+import { clients, leastPrivilegeKubeconfig, nodeSpecsAndLabels, resourceVersions, startCluster, stopCluster, watchCordons, workspace, type Workspace } from "./support.js";
 
 const KWOK = "(kwok nodes: built-in node checks not run)";
 const NFT = { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"] };
 
 function kubeSystem(rv: Record<string, string>): Record<string, string> {
     return Object.fromEntries(Object.entries(rv).filter(([k]) => !k.startsWith("Node ")));
+}
+
+/** What `up` did to each rollout step (command:local:Command): resource name -> its ops in order (same, update, create-replacement, replace...). */
+function stepOps(): { onEvent: (e: EngineEvent) => void; ops: Record<string, string> } {
+    const ops: Record<string, string> = {};
+    return {
+        ops,
+        onEvent: (e) => {
+            const m = e.resOutputsEvent?.metadata;
+            if (m && m.type === "command:local:Command") {
+                const name = m.urn.split("::").pop()!;
+                ops[name] = ops[name] ? `${ops[name]},${m.op}` : m.op;
+            }
+        },
+    };
 }
 
 describe("@e2e KubeProxyMode on the reference cluster " + KWOK, function () {
@@ -167,6 +183,39 @@ describe("@e2e KubeProxyMode on the reference cluster " + KWOK, function () {
         assert.equal((await node("canary-1")).metadata!.annotations![MARKS.verifiedAnnotation], canaryVerified, "the canary was not redone");
         const done = await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" });
         assert.match(done.data!["config.conf"], /^mode: nftables$/m);
+    });
+
+    it("steps as Commands (SIMULATED command plugin unless a real one is on PATH): a rotated kubeconfig re-runs no step; a new target replaces every step, which runs with the NEW kubeconfig " + KWOK, async () => {
+        cluster = await startCluster({ pools: [["canary", 1], ["workers", 2], ["batch", 1]] });
+        ws = await workspace(cluster, NFT);
+        // the first credential: its own ServiceAccount, revoked below by deleting that account
+        await ws.stack.setConfig("kube-proxy-mode:kubeconfig", { value: await leastPrivilegeKubeconfig(cluster, "kpm-e2e-first"), secret: true });
+        await ws.stack.up({ onOutput });
+        const promotion = (await ws.stack.outputs()).promotion?.value;
+        assert.ok(promotion?.finishedAt, "the first up recorded a promotion");
+
+        // rotate: a new credential, the first one revoked (were it used again, the step would fail: 401)
+        await ws.stack.setConfig("kube-proxy-mode:kubeconfig", { value: await leastPrivilegeKubeconfig(cluster), secret: true });
+        await clients(cluster).core.deleteNamespacedServiceAccount({ name: "kpm-e2e-first", namespace: "kube-system" });
+        const rotated = stepOps();
+        lines.length = 0;
+        await ws.stack.up({ onOutput, onEvent: rotated.onEvent });
+        assert.deepEqual(rotated.ops, { "kube-proxy-pool-canary": "same", "kube-proxy-pool-workers": "same", "kube-proxy-pool-batch": "same", "kube-proxy-finish": "same" }, "no step re-ran on a rotated kubeconfig");
+        assert.deepEqual((await ws.stack.outputs()).promotion?.value, promotion, "the promotion record (and its finishedAt) is kept");
+        assert.doesNotMatch(lines.join(""), /cordoned/, "nothing moved");
+
+        // a new target: every step's triggers change, so each is replaced and runs; with the stored
+        // (revoked) kubeconfig it would fail: the replacement gets the new one
+        await ws.setConfig({ nodePortAddresses: ["0.0.0.0/0", "::/0"] });
+        const moved = stepOps();
+        lines.length = 0;
+        await ws.stack.up({ onOutput, onEvent: moved.onEvent });
+        assert.deepEqual(Object.keys(moved.ops).sort(), ["kube-proxy-finish", "kube-proxy-pool-batch", "kube-proxy-pool-canary", "kube-proxy-pool-workers"]);
+        assert.ok(Object.values(moved.ops).every((op) => /replace/.test(op) && !/update|same/.test(op)), `every step replaced: ${JSON.stringify(moved.ops)}`);
+        assert.match(lines.join(""), /pool canary node canary-1: moved/);
+        assert.match((await canonical(cluster)).config, /^- ::\/0$/m, "the new target is in the canonical ConfigMap");
+        const after = (await ws.stack.outputs()).promotion?.value;
+        assert.notEqual(after?.configHash, promotion.configHash, "the promotion record is the new target's");
     });
 
     it("a node with kernel 5.10 in a targeted pool fails the preview, naming it, and nothing changes", async () => {

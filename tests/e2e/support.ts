@@ -5,18 +5,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
-import { clusterDown, clusterUp, toolchainBin, type ClusterOptions, type ClusterState } from "../../scripts/referenceCluster.js";
+import { clusterDown, clusterUp, enginePath, toolchainBin, type ClusterOptions, type ClusterState } from "../../scripts/referenceCluster.js";
 import { rbacObjects } from "../../components/core/rbac.js";
 import { ROOT } from "../helpers.js";
 
 let binDir: string | undefined;
 
-/** The toolchain's bin dir, on PATH for this process (the engine, plugins, kubectl). */
+/** The toolchain's bin dir, on PATH for this process (the engine, plugins, kubectl; the command plugin, SIMULATED where no real one is on PATH). */
 export function toolchain(): string {
     if (!binDir) {
         binDir = toolchainBin();
-        const sdk = join(ROOT, "node_modules", "@pulumi", "pulumi");
-        process.env.PATH = `${binDir}:${sdk}:${process.env.PATH}`;
+        process.env.PATH = enginePath(binDir).path;
     }
     return binDir;
 }
@@ -123,17 +122,21 @@ export async function setKubeconfig(stack: Stack, cluster: ClusterState): Promis
 
 const minted = new Map<string, string>();
 
-/** A kubeconfig for the ServiceAccount kube-system/kube-proxy-mode bound to the shipped role (created once per cluster). */
-export async function leastPrivilegeKubeconfig(cluster: ClusterState): Promise<string> {
-    const known = minted.get(cluster.name);
+/**
+ * A kubeconfig for the ServiceAccount kube-system/<account> (default kube-proxy-mode) bound to the
+ * shipped role (created once per cluster and account). Deleting that ServiceAccount revokes it.
+ */
+export async function leastPrivilegeKubeconfig(cluster: ClusterState, account = "kube-proxy-mode"): Promise<string> {
+    const key = `${cluster.name}/${account}`;
+    const known = minted.get(key);
     if (known) return known;
     const { kc, core } = clients(cluster);
     const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
-    const sa = { name: "kube-proxy-mode", namespace: "kube-system" };
+    const sa = { name: account, namespace: "kube-system" };
     await core.createNamespacedServiceAccount({ namespace: sa.namespace, body: { metadata: { name: sa.name } } }).catch((e) => {
         if (e?.code !== 409) throw e;
     });
-    for (const o of rbacObjects()) {
+    for (const o of rbacObjects({ name: account, serviceAccount: sa })) {
         await objects.create(o as k8s.KubernetesObject).catch((e) => {
             if (e?.code !== 409) throw e;
         });
@@ -148,7 +151,7 @@ export async function leastPrivilegeKubeconfig(cluster: ClusterState): Promise<s
         currentContext: admin.name,
     });
     const text = out.exportConfig();
-    minted.set(cluster.name, text);
+    minted.set(key, text);
     return text;
 }
 

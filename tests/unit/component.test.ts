@@ -117,14 +117,16 @@ describe("KubeProxyMode component (Pulumi mocks)", () => {
                 const types = registered.filter((r) => r.type !== "pulumi:providers:kubernetes").map((r) => `${r.type} ${r.name}`);
                 assert.deepEqual(types, [
                     "kube-proxy-mode:index:KubeProxyMode kube-proxy",
-                    "pulumi-nodejs:dynamic/kube-proxy-mode:RolloutStep kube-proxy-pool-canary",
-                    "pulumi-nodejs:dynamic/kube-proxy-mode:RolloutStep kube-proxy-pool-workers",
-                    "pulumi-nodejs:dynamic/kube-proxy-mode:RolloutStep kube-proxy-finish",
+                    "command:local:Command kube-proxy-pool-canary",
+                    "command:local:Command kube-proxy-pool-workers",
+                    "command:local:Command kube-proxy-finish",
                     "kubernetes:core/v1:ConfigMapPatch kube-proxy-canonical-config",
                 ]);
                 const canary = registered.find((r) => r.name === "kube-proxy-pool-canary")!;
-                // node and the CLI are found when the step runs; the inputs hold only the CLI's arguments
-                assert.deepEqual(canary.inputs.command, ["rollout", "--pool=canary"]);
+                // node and the CLI are found when the step runs; the command is a constant, the pool's arguments are in the environment
+                assert.equal(canary.inputs.create, "rollout");
+                assert.equal(canary.inputs.interpreter[0], "node");
+                assert.deepEqual(JSON.parse(plain(canary.inputs.environment).KPM_STEP_ARGS), ["--json", "--pool=canary"]);
                 const spec = JSON.parse(plain(canary.inputs.environment).KPM_ROLLOUT_SPEC);
                 assert.equal(spec.target.mode, "nftables");
                 assert.deepEqual(spec.pools.map((p: any) => p.name), ["canary", "workers"]);
@@ -151,7 +153,7 @@ describe("KubeProxyMode component (Pulumi mocks)", () => {
                 assert.equal(env.value.KPM_KUBECONFIG.includes("SECRET-MARKER"), true);
                 assert.ok(!env.value.KPM_ROLLOUT_SPEC.includes("SECRET-MARKER"));
                 assert.ok(!JSON.stringify(canary.inputs.triggers ?? []).includes("SECRET-MARKER"));
-                assert.ok(!JSON.stringify(canary.inputs.command).includes("SECRET-MARKER"));
+                assert.ok(!JSON.stringify([canary.inputs.create, canary.inputs.interpreter]).includes("SECRET-MARKER"));
             });
         });
     }

@@ -52,7 +52,8 @@ async function run(preview: boolean, args: Record<string, any>, snap: ClusterSna
                 const finish = a.name.endsWith("-finish") && !preview;
                 return {
                     id: preview ? undefined : `${a.name}-id`,
-                    state: { ...a.inputs, ...(finish ? { result: opts.finishResult ?? null, finishedAt: "2026-03-01T10:00:00.000Z" } : {}) },
+                    // the finish's stdout: the CLI's --json document, whose verification holds when it finished
+                    state: { ...a.inputs, ...(finish ? { stdout: JSON.stringify({ ok: true, nodes: [], verification: opts.finishResult === undefined ? undefined : { ...(opts.finishResult as object), finishedAt: "2026-03-01T10:00:00.000Z" } }), stderr: "" } : {}) },
                 };
             },
             call: () => ({}),

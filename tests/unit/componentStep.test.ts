@@ -1,82 +1,112 @@
-// The rollout step's provider: a step changes only when what it moves changes, an update with no
-// real change keeps the run it made, and a result line of any size survives however it is chunked.
+// A rollout step as a command.local.Command: a constant `create`, the CLI run as argv by a
+// constant launcher, a secret environment the diff ignores, triggers that replace, nothing run on
+// delete, and the finish's verification record read from its stdout however large.
 import assert from "node:assert/strict";
-import { runCommand, stepProvider, type StepState } from "../../components/pulumi/rolloutStep.js";
-import { STEP_RESULT_PREFIX } from "../../components/core/promotion.js";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { STEP_CREATE, STEP_IGNORE_CHANGES, STEP_LAUNCHER, stepCommand, stepReport, stepResult } from "../../components/pulumi/commandStep.js";
+import { ROOT } from "../helpers.js";
 
-const base: StepState = {
-    command: ["rollout", "--pool=canary"],
-    environment: { KPM_KUBECONFIG: "token: old", KPM_ROLLOUT_SPEC: "{}" },
-    triggers: ["hash1", '{"name":"canary"}', "digest", "https://a:6443"],
-    description: "rollout of pool canary",
-    output: "done",
-    result: { nodesVerified: 1 },
-    finishedAt: "2026-12-01T00:00:00.000Z",
-};
+const resolved = <T>(o: pulumi.Input<T> | undefined): Promise<T> => new Promise((r) => pulumi.output(o as pulumi.Input<T>).apply((v) => (r(v as T), v)));
+const isSecret = (o: unknown): Promise<boolean> => (o as any).isSecret;
 
-describe("RolloutStep provider", () => {
-    it("a rotated credential or a changed spec environment is no change", async () => {
-        const d = await stepProvider.diff!("id", base, { ...base, environment: { KPM_KUBECONFIG: "token: new", KPM_ROLLOUT_SPEC: '{"x":1}' } });
-        assert.equal(d.changes, false);
-        assert.deepEqual(d.replaces, []);
+function canary() {
+    return stepCommand(
+        { args: ["--pool=canary; rm -rf /"], environment: { KPM_KUBECONFIG: "token: marker", KPM_ROLLOUT_SPEC: "{}" }, triggers: ["hash1", '{"name":"canary"}', "digest", "https://a:6443"] },
+        { ignoreChanges: ["dependsOnSomething"] },
+    );
+}
+
+describe("rollout step as a Command: inputs", () => {
+    it("create is a constant and the interpreter holds no path: the pool's name is only in the environment", async () => {
+        const { args } = canary();
+        assert.equal(args.create, STEP_CREATE);
+        assert.deepEqual(args.interpreter, ["node", "-e", STEP_LAUNCHER]);
+        assert.ok(!STEP_LAUNCHER.includes(ROOT) && !STEP_LAUNCHER.includes(process.execPath), "the launcher holds no path of this machine");
+        assert.ok(!JSON.stringify([args.create, args.interpreter]).includes("canary"), "no user value in the command");
+        const env = await resolved(args.environment);
+        assert.deepEqual(JSON.parse(String(env!.KPM_STEP_ARGS)), ["--json", "--pool=canary; rm -rf /"]);
     });
 
-    it("state written with argv (node and the CLI's path of another machine) is no change against the same command", async () => {
-        const old = { ...base, command: undefined as any, argv: ["/usr/local/bin/node", "/home/ci/checkout/bin/kube-proxy-mode", "rollout", "--pool=canary"] };
-        const d = await stepProvider.diff!("id", old, base);
-        assert.equal(d.changes, false);
+    it("the environment (it carries the kubeconfig) is secret", async () => {
+        assert.equal(await isSecret(pulumi.output(canary().args.environment)), true);
     });
 
-    it("a change of the triggers (configuration, pool settings, node set, API server) replaces the step", async () => {
-        for (let i = 0; i < base.triggers.length; i++) {
-            const triggers = [...base.triggers];
-            triggers[i] = "changed";
-            const d = await stepProvider.diff!("id", base, { ...base, triggers });
-            assert.equal(d.changes, true);
-            assert.deepEqual(d.replaces, ["triggers"]);
-        }
+    it("triggers are what the step moves; no delete command; the progress (stderr) is logged, stdout is not", async () => {
+        const { args } = canary();
+        assert.deepEqual(await resolved(args.triggers), ["hash1", '{"name":"canary"}', "digest", "https://a:6443"]);
+        assert.equal(args.delete, undefined);
+        assert.equal(args.update, undefined);
+        assert.equal(args.logging, "stderr");
+        assert.equal(args.addPreviousOutputInEnv, false);
     });
 
-    it("an update with no real change keeps finishedAt, result and output and runs nothing", async () => {
-        const news = { ...base, environment: { KPM_KUBECONFIG: "token: new" }, output: undefined as any, result: undefined, finishedAt: undefined as any };
-        // were the CLI run, it would fail: no spec in its environment
-        const r = await stepProvider.update!("id", base, news);
-        assert.equal(r.outs.finishedAt, base.finishedAt);
-        assert.deepEqual(r.outs.result, base.result);
-        assert.equal(r.outs.output, "done");
-        assert.equal(r.outs.environment.KPM_KUBECONFIG, "token: new");
+    it("ignoreChanges holds exactly the environment and the interpreter, added to the caller's", () => {
+        assert.deepEqual(STEP_IGNORE_CHANGES, ["environment", "interpreter"]);
+        assert.deepEqual(canary().opts.ignoreChanges, ["dependsOnSomething", "environment", "interpreter"]);
     });
 });
 
-describe("RolloutStep result lines", () => {
-    it("a 200 KB result line written in many small writes is kept whole", async function () {
-        this.timeout(30_000);
-        const record = { configHash: "abc", unverified: Array.from({ length: 8000 }, (_, i) => `node-${String(i).padStart(5, "0")}`) };
-        const line = `${STEP_RESULT_PREFIX}${JSON.stringify(record)}\n`;
-        assert.ok(line.length > 100_000);
-        // the child writes the line in 1 KB pieces, waiting between writes so they arrive as separate chunks
-        const script = `
-            const line = ${JSON.stringify(line)};
-            let i = 0;
-            process.stdout.write("progress before\\n");
-            const next = () => {
-                if (i >= line.length) { process.stdout.write("progress after\\n"); return; }
-                process.stdout.write(line.slice(i, i + 1024));
-                i += 1024;
-                setTimeout(next, i % 16384 === 0 ? 5 : 0);
-            };
-            next();`;
-        const written: string[] = [];
-        const stderrWrite = process.stderr.write;
-        (process.stderr as any).write = (s: string) => (written.push(String(s)), true);
-        let r;
-        try {
-            r = await runCommand([process.execPath, "-e", script], {}, "test step");
-        } finally {
-            (process.stderr as any).write = stderrWrite;
-        }
-        assert.deepEqual(r.result, record);
-        assert.match(r.output, /^progress before$/m);
-        assert.match(r.output, /^progress after$/m);
+describe("rollout step as a Command: the launcher", () => {
+    let dir: string;
+    beforeEach(() => (dir = mkdtempSync(join(tmpdir(), "kpm-launcher-"))));
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+    it("runs the CLI found by KPM_CLI with `create` then KPM_STEP_ARGS as argv (no shell)", () => {
+        const cli = join(dir, "main.js");
+        writeFileSync(cli, "exports.runCli = () => console.log(JSON.stringify(process.argv.slice(2)));");
+        const r = spawnSync(process.execPath, ["-e", STEP_LAUNCHER, STEP_CREATE], { env: { ...process.env, KPM_CLI: cli, KPM_STEP_ARGS: JSON.stringify(["--json", "--pool=a b; $(touch x)"]) }, encoding: "utf8", cwd: dir });
+        assert.equal(r.status, 0, r.stderr);
+        assert.deepEqual(JSON.parse(r.stdout), ["rollout", "--json", "--pool=a b; $(touch x)"]);
+    });
+
+    it("the CLI stops as on SIGINT when the launcher is killed (the command provider's SIGKILL on a cancel), its output still reaching the step", async function () {
+        this.timeout(20_000);
+        const cli = join(dir, "main.js");
+        const marker = join(dir, "stopped");
+        writeFileSync(
+            cli,
+            `exports.runCli = () => { console.log("moving node-1"); process.on("SIGINT", () => { console.log("SIGINT: finishing node-1, releasing the lease"); require("fs").writeFileSync(${JSON.stringify(marker)}, "stopped"); process.exit(1); }); setInterval(() => {}, 1000); };`,
+        );
+        const launcher = spawn(process.execPath, ["-e", STEP_LAUNCHER, STEP_CREATE], { env: { ...process.env, KPM_CLI: cli, KPM_STEP_ARGS: "[]" }, stdio: ["ignore", "pipe", "pipe"] });
+        let out = "";
+        launcher.stdout.on("data", (d) => (out += d));
+        const closed = new Promise<void>((r) => launcher.stdout.on("close", () => r()));
+        while (!out.includes("moving node-1")) await new Promise((r) => setTimeout(r, 50));
+        launcher.kill("SIGKILL");
+        await closed;
+        assert.equal(readFileSync(marker, "utf8"), "stopped");
+        assert.match(out, /SIGINT: finishing node-1, releasing the lease/, "the CLI's last lines reached the step's stdout");
+    });
+
+    it("finds the CLI from the project's directory, and says how to fix it when it cannot", () => {
+        const env = { ...process.env, KPM_CLI: "", KPM_STEP_ARGS: JSON.stringify(["--help"]) };
+        const found = spawnSync(process.execPath, ["-e", STEP_LAUNCHER, STEP_CREATE], { env, encoding: "utf8", cwd: join(ROOT, "examples") });
+        assert.equal(found.status, 0, found.stderr);
+        assert.match(found.stdout, /kube-proxy-mode rollout/);
+        const lost = spawnSync(process.execPath, ["-e", STEP_LAUNCHER, STEP_CREATE], { env, encoding: "utf8", cwd: dir });
+        assert.equal(lost.status, 2);
+        assert.match(lost.stderr, /cannot find the kube-proxy-mode CLI from .*: install the kube-proxy-mode package in the Pulumi project \(npm install kube-proxy-mode\), or set KPM_CLI/);
+    });
+});
+
+describe("rollout step as a Command: its output", () => {
+    it("the verification record of a 300 KB --json document is read whole", () => {
+        const verification = { configHash: "abc", finishedAt: "2026-12-01T00:00:00.000Z", unverified: Array.from({ length: 12000 }, (_, i) => `node-${String(i).padStart(5, "0")}`) };
+        const stdout = JSON.stringify({ ok: true, target: "abc", mode: "nftables", nodes: [], verification }, null, 2);
+        assert.ok(stdout.length > 200_000);
+        assert.deepEqual(stepResult(stdout), verification);
+    });
+
+    it("no record from a step that printed none, or printed something else", () => {
+        for (const s of [undefined, "", "not json", JSON.stringify({ ok: true, nodes: [] }), JSON.stringify({ verification: [1] })]) assert.equal(stepResult(s), null);
+    });
+
+    it("the status is the last lines of the step's progress", () => {
+        const stderr = Array.from({ length: 100 }, (_, i) => `line ${i}`).join("\n");
+        assert.equal(stepReport(stderr, 2), "line 98\nline 99");
     });
 });

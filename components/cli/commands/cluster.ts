@@ -67,8 +67,9 @@ again resumes: verified nodes are skipped. Prints one line per step.
   --pool NAME       run only this pool (repeatable); default: every pool in order
   --finish          after all pools: write the canonical ConfigMap, hand every node back to the
                     installer's DaemonSet and restore its spec; ends with the verification record
-                    ("kube-proxy-mode/result {...}": nodes verified of the pools' nodes) that the
-                    finish step keeps as the stack's promotion record
+                    ("kube-proxy-mode/result {...}": nodes verified of the pools' nodes, and when;
+                    with --json, its "verification") that the finish step keeps as the stack's
+                    promotion record
   --plan            print the plan and change nothing
 
 One rollout per cluster: the run holds the Lease kube-system/kube-proxy-mode (renewed every 20 s;
@@ -172,6 +173,8 @@ async function verificationRecord(ctx: Context) {
         mode: ctx.spec.target.mode,
         ...summarizeVerification(nodes, poolNodes, ctx.spec.target.hash),
         cluster: ctx.cluster.identity,
+        /** when the finish completed: the promotion record's finishedAt */
+        finishedAt: new Date().toISOString(),
     };
 }
 
