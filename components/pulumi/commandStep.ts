@@ -51,7 +51,7 @@ function stepLauncher(): void {
         }
         for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
             try {
-                if (JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")).name === "kube-proxy-mode") return path.join(dir, "dist", "components", "cli", "main.js");
+                if ((JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as { name?: unknown }).name === "kube-proxy-mode") return path.join(dir, "dist", "components", "cli", "main.js");
             } catch {
                 // no package.json we can read here: go on up
             }
@@ -80,7 +80,7 @@ function stepLauncher(): void {
     // SIGINT/SIGTERM sent to the launcher are passed on.
     const { spawn } = require("node:child_process") as typeof import("node:child_process");
     const watchdog = `const parent = ${process.pid}; const t = setInterval(() => { if (process.ppid !== parent) { clearInterval(t); process.kill(process.pid, "SIGINT"); } }, 250); t.unref(); require(process.argv[1]).runCli();`;
-    const child = spawn(process.execPath, ["-e", watchdog, main, ...process.argv.slice(1), ...(args as string[])], { stdio: "inherit" });
+    const child = spawn(process.execPath, ["-e", watchdog, main, ...process.argv.slice(1), ...args], { stdio: "inherit" });
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
     child.on("error", (e) => {
         process.stderr.write(`cannot run the kube-proxy-mode CLI: ${e.message}\n`);
@@ -138,7 +138,7 @@ export function rolloutStep(name: string, inputs: StepInputs, opts: pulumi.Custo
 export function stepResult(stdout: string | undefined): Record<string, unknown> | null {
     if (!stdout) return null;
     try {
-        const doc = JSON.parse(stdout);
+        const doc = JSON.parse(stdout) as { verification?: unknown } | null;
         const v = doc?.verification;
         return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
     } catch {
