@@ -68,8 +68,8 @@ export class KubeProxyModeProvider implements provider.Provider {
         this.schemaText = JSON.stringify(packageSchema(this.version));
     }
 
-    async getSchema(): Promise<string> {
-        return this.schemaText;
+    getSchema(): Promise<string> {
+        return Promise.resolve(this.schemaText);
     }
 
     async construct(name: string, type: string, inputs: pulumi.Inputs, options: pulumi.ComponentResourceOptions): Promise<provider.ConstructResult> {

@@ -10,7 +10,7 @@ import { ALERTS, planAlerts, type PrometheusRuleSpec } from "../core/alerts.js";
 import type { Flavor } from "../core/facts.js";
 import { decideMigration, type ClusterSnapshot, type Migration } from "../core/migration.js";
 import { effectiveMode } from "../core/config.js";
-import { configHash, type PoolSpec, type RolloutPlan } from "../core/plan.js";
+import { configHash, type RolloutPlan } from "../core/plan.js";
 import { checkPromotion, gateRefusal, parsePromotion, promotionRecordSchema, promotionTarget } from "../core/promotion.js";
 import { KUBE_PROXY_MODE_TYPE, type Finding, type PromotionRecord, type ProxyMode } from "../core/types.js";
 import type { ClusterAccess } from "../cluster/access.js";
@@ -402,7 +402,7 @@ export class KubeProxyMode extends pulumi.ComponentResource {
         // the kubeconfig is only read here; what comes out of the decision holds none of it, so it
         // is not secret (the reviewer must see the diff and the plan)
         const decidedWithSecret = pulumi.all([inputs, kubeconfig ?? pulumi.output(undefined as string | undefined), gateOrNone, upstreamRecord]).apply(async ([i, kc, gate, upstream]) => {
-            const { mode, featureGates, nodePortAddresses, conntrack, kubernetesVersion, allowUnknown, target, pools, verify, onFailure, context, alerts } = i as any;
+            const { mode, featureGates, nodePortAddresses, conntrack, kubernetesVersion, allowUnknown, target, pools, verify, onFailure, context, alerts } = i;
             // every input is checked before the cluster is read, so nothing can fail later at up
             const desired: Record<string, unknown> = { mode };
             if (featureGates !== undefined) desired.featureGates = featureGates;
@@ -440,7 +440,7 @@ export class KubeProxyMode extends pulumi.ComponentResource {
             }
             let migration: Migration;
             try {
-                migration = decideMigration(snapshot, desired, (pools ?? []) as PoolSpec[]);
+                migration = decideMigration(snapshot, desired, pools ?? []);
             } catch (e) {
                 throw new Error(`KubeProxyMode ${name}: ${(e as Error).message}`);
             }
@@ -451,7 +451,7 @@ export class KubeProxyMode extends pulumi.ComponentResource {
                 pools,
                 verify: verifyParsed.data,
                 onFailure: onFailure ?? "rollback-node",
-                tcpBeLiberal: (conntrack as any)?.tcpBeLiberal,
+                tcpBeLiberal: conntrack?.tcpBeLiberal,
                 cluster,
             });
             const alertPlan = planAlerts(alerts, snapshot.prometheusRuleCrd, namesFor(flavor, names).namespace);
@@ -471,7 +471,7 @@ export class KubeProxyMode extends pulumi.ComponentResource {
                     now: new Date(),
                 });
                 if (!verdict.open) throw new Error(`KubeProxyMode ${name}: ${gateRefusal(gate.after, verdict)}`);
-                for (const note of verdict.notes) pulumi.log.info(`promotion gate open: ${note}`, this);
+                for (const note of verdict.notes) void pulumi.log.info(`promotion gate open: ${note}`, this);
             }
             const change = {
                 cluster: snapshot.cluster ?? null,
@@ -581,9 +581,9 @@ export class KubeProxyMode extends pulumi.ComponentResource {
     /** What a reviewer reads in `pulumi preview`: diagnostics on this component. */
     private report(m: Migration, location: string, cluster: { server: string; context: string }, source: string): void {
         const changes = m.changes.map((c) => `  ${c.path}: ${JSON.stringify(c.from)} -> ${JSON.stringify(c.to)} (${c.reason})`).join("\n");
-        pulumi.log.info(terminalSafeText(`cluster ${cluster.server} (context ${cluster.context}, from ${source}): the cluster this preview reviewed and up acts on`), this);
+        void pulumi.log.info(terminalSafeText(`cluster ${cluster.server} (context ${cluster.context}, from ${source}): the cluster this preview reviewed and up acts on`), this);
         // every value that came from the cluster (node names, kernels, labels) is made terminal-safe
-        pulumi.log.info(
+        void pulumi.log.info(
             terminalSafeText(
             `kube-proxy configuration (${location}) -> ${m.mode}, configuration ${m.hash}, Kubernetes ${m.kubernetesVersion}\n` +
                 (m.diff ? `${m.diff}\nchanges:\n${changes}` : "no configuration change") +
@@ -593,8 +593,8 @@ export class KubeProxyMode extends pulumi.ComponentResource {
         );
         for (const f of m.findings) {
             const text = `${f.field}: ${f.message}${f.fix ? ` Fix: ${f.fix}` : ""}`;
-            if (f.severity === "warning") pulumi.log.warn(terminalSafeText(text), this);
-            else pulumi.log.info(terminalSafeText(text), this);
+            if (f.severity === "warning") void pulumi.log.warn(terminalSafeText(text), this);
+            else void pulumi.log.info(terminalSafeText(text), this);
         }
     }
 }

@@ -28,7 +28,7 @@ describe("rollout step as a Command: inputs", () => {
         assert.ok(!STEP_LAUNCHER.includes(ROOT) && !STEP_LAUNCHER.includes(process.execPath), "the launcher holds no path of this machine");
         assert.ok(!JSON.stringify([args.create, args.interpreter]).includes("canary"), "no user value in the command");
         const env = await resolved(args.environment);
-        assert.deepEqual(JSON.parse(String(env!.KPM_STEP_ARGS)), ["--json", "--pool=canary; rm -rf /"]);
+        assert.deepEqual(JSON.parse(env!.KPM_STEP_ARGS as string), ["--json", "--pool=canary; rm -rf /"]);
     });
 
     it("the environment (it carries the kubeconfig) is secret", async () => {

@@ -174,7 +174,9 @@ describe("provider plugin: the executable launcher and the package", () => {
         this.timeout(30_000);
         const { spawn } = await import("node:child_process");
         const grpc = await import("@grpc/grpc-js");
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- generated gRPC stubs without typings
         const rpc = require("@pulumi/pulumi/proto/provider_grpc_pb");
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- as above
         const pb = require("@pulumi/pulumi/proto/provider_pb");
         // the engine's address: nothing listens there; GetSchema does not call the engine
         const child = spawn(join(ROOT, "bin", "pulumi-resource-kube-proxy-mode"), ["127.0.0.1:1"], { stdio: ["ignore", "pipe", "pipe"] });
