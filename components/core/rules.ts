@@ -128,57 +128,43 @@ const nftablesAvailable: Rule = (ctx) => {
     return [];
 };
 
-const featureGateNames: Rule = (ctx) => {
-    const registry = gateRegistry(ctx.version);
-    const out: Finding[] = [];
-    const allowUnknown = ctx.desired.allowUnknownFeatureGates === true;
-    for (const [name, value] of Object.entries(gates(ctx.result))) {
-        const field = `featureGates.${name}`;
-        if (typeof value !== "boolean") {
-            out.push({
-                severity: "error",
-                code: "gate.value",
-                field,
-                message: `${field} is ${JSON.stringify(value)}: a gate is true or false`,
-            });
-            continue;
-        }
-        const spec = registry.gates[name];
-        if (!spec) {
-            const suggestion = suggestGate(name, registry);
-            const known =
-                registry.newerThanKnown && ctx.version
-                    ? `the newest list this tool has (${registry.release})`
-                    : `Kubernetes ${registry.release}`;
-            out.push({
-                severity: allowUnknown ? "warning" : "error",
-                code: "gate.unknown",
-                field,
-                message:
-                    `${name} is not a feature gate of ${known}: kube-proxy refuses to start on an unknown gate` +
-                    (suggestion ? `; did you mean ${suggestion}?` : ""),
-                fix: allowUnknown
-                    ? "accepted because unknown gates are allowed; make sure the release you run knows it"
-                    : suggestion
-                      ? `rename it to ${suggestion}, or allow unknown gates if your release is newer than ${registry.release}`
-                      : `remove it, or allow unknown gates (--allow-unknown-feature-gates) if your release is newer than ${registry.release}`,
-            });
-            continue;
-        }
-        if (spec.locked && value !== spec.default) {
-            out.push({
-                severity: "error",
-                code: "gate.locked",
-                field,
-                message: `${name} is ${spec.stage} and locked to ${spec.default} in ${registry.release}: kube-proxy refuses to start when it is set to ${value}`,
-                fix: `remove featureGates.${name}`,
-            });
-        }
+type GateRegistry = ReturnType<typeof gateRegistry>;
+
+/** One named gate against the release's list: a boolean, a gate the release knows, not set against its lock. */
+function gateFinding(name: string, value: unknown, registry: GateRegistry, ctx: RuleContext): Finding | undefined {
+    const field = `featureGates.${name}`;
+    if (typeof value !== "boolean") return { severity: "error", code: "gate.value", field, message: `${field} is ${JSON.stringify(value)}: a gate is true or false` };
+    const spec = registry.gates[name];
+    if (spec) {
+        if (!spec.locked || value === spec.default) return undefined;
+        return {
+            severity: "error",
+            code: "gate.locked",
+            field,
+            message: `${name} is ${spec.stage} and locked to ${spec.default} in ${registry.release}: kube-proxy refuses to start when it is set to ${value}`,
+            fix: `remove featureGates.${name}`,
+        };
     }
-    // from 1.35 kube-proxy also refuses a setting that leaves an enabled gate without a gate it needs
-    const set = gates(ctx.result);
-    const enabled = (name: string) =>
-        typeof set[name] === "boolean" ? (set[name]) : registry.gates[name]?.default === true;
+    const allowUnknown = ctx.desired.allowUnknownFeatureGates === true;
+    const suggestion = suggestGate(name, registry);
+    const known = registry.newerThanKnown && ctx.version ? `the newest list this tool has (${registry.release})` : `Kubernetes ${registry.release}`;
+    return {
+        severity: allowUnknown ? "warning" : "error",
+        code: "gate.unknown",
+        field,
+        message: `${name} is not a feature gate of ${known}: kube-proxy refuses to start on an unknown gate` + (suggestion ? `; did you mean ${suggestion}?` : ""),
+        fix: allowUnknown
+            ? "accepted because unknown gates are allowed; make sure the release you run knows it"
+            : suggestion
+              ? `rename it to ${suggestion}, or allow unknown gates if your release is newer than ${registry.release}`
+              : `remove it, or allow unknown gates (--allow-unknown-feature-gates) if your release is newer than ${registry.release}`,
+    };
+}
+
+/** From 1.35 kube-proxy also refuses a setting that leaves an enabled gate without a gate it needs. */
+function gateDependencies(set: PlainObject, registry: GateRegistry): Finding[] {
+    const out: Finding[] = [];
+    const enabled = (name: string) => (typeof set[name] === "boolean" ? set[name] : registry.gates[name]?.default === true);
     for (const [name, needs] of Object.entries(registry.dependencies)) {
         if (!enabled(name)) continue;
         const missing = needs.filter((d) => !enabled(d));
@@ -192,29 +178,19 @@ const featureGateNames: Rule = (ctx) => {
         });
     }
     return out;
+}
+
+const featureGateNames: Rule = (ctx) => {
+    const registry = gateRegistry(ctx.version);
+    const set = gates(ctx.result);
+    const named = Object.entries(set).map(([name, value]) => gateFinding(name, value, registry, ctx));
+    return [...named.filter((f): f is Finding => f !== undefined), ...gateDependencies(set, registry)];
 };
 
-const nodePortAddresses: Rule = (ctx) => {
-    const list = ctx.result.nodePortAddresses;
-    if (list === undefined || list === null) return [];
-    if (!Array.isArray(list)) {
-        return [
-            {
-                severity: "error",
-                code: "nodePortAddresses.shape",
-                field: "nodePortAddresses",
-                message: "nodePortAddresses must be a list",
-            },
-        ];
-    }
+/** Each entry of nodePortAddresses: a CIDR or, from the keywords release, a keyword. */
+function nodePortEntryFindings(entries: NodePortEntry[], version: KubeVersion | undefined): Finding[] {
+    const keywordsAllowed = !version || atLeast(version, NODE_PORT_KEYWORDS.keywordsRelease);
     const out: Finding[] = [];
-    const v = ctx.version;
-    const keywordsAllowed = !v || atLeast(v, NODE_PORT_KEYWORDS.keywordsRelease);
-    const entries: NodePortEntry[] = list.map((e: unknown) =>
-        typeof e === "string"
-            ? classifyNodePortAddress(e)
-            : { kind: "invalid", reason: `${JSON.stringify(e)} is not a string` },
-    );
     entries.forEach((entry, i) => {
         const field = `nodePortAddresses[${i}]`;
         if (entry.kind === "invalid") {
@@ -223,18 +199,15 @@ const nodePortAddresses: Rule = (ctx) => {
                 code: "nodePortAddresses.invalid",
                 field,
                 message: entry.reason,
-                fix: entry.suggestion
-                    ? `use ${entry.suggestion}`
-                    : `use CIDRs such as 0.0.0.0/0 or 10.0.0.0/8, or ${keywordsAllowed ? "primary, localhost, all" : "primary (alone)"}`,
+                fix: entry.suggestion ? `use ${entry.suggestion}` : `use CIDRs such as 0.0.0.0/0 or 10.0.0.0/8, or ${keywordsAllowed ? "primary, localhost, all" : "primary (alone)"}`,
             });
         } else if (entry.kind === "keyword" && entry.keyword !== "primary" && !keywordsAllowed) {
             out.push({
                 severity: "error",
                 code: "nodePortAddresses.keyword",
                 field,
-                message: `"${entry.keyword}" is a nodePortAddresses keyword only from Kubernetes ${NODE_PORT_KEYWORDS.keywordsRelease} (KEP-6032); this cluster runs ${v.release}`,
-                fix:
-                    entry.keyword === "all" ? "use 0.0.0.0/0 and ::/0" : "use 127.0.0.0/8 in iptables mode, or upgrade",
+                message: `"${entry.keyword}" is a nodePortAddresses keyword only from Kubernetes ${NODE_PORT_KEYWORDS.keywordsRelease} (KEP-6032); this cluster runs ${version?.release}`,
+                fix: entry.keyword === "all" ? "use 0.0.0.0/0 and ::/0" : "use 127.0.0.0/8 in iptables mode, or upgrade",
             });
         }
     });
@@ -248,12 +221,17 @@ const nodePortAddresses: Rule = (ctx) => {
             fix: `use ["primary"] alone, or list CIDRs`,
         });
     }
+    return out;
+}
+
+const nodePortAddresses: Rule = (ctx) => {
+    const list = ctx.result.nodePortAddresses;
+    if (list === undefined || list === null) return [];
+    if (!Array.isArray(list)) return [{ severity: "error", code: "nodePortAddresses.shape", field: "nodePortAddresses", message: "nodePortAddresses must be a list" }];
+    const entries: NodePortEntry[] = list.map((e: unknown) => (typeof e === "string" ? classifyNodePortAddress(e) : { kind: "invalid", reason: `${JSON.stringify(e)} is not a string` }));
+    const out = nodePortEntryFindings(entries, ctx.version);
     const localhostIndex = entries.findIndex((e) => e.kind === "keyword" && e.keyword === "localhost");
-    if (
-        localhostIndex >= 0 &&
-        effectiveMode(ctx.result) === "nftables" &&
-        gates(ctx.result)[NFTABLES.localhostNodePortsGate] !== true
-    ) {
+    if (localhostIndex >= 0 && effectiveMode(ctx.result) === "nftables" && gates(ctx.result)[NFTABLES.localhostNodePortsGate] !== true) {
         out.push({
             severity: "error",
             code: "nodePortAddresses.localhostGate",
