@@ -370,12 +370,18 @@ export async function clusterUp(opts: ClusterOptions = {}): Promise<ClusterState
             "--use-service-account-credentials=false",
             "--secure-port=0",
             "--controllers=*,-nodeipam",
+            // the default 20 requests/s makes the DaemonSet controller take minutes to create
+            // 5,000 kube-proxy pods (a reference cluster on loopback has the server to itself)
+            "--kube-api-qps=500",
+            "--kube-api-burst=1000",
             "--v=1",
         ]);
         spawnDaemon(state, "kube-scheduler", join(bin, "kube-scheduler"), [
             `--kubeconfig=${state.kubeconfig}`,
             "--leader-elect=false",
             "--secure-port=0",
+            "--kube-api-qps=500",
+            "--kube-api-burst=1000",
             "--v=1",
         ]);
 
@@ -553,7 +559,7 @@ async function seed(
     }
     await waitFor(
         "kube-proxy pods on every node",
-        90_000,
+        90_000 + 60 * state.nodes.length,
         async () => {
             const ds = await apps.readNamespacedDaemonSet({ name: "kube-proxy", namespace: "kube-system" });
             return (ds.status?.numberReady ?? 0) === state.nodes.length;

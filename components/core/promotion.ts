@@ -140,36 +140,8 @@ function show(v: unknown): string {
     return v === undefined ? "(unset)" : JSON.stringify(v);
 }
 
-/** The promotion gate: open only when the upstream finished the same target, verified every node and held it for minSoak. */
-export function checkPromotion(g: GateInput): GateVerdict {
-    if (g.alreadyApplied)
-        return {
-            open: true,
-            missing: [],
-            notes: [
-                `this cluster already runs its target (${g.own.mode}, target ${g.own.targetHash}): nothing moves, so ${g.upstream} is not consulted`,
-            ],
-        };
-    if (g.record === undefined || g.record === null) {
-        return {
-            open: false,
-            missing: [
-                `${g.upstream} has no promotion record: it has not finished a kube-proxy-mode rollout (run pulumi up there first and let it finish)`,
-            ],
-            notes: [],
-        };
-    }
-    const parsed = promotionRecordSchema.safeParse(g.record);
-    if (!parsed.success) {
-        return {
-            open: false,
-            missing: [
-                `${g.upstream}'s promotion output is not a kube-proxy-mode promotion record (${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")})`,
-            ],
-            notes: [],
-        };
-    }
-    const r = parsed.data;
+/** What the upstream's record lacks for this stack to follow it: the same target, every node verified, the soak held. */
+function gateGaps(g: GateInput, r: PromotionRecord, heldSeconds: number): string[] {
     const missing: string[] = [];
     if (r.targetHash !== g.own.targetHash) {
         const keys = [...new Set([...Object.keys(r.target), ...Object.keys(g.own.target)])].sort();
@@ -182,36 +154,46 @@ export function checkPromotion(g: GateInput): GateVerdict {
         );
     }
     if (r.nodesTotal === 0 || r.nodesVerified < r.nodesTotal) {
-        missing.push(
-            `${g.upstream} verified ${r.nodesVerified} of ${r.nodesTotal} node(s) on configuration ${r.configHash}` +
-                (r.unverified.length
-                    ? ` (not verified: ${r.unverified.slice(0, 10).join(", ")}${r.unverified.length > 10 ? ", ..." : ""})`
-                    : "") +
-                `; every node must be verified by its rollout (a configuration written by hand is not)`,
-        );
+        const unverified = r.unverified.length ? ` (not verified: ${r.unverified.slice(0, 10).join(", ")}${r.unverified.length > 10 ? ", ..." : ""})` : "";
+        missing.push(`${g.upstream} verified ${r.nodesVerified} of ${r.nodesTotal} node(s) on configuration ${r.configHash}${unverified}; every node must be verified by its rollout (a configuration written by hand is not)`);
     } else if (g.requireNodeChecks && r.nodesChecked < r.nodesTotal) {
         missing.push(
             `${g.upstream} verified ${r.nodesTotal - r.nodesChecked} of ${r.nodesTotal} node(s) with hooks only (verify.nodeChecks: false there); ` +
                 `run its rollout with the built-in node checks, or accept hooks as verification with promotion.requireNodeChecks: false`,
         );
     }
-    const finished = Date.parse(r.finishedAt);
-    const heldSeconds = Math.max(0, Math.floor((g.now.getTime() - finished) / 1000));
     if (heldSeconds < g.minSoakSeconds) {
-        const ready = new Date(finished + g.minSoakSeconds * 1000).toISOString();
+        const ready = new Date(Date.parse(r.finishedAt) + g.minSoakSeconds * 1000).toISOString();
         missing.push(
             `${g.upstream} finished at ${r.finishedAt} and has held it for ${formatDuration(heldSeconds)}; promotion.minSoak is ${formatDuration(g.minSoakSeconds)}: ` +
                 `${formatDuration(g.minSoakSeconds - heldSeconds)} left (retry after ${ready})`,
         );
     }
+    return missing;
+}
+
+/** The promotion gate: open only when the upstream finished the same target, verified every node and held it for minSoak. */
+export function checkPromotion(g: GateInput): GateVerdict {
+    const closed = (why: string): GateVerdict => ({ open: false, missing: [why], notes: [] });
+    if (g.alreadyApplied) {
+        const note = `this cluster already runs its target (${g.own.mode}, target ${g.own.targetHash}): nothing moves, so ${g.upstream} is not consulted`;
+        return { open: true, missing: [], notes: [note] };
+    }
+    if (g.record === undefined || g.record === null) {
+        return closed(`${g.upstream} has no promotion record: it has not finished a kube-proxy-mode rollout (run pulumi up there first and let it finish)`);
+    }
+    const parsed = promotionRecordSchema.safeParse(g.record);
+    if (!parsed.success) {
+        return closed(`${g.upstream}'s promotion output is not a kube-proxy-mode promotion record (${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")})`);
+    }
+    const r = parsed.data;
+    const heldSeconds = Math.max(0, Math.floor((g.now.getTime() - Date.parse(r.finishedAt)) / 1000));
+    const missing = gateGaps(g, r, heldSeconds);
     if (missing.length) return { open: false, missing, notes: [] };
     const notes = [
         `${g.upstream} finished ${r.mode} (target ${r.targetHash}) at ${r.finishedAt}, verified ${r.nodesVerified}/${r.nodesTotal} node(s), held for ${formatDuration(heldSeconds)} (minSoak ${formatDuration(g.minSoakSeconds)})`,
     ];
-    if (r.nodesChecked < r.nodesTotal)
-        notes.push(
-            `${g.upstream} verified ${r.nodesTotal - r.nodesChecked} node(s) with hooks only (accepted: promotion.requireNodeChecks is false)`,
-        );
+    if (r.nodesChecked < r.nodesTotal) notes.push(`${g.upstream} verified ${r.nodesTotal - r.nodesChecked} node(s) with hooks only (accepted: promotion.requireNodeChecks is false)`);
     return { open: true, missing: [], notes };
 }
 
