@@ -194,6 +194,27 @@ root filesystem mounted at /host); each is deleted afterwards.
   --image IMAGE           probe image (default: busybox 1.36 pinned by digest)
 ${ACCESS_HELP}`;
 
+/** What a probe pod on the node reports: the mode its kube-proxy chose, and whether a connection to the Service flowed. */
+async function probeStatus(cluster: KubeProxyCluster, node: string, image: string, service: string, env: Record<string, string>): Promise<{ reported: string; traffic: string }> {
+    try {
+        const { output } = await cluster.runProbe(node, { image, action: "probe", env, timeoutSeconds: 60 });
+        const report = parseProbeOutput(output);
+        const reported = report.proxyMode ?? `(no answer: ${report.proxyModeError?.slice(0, 40)})`;
+        const traffic = !report.connect.attempted ? `not tried (no Service ${service})` : report.connect.ok ? `flowed to ${service}` : `FAILED to ${service}`;
+        return { reported, traffic };
+    } catch (e) {
+        return { reported: `(probe failed: ${(e as Error).message.slice(0, 60)})`, traffic: "unknown" };
+    }
+}
+
+/** The environment a probe needs to connect to the Service, when it has a ClusterIP and a port. */
+async function serviceProbeEnv(cluster: KubeProxyCluster, service: string): Promise<Record<string, string>> {
+    const [namespace, name] = service.split("/");
+    const svc = await cluster.core.readNamespacedService({ name, namespace }).catch(() => undefined);
+    const port = svc?.spec?.ports?.[0]?.port;
+    return svc?.spec?.clusterIP && port !== undefined ? { KPM_SERVICE_IP: svc.spec.clusterIP, KPM_SERVICE_PORT: String(port) } : {};
+}
+
 export async function statusCommand(argv: string[], io: Io): Promise<number> {
     const flags = parseFlags("status", argv, { flavor: { type: "string" }, probe: { type: "boolean" }, image: { type: "string" }, service: { type: "string" }, ...ACCESS_FLAGS });
     if (flags.help) {
@@ -208,46 +229,30 @@ export async function statusCommand(argv: string[], io: Io): Promise<number> {
         const canonicalHash = configHash(inst.current.text);
         const canonicalMode = effectiveMode(inst.current.config);
         const modes = new Map<string, ProxyMode>();
-        const nodes = await cluster.nodeStates();
+        const modeOf = async (placement: string | null): Promise<ProxyMode | "none"> => {
+            if (placement === MARKS.holdValue) return "none";
+            if (!placement) return canonicalMode;
+            if (!modes.has(placement)) {
+                const cm = await cluster.core.readNamespacedConfigMap({ name: rolloutObjectName(cluster.names.configMap, placement), namespace: cluster.names.namespace }).catch(() => undefined);
+                modes.set(placement, cm ? effectiveMode(parseKubeProxyConfiguration(cm.data?.[cluster.names.key] ?? "", "config")) : canonicalMode);
+            }
+            return modes.get(placement)!;
+        };
+        const defaults = verifySchema.parse({});
+        const service = flags.service ?? defaults.service;
+        const probeEnv = flags.probe ? await serviceProbeEnv(cluster, service) : {};
         const rows = [];
-        for (const n of nodes) {
+        for (const n of await cluster.nodeStates()) {
             const placement = n.placement;
-            let mode: ProxyMode | "none" = canonicalMode;
-            if (placement === MARKS.holdValue) mode = "none";
-            else if (placement) {
-                if (!modes.has(placement)) {
-                    const cm = await cluster.core.readNamespacedConfigMap({ name: rolloutObjectName(cluster.names.configMap, placement), namespace: cluster.names.namespace }).catch(() => undefined);
-                    modes.set(placement, cm ? effectiveMode(parseKubeProxyConfiguration(cm.data?.[cluster.names.key] ?? "", "config")) : canonicalMode);
-                }
-                mode = modes.get(placement)!;
-            }
-            let reported: string | undefined;
-            let traffic: string | undefined;
-            if (flags.probe) {
-                const image = flags.image ?? verifySchema.parse({}).image;
-                const env: Record<string, string> = {};
-                const service = flags.service ?? verifySchema.parse({}).service;
-                const [ns, svcName] = service.split("/");
-                const svc = await cluster.core.readNamespacedService({ name: svcName, namespace: ns }).catch(() => undefined);
-                if (svc?.spec?.clusterIP && svc.spec.ports?.[0]) Object.assign(env, { KPM_SERVICE_IP: svc.spec.clusterIP, KPM_SERVICE_PORT: String(svc.spec.ports[0].port) });
-                try {
-                    const { output } = await cluster.runProbe(n.name, { image, action: "probe", env, timeoutSeconds: 60 });
-                    const report = parseProbeOutput(output);
-                    reported = report.proxyMode ?? `(no answer: ${report.proxyModeError?.slice(0, 40)})`;
-                    traffic = !report.connect.attempted ? `not tried (no Service ${service})` : report.connect.ok ? `flowed to ${service}` : `FAILED to ${service}`;
-                } catch (e) {
-                    reported = `(probe failed: ${(e as Error).message.slice(0, 60)})`;
-                    traffic = "unknown";
-                }
-            }
+            const probed = flags.probe ? await probeStatus(cluster, n.name, flags.image ?? defaults.image, service, probeEnv) : undefined;
             const verified = n.verified ? (n.verified === (placement ?? canonicalHash) ? `yes (${n.verified})` : `on ${n.verified}, not this config`) : "no";
             rows.push({
                 node: n.name,
                 pool: n.labels["pool"] ?? "",
                 config: placement ?? `canonical (${canonicalHash})`,
-                mode,
-                reported: reported ?? null,
-                traffic: traffic ?? null,
+                mode: await modeOf(placement),
+                reported: probed?.reported ?? null,
+                traffic: probed?.traffic ?? null,
                 kernel: n.kernelVersion ?? "",
                 cordoned: n.unschedulable === true,
                 verified,
