@@ -242,6 +242,37 @@ async function rollBack(ctx: Context, node: string, move: NodeMove, originMode: 
     return `node ${node} was rolled back to ${originMode} mode (${describePlacement(move.from)}) and ${ours ? "uncordoned" : "left cordoned as it was before"}`;
 }
 
+/** ipvs -> iptables: iptables mode does not remove ipvs state, so stop kube-proxy on the node, clean, then start the new one. */
+async function stopAndCleanIpvs(ctx: Context, node: string, podTimeoutSeconds: number, log: Log): Promise<void> {
+    await ctx.cluster.setPlacement(node, MARKS.holdValue);
+    await ctx.cluster.waitForKubeProxy(node, MARKS.holdValue, podTimeoutSeconds);
+    log("kube-proxy stopped; removing ipvs leftovers (iptables mode does not)");
+    const owned = (await ctx.cluster.serviceAddresses()).join(" ");
+    const { output } = await ctx.cluster.runProbe(node, { image: ctx.spec.verify.image, action: "cleanup", env: { KPM_OWNED_IPS: owned }, timeoutSeconds: 120, priorityClassName: ctx.spec.verify.priorityClassName });
+    for (const line of output.split("\n").filter((l) => l && !l.startsWith("###"))) log(`cleanup: ${line}`);
+}
+
+/**
+ * After a failed move: a node not yet restarted is released unchanged; one restarted is rolled
+ * back to its origin (onFailure rollback-node, or an interruption) or left cordoned (stop).
+ * Returns what happened, in words; a failing rollback is reported, never thrown.
+ */
+async function recoverNode(ctx: Context, inst: Installation, move: NodeMove, at: { node: string; step: string; check: string; ours: boolean }, log: Log): Promise<string> {
+    const { node, step, check, ours } = at;
+    try {
+        if (step === "start" || step === "drain") {
+            // nothing on the node changed: release it and forget the move
+            if (ours) await ctx.cluster.uncordon(node);
+            await ctx.cluster.recordMove(node, null);
+            return `node ${node} was not changed (${check === "interrupted" ? "stopped before its restart" : `its ${step === "drain" ? "drain" : "move"} failed`}) and ${ours ? "was uncordoned" : "stays cordoned as before"}`;
+        }
+        if (ctx.spec.onFailure === "rollback-node" || check === "interrupted") return await rollBack(ctx, node, move, await modeOfPlacement(ctx, inst, move.from), ours, log);
+        return `onFailure is "stop": node ${node} is left on ${describePlacement(move.to)} and cordoned for inspection; the next run rolls it back to ${describePlacement(move.from)} if it fails again`;
+    } catch (re) {
+        return `ROLLBACK OF ${node} FAILED: ${(re as Error).message}; the node is left cordoned for inspection, and the next run puts it back on ${describePlacement(move.from)}`;
+    }
+}
+
 /** Moves one node to the target, verifies it, and releases it; rolls it back to its origin on failure. */
 async function moveNode(ctx: Context, inst: Installation, pool: PoolPlan, n: RolloutNode, target: RolloutTarget): Promise<NodeOutcome> {
     const node = n.name;
@@ -275,13 +306,7 @@ async function moveNode(ctx: Context, inst: Installation, pool: PoolPlan, n: Rol
         const podTimeout = parseDuration(ctx.spec.verify.podTimeout, "verify.podTimeout");
         if (fromMode === "ipvs" && target.mode === "iptables" && ctx.spec.verify.nodeChecks && n.placement !== wanted) {
             step = "cleanup";
-            // iptables mode does not remove ipvs state: stop kube-proxy on the node, clean, then start the new one
-            await ctx.cluster.setPlacement(node, MARKS.holdValue);
-            await ctx.cluster.waitForKubeProxy(node, MARKS.holdValue, podTimeout);
-            log("kube-proxy stopped; removing ipvs leftovers (iptables mode does not)");
-            const owned = (await ctx.cluster.serviceAddresses()).join(" ");
-            const { output } = await ctx.cluster.runProbe(node, { image: ctx.spec.verify.image, action: "cleanup", env: { KPM_OWNED_IPS: owned }, timeoutSeconds: 120, priorityClassName: ctx.spec.verify.priorityClassName });
-            for (const line of output.split("\n").filter((l) => l && !l.startsWith("###"))) log(`cleanup: ${line}`);
+            await stopAndCleanIpvs(ctx, node, podTimeout, log);
             step = "restart";
         }
         await ctx.cluster.setPlacement(node, wanted);
@@ -298,33 +323,13 @@ async function moveNode(ctx: Context, inst: Installation, pool: PoolPlan, n: Rol
             log("uncordoned");
         }
         await ctx.cluster.recordMove(node, null);
-        log(
-            handBack
-                ? "handed back to the installer's DaemonSet, checked"
-                : ctx.spec.verify.nodeChecks
-                  ? "verified"
-                  : `moved; built-in node checks are off (verify.nodeChecks: false), ${ctx.spec.verify.hooks.length} hook(s) passed`,
-        );
+        log(handBack ? "handed back to the installer's DaemonSet, checked" : ctx.spec.verify.nodeChecks ? "verified" : `moved; built-in node checks are off (verify.nodeChecks: false), ${ctx.spec.verify.hooks.length} hook(s) passed`);
         return { node, pool: pool.name, result: ctx.spec.verify.nodeChecks ? "verified" : "moved", checks };
     } catch (e) {
         const check = e instanceof CheckFailed ? e.check : step;
         const detail = (e as Error).message;
         log(`FAILED ${check}: ${detail.split("\n")[0]}`);
-        let rolledBack: string;
-        try {
-            if (step === "start" || step === "drain") {
-                // nothing on the node changed: release it and forget the move
-                if (ours) await ctx.cluster.uncordon(node);
-                await ctx.cluster.recordMove(node, null);
-                rolledBack = `node ${node} was not changed (${check === "interrupted" ? "stopped before its restart" : `its ${step === "drain" ? "drain" : "move"} failed`}) and ${ours ? "was uncordoned" : "stays cordoned as before"}`;
-            } else if (ctx.spec.onFailure === "rollback-node" || check === "interrupted") {
-                rolledBack = await rollBack(ctx, node, move, await modeOfPlacement(ctx, inst, origin), ours, log);
-            } else {
-                rolledBack = `onFailure is "stop": node ${node} is left on ${describePlacement(wanted)} and cordoned for inspection; the next run rolls it back to ${describePlacement(origin)} if it fails again`;
-            }
-        } catch (re) {
-            rolledBack = `ROLLBACK OF ${node} FAILED: ${(re as Error).message}; the node is left cordoned for inspection, and the next run puts it back on ${describePlacement(origin)}`;
-        }
+        const rolledBack = await recoverNode(ctx, inst, move, { node, step, check, ours }, log);
         log(rolledBack);
         const leftCordoned = await cordonedByRollout(ctx).catch(() => [] as string[]);
         throw new RolloutFailure(node, pool.name, check, detail, rolledBack, leftCordoned);
