@@ -13,7 +13,16 @@ import type { ProxyMode } from "../core/types.js";
 import { clusterIdentity, kubeconfigFromSetting, loadKubeConfig } from "../cluster/client.js";
 import { namesFor } from "../cluster/kubeProxy.js";
 import type { Names } from "../rollout/cluster.js";
-import { describeIssues, poolSchema, rolloutSpecSchema, targetSchema, verifySchema, type ClusterIdentity, type RolloutSpec, type TargetSpec } from "../rollout/spec.js";
+import {
+    describeIssues,
+    poolSchema,
+    rolloutSpecSchema,
+    targetSchema,
+    verifySchema,
+    type ClusterIdentity,
+    type RolloutSpec,
+    type TargetSpec,
+} from "../rollout/spec.js";
 import { terminalSafeText } from "../cli/output.js";
 import type { KubeProxyModeArgs, SnapshotReader } from "./kubeProxyMode.js";
 
@@ -37,7 +46,12 @@ export interface Decision {
     migration: Migration;
     spec: RolloutSpec;
     own: ReturnType<typeof promotionTarget> & { mode: ProxyMode };
-    change: { cluster: string | null; from: { mode: ProxyMode; configHash: string }; to: { mode: ProxyMode; configHash: string }; moving: number };
+    change: {
+        cluster: string | null;
+        from: { mode: ProxyMode; configHash: string };
+        to: { mode: ProxyMode; configHash: string };
+        moving: number;
+    };
     alertRule: PrometheusRuleSpec | undefined;
     cluster: ClusterIdentity & { context: string };
     names: Names;
@@ -47,7 +61,8 @@ export interface Decision {
 function targetNames(t: TargetSpec | undefined): { flavor: Flavor; names: Partial<Names> } {
     const flavor: Flavor = t?.flavor ?? "kubeadm";
     const names: Partial<Names> = {};
-    for (const k of ["namespace", "configMap", "key", "daemonSet", "podSelector"] as const) if (t?.[k] !== undefined) names[k] = t[k];
+    for (const k of ["namespace", "configMap", "key", "daemonSet", "podSelector"] as const)
+        if (t?.[k] !== undefined) names[k] = t[k];
     return { flavor, names };
 }
 
@@ -71,11 +86,22 @@ function invalid(name: string, issues: Parameters<typeof describeIssues>[0], pre
  */
 export function chooseCluster(args: KubeProxyModeArgs, explicitProvider: boolean): ClusterChoice {
     const stackK8s = new pulumi.Config("kubernetes");
-    const stackKubeconfig = args.kubeconfig === undefined && !explicitProvider ? stackK8s.getSecret("kubeconfig") : undefined;
-    const source = args.kubeconfig !== undefined ? "kubeconfig" : stackKubeconfig !== undefined ? "the stack's kubernetes:kubeconfig" : "the ambient kubeconfig";
+    const stackKubeconfig =
+        args.kubeconfig === undefined && !explicitProvider ? stackK8s.getSecret("kubeconfig") : undefined;
+    const source =
+        args.kubeconfig !== undefined
+            ? "kubeconfig"
+            : stackKubeconfig !== undefined
+              ? "the stack's kubernetes:kubeconfig"
+              : "the ambient kubeconfig";
     const kubeconfig: pulumi.Output<string> | undefined =
-        args.kubeconfig !== undefined ? pulumi.secret(args.kubeconfig) : stackKubeconfig !== undefined ? pulumi.secret(stackKubeconfig.apply((v) => (v === "" ? v : kubeconfigFromSetting(v)))) : undefined;
-    const context = args.context ?? (args.kubeconfig === undefined && !explicitProvider ? stackK8s.get("context") : undefined);
+        args.kubeconfig !== undefined
+            ? pulumi.secret(args.kubeconfig)
+            : stackKubeconfig !== undefined
+              ? pulumi.secret(stackKubeconfig.apply((v) => (v === "" ? v : kubeconfigFromSetting(v))))
+              : undefined;
+    const context =
+        args.context ?? (args.kubeconfig === undefined && !explicitProvider ? stackK8s.get("context") : undefined);
     return { source, kubeconfig, context };
 }
 
@@ -101,16 +127,38 @@ export function collectInputs(args: KubeProxyModeArgs, context: pulumi.Input<str
 export type DecisionInputs = ReturnType<typeof collectInputs> extends pulumi.Output<infer T> ? T : never;
 
 /** The promotion gate, parsed once, and the upstream stack's record (read in preview and up alike). */
-export function promotionGate(name: string, promotion: KubeProxyModeArgs["promotion"], parent: pulumi.Resource): { gate: pulumi.Output<Gate | undefined>; upstream: pulumi.Output<unknown> } {
+export function promotionGate(
+    name: string,
+    promotion: KubeProxyModeArgs["promotion"],
+    parent: pulumi.Resource,
+): { gate: pulumi.Output<Gate | undefined>; upstream: pulumi.Output<unknown> } {
     if (promotion === undefined) return { gate: pulumi.output(undefined), upstream: pulumi.output(undefined) };
     const gate = pulumi.output(promotion).apply((p) => parseOr(name, () => parsePromotion(p)));
-    const upstream = pulumi.unsecret(new pulumi.StackReference(`${name}-promotion-upstream`, { name: gate.apply((g) => g.after) }, { parent }).getOutput("promotion"));
+    const upstream = pulumi.unsecret(
+        new pulumi.StackReference(
+            `${name}-promotion-upstream`,
+            { name: gate.apply((g) => g.after) },
+            { parent },
+        ).getOutput("promotion"),
+    );
     return { gate, upstream };
 }
 
 /** Every input checked before the cluster is read, so nothing can fail later at up. */
 function checkInputs(name: string, i: DecisionInputs, kc: string | undefined, source: string) {
-    const { mode, featureGates, nodePortAddresses, conntrack, kubernetesVersion, allowUnknown, target, pools, verify, onFailure, context } = i;
+    const {
+        mode,
+        featureGates,
+        nodePortAddresses,
+        conntrack,
+        kubernetesVersion,
+        allowUnknown,
+        target,
+        pools,
+        verify,
+        onFailure,
+        context,
+    } = i;
     const desired: Record<string, unknown> = { mode };
     if (featureGates !== undefined) desired.featureGates = featureGates;
     if (nodePortAddresses !== undefined) desired.nodePortAddresses = nodePortAddresses;
@@ -126,41 +174,73 @@ function checkInputs(name: string, i: DecisionInputs, kc: string | undefined, so
         if (!poolsParsed.success) throw invalid(name, poolsParsed.error.issues, "pools");
     }
     if (onFailure !== undefined && onFailure !== "rollback-node" && onFailure !== "stop") {
-        throw new Error(`KubeProxyMode ${name}: onFailure ${JSON.stringify(onFailure)} must be "rollback-node" or "stop"`);
+        throw new Error(
+            `KubeProxyMode ${name}: onFailure ${JSON.stringify(onFailure)} must be "rollback-node" or "stop"`,
+        );
     }
     if (kc === "") throw new Error(`KubeProxyMode ${name}: ${source}: ${emptyKubeconfig}`);
-    if (context === "") throw new Error(`KubeProxyMode ${name}: context is empty: name a context of the kubeconfig, or leave it out`);
+    if (context === "")
+        throw new Error(`KubeProxyMode ${name}: context is empty: name a context of the kubeconfig, or leave it out`);
     return { desired, ...targetNames(targetParsed.data), verify: verifyParsed.data };
 }
 
 /** The cluster's identity (API server, context) from the kubeconfig; a parser's message, which could quote it, is never shown. */
-function identify(name: string, kc: string | undefined, context: string | undefined, source: string): ClusterIdentity & { context: string } {
+function identify(
+    name: string,
+    kc: string | undefined,
+    context: string | undefined,
+    source: string,
+): ClusterIdentity & { context: string } {
     try {
         return clusterIdentity(loadKubeConfig({ kubeconfigContent: kc, context }));
     } catch (e) {
         const m = (e as Error).message ?? "";
-        throw new Error(`KubeProxyMode ${name}: cannot use ${source}: ${/^the kubeconfig /.test(m) ? m.split("\n")[0] : "it is not a readable kubeconfig"}`);
+        throw new Error(
+            `KubeProxyMode ${name}: cannot use ${source}: ${/^the kubeconfig /.test(m) ? m.split("\n")[0] : "it is not a readable kubeconfig"}`,
+        );
     }
 }
 
-async function readCluster(name: string, reader: SnapshotReader, kc: string | undefined, cluster: ClusterIdentity & { context: string }, flavor: Flavor, names: Partial<Names>): Promise<ClusterSnapshot> {
+async function readCluster(
+    name: string,
+    reader: SnapshotReader,
+    kc: string | undefined,
+    cluster: ClusterIdentity & { context: string },
+    flavor: Flavor,
+    names: Partial<Names>,
+): Promise<ClusterSnapshot> {
     try {
         return await reader({ kubeconfigContent: kc, context: cluster.context }, flavor, names);
     } catch (e) {
-        throw new Error(`KubeProxyMode ${name}: cannot read the cluster at ${cluster.server} (context ${cluster.context}): ${(e as Error).message.split("\n")[0]}`);
+        throw new Error(
+            `KubeProxyMode ${name}: cannot read the cluster at ${cluster.server} (context ${cluster.context}): ${(e as Error).message.split("\n")[0]}`,
+        );
     }
 }
 
 /** The alerts' plan; an error finding refuses the run, the others join the migration's findings. */
-function planAlertsOrRefuse(name: string, alerts: DecisionInputs["alerts"], snapshot: ClusterSnapshot, namespace: string): ReturnType<typeof planAlerts> {
+function planAlertsOrRefuse(
+    name: string,
+    alerts: DecisionInputs["alerts"],
+    snapshot: ClusterSnapshot,
+    namespace: string,
+): ReturnType<typeof planAlerts> {
     const alertPlan = planAlerts(alerts, snapshot.prometheusRuleCrd, namespace);
     const alertErrors = alertPlan.findings.filter((f) => f.severity === "error");
-    if (alertErrors.length) throw new Error(`KubeProxyMode ${name}: ${alertErrors.map((f) => `${f.field}: ${f.message}`).join("; ")}`);
+    if (alertErrors.length)
+        throw new Error(`KubeProxyMode ${name}: ${alertErrors.map((f) => `${f.field}: ${f.message}`).join("; ")}`);
     return alertPlan;
 }
 
 /** The promotion gate's verdict: refuses the run when closed, notes why it is open. */
-function openGate(name: string, parent: pulumi.Resource, gate: Gate, upstream: unknown, migration: Migration, own: Decision["own"]): void {
+function openGate(
+    name: string,
+    parent: pulumi.Resource,
+    gate: Gate,
+    upstream: unknown,
+    migration: Migration,
+    own: Decision["own"],
+): void {
     const verdict = checkPromotion({
         upstream: gate.after,
         record: upstream,
@@ -185,9 +265,22 @@ function changeOf(snapshot: ClusterSnapshot, migration: Migration): Decision["ch
 }
 
 /** What a reviewer reads in `pulumi preview`: diagnostics on the component. */
-function report(parent: pulumi.Resource, m: Migration, location: string, cluster: { server: string; context: string }, source: string): void {
-    const changes = m.changes.map((c) => `  ${c.path}: ${JSON.stringify(c.from)} -> ${JSON.stringify(c.to)} (${c.reason})`).join("\n");
-    void pulumi.log.info(terminalSafeText(`cluster ${cluster.server} (context ${cluster.context}, from ${source}): the cluster this preview reviewed and up acts on`), parent);
+function report(
+    parent: pulumi.Resource,
+    m: Migration,
+    location: string,
+    cluster: { server: string; context: string },
+    source: string,
+): void {
+    const changes = m.changes
+        .map((c) => `  ${c.path}: ${JSON.stringify(c.from)} -> ${JSON.stringify(c.to)} (${c.reason})`)
+        .join("\n");
+    void pulumi.log.info(
+        terminalSafeText(
+            `cluster ${cluster.server} (context ${cluster.context}, from ${source}): the cluster this preview reviewed and up acts on`,
+        ),
+        parent,
+    );
     // every value that came from the cluster (node names, kernels, labels) is made terminal-safe
     void pulumi.log.info(
         terminalSafeText(
@@ -205,7 +298,16 @@ function report(parent: pulumi.Resource, m: Migration, location: string, cluster
 }
 
 /** One decision from resolved inputs: check, read the cluster, decide, plan the alerts, report, judge the gate. */
-async function decideOnce(name: string, parent: pulumi.Resource, reader: SnapshotReader, source: string, i: DecisionInputs, kc: string | undefined, gate: Gate | undefined, upstream: unknown): Promise<Decision> {
+async function decideOnce(
+    name: string,
+    parent: pulumi.Resource,
+    reader: SnapshotReader,
+    source: string,
+    i: DecisionInputs,
+    kc: string | undefined,
+    gate: Gate | undefined,
+    upstream: unknown,
+): Promise<Decision> {
     const { desired, flavor, names, verify } = checkInputs(name, i, kc, source);
     const cluster = identify(name, kc, i.context, source);
     const snapshot = await readCluster(name, reader, kc, cluster, flavor, names);
@@ -226,7 +328,15 @@ async function decideOnce(name: string, parent: pulumi.Resource, reader: Snapsho
     const own = { ...promotionTarget(migration.config), mode: migration.mode };
     report(parent, migration, snapshot.location, cluster, source);
     if (gate) openGate(name, parent, gate, upstream, migration, own);
-    return { migration, spec, own, change: changeOf(snapshot, migration), alertRule: alertPlan.rule, cluster, names: resolvedNames };
+    return {
+        migration,
+        spec,
+        own,
+        change: changeOf(snapshot, migration),
+        alertRule: alertPlan.rule,
+        cluster,
+        names: resolvedNames,
+    };
 }
 
 /**

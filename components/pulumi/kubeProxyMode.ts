@@ -276,7 +276,9 @@ function isPromiseLike(v: unknown): boolean {
 
 /** sha256 of the sorted node names: a step's trigger for its node set (the plan output keeps the names). */
 export function nodeSetDigest(names: string[]): string {
-    return createHash("sha256").update([...names].sort().join("\n")).digest("hex");
+    return createHash("sha256")
+        .update([...names].sort().join("\n"))
+        .digest("hex");
 }
 
 /** "stack <org>/<project>/<stack>", as the rollout lease names its holder (the organization when the engine knows it). */
@@ -301,24 +303,45 @@ function explicitKubernetesProvider(opts: KubeProxyModeOptions): pulumi.Provider
  * graph has one step per pool, chained in the declared order). Returns the declared pools.
  */
 function checkConstruction(name: string, args: KubeProxyModeArgs, explicitProvider: boolean): PoolInput[] {
-    const refuse = (propertyPath: string, reason: string) => new pulumi.InputPropertyError({ propertyPath, reason: `KubeProxyMode ${name}: ${propertyPath}: ${reason}` });
+    const refuse = (propertyPath: string, reason: string) =>
+        new pulumi.InputPropertyError({ propertyPath, reason: `KubeProxyMode ${name}: ${propertyPath}: ${reason}` });
     if (explicitProvider && args.kubeconfig === undefined) {
         throw new Error(
             `KubeProxyMode ${name}: kubeconfig is required with an explicit Kubernetes provider: pass the same kubeconfig you gave the provider (it is kept secret); the component reads the cluster itself and a provider's kubeconfig cannot be read back`,
         );
     }
     if (args.kubeconfig === "") throw refuse("kubeconfig", emptyKubeconfig);
-    if (args.context === "") throw refuse("context", "is empty: name a context of the kubeconfig, or leave context out for the kubeconfig's current context");
-    const graphNeeds = "the rollout has one step per pool, chained in order, and Pulumi's resource graph is built when the component is constructed, before any Output resolves";
+    if (args.context === "")
+        throw refuse(
+            "context",
+            "is empty: name a context of the kubeconfig, or leave context out for the kubeconfig's current context",
+        );
+    const graphNeeds =
+        "the rollout has one step per pool, chained in order, and Pulumi's resource graph is built when the component is constructed, before any Output resolves";
     if (pulumi.Output.isInstance(args.pools) || isPromiseLike(args.pools)) {
-        throw refuse("pools", `is an Output: ${graphNeeds}; pass a plain array (in a config-driven stack: config.requireObject("pools")). A pool's other fields may be Outputs`);
+        throw refuse(
+            "pools",
+            `is an Output: ${graphNeeds}; pass a plain array (in a config-driven stack: config.requireObject("pools")). A pool's other fields may be Outputs`,
+        );
     }
-    if (!Array.isArray(args.pools)) throw refuse("pools", 'must be a list of pools, e.g. [{ name: "all", nodeSelector: "kubernetes.io/os=linux" }]');
+    if (!Array.isArray(args.pools))
+        throw refuse(
+            "pools",
+            'must be a list of pools, e.g. [{ name: "all", nodeSelector: "kubernetes.io/os=linux" }]',
+        );
     const declared = args.pools as unknown[];
     declared.forEach((pool, i) => {
-        if (pulumi.Output.isInstance(pool) || isPromiseLike(pool)) throw refuse(`pools[${i}]`, `is an Output: ${graphNeeds}; pass the pool as a plain object (its fields other than name may be Outputs)`);
+        if (pulumi.Output.isInstance(pool) || isPromiseLike(pool))
+            throw refuse(
+                `pools[${i}]`,
+                `is an Output: ${graphNeeds}; pass the pool as a plain object (its fields other than name may be Outputs)`,
+            );
         const poolName = (pool as { name?: unknown } | null | undefined)?.name;
-        if (pulumi.Output.isInstance(poolName) || isPromiseLike(poolName)) throw refuse(`pools[${i}].name`, `is an Output: ${graphNeeds}, and the pool's name names its step; pass a plain string`);
+        if (pulumi.Output.isInstance(poolName) || isPromiseLike(poolName))
+            throw refuse(
+                `pools[${i}].name`,
+                `is an Output: ${graphNeeds}, and the pool's name names its step; pass a plain string`,
+            );
     });
     return declared as PoolInput[];
 }
@@ -328,7 +351,11 @@ function checkConstruction(name: string, args: KubeProxyModeArgs, explicitProvid
  * content when there is one, and the context. It changes with a rotated token; a step's diff
  * ignores its environment (commandStep.ts), so that re-runs nothing. A new Output per step.
  */
-function stepEnvironment(decided: pulumi.Output<Decision>, kubeconfig: pulumi.Output<string> | undefined, stepCli: string | undefined): pulumi.Output<Record<string, string>> {
+function stepEnvironment(
+    decided: pulumi.Output<Decision>,
+    kubeconfig: pulumi.Output<string> | undefined,
+    stepCli: string | undefined,
+): pulumi.Output<Record<string, string>> {
     const env: Record<string, pulumi.Input<string>> = {
         KPM_ROLLOUT_SPEC: decided.apply((d) => d.spec).apply((s) => JSON.stringify(s)),
         KPM_CONTEXT: decided.apply((d) => d.cluster.context),
@@ -344,16 +371,31 @@ function stepEnvironment(decided: pulumi.Output<Decision>, kubeconfig: pulumi.Ou
  * One step per pool, chained in the declared order. A step changes only when what it moves
  * changes: the configuration, the pool's settings, its node set (as a digest) and the cluster (its API server).
  */
-function poolSteps(name: string, parent: pulumi.Resource, pools: PoolInput[], decided: pulumi.Output<Decision>, environment: () => pulumi.Output<Record<string, string>>): pulumi.Resource[] {
+function poolSteps(
+    name: string,
+    parent: pulumi.Resource,
+    pools: PoolInput[],
+    decided: pulumi.Output<Decision>,
+    environment: () => pulumi.Output<Record<string, string>>,
+): pulumi.Resource[] {
     let previous: pulumi.Resource | undefined;
     const steps: pulumi.Resource[] = [];
     for (const pool of pools) {
         const poolName = String(pool.name);
         const triggers = decided.apply((d) => {
             const p = d.migration.plan.pools.find((x) => x.name === poolName);
-            return [d.migration.hash, JSON.stringify(d.spec.pools.find((x) => x.name === poolName) ?? {}), nodeSetDigest((p?.nodes ?? []).map((n) => n.name)), d.cluster.server];
+            return [
+                d.migration.hash,
+                JSON.stringify(d.spec.pools.find((x) => x.name === poolName) ?? {}),
+                nodeSetDigest((p?.nodes ?? []).map((n) => n.name)),
+                d.cluster.server,
+            ];
         });
-        const step = rolloutStep(`${name}-pool-${poolName}`, { args: [`--pool=${poolName}`], environment: environment(), triggers }, { parent, dependsOn: previous ? [previous] : [] });
+        const step = rolloutStep(
+            `${name}-pool-${poolName}`,
+            { args: [`--pool=${poolName}`], environment: environment(), triggers },
+            { parent, dependsOn: previous ? [previous] : [] },
+        );
         steps.push(step);
         previous = step;
     }
@@ -361,8 +403,18 @@ function poolSteps(name: string, parent: pulumi.Resource, pools: PoolInput[], de
 }
 
 /** The finish: verifies every node of every pool, then writes the installer's ConfigMap and hands the nodes back; after every pool step. */
-function finishStep(name: string, parent: pulumi.Resource, decided: pulumi.Output<Decision>, environment: pulumi.Output<Record<string, string>>, steps: pulumi.Resource[]): command.local.Command {
-    return rolloutStep(`${name}-finish`, { args: ["--finish"], environment, triggers: decided.apply((d) => [d.migration.hash, d.cluster.server]) }, { parent, dependsOn: steps });
+function finishStep(
+    name: string,
+    parent: pulumi.Resource,
+    decided: pulumi.Output<Decision>,
+    environment: pulumi.Output<Record<string, string>>,
+    steps: pulumi.Resource[],
+): command.local.Command {
+    return rolloutStep(
+        `${name}-finish`,
+        { args: ["--finish"], environment, triggers: decided.apply((d) => [d.migration.hash, d.cluster.server]) },
+        { parent, dependsOn: steps },
+    );
 }
 
 /**
@@ -370,7 +422,13 @@ function finishStep(name: string, parent: pulumi.Resource, decided: pulumi.Outpu
  * the finish, which already wrote the same data, so it never writes ahead of the verification;
  * retainOnDelete keeps it when the stack goes.
  */
-function canonicalConfig(name: string, parent: pulumi.Resource, decided: pulumi.Output<Decision>, finish: pulumi.Resource, providerOpts: pulumi.CustomResourceOptions): void {
+function canonicalConfig(
+    name: string,
+    parent: pulumi.Resource,
+    decided: pulumi.Output<Decision>,
+    finish: pulumi.Resource,
+    providerOpts: pulumi.CustomResourceOptions,
+): void {
     const names = decided.apply((d) => d.names);
     new k8s.core.v1.ConfigMapPatch(
         `${name}-canonical-config`,
@@ -387,16 +445,29 @@ function canonicalConfig(name: string, parent: pulumi.Resource, decided: pulumi.
 }
 
 /** The promotion record: only for the configuration the finish step finished (the CLI prints no credential: not secret). */
-function promotionRecord(decided: pulumi.Output<Decision>, finish: command.local.Command): pulumi.Output<PromotionRecord | undefined> {
+function promotionRecord(
+    decided: pulumi.Output<Decision>,
+    finish: command.local.Command,
+): pulumi.Output<PromotionRecord | undefined> {
     return pulumi.all([decided, pulumi.unsecret(finish.stdout)]).apply(([d, stdout]) => {
         const r = stepResult(stdout);
         if (!r || r.configHash !== d.migration.hash || typeof r.finishedAt !== "string") return undefined;
-        return promotionRecordSchema.parse({ ...r, targetHash: d.own.targetHash, target: d.own.target, mode: d.migration.mode });
+        return promotionRecordSchema.parse({
+            ...r,
+            targetHash: d.own.targetHash,
+            target: d.own.target,
+            mode: d.migration.mode,
+        });
     });
 }
 
 /** The PrometheusRule, created only when the CRD is there (a snapshot fact); otherwise a finding says why not. */
-function alertsRule(name: string, parent: pulumi.Resource, decided: pulumi.Output<Decision>, providerOpts: pulumi.CustomResourceOptions): KubeProxyMode["alerts"] {
+function alertsRule(
+    name: string,
+    parent: pulumi.Resource,
+    decided: pulumi.Output<Decision>,
+    providerOpts: pulumi.CustomResourceOptions,
+): KubeProxyMode["alerts"] {
     return decided.apply((d) => {
         const rule: PrometheusRuleSpec | undefined = d.alertRule;
         if (!rule) return null;
@@ -426,7 +497,12 @@ export class KubeProxyMode extends pulumi.ComponentResource {
      */
     public readonly promotion: pulumi.Output<PromotionRecord | undefined>;
     /** what this run moves: the cluster, its current configuration and the target (for summaries such as `kube-proxy-mode promote`) */
-    public readonly change: pulumi.Output<{ cluster: string | null; from: { mode: ProxyMode; configHash: string }; to: { mode: ProxyMode; configHash: string }; moving: number }>;
+    public readonly change: pulumi.Output<{
+        cluster: string | null;
+        from: { mode: ProxyMode; configHash: string };
+        to: { mode: ProxyMode; configHash: string };
+        moving: number;
+    }>;
     /** the PrometheusRule created for `alerts` ({ namespace, name, alerts }), or null */
     public readonly alerts: pulumi.Output<{ namespace: string; name: string; alerts: string[] } | null>;
 
@@ -443,7 +519,13 @@ export class KubeProxyMode extends pulumi.ComponentResource {
         const steps = poolSteps(name, this, pools, decided, environment);
         const providerOpts: pulumi.CustomResourceOptions = explicitProvider
             ? { provider: explicitProvider }
-            : { provider: new k8s.Provider(`${name}-k8s`, { kubeconfig: choice.kubeconfig, context: decided.apply((d) => d.cluster.context) }, { parent: this }) };
+            : {
+                  provider: new k8s.Provider(
+                      `${name}-k8s`,
+                      { kubeconfig: choice.kubeconfig, context: decided.apply((d) => d.cluster.context) },
+                      { parent: this },
+                  ),
+              };
         const finish = finishStep(name, this, decided, environment(), steps);
         canonicalConfig(name, this, decided, finish, providerOpts);
 
