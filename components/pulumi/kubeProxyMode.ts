@@ -2,25 +2,21 @@
 // the configuration diff, the plan and the findings; up runs one step per pool (a @pulumi/command
 // Command running the project's own `kube-proxy-mode rollout`), then finishes and writes the
 // canonical ConfigMap.
+import type * as command from "@pulumi/command";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { createHash } from "node:crypto";
-import { z } from "zod";
-import { ALERTS, planAlerts, type PrometheusRuleSpec } from "../core/alerts.js";
+import { ALERTS, type PrometheusRuleSpec } from "../core/alerts.js";
 import type { Flavor } from "../core/facts.js";
-import { decideMigration, type ClusterSnapshot, type Migration } from "../core/migration.js";
-import { effectiveMode } from "../core/config.js";
-import { configHash, type RolloutPlan } from "../core/plan.js";
-import { checkPromotion, gateRefusal, parsePromotion, promotionRecordSchema, promotionTarget } from "../core/promotion.js";
+import type { RolloutPlan } from "../core/plan.js";
+import { promotionRecordSchema } from "../core/promotion.js";
 import { KUBE_PROXY_MODE_TYPE, type Finding, type PromotionRecord, type ProxyMode } from "../core/types.js";
 import type { ClusterAccess } from "../cluster/access.js";
-import { clusterIdentity, kubeconfigFromSetting, loadKubeConfig } from "../cluster/client.js";
-import { namesFor } from "../cluster/kubeProxy.js";
-import type { Names } from "../rollout/cluster.js";
 import { readSnapshot } from "../cluster/snapshot.js";
-import { describeIssues, poolSchema, rolloutSpecSchema, targetSchema, verifySchema, type ClusterIdentity, type RolloutSpec, type TargetSpec } from "../rollout/spec.js";
-import { terminalSafeText } from "../cli/output.js";
+import type { ClusterSnapshot } from "../core/migration.js";
+import type { Names } from "../rollout/cluster.js";
 import { rolloutStep, stepReport, stepResult } from "./commandStep.js";
+import { chooseCluster, collectInputs, decide, emptyKubeconfig, promotionGate, type Decision } from "./decide.js";
 
 export { KUBE_PROXY_MODE_TYPE };
 
@@ -274,31 +270,15 @@ export interface KubeProxyModeOptions extends pulumi.ComponentResourceOptions {
     stepCli?: string;
 }
 
-/** Target names from a validated `target` (see targetSchema): the flavor and its overrides. */
-function targetNames(t: TargetSpec | undefined): { flavor: Flavor; names: Partial<Names> } {
-    const flavor: Flavor = t?.flavor ?? "kubeadm";
-    const names: Partial<Names> = {};
-    for (const k of ["namespace", "configMap", "key", "daemonSet", "podSelector"] as const) if (t?.[k] !== undefined) names[k] = t[k];
-    return { flavor, names };
-}
-
 function isPromiseLike(v: unknown): boolean {
-    return typeof (v as any)?.then === "function";
+    return typeof (v as { then?: unknown } | null | undefined)?.then === "function";
 }
-
-const emptyKubeconfig = "is empty: pass the kubeconfig's content (e.g. config.requireSecret(\"kubeconfig\")), or leave it out to use the stack's kubernetes:kubeconfig or the ambient kubeconfig";
 
 /** sha256 of the sorted node names: a step's trigger for its node set (the plan output keeps the names). */
 export function nodeSetDigest(names: string[]): string {
-    return createHash("sha256").update([...names].sort().join("\n")).digest("hex");
-}
-
-function parseOr<T>(name: string, parse: () => T): T {
-    try {
-        return parse();
-    } catch (e) {
-        throw new Error(`KubeProxyMode ${name}: ${(e as Error).message}`);
-    }
+    return createHash("sha256")
+        .update([...names].sort().join("\n"))
+        .digest("hex");
 }
 
 /** "stack <org>/<project>/<stack>", as the rollout lease names its holder (the organization when the engine knows it). */
@@ -310,6 +290,190 @@ function stackIdentity(): string {
         // an engine (or a test's mocks) that has no organization
     }
     return `stack ${org ? `${org}/` : ""}${pulumi.getProject()}/${pulumi.getStack()}`;
+}
+
+/** The Kubernetes provider given in the options (`provider`, or `providers.kubernetes`), if any. */
+function explicitKubernetesProvider(opts: KubeProxyModeOptions): pulumi.ProviderResource | undefined {
+    return opts.provider ?? (opts.providers && !Array.isArray(opts.providers) ? opts.providers.kubernetes : undefined);
+}
+
+/**
+ * The checks that need no Output resolved, made at construction: the kubeconfig with an explicit
+ * provider, empty kubeconfig/context, and the pools as plain values with plain names (the resource
+ * graph has one step per pool, chained in the declared order). Returns the declared pools.
+ */
+function checkConstruction(name: string, args: KubeProxyModeArgs, explicitProvider: boolean): PoolInput[] {
+    const refuse = (propertyPath: string, reason: string) =>
+        new pulumi.InputPropertyError({ propertyPath, reason: `KubeProxyMode ${name}: ${propertyPath}: ${reason}` });
+    if (explicitProvider && args.kubeconfig === undefined) {
+        throw new Error(
+            `KubeProxyMode ${name}: kubeconfig is required with an explicit Kubernetes provider: pass the same kubeconfig you gave the provider (it is kept secret); the component reads the cluster itself and a provider's kubeconfig cannot be read back`,
+        );
+    }
+    if (args.kubeconfig === "") throw refuse("kubeconfig", emptyKubeconfig);
+    if (args.context === "")
+        throw refuse(
+            "context",
+            "is empty: name a context of the kubeconfig, or leave context out for the kubeconfig's current context",
+        );
+    const graphNeeds =
+        "the rollout has one step per pool, chained in order, and Pulumi's resource graph is built when the component is constructed, before any Output resolves";
+    if (pulumi.Output.isInstance(args.pools) || isPromiseLike(args.pools)) {
+        throw refuse(
+            "pools",
+            `is an Output: ${graphNeeds}; pass a plain array (in a config-driven stack: config.requireObject("pools")). A pool's other fields may be Outputs`,
+        );
+    }
+    if (!Array.isArray(args.pools))
+        throw refuse(
+            "pools",
+            'must be a list of pools, e.g. [{ name: "all", nodeSelector: "kubernetes.io/os=linux" }]',
+        );
+    const declared = args.pools as unknown[];
+    declared.forEach((pool, i) => {
+        if (pulumi.Output.isInstance(pool) || isPromiseLike(pool))
+            throw refuse(
+                `pools[${i}]`,
+                `is an Output: ${graphNeeds}; pass the pool as a plain object (its fields other than name may be Outputs)`,
+            );
+        const poolName = (pool as { name?: unknown } | null | undefined)?.name;
+        if (pulumi.Output.isInstance(poolName) || isPromiseLike(poolName))
+            throw refuse(
+                `pools[${i}].name`,
+                `is an Output: ${graphNeeds}, and the pool's name names its step; pass a plain string`,
+            );
+    });
+    return declared as PoolInput[];
+}
+
+/**
+ * What the steps' CLI is given: the spec (with the reviewed cluster's identity), the kubeconfig
+ * content when there is one, and the context. It changes with a rotated token; a step's diff
+ * ignores its environment (commandStep.ts), so that re-runs nothing. A new Output per step.
+ */
+function stepEnvironment(
+    decided: pulumi.Output<Decision>,
+    kubeconfig: pulumi.Output<string> | undefined,
+    stepCli: string | undefined,
+): pulumi.Output<Record<string, string>> {
+    const env: Record<string, pulumi.Input<string>> = {
+        KPM_ROLLOUT_SPEC: decided.apply((d) => d.spec).apply((s) => JSON.stringify(s)),
+        KPM_CONTEXT: decided.apply((d) => d.cluster.context),
+        // who holds the cluster's rollout lease while a step runs (named when another run refuses)
+        KPM_HOLDER: stackIdentity(),
+    };
+    if (kubeconfig) env.KPM_KUBECONFIG = kubeconfig;
+    if (stepCli) env.KPM_CLI = stepCli;
+    return pulumi.secret(env);
+}
+
+/**
+ * One step per pool, chained in the declared order. A step changes only when what it moves
+ * changes: the configuration, the pool's settings, its node set (as a digest) and the cluster (its API server).
+ */
+function poolSteps(
+    name: string,
+    parent: pulumi.Resource,
+    pools: PoolInput[],
+    decided: pulumi.Output<Decision>,
+    environment: () => pulumi.Output<Record<string, string>>,
+): pulumi.Resource[] {
+    let previous: pulumi.Resource | undefined;
+    const steps: pulumi.Resource[] = [];
+    for (const pool of pools) {
+        const poolName = String(pool.name);
+        const triggers = decided.apply((d) => {
+            const p = d.migration.plan.pools.find((x) => x.name === poolName);
+            return [
+                d.migration.hash,
+                JSON.stringify(d.spec.pools.find((x) => x.name === poolName) ?? {}),
+                nodeSetDigest((p?.nodes ?? []).map((n) => n.name)),
+                d.cluster.server,
+            ];
+        });
+        const step = rolloutStep(
+            `${name}-pool-${poolName}`,
+            { args: [`--pool=${poolName}`], environment: environment(), triggers },
+            { parent, dependsOn: previous ? [previous] : [] },
+        );
+        steps.push(step);
+        previous = step;
+    }
+    return steps;
+}
+
+/** The finish: verifies every node of every pool, then writes the installer's ConfigMap and hands the nodes back; after every pool step. */
+function finishStep(
+    name: string,
+    parent: pulumi.Resource,
+    decided: pulumi.Output<Decision>,
+    environment: pulumi.Output<Record<string, string>>,
+    steps: pulumi.Resource[],
+): command.local.Command {
+    return rolloutStep(
+        `${name}-finish`,
+        { args: ["--finish"], environment, triggers: decided.apply((d) => [d.migration.hash, d.cluster.server]) },
+        { parent, dependsOn: steps },
+    );
+}
+
+/**
+ * The ConfigMap change as Pulumi shows it in `preview --diff` and keeps in its state: applied after
+ * the finish, which already wrote the same data, so it never writes ahead of the verification;
+ * retainOnDelete keeps it when the stack goes.
+ */
+function canonicalConfig(
+    name: string,
+    parent: pulumi.Resource,
+    decided: pulumi.Output<Decision>,
+    finish: pulumi.Resource,
+    providerOpts: pulumi.CustomResourceOptions,
+): void {
+    const names = decided.apply((d) => d.names);
+    new k8s.core.v1.ConfigMapPatch(
+        `${name}-canonical-config`,
+        {
+            metadata: {
+                name: names.apply((n) => n.configMap),
+                namespace: names.apply((n) => n.namespace),
+                annotations: { "pulumi.com/patchForce": "true" },
+            },
+            data: pulumi.all([names, decided]).apply(([n, d]) => ({ [n.key]: d.migration.config })),
+        },
+        { parent, dependsOn: [finish], retainOnDelete: true, ...providerOpts },
+    );
+}
+
+/** The promotion record: only for the configuration the finish step finished (the CLI prints no credential: not secret). */
+function promotionRecord(
+    decided: pulumi.Output<Decision>,
+    finish: command.local.Command,
+): pulumi.Output<PromotionRecord | undefined> {
+    return pulumi.all([decided, pulumi.unsecret(finish.stdout)]).apply(([d, stdout]) => {
+        const r = stepResult(stdout);
+        if (!r || r.configHash !== d.migration.hash || typeof r.finishedAt !== "string") return undefined;
+        return promotionRecordSchema.parse({
+            ...r,
+            targetHash: d.own.targetHash,
+            target: d.own.target,
+            mode: d.migration.mode,
+        });
+    });
+}
+
+/** The PrometheusRule, created only when the CRD is there (a snapshot fact); otherwise a finding says why not. */
+function alertsRule(
+    name: string,
+    parent: pulumi.Resource,
+    decided: pulumi.Output<Decision>,
+    providerOpts: pulumi.CustomResourceOptions,
+): KubeProxyMode["alerts"] {
+    return decided.apply((d) => {
+        const rule: PrometheusRuleSpec | undefined = d.alertRule;
+        if (!rule) return null;
+        new k8s.apiextensions.CustomResource(`${name}-alerts`, { ...rule }, { parent, ...providerOpts });
+        return { namespace: rule.metadata.namespace, name: rule.metadata.name, alerts: Object.values(ALERTS) };
+    });
 }
 
 export class KubeProxyMode extends pulumi.ComponentResource {
@@ -333,216 +497,37 @@ export class KubeProxyMode extends pulumi.ComponentResource {
      */
     public readonly promotion: pulumi.Output<PromotionRecord | undefined>;
     /** what this run moves: the cluster, its current configuration and the target (for summaries such as `kube-proxy-mode promote`) */
-    public readonly change: pulumi.Output<{ cluster: string | null; from: { mode: ProxyMode; configHash: string }; to: { mode: ProxyMode; configHash: string }; moving: number }>;
+    public readonly change: pulumi.Output<{
+        cluster: string | null;
+        from: { mode: ProxyMode; configHash: string };
+        to: { mode: ProxyMode; configHash: string };
+        moving: number;
+    }>;
     /** the PrometheusRule created for `alerts` ({ namespace, name, alerts }), or null */
     public readonly alerts: pulumi.Output<{ namespace: string; name: string; alerts: string[] } | null>;
 
     constructor(name: string, args: KubeProxyModeArgs, opts: KubeProxyModeOptions = {}) {
         super(KUBE_PROXY_MODE_TYPE, name, {}, opts);
-        const reader = opts.snapshotReader ?? readSnapshot;
-        const refuse = (propertyPath: string, reason: string) => new pulumi.InputPropertyError({ propertyPath, reason: `KubeProxyMode ${name}: ${propertyPath}: ${reason}` });
-        const explicitProvider = opts.provider ?? (opts.providers && !Array.isArray(opts.providers) ? (opts.providers as any).kubernetes : undefined);
-        if (explicitProvider && args.kubeconfig === undefined) {
-            throw new Error(
-                `KubeProxyMode ${name}: kubeconfig is required with an explicit Kubernetes provider: pass the same kubeconfig you gave the provider (it is kept secret); the component reads the cluster itself and a provider's kubeconfig cannot be read back`,
-            );
-        }
-        if (args.kubeconfig === "") throw refuse("kubeconfig", emptyKubeconfig);
-        if (args.context === "") throw refuse("context", "is empty: name a context of the kubeconfig, or leave context out for the kubeconfig's current context");
+        const explicitProvider = explicitKubernetesProvider(opts);
+        const pools = checkConstruction(name, args, explicitProvider !== undefined);
+        const choice = chooseCluster(args, explicitProvider !== undefined);
+        const inputs = collectInputs(args, choice.context);
+        const promotion = promotionGate(name, args.promotion, this);
+        const decided = decide(name, this, opts.snapshotReader ?? readSnapshot, inputs, choice, promotion);
 
-        // One step per pool, chained in the declared order: the resource graph needs the pools and
-        // their names as plain values now, at construction, not when an Output resolves.
-        const graphNeeds = "the rollout has one step per pool, chained in order, and Pulumi's resource graph is built when the component is constructed, before any Output resolves";
-        if (pulumi.Output.isInstance(args.pools) || isPromiseLike(args.pools)) {
-            throw refuse("pools", `is an Output: ${graphNeeds}; pass a plain array (in a config-driven stack: config.requireObject("pools")). A pool's other fields may be Outputs`);
-        }
-        if (!Array.isArray(args.pools)) throw refuse("pools", 'must be a list of pools, e.g. [{ name: "all", nodeSelector: "kubernetes.io/os=linux" }]');
-        const declared = args.pools as unknown[];
-        declared.forEach((pool, i) => {
-            if (pulumi.Output.isInstance(pool) || isPromiseLike(pool)) throw refuse(`pools[${i}]`, `is an Output: ${graphNeeds}; pass the pool as a plain object (its fields other than name may be Outputs)`);
-            const poolName = (pool as any)?.name;
-            if (pulumi.Output.isInstance(poolName) || isPromiseLike(poolName)) throw refuse(`pools[${i}].name`, `is an Output: ${graphNeeds}, and the pool's name names its step; pass a plain string`);
-        });
-
-        // Which cluster: `kubeconfig` (+ `context`) when given, else the stack's kubernetes:* config,
-        // else the ambient kubeconfig and its current context. Resolved once, below, and used by the
-        // preview, the Kubernetes provider, the steps' CLI and the hooks alike.
-        const stackK8s = new pulumi.Config("kubernetes");
-        const stackKubeconfig = args.kubeconfig === undefined && !explicitProvider ? stackK8s.getSecret("kubeconfig") : undefined;
-        const source = args.kubeconfig !== undefined ? "kubeconfig" : stackKubeconfig !== undefined ? "the stack's kubernetes:kubeconfig" : "the ambient kubeconfig";
-        const kubeconfig: pulumi.Output<string> | undefined =
-            args.kubeconfig !== undefined ? pulumi.secret(args.kubeconfig) : stackKubeconfig !== undefined ? pulumi.secret(stackKubeconfig.apply((v) => (v === "" ? v : kubeconfigFromSetting(v)))) : undefined;
-        const context = args.context ?? (args.kubeconfig === undefined && !explicitProvider ? stackK8s.get("context") : undefined);
-
-        const inputs = pulumi.output({
-            mode: args.mode,
-            featureGates: args.featureGates,
-            nodePortAddresses: args.nodePortAddresses,
-            conntrack: args.conntrack,
-            kubernetesVersion: args.kubernetesVersion,
-            allowUnknown: args.allowUnknownFeatureGates,
-            target: args.target,
-            pools: args.pools,
-            verify: args.verify,
-            onFailure: args.onFailure,
-            context,
-            alerts: args.alerts,
-        });
-
-        // the promotion gate, parsed once; the upstream stack's record is read in preview and up alike
-        const gateOption = args.promotion === undefined ? undefined : pulumi.output(args.promotion).apply((p) => parseOr(name, () => parsePromotion(p)));
-        const gateOrNone = gateOption ?? pulumi.output(undefined);
-        const upstreamRecord: pulumi.Output<unknown> =
-            gateOption === undefined
-                ? pulumi.output(undefined)
-                : pulumi.unsecret(new pulumi.StackReference(`${name}-promotion-upstream`, { name: gateOption.apply((g) => g.after) }, { parent: this }).getOutput("promotion"));
-
-        const invalid = (issues: Parameters<typeof describeIssues>[0], prefix: string) => new Error(`KubeProxyMode ${name}: ${describeIssues(issues, prefix).join("; ")}`);
-
-        // the kubeconfig is only read here; what comes out of the decision holds none of it, so it
-        // is not secret (the reviewer must see the diff and the plan)
-        const decidedWithSecret = pulumi.all([inputs, kubeconfig ?? pulumi.output(undefined as string | undefined), gateOrNone, upstreamRecord]).apply(async ([i, kc, gate, upstream]) => {
-            const { mode, featureGates, nodePortAddresses, conntrack, kubernetesVersion, allowUnknown, target, pools, verify, onFailure, context, alerts } = i;
-            // every input is checked before the cluster is read, so nothing can fail later at up
-            const desired: Record<string, unknown> = { mode };
-            if (featureGates !== undefined) desired.featureGates = featureGates;
-            if (nodePortAddresses !== undefined) desired.nodePortAddresses = nodePortAddresses;
-            if (conntrack !== undefined) desired.conntrack = conntrack;
-            if (kubernetesVersion !== undefined) desired.kubernetesVersion = kubernetesVersion;
-            if (allowUnknown !== undefined) desired.allowUnknownFeatureGates = allowUnknown;
-            const targetParsed = targetSchema.safeParse(target ?? {});
-            if (!targetParsed.success) throw invalid(targetParsed.error.issues, "target");
-            const { flavor, names } = targetNames(targetParsed.data);
-            const verifyParsed = verifySchema.safeParse(verify ?? {});
-            if (!verifyParsed.success) throw invalid(verifyParsed.error.issues, "verify");
-            if (Array.isArray(pools) && pools.length > 0) {
-                const poolsParsed = z.array(poolSchema).safeParse(pools);
-                if (!poolsParsed.success) throw invalid(poolsParsed.error.issues, "pools");
-            }
-            if (onFailure !== undefined && onFailure !== "rollback-node" && onFailure !== "stop") {
-                throw new Error(`KubeProxyMode ${name}: onFailure ${JSON.stringify(onFailure)} must be "rollback-node" or "stop"`);
-            }
-            if (kc === "") throw new Error(`KubeProxyMode ${name}: ${source}: ${emptyKubeconfig}`);
-            if (context === "") throw new Error(`KubeProxyMode ${name}: context is empty: name a context of the kubeconfig, or leave it out`);
-            let cluster: ClusterIdentity & { context: string };
-            try {
-                cluster = clusterIdentity(loadKubeConfig({ kubeconfigContent: kc, context }));
-            } catch (e) {
-                // a parser's message could quote the kubeconfig: only our own messages are shown
-                const m = (e as Error).message ?? "";
-                throw new Error(`KubeProxyMode ${name}: cannot use ${source}: ${/^the kubeconfig /.test(m) ? m.split("\n")[0] : "it is not a readable kubeconfig"}`);
-            }
-            let snapshot: ClusterSnapshot;
-            try {
-                snapshot = await reader({ kubeconfigContent: kc, context: cluster.context }, flavor, names);
-            } catch (e) {
-                throw new Error(`KubeProxyMode ${name}: cannot read the cluster at ${cluster.server} (context ${cluster.context}): ${(e as Error).message.split("\n")[0]}`);
-            }
-            let migration: Migration;
-            try {
-                migration = decideMigration(snapshot, desired, pools ?? []);
-            } catch (e) {
-                throw new Error(`KubeProxyMode ${name}: ${(e as Error).message}`);
-            }
-            const spec: RolloutSpec = rolloutSpecSchema.parse({
-                flavor,
-                names,
-                target: { hash: migration.hash, mode: migration.mode, config: migration.config },
-                pools,
-                verify: verifyParsed.data,
-                onFailure: onFailure ?? "rollback-node",
-                tcpBeLiberal: conntrack?.tcpBeLiberal,
-                cluster,
-            });
-            const alertPlan = planAlerts(alerts, snapshot.prometheusRuleCrd, namesFor(flavor, names).namespace);
-            const alertErrors = alertPlan.findings.filter((f) => f.severity === "error");
-            if (alertErrors.length) throw new Error(`KubeProxyMode ${name}: ${alertErrors.map((f) => `${f.field}: ${f.message}`).join("; ")}`);
-            migration.findings.push(...alertPlan.findings);
-            const own = { ...promotionTarget(migration.config), mode: migration.mode };
-            this.report(migration, snapshot.location, cluster, source);
-            if (gate) {
-                const verdict = checkPromotion({
-                    upstream: gate.after,
-                    record: upstream,
-                    own,
-                    alreadyApplied: migration.plan.moving === 0 && migration.plan.target.canonical,
-                    minSoakSeconds: gate.minSoakSeconds,
-                    requireNodeChecks: gate.requireNodeChecks,
-                    now: new Date(),
-                });
-                if (!verdict.open) throw new Error(`KubeProxyMode ${name}: ${gateRefusal(gate.after, verdict)}`);
-                for (const note of verdict.notes) void pulumi.log.info(`promotion gate open: ${note}`, this);
-            }
-            const change = {
-                cluster: snapshot.cluster ?? null,
-                from: { mode: effectiveMode(snapshot.current.config), configHash: configHash(snapshot.current.text) },
-                to: { mode: migration.mode, configHash: migration.hash },
-                moving: migration.plan.moving,
-            };
-            return { migration, spec, own, change, alertRule: alertPlan.rule, cluster, names: namesFor(flavor, names) };
-        });
-        const decided = pulumi.unsecret(decidedWithSecret);
-
-        // What the steps' CLI is given: the spec (with the reviewed cluster's identity), the
-        // kubeconfig content when there is one, and the context. It changes with a rotated token;
-        // a step's diff ignores its environment (commandStep.ts), so that re-runs nothing.
-        const environment = (spec: pulumi.Output<RolloutSpec>) => {
-            const env: Record<string, pulumi.Input<string>> = {
-                KPM_ROLLOUT_SPEC: spec.apply((s) => JSON.stringify(s)),
-                KPM_CONTEXT: decided.apply((d) => d.cluster.context),
-                // who holds the cluster's rollout lease while a step runs (named when another run refuses)
-                KPM_HOLDER: stackIdentity(),
-            };
-            if (kubeconfig) env.KPM_KUBECONFIG = kubeconfig;
-            if (opts.stepCli) env.KPM_CLI = opts.stepCli;
-            return pulumi.secret(env);
-        };
-        const spec = decided.apply((d) => d.spec);
-
-        let previous: pulumi.Resource | undefined;
-        const steps: pulumi.Resource[] = [];
-        for (const pool of declared as PoolInput[]) {
-            const poolName = String(pool.name);
-            // a step changes only when what it moves changes: the configuration, the pool's
-            // settings, its node set (as a digest) and the cluster (its API server)
-            const triggers = decided.apply((d) => {
-                const p = d.migration.plan.pools.find((x) => x.name === poolName);
-                return [d.migration.hash, JSON.stringify(d.spec.pools.find((x) => x.name === poolName) ?? {}), nodeSetDigest((p?.nodes ?? []).map((n) => n.name)), d.cluster.server];
-            });
-            const step = rolloutStep(`${name}-pool-${poolName}`, { args: [`--pool=${poolName}`], environment: environment(spec), triggers }, { parent: this, dependsOn: previous ? [previous] : [] });
-            steps.push(step);
-            previous = step;
-        }
-
-        const names = decided.apply((d) => d.names);
+        const environment = () => stepEnvironment(decided, choice.kubeconfig, opts.stepCli);
+        const steps = poolSteps(name, this, pools, decided, environment);
         const providerOpts: pulumi.CustomResourceOptions = explicitProvider
             ? { provider: explicitProvider }
-            : { provider: new k8s.Provider(`${name}-k8s`, { kubeconfig, context: decided.apply((d) => d.cluster.context) }, { parent: this }) };
-        // The finish verifies every node of every pool, then writes the installer's ConfigMap itself
-        // and hands the nodes back; it runs after every pool step.
-        const finishStep = rolloutStep(
-            `${name}-finish`,
-            { args: ["--finish"], environment: environment(spec), triggers: decided.apply((d) => [d.migration.hash, d.cluster.server]) },
-            { parent: this, dependsOn: steps },
-        );
-        // the CLI prints no credential: what the step printed is not secret (the provider may mark
-        // it so, since its environment is)
-        const finishOut = pulumi.unsecret(finishStep.stdout);
-        // The ConfigMap change as Pulumi shows it in `preview --diff` and keeps in its state: applied
-        // after the finish, which already wrote the same data, so it never writes ahead of the
-        // verification; retainOnDelete keeps it when the stack goes.
-        new k8s.core.v1.ConfigMapPatch(
-            `${name}-canonical-config`,
-            {
-                metadata: {
-                    name: names.apply((n) => n.configMap),
-                    namespace: names.apply((n) => n.namespace),
-                    annotations: { "pulumi.com/patchForce": "true" },
-                },
-                data: pulumi.all([names, decided]).apply(([n, d]) => ({ [n.key]: d.migration.config })),
-            },
-            { parent: this, dependsOn: [finishStep], retainOnDelete: true, ...providerOpts },
-        );
+            : {
+                  provider: new k8s.Provider(
+                      `${name}-k8s`,
+                      { kubeconfig: choice.kubeconfig, context: decided.apply((d) => d.cluster.context) },
+                      { parent: this },
+                  ),
+              };
+        const finish = finishStep(name, this, decided, environment(), steps);
+        canonicalConfig(name, this, decided, finish, providerOpts);
 
         this.configDiff = decided.apply((d) => d.migration.diff);
         this.plan = decided.apply((d) => d.migration.plan);
@@ -550,21 +535,10 @@ export class KubeProxyMode extends pulumi.ComponentResource {
         this.configHash = decided.apply((d) => d.migration.hash);
         this.config = decided.apply((d) => d.migration.config);
         this.mode = decided.apply((d) => d.migration.mode);
-        this.status = pulumi.unsecret(finishStep.stderr).apply((e) => stepReport(e));
+        this.status = pulumi.unsecret(finish.stderr).apply((e) => stepReport(e));
         this.change = decided.apply((d) => d.change);
-        this.promotion = pulumi.all([decided, finishOut]).apply(([d, stdout]) => {
-            const r = stepResult(stdout);
-            // a record belongs to the configuration the finish step finished, and only to it
-            if (!r || r.configHash !== d.migration.hash || typeof r.finishedAt !== "string") return undefined;
-            return promotionRecordSchema.parse({ ...r, targetHash: d.own.targetHash, target: d.own.target, mode: d.migration.mode });
-        });
-        // created only when the CRD is there (a snapshot fact); otherwise a finding says why not
-        this.alerts = decided.apply((d) => {
-            const rule: PrometheusRuleSpec | undefined = d.alertRule;
-            if (!rule) return null;
-            new k8s.apiextensions.CustomResource(`${name}-alerts`, { ...rule }, { parent: this, ...providerOpts });
-            return { namespace: rule.metadata.namespace, name: rule.metadata.name, alerts: Object.values(ALERTS) };
-        });
+        this.promotion = promotionRecord(decided, finish);
+        this.alerts = alertsRule(name, this, decided, providerOpts);
         this.registerOutputs({
             configDiff: this.configDiff,
             plan: this.plan,
@@ -576,25 +550,5 @@ export class KubeProxyMode extends pulumi.ComponentResource {
             change: this.change,
             alerts: this.alerts,
         });
-    }
-
-    /** What a reviewer reads in `pulumi preview`: diagnostics on this component. */
-    private report(m: Migration, location: string, cluster: { server: string; context: string }, source: string): void {
-        const changes = m.changes.map((c) => `  ${c.path}: ${JSON.stringify(c.from)} -> ${JSON.stringify(c.to)} (${c.reason})`).join("\n");
-        void pulumi.log.info(terminalSafeText(`cluster ${cluster.server} (context ${cluster.context}, from ${source}): the cluster this preview reviewed and up acts on`), this);
-        // every value that came from the cluster (node names, kernels, labels) is made terminal-safe
-        void pulumi.log.info(
-            terminalSafeText(
-            `kube-proxy configuration (${location}) -> ${m.mode}, configuration ${m.hash}, Kubernetes ${m.kubernetesVersion}\n` +
-                (m.diff ? `${m.diff}\nchanges:\n${changes}` : "no configuration change") +
-                `\n${m.planText}`,
-            ),
-            this,
-        );
-        for (const f of m.findings) {
-            const text = `${f.field}: ${f.message}${f.fix ? ` Fix: ${f.fix}` : ""}`;
-            if (f.severity === "warning") void pulumi.log.warn(terminalSafeText(text), this);
-            else void pulumi.log.info(terminalSafeText(text), this);
-        }
     }
 }

@@ -1,0 +1,359 @@
+// What KubeProxyMode decides before it builds its resource graph: its inputs checked, the cluster
+// read, the migration decided, the promotion gate judged and the review reported. One function per
+// step, called in this order by `decide`; every error names the component (`KubeProxyMode <name>:`).
+import * as pulumi from "@pulumi/pulumi";
+import { z } from "zod";
+import { planAlerts, type PrometheusRuleSpec } from "../core/alerts.js";
+import type { Flavor } from "../core/facts.js";
+import { decideMigration, type ClusterSnapshot, type Migration } from "../core/migration.js";
+import { effectiveMode } from "../core/config.js";
+import { configHash } from "../core/plan.js";
+import { checkPromotion, gateRefusal, parsePromotion, promotionTarget } from "../core/promotion.js";
+import type { ProxyMode } from "../core/types.js";
+import { clusterIdentity, kubeconfigFromSetting, loadKubeConfig } from "../cluster/client.js";
+import { namesFor } from "../cluster/kubeProxy.js";
+import type { Names } from "../rollout/cluster.js";
+import {
+    describeIssues,
+    poolSchema,
+    rolloutSpecSchema,
+    targetSchema,
+    verifySchema,
+    type ClusterIdentity,
+    type RolloutSpec,
+    type TargetSpec,
+} from "../rollout/spec.js";
+import { terminalSafeText } from "../cli/output.js";
+import type { KubeProxyModeArgs, SnapshotReader } from "./kubeProxyMode.js";
+
+export const emptyKubeconfig =
+    "is empty: pass the kubeconfig's content (e.g. config.requireSecret(\"kubeconfig\")), or leave it out to use the stack's kubernetes:kubeconfig or the ambient kubeconfig";
+
+/** The cluster the component acts on: where its kubeconfig comes from, the kubeconfig (secret) and the context. */
+export interface ClusterChoice {
+    /** names the kubeconfig's origin in errors and in the review */
+    source: string;
+    /** the kubeconfig content (secret); undefined: the ambient kubeconfig */
+    kubeconfig: pulumi.Output<string> | undefined;
+    context: pulumi.Input<string> | undefined;
+}
+
+/** The parsed promotion gate: `after`, the soak in seconds and whether node checks are required. */
+export type Gate = ReturnType<typeof parsePromotion>;
+
+/** What the decision hands the resource graph; it holds no kubeconfig. */
+export interface Decision {
+    migration: Migration;
+    spec: RolloutSpec;
+    own: ReturnType<typeof promotionTarget> & { mode: ProxyMode };
+    change: {
+        cluster: string | null;
+        from: { mode: ProxyMode; configHash: string };
+        to: { mode: ProxyMode; configHash: string };
+        moving: number;
+    };
+    alertRule: PrometheusRuleSpec | undefined;
+    cluster: ClusterIdentity & { context: string };
+    names: Names;
+}
+
+/** Target names from a validated `target` (see targetSchema): the flavor and its overrides. */
+function targetNames(t: TargetSpec | undefined): { flavor: Flavor; names: Partial<Names> } {
+    const flavor: Flavor = t?.flavor ?? "kubeadm";
+    const names: Partial<Names> = {};
+    for (const k of ["namespace", "configMap", "key", "daemonSet", "podSelector"] as const)
+        if (t?.[k] !== undefined) names[k] = t[k];
+    return { flavor, names };
+}
+
+function parseOr<T>(name: string, parse: () => T): T {
+    try {
+        return parse();
+    } catch (e) {
+        throw new Error(`KubeProxyMode ${name}: ${(e as Error).message}`);
+    }
+}
+
+function invalid(name: string, issues: Parameters<typeof describeIssues>[0], prefix: string): Error {
+    return new Error(`KubeProxyMode ${name}: ${describeIssues(issues, prefix).join("; ")}`);
+}
+
+/**
+ * Which cluster: `kubeconfig` (+ `context`) when given, else the stack's kubernetes:* config, else
+ * the ambient kubeconfig and its current context. Resolved once and used by the preview, the
+ * Kubernetes provider, the steps' CLI and the hooks alike. With an explicit provider the stack's
+ * config is not read (`kubeconfig` is then required, see the constructor's checks).
+ */
+export function chooseCluster(args: KubeProxyModeArgs, explicitProvider: boolean): ClusterChoice {
+    const stackK8s = new pulumi.Config("kubernetes");
+    const stackKubeconfig =
+        args.kubeconfig === undefined && !explicitProvider ? stackK8s.getSecret("kubeconfig") : undefined;
+    const source =
+        args.kubeconfig !== undefined
+            ? "kubeconfig"
+            : stackKubeconfig !== undefined
+              ? "the stack's kubernetes:kubeconfig"
+              : "the ambient kubeconfig";
+    const kubeconfig: pulumi.Output<string> | undefined =
+        args.kubeconfig !== undefined
+            ? pulumi.secret(args.kubeconfig)
+            : stackKubeconfig !== undefined
+              ? pulumi.secret(stackKubeconfig.apply((v) => (v === "" ? v : kubeconfigFromSetting(v))))
+              : undefined;
+    const context =
+        args.context ?? (args.kubeconfig === undefined && !explicitProvider ? stackK8s.get("context") : undefined);
+    return { source, kubeconfig, context };
+}
+
+/** The inputs the decision reads, as one Output. */
+export function collectInputs(args: KubeProxyModeArgs, context: pulumi.Input<string> | undefined) {
+    return pulumi.output({
+        mode: args.mode,
+        featureGates: args.featureGates,
+        nodePortAddresses: args.nodePortAddresses,
+        conntrack: args.conntrack,
+        kubernetesVersion: args.kubernetesVersion,
+        allowUnknown: args.allowUnknownFeatureGates,
+        target: args.target,
+        pools: args.pools,
+        verify: args.verify,
+        onFailure: args.onFailure,
+        context,
+        alerts: args.alerts,
+    });
+}
+
+/** The resolved inputs (see collectInputs). */
+export type DecisionInputs = ReturnType<typeof collectInputs> extends pulumi.Output<infer T> ? T : never;
+
+/** The promotion gate, parsed once, and the upstream stack's record (read in preview and up alike). */
+export function promotionGate(
+    name: string,
+    promotion: KubeProxyModeArgs["promotion"],
+    parent: pulumi.Resource,
+): { gate: pulumi.Output<Gate | undefined>; upstream: pulumi.Output<unknown> } {
+    if (promotion === undefined) return { gate: pulumi.output(undefined), upstream: pulumi.output(undefined) };
+    const gate = pulumi.output(promotion).apply((p) => parseOr(name, () => parsePromotion(p)));
+    const upstream = pulumi.unsecret(
+        new pulumi.StackReference(
+            `${name}-promotion-upstream`,
+            { name: gate.apply((g) => g.after) },
+            { parent },
+        ).getOutput("promotion"),
+    );
+    return { gate, upstream };
+}
+
+/** Every input checked before the cluster is read, so nothing can fail later at up. */
+function checkInputs(name: string, i: DecisionInputs, kc: string | undefined, source: string) {
+    const {
+        mode,
+        featureGates,
+        nodePortAddresses,
+        conntrack,
+        kubernetesVersion,
+        allowUnknown,
+        target,
+        pools,
+        verify,
+        onFailure,
+        context,
+    } = i;
+    const desired: Record<string, unknown> = { mode };
+    if (featureGates !== undefined) desired.featureGates = featureGates;
+    if (nodePortAddresses !== undefined) desired.nodePortAddresses = nodePortAddresses;
+    if (conntrack !== undefined) desired.conntrack = conntrack;
+    if (kubernetesVersion !== undefined) desired.kubernetesVersion = kubernetesVersion;
+    if (allowUnknown !== undefined) desired.allowUnknownFeatureGates = allowUnknown;
+    const targetParsed = targetSchema.safeParse(target ?? {});
+    if (!targetParsed.success) throw invalid(name, targetParsed.error.issues, "target");
+    const verifyParsed = verifySchema.safeParse(verify ?? {});
+    if (!verifyParsed.success) throw invalid(name, verifyParsed.error.issues, "verify");
+    if (Array.isArray(pools) && pools.length > 0) {
+        const poolsParsed = z.array(poolSchema).safeParse(pools);
+        if (!poolsParsed.success) throw invalid(name, poolsParsed.error.issues, "pools");
+    }
+    if (onFailure !== undefined && onFailure !== "rollback-node" && onFailure !== "stop") {
+        throw new Error(
+            `KubeProxyMode ${name}: onFailure ${JSON.stringify(onFailure)} must be "rollback-node" or "stop"`,
+        );
+    }
+    if (kc === "") throw new Error(`KubeProxyMode ${name}: ${source}: ${emptyKubeconfig}`);
+    if (context === "")
+        throw new Error(`KubeProxyMode ${name}: context is empty: name a context of the kubeconfig, or leave it out`);
+    return { desired, ...targetNames(targetParsed.data), verify: verifyParsed.data };
+}
+
+/** The cluster's identity (API server, context) from the kubeconfig; a parser's message, which could quote it, is never shown. */
+function identify(
+    name: string,
+    kc: string | undefined,
+    context: string | undefined,
+    source: string,
+): ClusterIdentity & { context: string } {
+    try {
+        return clusterIdentity(loadKubeConfig({ kubeconfigContent: kc, context }));
+    } catch (e) {
+        const m = (e as Error).message ?? "";
+        throw new Error(
+            `KubeProxyMode ${name}: cannot use ${source}: ${/^the kubeconfig /.test(m) ? m.split("\n")[0] : "it is not a readable kubeconfig"}`,
+        );
+    }
+}
+
+async function readCluster(
+    name: string,
+    reader: SnapshotReader,
+    kc: string | undefined,
+    cluster: ClusterIdentity & { context: string },
+    flavor: Flavor,
+    names: Partial<Names>,
+): Promise<ClusterSnapshot> {
+    try {
+        return await reader({ kubeconfigContent: kc, context: cluster.context }, flavor, names);
+    } catch (e) {
+        throw new Error(
+            `KubeProxyMode ${name}: cannot read the cluster at ${cluster.server} (context ${cluster.context}): ${(e as Error).message.split("\n")[0]}`,
+        );
+    }
+}
+
+/** The alerts' plan; an error finding refuses the run, the others join the migration's findings. */
+function planAlertsOrRefuse(
+    name: string,
+    alerts: DecisionInputs["alerts"],
+    snapshot: ClusterSnapshot,
+    namespace: string,
+): ReturnType<typeof planAlerts> {
+    const alertPlan = planAlerts(alerts, snapshot.prometheusRuleCrd, namespace);
+    const alertErrors = alertPlan.findings.filter((f) => f.severity === "error");
+    if (alertErrors.length)
+        throw new Error(`KubeProxyMode ${name}: ${alertErrors.map((f) => `${f.field}: ${f.message}`).join("; ")}`);
+    return alertPlan;
+}
+
+/** The promotion gate's verdict: refuses the run when closed, notes why it is open. */
+function openGate(
+    name: string,
+    parent: pulumi.Resource,
+    gate: Gate,
+    upstream: unknown,
+    migration: Migration,
+    own: Decision["own"],
+): void {
+    const verdict = checkPromotion({
+        upstream: gate.after,
+        record: upstream,
+        own,
+        alreadyApplied: migration.plan.moving === 0 && migration.plan.target.canonical,
+        minSoakSeconds: gate.minSoakSeconds,
+        requireNodeChecks: gate.requireNodeChecks,
+        now: new Date(),
+    });
+    if (!verdict.open) throw new Error(`KubeProxyMode ${name}: ${gateRefusal(gate.after, verdict)}`);
+    for (const note of verdict.notes) void pulumi.log.info(`promotion gate open: ${note}`, parent);
+}
+
+/** What this run moves: the cluster, its current configuration and the target. */
+function changeOf(snapshot: ClusterSnapshot, migration: Migration): Decision["change"] {
+    return {
+        cluster: snapshot.cluster ?? null,
+        from: { mode: effectiveMode(snapshot.current.config), configHash: configHash(snapshot.current.text) },
+        to: { mode: migration.mode, configHash: migration.hash },
+        moving: migration.plan.moving,
+    };
+}
+
+/** What a reviewer reads in `pulumi preview`: diagnostics on the component. */
+function report(
+    parent: pulumi.Resource,
+    m: Migration,
+    location: string,
+    cluster: { server: string; context: string },
+    source: string,
+): void {
+    const changes = m.changes
+        .map((c) => `  ${c.path}: ${JSON.stringify(c.from)} -> ${JSON.stringify(c.to)} (${c.reason})`)
+        .join("\n");
+    void pulumi.log.info(
+        terminalSafeText(
+            `cluster ${cluster.server} (context ${cluster.context}, from ${source}): the cluster this preview reviewed and up acts on`,
+        ),
+        parent,
+    );
+    // every value that came from the cluster (node names, kernels, labels) is made terminal-safe
+    void pulumi.log.info(
+        terminalSafeText(
+            `kube-proxy configuration (${location}) -> ${m.mode}, configuration ${m.hash}, Kubernetes ${m.kubernetesVersion}\n` +
+                (m.diff ? `${m.diff}\nchanges:\n${changes}` : "no configuration change") +
+                `\n${m.planText}`,
+        ),
+        parent,
+    );
+    for (const f of m.findings) {
+        const text = `${f.field}: ${f.message}${f.fix ? ` Fix: ${f.fix}` : ""}`;
+        if (f.severity === "warning") void pulumi.log.warn(terminalSafeText(text), parent);
+        else void pulumi.log.info(terminalSafeText(text), parent);
+    }
+}
+
+/** One decision from resolved inputs: check, read the cluster, decide, plan the alerts, report, judge the gate. */
+async function decideOnce(
+    name: string,
+    parent: pulumi.Resource,
+    reader: SnapshotReader,
+    source: string,
+    i: DecisionInputs,
+    kc: string | undefined,
+    gate: Gate | undefined,
+    upstream: unknown,
+): Promise<Decision> {
+    const { desired, flavor, names, verify } = checkInputs(name, i, kc, source);
+    const cluster = identify(name, kc, i.context, source);
+    const snapshot = await readCluster(name, reader, kc, cluster, flavor, names);
+    const migration = parseOr(name, () => decideMigration(snapshot, desired, i.pools ?? []));
+    const spec: RolloutSpec = rolloutSpecSchema.parse({
+        flavor,
+        names,
+        target: { hash: migration.hash, mode: migration.mode, config: migration.config },
+        pools: i.pools,
+        verify,
+        onFailure: i.onFailure ?? "rollback-node",
+        tcpBeLiberal: i.conntrack?.tcpBeLiberal,
+        cluster,
+    });
+    const resolvedNames = namesFor(flavor, names);
+    const alertPlan = planAlertsOrRefuse(name, i.alerts, snapshot, resolvedNames.namespace);
+    migration.findings.push(...alertPlan.findings);
+    const own = { ...promotionTarget(migration.config), mode: migration.mode };
+    report(parent, migration, snapshot.location, cluster, source);
+    if (gate) openGate(name, parent, gate, upstream, migration, own);
+    return {
+        migration,
+        spec,
+        own,
+        change: changeOf(snapshot, migration),
+        alertRule: alertPlan.rule,
+        cluster,
+        names: resolvedNames,
+    };
+}
+
+/**
+ * The decision as an Output. The kubeconfig is only read here; what comes out holds none of it,
+ * so it is not secret (the reviewer must see the diff and the plan).
+ */
+export function decide(
+    name: string,
+    parent: pulumi.Resource,
+    reader: SnapshotReader,
+    inputs: pulumi.Output<DecisionInputs>,
+    choice: ClusterChoice,
+    promotion: { gate: pulumi.Output<Gate | undefined>; upstream: pulumi.Output<unknown> },
+): pulumi.Output<Decision> {
+    const kubeconfig = choice.kubeconfig ?? pulumi.output(undefined as string | undefined);
+    const withSecret = pulumi
+        .all([inputs, kubeconfig, promotion.gate, promotion.upstream])
+        .apply(([i, kc, gate, upstream]) => decideOnce(name, parent, reader, choice.source, i, kc, gate, upstream));
+    return pulumi.unsecret(withSecret);
+}
