@@ -307,17 +307,20 @@ export function checkFeatureGates(resources: readonly StackResource[], config: G
     return out;
 }
 
-/**
- * No hand-written ConfigMap, or patch of the ConfigMap or DaemonSet, where a KubeProxyMode in the
- * same stack manages kube-proxy on the same cluster: it would undo the pinned mode or race the
- * rollout. Clusters are told apart by the API servers of the resources' providers; where that
- * cannot be told, a resource counts as being on the component's cluster.
- */
-export function checkOwnership(resources: readonly StackResource[]): Violation[] {
+/** What a KubeProxyMode manages, and on which cluster. */
+interface Claim {
+    at: string;
+    component: StackResource;
+    cluster?: string;
+    isConfig: boolean;
+}
+
+const objectKey = (namespace: string | undefined, name: string | undefined) => `${namespace ?? "default"}/${name}`;
+
+/** The KubeProxyMode a resource belongs to (its nearest such ancestor), if any. */
+function ownerFinder(resources: readonly StackResource[]): (r: StackResource) => StackResource | undefined {
     const byUrn = new Map(resources.map((r) => [r.urn, r]));
-    const components = resources.filter((r) => r.type === KUBE_PROXY_MODE_TYPE);
-    if (components.length === 0) return [];
-    const owner = (r: StackResource): StackResource | undefined => {
+    return (r) => {
         const seen = new Set<string>();
         for (let p = r.parentUrn; p && !seen.has(p); p = byUrn.get(p)?.parentUrn) {
             seen.add(p);
@@ -326,33 +329,57 @@ export function checkOwnership(resources: readonly StackResource[]): Violation[]
         }
         return undefined;
     };
-    const key = (namespace: string | undefined, name: string | undefined) => `${namespace ?? "default"}/${name}`;
-    // what each component manages, and on which cluster: the ConfigMaps its own children write
-    // (else the installers' defaults), and the installers' DaemonSets, on its children's clusters
-    interface Claim {
-        at: string;
-        component: StackResource;
-        cluster?: string;
-        isConfig: boolean;
-    }
+}
+
+/**
+ * What each component manages, and on which cluster: the ConfigMaps its own children write (else
+ * the installers' defaults), and the installers' DaemonSets, on its children's clusters.
+ */
+function componentClaims(resources: readonly StackResource[], components: StackResource[], owner: (r: StackResource) => StackResource | undefined): Claim[] {
     const claims: Claim[] = [];
     for (const component of components) {
-        const children = resources.filter((r) => owner(r) === component);
-        const kubernetes = children.filter((r) => r.type.startsWith("kubernetes:"));
+        const kubernetes = resources.filter((r) => owner(r) === component && r.type.startsWith("kubernetes:"));
         const clusters = kubernetes.length > 0 ? [...new Set(kubernetes.map((r) => r.cluster))] : [undefined];
         const configMaps = kubernetes.filter((r) => CONFIG_MAP_TYPES.includes(r.type) && r.objectName);
-        for (const r of configMaps)
-            claims.push({ at: key(r.namespace, r.objectName), component, cluster: r.cluster, isConfig: true });
+        for (const r of configMaps) claims.push({ at: objectKey(r.namespace, r.objectName), component, cluster: r.cluster, isConfig: true });
         for (const cluster of clusters) {
-            if (configMaps.length === 0)
-                for (const f of Object.values(FLAVORS))
-                    claims.push({ at: key(f.namespace, f.configMap), component, cluster, isConfig: true });
-            for (const f of Object.values(FLAVORS))
-                claims.push({ at: key(f.namespace, f.daemonSet), component, cluster, isConfig: false });
+            if (configMaps.length === 0) for (const f of Object.values(FLAVORS)) claims.push({ at: objectKey(f.namespace, f.configMap), component, cluster, isConfig: true });
+            for (const f of Object.values(FLAVORS)) claims.push({ at: objectKey(f.namespace, f.daemonSet), component, cluster, isConfig: false });
         }
     }
-    const fallback = components[0];
+    return claims;
+}
 
+/** The violation of a ConfigMap or DaemonSet written beside the component that claims it. */
+function outsideWrite(r: StackResource, claim: Claim, isConfig: boolean, claims: Claim[]): Violation {
+    const cluster = r.cluster !== undefined && claim.cluster !== undefined ? "on the same cluster" : "in the same stack";
+    return {
+        policy: POLICY.ownership,
+        urn: r.urn,
+        message:
+            `${describe(r)} is written outside KubeProxyMode "${claim.component.name}" ${cluster}, which manages kube-proxy there: ` +
+            (isConfig
+                ? "it would undo the mode the component pins, or switch nodes before the component has verified them (the component writes this ConfigMap only after every pool is verified). "
+                : "the component holds the installer's DaemonSet on OnDelete during a rollout and restores it afterwards; a patch of its own would race that. ") +
+            `Fix: remove this resource and set what it sets on KubeProxyMode "${claim.component.name}" (mode, featureGates, nodePortAddresses, conntrack), or remove the component first` +
+            (r.cluster === undefined && claims.some((c) => c.cluster !== undefined)
+                ? `. If it is for another cluster, give it a provider whose kubeconfig names that cluster's API server (this policy cannot tell which cluster ${r.provider ? `provider "${r.provider}"` : "the default provider"} points at)`
+                : ""),
+    };
+}
+
+/**
+ * No hand-written ConfigMap, or patch of the ConfigMap or DaemonSet, where a KubeProxyMode in the
+ * same stack manages kube-proxy on the same cluster: it would undo the pinned mode or race the
+ * rollout. Clusters are told apart by the API servers of the resources' providers; where that
+ * cannot be told, a resource counts as being on the component's cluster.
+ */
+export function checkOwnership(resources: readonly StackResource[]): Violation[] {
+    const components = resources.filter((r) => r.type === KUBE_PROXY_MODE_TYPE);
+    if (components.length === 0) return [];
+    const owner = ownerFinder(resources);
+    const claims = componentClaims(resources, components, owner);
+    const fallback = components[0];
     const out: Violation[] = [];
     // the EKS add-on applies its configurationValues to kube-proxy-config itself
     for (const c of managedConfigurations(resources)) {
@@ -368,26 +395,11 @@ export function checkOwnership(resources: readonly StackResource[]): Violation[]
     }
     for (const r of resources) {
         if (owner(r) || !r.objectName) continue;
-        const at = key(r.namespace, r.objectName);
         const isConfig = CONFIG_MAP_TYPES.includes(r.type);
         if (!isConfig && !DAEMON_SET_TYPES.includes(r.type)) continue;
+        const at = objectKey(r.namespace, r.objectName);
         const claim = claims.find((c) => c.at === at && c.isConfig === isConfig && mayShareCluster(r, c));
-        if (!claim) continue;
-        const cluster =
-            r.cluster !== undefined && claim.cluster !== undefined ? "on the same cluster" : "in the same stack";
-        out.push({
-            policy: POLICY.ownership,
-            urn: r.urn,
-            message:
-                `${describe(r)} is written outside KubeProxyMode "${claim.component.name}" ${cluster}, which manages kube-proxy there: ` +
-                (isConfig
-                    ? "it would undo the mode the component pins, or switch nodes before the component has verified them (the component writes this ConfigMap only after every pool is verified). "
-                    : "the component holds the installer's DaemonSet on OnDelete during a rollout and restores it afterwards; a patch of its own would race that. ") +
-                `Fix: remove this resource and set what it sets on KubeProxyMode "${claim.component.name}" (mode, featureGates, nodePortAddresses, conntrack), or remove the component first` +
-                (r.cluster === undefined && claims.some((c) => c.cluster !== undefined)
-                    ? `. If it is for another cluster, give it a provider whose kubeconfig names that cluster's API server (this policy cannot tell which cluster ${r.provider ? `provider "${r.provider}"` : "the default provider"} points at)`
-                    : ""),
-        });
+        if (claim) out.push(outsideWrite(r, claim, isConfig, claims));
     }
     return out;
 }
