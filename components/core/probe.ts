@@ -208,7 +208,8 @@ export function parseIpvsLine(line: string): IpvsService | undefined {
     return v4 ? { protocol: m[1], address: hexToIPv4(v4[1]), port: parseInt(v4[2], 16) } : undefined;
 }
 
-export function parseProbeOutput(text: string): ProbeReport {
+/** The probe's output cut into its `### kpm:<name>` sections. */
+function probeSections(text: string): Record<string, string[]> {
     const sections: Record<string, string[]> = {};
     let cur: string | undefined;
     for (const line of text.split("\n")) {
@@ -217,6 +218,21 @@ export function parseProbeOutput(text: string): ProbeReport {
             sections[cur] = [];
         } else if (cur) sections[cur].push(line);
     }
+    return sections;
+}
+
+/** Prometheus text lines as name{labels} -> value. */
+function parseMetrics(lines: string[]): Record<string, number> {
+    const metrics: Record<string, number> = {};
+    for (const l of lines) {
+        const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)/.exec(l);
+        if (m) metrics[m[1] + (m[2] ?? "")] = Number(m[3]);
+    }
+    return metrics;
+}
+
+export function parseProbeOutput(text: string): ProbeReport {
+    const sections = probeSections(text);
     const lines = (name: string) => (sections[name] ?? []).map((l) => l.trim()).filter((l) => l !== "");
     const missing: string[] = [];
     const errors: string[] = [];
@@ -229,11 +245,7 @@ export function parseProbeOutput(text: string): ProbeReport {
     const modeLines = lines("proxyMode");
     const rc = modeLines.find((l) => l.startsWith("rc="));
     const modeText = modeLines.filter((l) => !l.startsWith("rc=")).join(" ").trim();
-    const metrics: Record<string, number> = {};
-    for (const l of lines("metrics")) {
-        const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)/.exec(l);
-        if (m) metrics[m[1] + (m[2] ?? "")] = Number(m[3]);
-    }
+    const metrics = parseMetrics(lines("metrics"));
     const ipvs0 = lines("kube-ipvs0").filter((l) => !note(l));
     const present = ipvs0[0] === "present";
     const addresses = present ? ipvs0.map((l) => /\binet6?\s+(\S+)/.exec(l)?.[1]).filter((a): a is string => !!a) : [];
@@ -353,6 +365,37 @@ function sumMetric(metrics: Record<string, number>, name: string): number | unde
     return values.length ? values.reduce((a, b) => a + b, 0) : undefined;
 }
 
+/** The rules check: kube-proxy's own state for the mode is on the node (its nftables tables, KUBE-SERVICES, kube-ipvs0). */
+function rulesCheck(report: ProbeReport, mode: ProxyMode): CheckResult {
+    if (mode === "iptables") {
+        const chains = report.iptables.filter((c) => c.table === "nat").map((c) => c.chain);
+        return chains.includes("KUBE-SERVICES") ? { check: "rules", ok: true, detail: "iptables chain KUBE-SERVICES present" } : { check: "rules", ok: false, detail: "no KUBE-SERVICES chain in iptables" };
+    }
+    if (mode !== "nftables") return report.kubeIpvs0.present ? { check: "rules", ok: true, detail: "kube-ipvs0 present" } : { check: "rules", ok: false, detail: "no kube-ipvs0 interface" };
+    // one table per IP family kube-proxy runs (its metrics carry ip_family); at least one
+    const kubeProxyTables = report.nftTables.filter((t) => (KUBE_PROXY_NFT_TABLES as string[]).includes(t));
+    const families = ["IPv4", "IPv6"].filter((f) => Object.keys(report.metrics).some((k) => k.startsWith("kubeproxy_sync_proxy_rules_last_timestamp_seconds") && k.includes(`"${f}"`)));
+    const missing = families.map((f) => (f === "IPv4" ? "ip kube-proxy" : "ip6 kube-proxy")).filter((t) => !kubeProxyTables.includes(t));
+    const some = kubeProxyTables.some((t) => t === "ip kube-proxy" || t === "ip6 kube-proxy");
+    if (missing.length === 0 && some) return { check: "rules", ok: true, detail: `nftables ${kubeProxyTables.join(", ")} present` };
+    const why = missing.length ? `missing nftables table ${missing.join(", ")} (kube-proxy syncs ${families.join(" and ")})` : "no kube-proxy nftables table on the node";
+    return { check: "rules", ok: false, detail: `${why}${report.nftError ? ` (${report.nftError})` : ""}` };
+}
+
+/** The sync check: kube-proxy synced its rules recently, and (nftables) without failures. */
+function syncCheck(report: ProbeReport, expect: ProbeExpectations): CheckResult {
+    const last = sumMetric(report.metrics, "kubeproxy_sync_proxy_rules_last_timestamp_seconds");
+    const failures = expect.mode === "nftables" ? sumMetric(report.metrics, "kubeproxy_sync_proxy_rules_nftables_sync_failures_total") : 0;
+    const lastValues = Object.entries(report.metrics).filter(([k]) => k.startsWith("kubeproxy_sync_proxy_rules_last_timestamp_seconds")).map(([, v]) => v);
+    const newest = lastValues.length ? Math.max(...lastValues) : undefined;
+    if (last === undefined || newest === undefined) return { check: "sync", ok: false, detail: "kube-proxy reports no kubeproxy_sync_proxy_rules_last_timestamp_seconds: rules were never synced" };
+    if (report.time !== undefined && report.time - newest > expect.maxSyncAgeSeconds) {
+        return { check: "sync", ok: false, detail: `last rule sync ${Math.round(report.time - newest)}s ago (more than ${expect.maxSyncAgeSeconds}s)` };
+    }
+    if (failures !== undefined && failures > 0) return { check: "sync", ok: false, detail: `${failures} nftables sync failure(s) reported` };
+    return { check: "sync", ok: true, detail: `last rule sync ${report.time !== undefined ? `${Math.max(0, Math.round(report.time - newest))}s ago` : "reported"}, no sync failures` };
+}
+
 /** Judges one probe run against what the node should be running. Pure. */
 export function judgeProbe(report: ProbeReport, expect: ProbeExpectations): CheckResult[] {
     const out: CheckResult[] = [];
@@ -360,52 +403,9 @@ export function judgeProbe(report: ProbeReport, expect: ProbeExpectations): Chec
     out.push(
         report.proxyMode === expect.mode
             ? { check: "mode", ok: true, detail: `/proxyMode says ${report.proxyMode}` }
-            : {
-                  check: "mode",
-                  ok: false,
-                  detail: report.proxyMode ? `/proxyMode says ${report.proxyMode}, expected ${expect.mode}` : `/proxyMode did not answer: ${report.proxyModeError}`,
-              },
+            : { check: "mode", ok: false, detail: report.proxyMode ? `/proxyMode says ${report.proxyMode}, expected ${expect.mode}` : `/proxyMode did not answer: ${report.proxyModeError}` },
     );
-
-    out.push(leftoversCheck(report, expect));
-    const kubeProxyTables = report.nftTables.filter((t) => (KUBE_PROXY_NFT_TABLES as string[]).includes(t));
-    const chains = report.iptables.filter((c) => c.table === "nat").map((c) => c.chain);
-
-    let rules: CheckResult;
-    if (expect.mode === "nftables") {
-        // one table per IP family kube-proxy runs (its metrics carry ip_family); at least one
-        const families = ["IPv4", "IPv6"].filter((f) => Object.keys(report.metrics).some((k) => k.startsWith("kubeproxy_sync_proxy_rules_last_timestamp_seconds") && k.includes(`"${f}"`)));
-        const wanted = families.map((f) => (f === "IPv4" ? "ip kube-proxy" : "ip6 kube-proxy"));
-        const missing = wanted.filter((t) => !kubeProxyTables.includes(t));
-        const any = kubeProxyTables.some((t) => t === "ip kube-proxy" || t === "ip6 kube-proxy");
-        rules =
-            missing.length === 0 && any
-                ? { check: "rules", ok: true, detail: `nftables ${kubeProxyTables.join(", ")} present` }
-                : {
-                      check: "rules",
-                      ok: false,
-                      detail: `${missing.length ? `missing nftables table ${missing.join(", ")} (kube-proxy syncs ${families.join(" and ")})` : "no kube-proxy nftables table on the node"}${report.nftError ? ` (${report.nftError})` : ""}`,
-                  };
-    } else if (expect.mode === "iptables") {
-        rules = chains.includes("KUBE-SERVICES")
-            ? { check: "rules", ok: true, detail: "iptables chain KUBE-SERVICES present" }
-            : { check: "rules", ok: false, detail: "no KUBE-SERVICES chain in iptables" };
-    } else {
-        rules = report.kubeIpvs0.present ? { check: "rules", ok: true, detail: "kube-ipvs0 present" } : { check: "rules", ok: false, detail: "no kube-ipvs0 interface" };
-    }
-    out.push(rules);
-
-    const last = sumMetric(report.metrics, "kubeproxy_sync_proxy_rules_last_timestamp_seconds");
-    const failures = expect.mode === "nftables" ? sumMetric(report.metrics, "kubeproxy_sync_proxy_rules_nftables_sync_failures_total") : 0;
-    const lastValues = Object.entries(report.metrics).filter(([k]) => k.startsWith("kubeproxy_sync_proxy_rules_last_timestamp_seconds")).map(([, v]) => v);
-    const newest = lastValues.length ? Math.max(...lastValues) : undefined;
-    if (last === undefined || newest === undefined) out.push({ check: "sync", ok: false, detail: "kube-proxy reports no kubeproxy_sync_proxy_rules_last_timestamp_seconds: rules were never synced" });
-    else if (report.time !== undefined && report.time - newest > expect.maxSyncAgeSeconds) {
-        out.push({ check: "sync", ok: false, detail: `last rule sync ${Math.round(report.time - newest)}s ago (more than ${expect.maxSyncAgeSeconds}s)` });
-    } else if (failures !== undefined && failures > 0) {
-        out.push({ check: "sync", ok: false, detail: `${failures} nftables sync failure(s) reported` });
-    } else out.push({ check: "sync", ok: true, detail: `last rule sync ${report.time !== undefined ? `${Math.max(0, Math.round(report.time - newest))}s ago` : "reported"}, no sync failures` });
-
+    out.push(leftoversCheck(report, expect), rulesCheck(report, expect.mode), syncCheck(report, expect));
     if (expect.connect) {
         out.push(
             report.connect.ok

@@ -273,6 +273,11 @@ async function recoverNode(ctx: Context, inst: Installation, move: NodeMove, at:
     }
 }
 
+/** Throws the "interrupted" check failure once the run was told to stop (SIGINT/SIGTERM). */
+function stopIfInterrupted(ctx: Context): void {
+    if (ctx.signal?.aborted) throw new CheckFailed("interrupted", `the run was stopped (${String(ctx.signal.reason ?? "signal")}) before the node's move finished`);
+}
+
 /** Moves one node to the target, verifies it, and releases it; rolls it back to its origin on failure. */
 async function moveNode(ctx: Context, inst: Installation, pool: PoolPlan, n: RolloutNode, target: RolloutTarget): Promise<NodeOutcome> {
     const node = n.name;
@@ -282,9 +287,7 @@ async function moveNode(ctx: Context, inst: Installation, pool: PoolPlan, n: Rol
     // the finish's hand-back: the same configuration, from its own DaemonSet to the installer's
     const handBack = target.canonical && origin === target.hash;
     const move: NodeMove = { to: wanted, from: origin, phase: "started" };
-    const interrupted = () => {
-        if (ctx.signal?.aborted) throw new CheckFailed("interrupted", `the run was stopped (${String(ctx.signal.reason ?? "signal")}) before the node's move finished`);
-    };
+    const interrupted = () => stopIfInterrupted(ctx);
     let ours = n.cordonedByRollout;
     let step = "start";
     try {
