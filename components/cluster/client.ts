@@ -68,11 +68,27 @@ export function clusterName(kc: k8s.KubeConfig): string | undefined {
     return c ? `${c.name} (${c.server})` : undefined;
 }
 
+/** What client-node's errors carry (any of it may be missing). */
+interface ApiErrorShape {
+    code?: unknown;
+    statusCode?: unknown;
+    response?: { statusCode?: unknown };
+    body?: unknown;
+    message?: unknown;
+}
+
+/** The HTTP status of a failed API call (client-node's `code`), if it has one. */
+export function apiStatus(e: unknown): number | undefined {
+    const err = (e ?? {}) as ApiErrorShape;
+    const code = err.code ?? err.statusCode ?? err.response?.statusCode;
+    return typeof code === "number" ? code : undefined;
+}
+
 /** An API error as one line, never with credentials: status, reason and the server's message. */
 export function apiErrorMessage(e: unknown): string {
-    const anyE = e as any;
-    const code = anyE?.code ?? anyE?.statusCode ?? anyE?.response?.statusCode;
-    let body = anyE?.body;
+    const err = (e ?? {}) as ApiErrorShape;
+    const code = err.code ?? err.statusCode ?? err.response?.statusCode;
+    let body: unknown = err.body;
     if (typeof body === "string") {
         try {
             body = JSON.parse(body);
@@ -80,8 +96,11 @@ export function apiErrorMessage(e: unknown): string {
             /* keep the text */
         }
     }
-    const msg = body?.message ?? anyE?.message ?? String(e);
-    return code ? `${code} ${body?.reason ?? ""}: ${String(msg).split("\n")[0]}`.replace(/ +:/, ":") : String(msg).split("\n")[0];
+    const server = (typeof body === "object" && body !== null ? body : {}) as { message?: unknown; reason?: unknown };
+    const msg = server.message ?? err.message ?? String(e);
+    const text = (typeof msg === "string" ? msg : JSON.stringify(msg)).split("\n")[0];
+    const reason = typeof server.reason === "string" ? server.reason : "";
+    return typeof code === "number" || typeof code === "string" ? `${code} ${reason}: ${text}`.replace(/ +:/, ":") : text;
 }
 
 /**
@@ -99,7 +118,7 @@ export function readableErrors<T extends object>(api: T): T {
                 const r = v.apply(target, args);
                 return r instanceof Promise
                     ? r.catch((e: unknown) => {
-                          if (e && typeof e === "object" && (e as any).code !== undefined && (e as any).body !== undefined) {
+                          if (e && typeof e === "object" && (e as ApiErrorShape).code !== undefined && (e as ApiErrorShape).body !== undefined) {
                               const line = apiErrorMessage(e);
                               try {
                                   (e as Error).message = line;

@@ -9,7 +9,7 @@ import { nodeFacts } from "../core/nodes.js";
 import { MARKS, rolloutObjectName, type NodeState } from "../core/plan.js";
 import { PROBE_SCRIPT } from "../core/probe.js";
 import type { Installation as RolloutInstallation, KubeProxyPod, LeaseHolder, Names, NodeMove, RolloutCluster, RolloutNode } from "../rollout/cluster.js";
-import { apiErrorMessage, Cluster, clusterName } from "./client.js";
+import { apiErrorMessage, apiStatus, Cluster, clusterName } from "./client.js";
 
 export type { KubeProxyPod, Names };
 
@@ -54,7 +54,7 @@ function parseMove(text: string | undefined): NodeMove | undefined {
 export class NotFound extends Error {}
 
 function isNotFound(e: unknown): boolean {
-    return (e as any)?.code === 404;
+    return apiStatus(e) === 404;
 }
 
 /** Creates an object; false when it already exists (the objects are content-addressed, so it is the same one). */
@@ -63,7 +63,7 @@ async function createUnlessExists(create: () => Promise<unknown>): Promise<boole
         await create();
         return true;
     } catch (e) {
-        if ((e as any)?.code === 409) return false;
+        if (apiStatus(e) === 409) return false;
         throw e;
     }
 }
@@ -183,7 +183,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 // saved once: a second run never saves the rollout's shape as the installer's
                 if (ds.metadata?.annotations?.[MARKS.originalSpecAnnotation]) return;
                 ds.metadata!.annotations = { ...(ds.metadata!.annotations ?? {}), [MARKS.originalSpecAnnotation]: JSON.stringify(ds.spec) };
-                ds.spec = canonicalDuringRollout(ds.spec as any);
+                ds.spec = canonicalDuringRollout(ds.spec!);
             });
             log(`DaemonSet ${namespace}/${this.names.daemonSet}: switched to OnDelete and kept off nodes labelled ${MARKS.configLabel} (its spec is saved for the finish)`);
         }
@@ -288,7 +288,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                         blockedBy.delete(podName(p));
                         log(`evicted ${podName(p)}${grace !== undefined ? ` (grace period ${grace}s)` : ""}`);
                     } catch (e) {
-                        if ((e as any)?.code === 429) {
+                        if (apiStatus(e) === 429) {
                             if (!blockedBy.has(podName(p))) {
                                 const pdbs = blockingPdbs((await this.policy.listNamespacedPodDisruptionBudget({ namespace })).items, p);
                                 const why = `eviction refused by PodDisruptionBudget ${pdbs.length ? pdbs.join(", ") : "(none found selecting it)"}: ${apiErrorMessage(e)}`;

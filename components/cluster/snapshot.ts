@@ -2,7 +2,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { PROMETHEUS_RULE, type CrdPresence } from "../core/alerts.js";
 import type { ClusterSnapshot, ServiceFacts } from "../core/migration.js";
-import { clusterName, loadKubeConfig, type ClusterAccess } from "./client.js";
+import { apiStatus, clusterName, loadKubeConfig, type ClusterAccess } from "./client.js";
 import { KubeProxyCluster, namesFor, type Names } from "./kubeProxy.js";
 import type { Flavor } from "../core/facts.js";
 
@@ -39,6 +39,6 @@ async function crdPresence(kc: k8s.KubeConfig, name: string): Promise<CrdPresenc
         await kc.makeApiClient(k8s.ApiextensionsV1Api).readCustomResourceDefinition({ name });
         return "present";
     } catch (e) {
-        return (e as any)?.code === 404 ? "absent" : "unreadable";
+        return apiStatus(e) === 404 ? "absent" : "unreadable";
     }
 }

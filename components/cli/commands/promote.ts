@@ -71,8 +71,10 @@ function describe(c: StackOutputs["change"]): Pick<StackRow, "cluster" | "from" 
     return { cluster: c.cluster, from: `${c.from.mode} (${c.from.configHash})`, to: `${c.to.mode} (${c.to.configHash})`, moving: c.moving };
 }
 
+type EngineEvent = import("@pulumi/pulumi/automation").EngineEvent;
+
 /** The stack outputs a preview or update reports through its engine events (the root Stack's outputs). */
-function outputsFrom(events: any[]): StackOutputs {
+function outputsFrom(events: EngineEvent[]): StackOutputs {
     for (const e of events.slice().reverse()) {
         const m = e.resOutputsEvent?.metadata;
         if (m?.type === "pulumi:pulumi:Stack") return (m.new?.outputs ?? {}) as StackOutputs;
@@ -125,7 +127,7 @@ async function previewAll(run: Promotion): Promise<boolean> {
     for (const [i, stack] of run.stacks.entries()) {
         const row = run.rows[i];
         run.progress(`[${run.names[i]}] preview`);
-        const events: any[] = [];
+        const events: EngineEvent[] = [];
         const started = Date.now();
         try {
             await stack.preview({ onEvent: (e) => events.push(e) });
@@ -157,7 +159,7 @@ async function applyInOrder(run: Promotion): Promise<boolean> {
     for (const [i, stack] of run.stacks.entries()) {
         const row = run.rows[i];
         run.progress(`[${run.names[i]}] up`);
-        const events: any[] = [];
+        const events: EngineEvent[] = [];
         const started = Date.now();
         let failed = false;
         try {
