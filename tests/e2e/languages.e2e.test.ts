@@ -95,7 +95,9 @@ async function languageStack(language: Language, cluster: ClusterState): Promise
         const t0 = performance.now();
         const build = await runAsync("go", ["build", "-o", join(dir, ".prebuilt"), "."], { cwd: dir, env: GO_ENV });
         assert.equal(build.code, 0, `go build of the Go example failed:\n${build.stdout}\n${build.stderr}`);
-        process.stderr.write(`    (go: the example's first build took ${((performance.now() - t0) / 1000).toFixed(1)} s)\n`);
+        process.stderr.write(
+            `    (go: the example's first build took ${((performance.now() - t0) / 1000).toFixed(1)} s)\n`,
+        );
     } else {
         for (const f of ["Pulumi.yaml", "__main__.py", "requirements.txt"])
             copyFileSync(join(example, f), join(dir, f));
