@@ -45,6 +45,7 @@ source "$VERSIONS_FILE"
 : "${PULUMI_COMMAND_VERSION:=}" "${PULUMI_COMMAND_MODULE_VERSION:=}" "${APT_PACKAGES:=}"
 : "${PULUMI_LANGUAGE_YAML_VERSION:=}" "${PULUMI_LANGUAGE_PYTHON_VERSION:=}" "${PULUMI_LANGUAGE_PYTHON_PACKAGE:=}"
 : "${PULUMI_PYTHON_SDK_VERSION:=}" "${PULUMI_PYTHON:=python3}"
+: "${PULUMI_LANGUAGE_GO_VERSION:=}" "${PULUMI_LANGUAGE_GO_PACKAGE:=}"
 
 if [[ $MODE == build ]]; then mkdir -p "$CACHE"; fi
 if [[ -d $CACHE ]]; then CACHE=$(cd "$CACHE" && pwd -P); fi
@@ -74,6 +75,7 @@ add_component pulumi-language-nodejs "$PULUMI_LANGUAGE_NODEJS_VERSION" "pulumi-l
 add_component pulumi-language-yaml "$PULUMI_LANGUAGE_YAML_VERSION" "pulumi-language-yaml" build_pulumi_language_yaml
 add_component pulumi-language-python "$PULUMI_LANGUAGE_PYTHON_VERSION" \
   "pulumi-language-python pulumi-language-python-exec" build_pulumi_language_python
+add_component pulumi-language-go "$PULUMI_LANGUAGE_GO_VERSION" "pulumi-language-go" build_pulumi_language_go
 # Not a Go build: a virtualenv with the `pulumi` package from PyPI (a directory;
 # programs run with PULUMI_PYTHON_CMD=<bin>/pulumi-python-venv/bin/python).
 add_component pulumi-python-sdk "$PULUMI_PYTHON_SDK_VERSION" "pulumi-python-venv" build_pulumi_python_sdk
@@ -314,6 +316,23 @@ build_pulumi_language_python() {
   local shim=$dir/${p#"$m"/}/../pulumi-language-python-exec
   [[ -f $shim ]] || die "no exec shim at $shim"
   install -m 0755 "$shim" "$out/pulumi-language-python-exec"; substep "exec shim installed"
+}
+
+build_pulumi_language_go() {
+  local out=$1 w=$2 v=$PULUMI_LANGUAGE_GO_VERSION
+  local p=${PULUMI_LANGUAGE_GO_PACKAGE:-github.com/pulumi/pulumi/sdk/go/pulumi-language-go/v3}
+  local m gm
+  case $p in
+    github.com/pulumi/pulumi/sdk/v3/*) m=github.com/pulumi/pulumi/sdk/v3 ;;  # host inside sdk/v3 (<= v3.66.0)
+    *) m=$p ;;                                                              # its own module (>= v3.67.0)
+  esac
+  gm=$(mod_field "$m@$v" GoMod); substep "go.mod of $m@$v downloaded"
+  new_wrapper "$w" pulumi-language-go "$gm"
+  { echo; echo "require $m $v"; gomod_remote_replaces "$gm" | sed 's/^/replace /'; } >>"$w/go.mod"
+  (cd "$w" && gorun go get "$p@$v"); substep "go get"
+  (cd "$w" && gorun go build -trimpath \
+    -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$v" \
+    -o "$out/pulumi-language-go" "$p"); substep "go build"
 }
 
 build_pulumi_python_sdk() {

@@ -1,16 +1,19 @@
 // End to end, @e2e: the ipvs -> nftables example as a Pulumi YAML program
-// (examples/ipvs-to-nftables-yaml) and as a Python program (examples/ipvs-to-nftables-python),
-// each on the real engine through its real language host (pulumi-language-yaml,
-// pulumi-language-python with the `pulumi` package from PyPI, both from the toolchain) and the
-// kube-proxy-mode provider plugin (bin/pulumi-resource-kube-proxy-mode). One reference cluster is
-// shared: the three previews run on the untouched ipvs cluster and must show what the TypeScript
-// program shows; then YAML moves it to nftables and back, then Python moves it to nftables.
+// (examples/ipvs-to-nftables-yaml), as a Python program (examples/ipvs-to-nftables-python) and as
+// a Go program (examples/ipvs-to-nftables-go), each on the real engine through its real language
+// host (pulumi-language-yaml, pulumi-language-python with the `pulumi` package from PyPI,
+// pulumi-language-go compiling the program against the generated Go SDK, all from the toolchain)
+// and the kube-proxy-mode provider plugin (bin/pulumi-resource-kube-proxy-mode). One reference
+// cluster is shared: the four previews run on the untouched ipvs cluster and must show what the
+// TypeScript program shows; then YAML moves it to nftables and back, Python moves it to nftables,
+// and Go moves it back to ipvs.
 // kwok nodes run no process: the built-in node checks are off (as in rollout.e2e.test.ts), and the
 // examples' pools (a 10m soak, a drain) are swapped for the suite's (no soak, no drain).
 import assert from "node:assert/strict";
 import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { performance } from "node:perf_hooks";
 import { LocalWorkspace, PulumiCommand, type EngineEvent, type Stack } from "@pulumi/pulumi/automation";
 import * as YAML from "yaml";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
@@ -28,6 +31,8 @@ import {
 } from "./support.js";
 
 const KWOK = "(kwok nodes: built-in node checks not run)";
+/** For the Go program's builds: a go.mod/go.sum the example keeps complete, no workspace file. */
+const GO_ENV = { GOFLAGS: "-mod=mod", GOWORK: "off" };
 /** The pool steps are command:local:Command resources; here their plugin is the SIMULATED stand-in unless a real one is on PATH. */
 const COMMAND = "(command plugin: SIMULATED stand-in where no real one is on PATH)";
 const VERIFY = { nodeChecks: false };
@@ -42,7 +47,7 @@ const TS_CONFIG = {
     verify: VERIFY,
 };
 
-type Language = "yaml" | "python";
+type Language = "yaml" | "python" | "go";
 
 /** The parts of a Pulumi YAML program this suite reads and rewrites. */
 interface YamlProgram {
@@ -74,6 +79,25 @@ async function languageStack(language: Language, cluster: ClusterState): Promise
         props.verify = VERIFY;
         writeFileSync(join(dir, "Pulumi.yaml"), YAML.stringify(program));
         project = program.name;
+    } else if (language === "go") {
+        for (const f of ["Pulumi.yaml", "main.go", "go.sum"]) copyFileSync(join(example, f), join(dir, f));
+        // the example's replace points at ../../sdk/go; from the copy, at this checkout's sdk/go
+        const gomod = readFileSync(join(example, "go.mod"), "utf8").replace(
+            /=> \.\.\/\.\.\/sdk\/go$/m,
+            `=> ${join(ROOT, "sdk", "go")}`,
+        );
+        assert.notEqual(gomod, readFileSync(join(example, "go.mod"), "utf8"), "the example's go.mod replaces the SDK");
+        writeFileSync(join(dir, "go.mod"), gomod);
+        project = (YAML.parse(readFileSync(join(example, "Pulumi.yaml"), "utf8")) as YamlProgram).name;
+        // The language host compiles the program on every preview and up; the first compile builds
+        // the Pulumi Go SDK and the generated SDK. Done here once, so that the build cache makes
+        // the host's compiles short; its time is printed (a figure, not an assertion).
+        const t0 = performance.now();
+        const build = await runAsync("go", ["build", "-o", join(dir, ".prebuilt"), "."], { cwd: dir, env: GO_ENV });
+        assert.equal(build.code, 0, `go build of the Go example failed:\n${build.stdout}\n${build.stderr}`);
+        process.stderr.write(
+            `    (go: the example's first build took ${((performance.now() - t0) / 1000).toFixed(1)} s)\n`,
+        );
     } else {
         for (const f of ["Pulumi.yaml", "__main__.py", "requirements.txt"])
             copyFileSync(join(example, f), join(dir, f));
@@ -108,6 +132,7 @@ async function languageStack(language: Language, cluster: ClusterState): Promise
         // longer passed as flags); it runs programs with PULUMI_PYTHON_CMD (the toolchain's venv)
         PULUMI_PYTHON_CMD: join(bin, "pulumi-python-venv", "bin", "python"),
         PYTHONPATH: join(dir, ".sdk"),
+        ...GO_ENV,
         KUBECONFIG: join(dir, "no-ambient-kubeconfig"),
     };
     const pulumiCommand = await PulumiCommand.get({ skipVersionCheck: true });
@@ -120,6 +145,13 @@ async function languageStack(language: Language, cluster: ClusterState): Promise
     // client library exports this kubeconfig as JSON.
     const kubeconfig = YAML.stringify(JSON.parse(await leastPrivilegeKubeconfig(cluster)));
     await stack.setConfig(`${project}:kubeconfig`, { value: kubeconfig, secret: true });
+    if (language === "go") {
+        // the Go program reads them into the generated SDK's structs (camelCase, as in JSON)
+        await stack.setAllConfig({
+            [`${project}:pools`]: { value: JSON.stringify(POOLS) },
+            [`${project}:verify`]: { value: JSON.stringify(VERIFY) },
+        });
+    }
     if (language === "python") {
         // the generated SDK's dict inputs take Python's snake_case names
         const pools = POOLS.map((p) => ({
@@ -159,7 +191,7 @@ async function kubeProxyConfig(cluster: ClusterState): Promise<string> {
     return cm.data!["config.conf"];
 }
 
-describe("@e2e the ipvs -> nftables example in YAML and Python on the reference cluster " + KWOK, function () {
+describe("@e2e the ipvs -> nftables example in YAML, Python and Go on the reference cluster " + KWOK, function () {
     this.timeout(900_000);
     let cluster: ClusterState | undefined;
     const opened: { dispose(): void }[] = [];
@@ -211,7 +243,7 @@ describe("@e2e the ipvs -> nftables example in YAML and Python on the reference 
         );
     });
 
-    for (const language of ["yaml", "python"] as const) {
+    for (const language of ["yaml", "python", "go"] as const) {
         it(`${language}: preview shows the same configuration diff, plan and findings as the TypeScript program, and writes nothing`, async () => {
             assert.ok(typescriptReview.length > 0, "the TypeScript preview ran first");
             const s = await open(language);
@@ -279,5 +311,11 @@ describe("@e2e the ipvs -> nftables example in YAML and Python on the reference 
 
     it(`python: up moves the pools in order to nftables ${KWOK} ${COMMAND}`, async () => {
         await upAndCheck("python", "nftables");
+    });
+
+    it(`go: setting mode back to ipvs and up moves every node back ${KWOK} ${COMMAND}`, async () => {
+        const s = await open("go");
+        await s.stack.setConfig(`${s.project}:mode`, { value: "ipvs" });
+        await upAndCheck("go", "ipvs");
     });
 });
