@@ -4,7 +4,17 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-    { ignores: ["dist/**", "node_modules/**", "**/*.js", "**/*.cjs", "components/policy/analyzer", "bin/**", "sdk/**"] },
+    {
+        ignores: [
+            "dist/**",
+            "node_modules/**",
+            "**/*.js",
+            "**/*.cjs",
+            "components/policy/analyzer",
+            "bin/**",
+            "sdk/**",
+        ],
+    },
     js.configs.recommended,
     ...tseslint.configs.recommendedTypeChecked,
     {

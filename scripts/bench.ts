@@ -45,7 +45,15 @@ import type { ProxyMode } from "../components/core/types.js";
 import { parseKubeVersion } from "../components/core/versions.js";
 import { clusterDown, clusterUp, ROOT, type ClusterState } from "./referenceCluster.js";
 import { projectDir, setKubeconfig, setStackConfig, toolchain } from "../tests/e2e/support.js";
-import { nodeFigures, startToRouted, workloadTable, type ClientRecord, type PodEvent, type Procedure, type WorkloadRun } from "./workload.js";
+import {
+    nodeFigures,
+    startToRouted,
+    workloadTable,
+    type ClientRecord,
+    type PodEvent,
+    type Procedure,
+    type WorkloadRun,
+} from "./workload.js";
 
 interface Options {
     sizes: number[];
@@ -100,18 +108,34 @@ function parseOptions(argv: string[]): Options {
         },
     });
     const sizes = values.sizes.split(",").map((s) => Number(s.trim()));
-    if (sizes.some((n) => !Number.isInteger(n) || n < 2)) throw new Error(`--sizes ${values.sizes}: a comma-separated list of node counts of at least 2 (e.g. --sizes 100,1000)`);
+    if (sizes.some((n) => !Number.isInteger(n) || n < 2))
+        throw new Error(
+            `--sizes ${values.sizes}: a comma-separated list of node counts of at least 2 (e.g. --sizes 100,1000)`,
+        );
     const phases = new Set(values.phases.split(",").map((s) => s.trim()));
-    for (const p of phases) if (!["preview", "up", "peer", "workload"].includes(p)) throw new Error(`--phases: unknown phase ${p} (use preview, up, peer, workload)`);
+    for (const p of phases)
+        if (!["preview", "up", "peer", "workload"].includes(p))
+            throw new Error(`--phases: unknown phase ${p} (use preview, up, peer, workload)`);
     const pairs = values.pairs.split(",").map((s) => s.trim().split(":") as [ProxyMode, ProxyMode]);
     for (const pair of pairs) {
-        if (pair.length !== 2 || pair.some((m) => !["ipvs", "iptables", "nftables"].includes(m)) || pair[0] === pair[1] || pair[1] === "ipvs")
-            throw new Error(`--pairs ${values.pairs}: comma-separated from:to mode pairs, to iptables or nftables (e.g. --pairs iptables:nftables,ipvs:nftables)`);
+        if (
+            pair.length !== 2 ||
+            pair.some((m) => !["ipvs", "iptables", "nftables"].includes(m)) ||
+            pair[0] === pair[1] ||
+            pair[1] === "ipvs"
+        )
+            throw new Error(
+                `--pairs ${values.pairs}: comma-separated from:to mode pairs, to iptables or nftables (e.g. --pairs iptables:nftables,ipvs:nftables)`,
+            );
     }
     const workloadNodes = Number(values["workload-nodes"]);
-    if (!Number.isInteger(workloadNodes) || workloadNodes < 2 || workloadNodes > 12) throw new Error(`--workload-nodes ${values["workload-nodes"]}: a whole number from 2 to 12 (real nodes: network namespaces on this machine)`);
+    if (!Number.isInteger(workloadNodes) || workloadNodes < 2 || workloadNodes > 12)
+        throw new Error(
+            `--workload-nodes ${values["workload-nodes"]}: a whole number from 2 to 12 (real nodes: network namespaces on this machine)`,
+        );
     const maxUnavailable = Number(values["max-unavailable"]);
-    if (!Number.isInteger(maxUnavailable) || maxUnavailable < 1) throw new Error(`--max-unavailable ${values["max-unavailable"]}: a whole number of at least 1`);
+    if (!Number.isInteger(maxUnavailable) || maxUnavailable < 1)
+        throw new Error(`--max-unavailable ${values["max-unavailable"]}: a whole number of at least 1`);
     const core = values.core === undefined ? undefined : Number(values.core);
     return { sizes, phases, json: values.json, maxUnavailable, soak: values.soak, core, pairs, workloadNodes };
 }
@@ -172,7 +196,9 @@ async function apiRequests(kc: k8s.KubeConfig): Promise<number> {
             let text = "";
             res.setEncoding("utf8");
             res.on("data", (d) => (text += d));
-            res.on("end", () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`GET /metrics: HTTP ${res.statusCode}`))));
+            res.on("end", () =>
+                res.statusCode === 200 ? resolve(text) : reject(new Error(`GET /metrics: HTTP ${res.statusCode}`)),
+            );
         });
         req.on("error", reject);
         req.end();
@@ -181,7 +207,8 @@ async function apiRequests(kc: k8s.KubeConfig): Promise<number> {
     // leases are the nodes' heartbeats (kwok renews every node's lease about every 10 s): the
     // cluster's own traffic, which would drown the figure; the rest of the background is subtracted
     for (const line of body.split("\n")) {
-        if (line.startsWith("apiserver_request_total{") && !line.includes('resource="leases"')) sum += Number(line.slice(line.lastIndexOf(" ") + 1));
+        if (line.startsWith("apiserver_request_total{") && !line.includes('resource="leases"'))
+            sum += Number(line.slice(line.lastIndexOf(" ") + 1));
     }
     return sum;
 }
@@ -190,11 +217,15 @@ async function apiRequests(kc: k8s.KubeConfig): Promise<number> {
 async function backgroundRate(kc: k8s.KubeConfig, seconds: number): Promise<number> {
     const before = await apiRequests(kc);
     await new Promise((r) => setTimeout(r, seconds * 1000));
-    return (await apiRequests(kc) - before) / seconds;
+    return ((await apiRequests(kc)) - before) / seconds;
 }
 
 /** Counts the requests fn causes: the difference of the counter, less the background over the same time. */
-async function counted<T>(kc: k8s.KubeConfig, background: number, fn: () => Promise<T>): Promise<{ value: T; requests: number; seconds: number }> {
+async function counted<T>(
+    kc: k8s.KubeConfig,
+    background: number,
+    fn: () => Promise<T>,
+): Promise<{ value: T; requests: number; seconds: number }> {
     const before = await apiRequests(kc);
     const started = performance.now();
     const value = await fn();
@@ -205,16 +236,25 @@ async function counted<T>(kc: k8s.KubeConfig, background: number, fn: () => Prom
 
 async function emptyPreview(): Promise<PreviewFigures> {
     const { dir, envVars, pulumiCommand } = await projectDir("kpm-bench-empty-");
-    writeFileSync(join(dir, "Pulumi.yaml"), "name: kpm-bench-empty\nruntime:\n  name: nodejs\n  options:\n    typescript: false\nmain: index.js\n");
+    writeFileSync(
+        join(dir, "Pulumi.yaml"),
+        "name: kpm-bench-empty\nruntime:\n  name: nodejs\n  options:\n    typescript: false\nmain: index.js\n",
+    );
     writeFileSync(join(dir, "index.js"), "// an empty program: the engine's own cost\n");
-    const stack = await LocalWorkspace.createOrSelectStack({ stackName: "bench", workDir: dir }, { workDir: dir, envVars, pulumiCommand });
+    const stack = await LocalWorkspace.createOrSelectStack(
+        { stackName: "bench", workDir: dir },
+        { workDir: dir, envVars, pulumiCommand },
+    );
     const r = await measured(() => stack.preview());
     return { seconds: r.seconds, peakRssMB: r.peakRssMB };
 }
 
 async function kubeProxyModeStack(state: ClusterState, opts: Options) {
     const { dir, envVars, pulumiCommand } = await projectDir("kpm-bench-");
-    const stack = await LocalWorkspace.createOrSelectStack({ stackName: "bench", workDir: dir }, { workDir: dir, envVars, pulumiCommand });
+    const stack = await LocalWorkspace.createOrSelectStack(
+        { stackName: "bench", workDir: dir },
+        { workDir: dir, envVars, pulumiCommand },
+    );
     await setKubeconfig(stack, state);
     await setStackConfig(stack, {
         mode: "nftables",
@@ -234,7 +274,12 @@ function stepName(urn: string | undefined): string | undefined {
     return m?.[1];
 }
 
-async function up(state: ClusterState, kc: k8s.KubeConfig, opts: Options, background: number): Promise<NonNullable<SizeResult["up"]>> {
+async function up(
+    state: ClusterState,
+    kc: k8s.KubeConfig,
+    opts: Options,
+    background: number,
+): Promise<NonNullable<SizeResult["up"]>> {
     const stack = await kubeProxyModeStack(state, opts);
     const started = new Map<string, number>();
     const steps: Record<string, number> = {};
@@ -252,13 +297,22 @@ async function up(state: ClusterState, kc: k8s.KubeConfig, opts: Options, backgr
     };
     const r = await counted(kc, background, () => stack.up({ onEvent }));
     const outputs = await stack.outputs();
-    const plan = outputs.plan?.value as { moving: number; pools: { name: string; batches: string[][]; soakSeconds: number }[] };
+    const plan = outputs.plan?.value as {
+        moving: number;
+        pools: { name: string; batches: string[][]; soakSeconds: number }[];
+    };
     // The per-batch floor: the canary pool's step, one batch of one node, measured end to end (the
     // step's CLI start, reading the cluster, the node's kube-proxy restart, its first sync and the
     // checks). A batch of k nodes moves them at once, so it cannot be faster than one node alone.
     const canary = plan.pools.find((p) => p.name === "canary");
-    const perBatch = steps["pool-canary"] !== undefined && canary && canary.batches.length === 1 ? steps["pool-canary"] - canary.soakSeconds : NaN;
-    const floor = plan.pools.reduce((s, p) => s + p.batches.length * perBatch + (p.batches.length ? p.soakSeconds : 0), 0);
+    const perBatch =
+        steps["pool-canary"] !== undefined && canary && canary.batches.length === 1
+            ? steps["pool-canary"] - canary.soakSeconds
+            : NaN;
+    const floor = plan.pools.reduce(
+        (s, p) => s + p.batches.length * perBatch + (p.batches.length ? p.soakSeconds : 0),
+        0,
+    );
     return {
         seconds: r.seconds,
         steps,
@@ -272,8 +326,12 @@ async function up(state: ClusterState, kc: k8s.KubeConfig, opts: Options, backgr
 
 function kubectl(bin: string, kubeconfig: string, args: string[], input?: string): Promise<string> {
     return new Promise((resolve, reject) => {
-        const child = execFile(join(bin, "kubectl"), ["--kubeconfig", kubeconfig, ...args], { maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) =>
-            err ? reject(new Error(`kubectl ${args.join(" ")}: ${stderr.trim() || err.message}`)) : resolve(stdout),
+        const child = execFile(
+            join(bin, "kubectl"),
+            ["--kubeconfig", kubeconfig, ...args],
+            { maxBuffer: 256 * 1024 * 1024 },
+            (err, stdout, stderr) =>
+                err ? reject(new Error(`kubectl ${args.join(" ")}: ${stderr.trim() || err.message}`)) : resolve(stdout),
         );
         if (input !== undefined) child.stdin!.end(input);
     });
@@ -289,34 +347,66 @@ async function runbook(state: ClusterState, mode: string): Promise<number> {
     const cm = JSON.parse(await k(["get", "configmap", "-n", "kube-system", "kube-proxy", "-o", "json"]));
     cm.data["config.conf"] = cm.data["config.conf"].replace(/^mode: .*$/m, `mode: ${mode}`);
     await k(["replace", "-f", "-"], JSON.stringify(cm));
-    const nodes = (await k(["get", "nodes", "-o", "jsonpath={.items[*].metadata.name}"])).split(" ").filter(Boolean).sort(compareNodeNames);
+    const nodes = (await k(["get", "nodes", "-o", "jsonpath={.items[*].metadata.name}"]))
+        .split(" ")
+        .filter(Boolean)
+        .sort(compareNodeNames);
     const started = performance.now();
     for (const [i, node] of nodes.entries()) {
         const podsOn = async () =>
-            JSON.parse(await k(["get", "pods", "-n", "kube-system", "-l", "k8s-app=kube-proxy", "--field-selector", `spec.nodeName=${node}`, "-o", "json"])).items as k8s.V1Pod[];
+            JSON.parse(
+                await k([
+                    "get",
+                    "pods",
+                    "-n",
+                    "kube-system",
+                    "-l",
+                    "k8s-app=kube-proxy",
+                    "--field-selector",
+                    `spec.nodeName=${node}`,
+                    "-o",
+                    "json",
+                ]),
+            ).items as k8s.V1Pod[];
         const old = (await podsOn())[0]?.metadata?.name;
         if (old) await k(["delete", "pod", "-n", "kube-system", old, "--wait=true"]);
         for (;;) {
             const ready = (await podsOn()).some(
-                (p) => p.metadata?.name !== old && !p.metadata?.deletionTimestamp && p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
+                (p) =>
+                    p.metadata?.name !== old &&
+                    !p.metadata?.deletionTimestamp &&
+                    p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
             );
             if (ready) break;
             await new Promise((r) => setTimeout(r, 500));
         }
         if ((i + 1) % 10 === 0 || i + 1 === nodes.length) {
             const elapsed = (performance.now() - started) / 1000;
-            progress(`peer: ${i + 1}/${nodes.length} node(s), ${((i + 1) / elapsed).toFixed(2)} node/s, ETA ${Math.round(((nodes.length - i - 1) * elapsed) / (i + 1))} s`);
+            progress(
+                `peer: ${i + 1}/${nodes.length} node(s), ${((i + 1) / elapsed).toFixed(2)} node/s, ETA ${Math.round(((nodes.length - i - 1) * elapsed) / (i + 1))} s`,
+            );
         }
     }
     return nodes.length;
 }
 
 async function benchSize(n: number, opts: Options): Promise<SizeResult> {
-    progress(`${n} nodes: starting a reference cluster with SIMULATED (kwok) nodes, pools canary=1 workers=${n - 1}, on ipvs`);
+    progress(
+        `${n} nodes: starting a reference cluster with SIMULATED (kwok) nodes, pools canary=1 workers=${n - 1}, on ipvs`,
+    );
     const upStarted = performance.now();
     let state: ClusterState | undefined;
     try {
-        state = await clusterUp({ name: `bench-${process.pid}-${n}`, pools: [["canary", 1], ["workers", n - 1]], nodes: "kwok", mode: "ipvs", log: (l) => progress(`cluster: ${l}`) });
+        state = await clusterUp({
+            name: `bench-${process.pid}-${n}`,
+            pools: [
+                ["canary", 1],
+                ["workers", n - 1],
+            ],
+            nodes: "kwok",
+            mode: "ipvs",
+            log: (l) => progress(`cluster: ${l}`),
+        });
         const result: SizeResult = { nodes: n, clusterUpSeconds: (performance.now() - upStarted) / 1000 };
         progress(`${n} nodes: cluster up in ${result.clusterUpSeconds.toFixed(0)} s`);
         const kc = new k8s.KubeConfig();
@@ -328,7 +418,9 @@ async function benchSize(n: number, opts: Options): Promise<SizeResult> {
             const stack = await kubeProxyModeStack(state, opts);
             const r = await measured(() => stack.preview());
             result.preview = { empty, kubeProxyMode: { seconds: r.seconds, peakRssMB: r.peakRssMB } };
-            progress(`${n} nodes: preview ${r.seconds.toFixed(1)} s / ${r.peakRssMB} MB (empty program ${empty.seconds.toFixed(1)} s / ${empty.peakRssMB} MB)`);
+            progress(
+                `${n} nodes: preview ${r.seconds.toFixed(1)} s / ${r.peakRssMB} MB (empty program ${empty.seconds.toFixed(1)} s / ${empty.peakRssMB} MB)`,
+            );
         }
         if (opts.phases.has("up") || opts.phases.has("peer")) {
             progress(`${n} nodes: measuring the cluster's background API rate for 15 s`);
@@ -337,11 +429,15 @@ async function benchSize(n: number, opts: Options): Promise<SizeResult> {
             if (opts.phases.has("up")) {
                 progress(`${n} nodes: pulumi up (ipvs -> nftables)`);
                 result.up = await up(state, kc, opts, background);
-                progress(`${n} nodes: up ${result.up.seconds.toFixed(0)} s (floor ${result.up.floorSeconds.toFixed(0)} s, finish ${result.up.finishSeconds.toFixed(0)} s)`);
+                progress(
+                    `${n} nodes: up ${result.up.seconds.toFixed(0)} s (floor ${result.up.floorSeconds.toFixed(0)} s, finish ${result.up.finishSeconds.toFixed(0)} s)`,
+                );
             }
             if (opts.phases.has("peer")) {
                 progress(`${n} nodes: the runbook as a plain script (ConfigMap edit, kubectl delete pod node by node)`);
-                const r = await counted(kc, background, () => runbook(state!, opts.phases.has("up") ? "iptables" : "nftables"));
+                const r = await counted(kc, background, () =>
+                    runbook(state!, opts.phases.has("up") ? "iptables" : "nftables"),
+                );
                 result.peer = { seconds: r.seconds, apiRequestsPerNode: r.requests / r.value };
                 if (result.up) result.ratio = result.up.seconds / result.peer.seconds;
                 progress(`${n} nodes: peer ${r.seconds.toFixed(0)} s`);
@@ -359,9 +455,17 @@ export const IPVS_BEFORE_STATE =
     "the ipvs stand-in programs no traffic, so before the move no connection reaches the backend: the long-lived connection is opened only once the new mode routes (then held through the rest of the run, the finish's hand-back included), and the gap is counted from the moment the node's old kube-proxy was stopped to the first connection the new mode routes";
 
 /** Starts the workload client in each node's network namespace; stop() ends them and returns what each saw. */
-function startClients(state: ClusterState, ip: string, port: number): { stop: () => Promise<Map<string, ClientRecord>> } {
+function startClients(
+    state: ClusterState,
+    ip: string,
+    port: number,
+): { stop: () => Promise<Map<string, ClientRecord>> } {
     const clients = state.network!.nodes.map((n) => {
-        const child = spawn("ip", ["netns", "exec", n.netns, process.execPath, join(__dirname, "workloadClient.js"), ip, String(port)], { stdio: ["ignore", "pipe", "pipe"] });
+        const child = spawn(
+            "ip",
+            ["netns", "exec", n.netns, process.execPath, join(__dirname, "workloadClient.js"), ip, String(port)],
+            { stdio: ["ignore", "pipe", "pipe"] },
+        );
         let out = "";
         let err = "";
         child.stdout.on("data", (d) => (out += d));
@@ -371,7 +475,11 @@ function startClients(state: ClusterState, ip: string, port: number): { stop: ()
                 try {
                     resolve(JSON.parse(out) as ClientRecord);
                 } catch {
-                    reject(new Error(`the workload client on ${n.name} exited (${code}) without its record: ${err.trim()}`));
+                    reject(
+                        new Error(
+                            `the workload client on ${n.name} exited (${code}) without its record: ${err.trim()}`,
+                        ),
+                    );
                 }
             }),
         );
@@ -388,7 +496,9 @@ function startClients(state: ClusterState, ip: string, port: number): { stop: ()
 }
 
 /** Watches the DaemonSets' kube-proxy pods on each node: when each was added and when its deletion was asked (epoch ms, as seen here). */
-async function watchKubeProxyPods(kc: k8s.KubeConfig): Promise<{ events: Map<string, PodEvent[]>; firstStop: (node: string) => number | undefined; abort: () => void }> {
+async function watchKubeProxyPods(
+    kc: k8s.KubeConfig,
+): Promise<{ events: Map<string, PodEvent[]>; firstStop: (node: string) => number | undefined; abort: () => void }> {
     const events = new Map<string, PodEvent[]>();
     const seen = new Set<string>();
     const ctl = await new k8s.Watch(kc).watch(
@@ -408,18 +518,45 @@ async function watchKubeProxyPods(kc: k8s.KubeConfig): Promise<{ events: Map<str
         },
         () => undefined,
     );
-    return { events, firstStop: (node) => events.get(node)?.find((e) => e.event === "stop")?.t, abort: () => ctl.abort() };
+    return {
+        events,
+        firstStop: (node) => events.get(node)?.find((e) => e.event === "stop")?.t,
+        abort: () => ctl.abort(),
+    };
 }
 
 /** One mode pair under one procedure, on a fresh real-nodes cluster: the nodes' clients run through the whole procedure. */
-async function workloadRun(from: ProxyMode, to: ProxyMode, procedure: Procedure, opts: Options, k: number): Promise<WorkloadRun> {
+async function workloadRun(
+    from: ProxyMode,
+    to: ProxyMode,
+    procedure: Procedure,
+    opts: Options,
+    k: number,
+): Promise<WorkloadRun> {
     const name = `bench-${process.pid}-w${k}`;
     const pair = `${from} -> ${to}`;
-    const run: WorkloadRun = { pair, procedure, seconds: 0, nodes: [], ...(from === "ipvs" ? { simulated: IPVS_BEFORE_STATE } : {}) };
-    progress(`workload ${pair}, ${procedure}: starting a reference cluster of ${opts.workloadNodes} real nodes on ${from}`);
+    const run: WorkloadRun = {
+        pair,
+        procedure,
+        seconds: 0,
+        nodes: [],
+        ...(from === "ipvs" ? { simulated: IPVS_BEFORE_STATE } : {}),
+    };
+    progress(
+        `workload ${pair}, ${procedure}: starting a reference cluster of ${opts.workloadNodes} real nodes on ${from}`,
+    );
     let state: ClusterState | undefined;
     try {
-        state = await clusterUp({ name, pools: [["canary", 1], ["workers", opts.workloadNodes - 1]], nodes: "real", mode: from, log: (l) => progress(`cluster: ${l}`) });
+        state = await clusterUp({
+            name,
+            pools: [
+                ["canary", 1],
+                ["workers", opts.workloadNodes - 1],
+            ],
+            nodes: "real",
+            mode: from,
+            log: (l) => progress(`cluster: ${l}`),
+        });
         const kc = new k8s.KubeConfig();
         kc.loadFromFile(state.kubeconfig);
         const svc = await kc.makeApiClient(k8s.CoreV1Api).readNamespacedService({ name: "backend", namespace: "demo" });
@@ -433,7 +570,10 @@ async function workloadRun(from: ProxyMode, to: ProxyMode, procedure: Procedure,
             await new Promise((r) => setTimeout(r, 3000));
             if (procedure === "KubeProxyMode up") {
                 const { dir, envVars, pulumiCommand } = await projectDir("kpm-bench-workload-");
-                const stack = await LocalWorkspace.createOrSelectStack({ stackName: "bench", workDir: dir }, { workDir: dir, envVars, pulumiCommand });
+                const stack = await LocalWorkspace.createOrSelectStack(
+                    { stackName: "bench", workDir: dir },
+                    { workDir: dir, envVars, pulumiCommand },
+                );
                 await setKubeconfig(stack, state);
                 // real nodes: the built-in node checks run (the probe pod); one node at a time in each pool
                 await setStackConfig(stack, {
@@ -442,7 +582,12 @@ async function workloadRun(from: ProxyMode, to: ProxyMode, procedure: Procedure,
                     // ipvs -> iptables stops kube-proxy for the cleanup, and the runner refuses it without
                     // drain or allowUnroutedNode; the clients run in the node's own network (no pod to
                     // drain), and that gap is what this phase measures: accept it
-                    pools: ["canary", "workers"].map((p) => ({ name: p, nodeSelector: `pool=${p}`, maxUnavailable: 1, ...(from === "ipvs" && to === "iptables" ? { allowUnroutedNode: true } : {}) })),
+                    pools: ["canary", "workers"].map((p) => ({
+                        name: p,
+                        nodeSelector: `pool=${p}`,
+                        maxUnavailable: 1,
+                        ...(from === "ipvs" && to === "iptables" ? { allowUnroutedNode: true } : {}),
+                    })),
                     // the connection check goes through the same Service the clients use
                     verify: { service: "demo/backend" },
                 });
@@ -460,7 +605,15 @@ async function workloadRun(from: ProxyMode, to: ProxyMode, procedure: Procedure,
         } catch (e) {
             run.seconds = (performance.now() - started) / 1000;
             run.error = (e as Error).message;
-            progress(`workload ${pair}, ${procedure}: FAILED: ${run.error.split("\n").filter((l) => /rollout failed|FAILED|error/i.test(l)).slice(0, 6).join(" / ") || run.error.slice(0, 500)}`);
+            progress(
+                `workload ${pair}, ${procedure}: FAILED: ${
+                    run.error
+                        .split("\n")
+                        .filter((l) => /rollout failed|FAILED|error/i.test(l))
+                        .slice(0, 6)
+                        .join(" / ") || run.error.slice(0, 500)
+                }`,
+            );
         } finally {
             records = await clients.stop();
             watch.abort();
@@ -468,14 +621,27 @@ async function workloadRun(from: ProxyMode, to: ProxyMode, procedure: Procedure,
         for (const node of state.nodes) {
             const r = records.get(node.name)!;
             // the pods' events relative to the client's start, for reading the gaps against
-            const events = (watch.events.get(node.name) ?? []).filter((e) => e.t >= r.startedAt).map((e) => ({ ...e, t: e.t - r.startedAt }));
-            const figures = nodeFigures(node.name, r, from === "ipvs" ? (watch.firstStop(node.name) ?? r.stoppedAt) : undefined, from === "ipvs" ? "SIMULATED ipvs before it" : undefined);
+            const events = (watch.events.get(node.name) ?? [])
+                .filter((e) => e.t >= r.startedAt)
+                .map((e) => ({ ...e, t: e.t - r.startedAt }));
+            const figures = nodeFigures(
+                node.name,
+                r,
+                from === "ipvs" ? (watch.firstStop(node.name) ?? r.stoppedAt) : undefined,
+                from === "ipvs" ? "SIMULATED ipvs before it" : undefined,
+            );
             figures.gaps = figures.gaps.map((g) => ({ ...g, from: g.from - r.startedAt, to: g.to - r.startedAt }));
             const longest = figures.gaps.find((g) => g.ms === figures.longestGapMs);
             const startToRoutedMs = longest ? startToRouted(longest, events) : undefined;
-            run.nodes.push({ ...figures, ...(startToRoutedMs !== undefined ? { startToRoutedMs } : {}), podEvents: events });
+            run.nodes.push({
+                ...figures,
+                ...(startToRoutedMs !== undefined ? { startToRoutedMs } : {}),
+                podEvents: events,
+            });
         }
-        progress(`workload ${pair}, ${procedure}: ${run.nodes.map((n) => `${n.node} gap ${n.longestGapMs} ms, long-lived ${n.longLived}`).join("; ")}`);
+        progress(
+            `workload ${pair}, ${procedure}: ${run.nodes.map((n) => `${n.node} gap ${n.longestGapMs} ms, long-lived ${n.longLived}`).join("; ")}`,
+        );
         return run;
     } finally {
         if (state) await clusterDown(state.name);
@@ -524,7 +690,13 @@ function kwokNode(name: string, pool: string): unknown {
             uid: `uid-${name}`,
             resourceVersion: "1",
             creationTimestamp: time,
-            labels: { pool, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "kubernetes.io/hostname": name, type: "kwok" },
+            labels: {
+                pool,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                "kubernetes.io/hostname": name,
+                type: "kwok",
+            },
             annotations: { "kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0" },
         },
         spec: {},
@@ -532,24 +704,52 @@ function kwokNode(name: string, pool: string): unknown {
             addresses: [{ type: "InternalIP", address: "10.0.0.1" }],
             capacity: { cpu: "32", memory: "256Gi", pods: "110" },
             allocatable: { cpu: "32", memory: "256Gi", pods: "110" },
-            conditions: ["Ready", "MemoryPressure", "DiskPressure", "PIDPressure"].map((type) => ({ type, status: type === "Ready" ? "True" : "False", lastHeartbeatTime: time, lastTransitionTime: time, reason: type, message: type })),
-            nodeInfo: { architecture: "amd64", kernelVersion: "6.8.0-51-generic", kubeletVersion: "fake", operatingSystem: "linux", osImage: "", kubeProxyVersion: "" },
+            conditions: ["Ready", "MemoryPressure", "DiskPressure", "PIDPressure"].map((type) => ({
+                type,
+                status: type === "Ready" ? "True" : "False",
+                lastHeartbeatTime: time,
+                lastTransitionTime: time,
+                reason: type,
+                message: type,
+            })),
+            nodeInfo: {
+                architecture: "amd64",
+                kernelVersion: "6.8.0-51-generic",
+                kubeletVersion: "fake",
+                operatingSystem: "linux",
+                osImage: "",
+                kubeProxyVersion: "",
+            },
         },
     };
 }
 
 /** The preview's pure work over n synthetic nodes, step by step, in milliseconds. */
 function coreFigures(n: number): Record<string, number> {
-    const items = [kwokNode("canary-1", "canary"), ...Array.from({ length: n - 1 }, (_, i) => kwokNode(`workers-${i + 1}`, "workers"))];
+    const items = [
+        kwokNode("canary-1", "canary"),
+        ...Array.from({ length: n - 1 }, (_, i) => kwokNode(`workers-${i + 1}`, "workers")),
+    ];
     const text = JSON.stringify({ apiVersion: "v1", kind: "NodeList", items });
     const clock = () => performance.now();
     const t0 = clock();
     const list = JSON.parse(text);
     const t1 = clock();
-    const nodes = list.items.map((item: any) => ({ ...nodeFacts(item), placement: item.metadata.labels[MARKS.configLabel] ?? null }));
+    const nodes = list.items.map((item: any) => ({
+        ...nodeFacts(item),
+        placement: item.metadata.labels[MARKS.configLabel] ?? null,
+    }));
     const t2 = clock();
-    const current = parseCurrentConfig(readFileSync(join(ROOT, "tests", "fixtures", "kubeadm", "1.37-ipvs", "configmap.yaml"), "utf8"));
-    const snapshot: ClusterSnapshot = { serverVersion: parseKubeVersion("1.37.2")!, current, location: "kube-system/kube-proxy config.conf", nodes, services: [] };
+    const current = parseCurrentConfig(
+        readFileSync(join(ROOT, "tests", "fixtures", "kubeadm", "1.37-ipvs", "configmap.yaml"), "utf8"),
+    );
+    const snapshot: ClusterSnapshot = {
+        serverVersion: parseKubeVersion("1.37.2")!,
+        current,
+        location: "kube-system/kube-proxy config.conf",
+        nodes,
+        services: [],
+    };
     const pools = [
         { name: "canary", nodeSelector: "pool=canary", maxUnavailable: 1 },
         { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 50 },
@@ -580,17 +780,33 @@ async function main(): Promise<void> {
     }
     toolchain();
     const results: SizeResult[] = [];
-    if (["preview", "up", "peer"].some((p) => opts.phases.has(p))) for (const n of opts.sizes) results.push(await benchSize(n, opts));
+    if (["preview", "up", "peer"].some((p) => opts.phases.has(p)))
+        for (const n of opts.sizes) results.push(await benchSize(n, opts));
     const workload: WorkloadRun[] = [];
     if (opts.phases.has("workload")) {
         let k = 0;
-        for (const [from, to] of opts.pairs) for (const procedure of ["KubeProxyMode up", "kubectl runbook"] as Procedure[]) workload.push(await workloadRun(from, to, procedure, opts, ++k));
+        for (const [from, to] of opts.pairs)
+            for (const procedure of ["KubeProxyMode up", "kubectl runbook"] as Procedure[])
+                workload.push(await workloadRun(from, to, procedure, opts, ++k));
     }
-    const machine = { date: new Date().toISOString(), cpus: (await import("node:os")).cpus().length, memoryGB: Math.round((await import("node:os")).totalmem() / 2 ** 30) };
-    if (opts.json) process.stdout.write(JSON.stringify({ machine, options: { ...opts, phases: [...opts.phases] }, results, workload }, null, 2) + "\n");
+    const machine = {
+        date: new Date().toISOString(),
+        cpus: (await import("node:os")).cpus().length,
+        memoryGB: Math.round((await import("node:os")).totalmem() / 2 ** 30),
+    };
+    if (opts.json)
+        process.stdout.write(
+            JSON.stringify({ machine, options: { ...opts, phases: [...opts.phases] }, results, workload }, null, 2) +
+                "\n",
+        );
     else {
-        const tables = [...(results.length ? [table(results)] : []), ...(workload.length ? [workloadTable(workload)] : [])];
-        process.stdout.write(`${tables.join("\n\n")}\n(${machine.date}, ${machine.cpus} cores, ${machine.memoryGB} GB)\n`);
+        const tables = [
+            ...(results.length ? [table(results)] : []),
+            ...(workload.length ? [workloadTable(workload)] : []),
+        ];
+        process.stdout.write(
+            `${tables.join("\n\n")}\n(${machine.date}, ${machine.cpus} cores, ${machine.memoryGB} GB)\n`,
+        );
     }
 }
 

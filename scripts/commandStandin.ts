@@ -41,7 +41,20 @@ const SECRET_KEY = "4dabf18193072939515e22adb298388d";
 const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
 const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 
-const INPUTS = ["triggers", "create", "update", "delete", "stdin", "logging", "interpreter", "dir", "environment", "assetPaths", "archivePaths", "addPreviousOutputInEnv"] as const;
+const INPUTS = [
+    "triggers",
+    "create",
+    "update",
+    "delete",
+    "stdin",
+    "logging",
+    "interpreter",
+    "dir",
+    "environment",
+    "assetPaths",
+    "archivePaths",
+    "addPreviousOutputInEnv",
+] as const;
 const LOGGING = ["stdout", "stderr", "stdoutAndStderr", "none"];
 
 function isSecret(v: unknown): v is { value: unknown } {
@@ -52,7 +65,8 @@ function isSecret(v: unknown): v is { value: unknown } {
 export function reveal(v: unknown): unknown {
     if (isSecret(v)) return reveal(v.value);
     if (Array.isArray(v)) return v.map(reveal);
-    if (typeof v === "object" && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, reveal(x)]));
+    if (typeof v === "object" && v !== null)
+        return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, reveal(x)]));
     return v;
 }
 
@@ -93,18 +107,32 @@ export function checkInputs(news: Record<string, unknown>): { property: string; 
     for (const f of ["create", "update", "delete", "stdin", "dir"] as const) {
         if (known(v[f]) && typeof v[f] !== "string") failures.push({ property: f, reason: `${f} must be a string` });
     }
-    if (known(v.logging) && !LOGGING.includes(v.logging as string)) failures.push({ property: "logging", reason: `logging must be one of ${LOGGING.join(", ")}` });
-    if (known(v.interpreter) && !(Array.isArray(v.interpreter) && v.interpreter.every((a) => typeof a === "string"))) failures.push({ property: "interpreter", reason: "interpreter must be a list of strings" });
-    if (known(v.environment) && !(typeof v.environment === "object" && !Array.isArray(v.environment) && Object.values(v.environment as object).every((x) => typeof x === "string" || x === UNKNOWN))) {
+    if (known(v.logging) && !LOGGING.includes(v.logging as string))
+        failures.push({ property: "logging", reason: `logging must be one of ${LOGGING.join(", ")}` });
+    if (known(v.interpreter) && !(Array.isArray(v.interpreter) && v.interpreter.every((a) => typeof a === "string")))
+        failures.push({ property: "interpreter", reason: "interpreter must be a list of strings" });
+    if (
+        known(v.environment) &&
+        !(
+            typeof v.environment === "object" &&
+            !Array.isArray(v.environment) &&
+            Object.values(v.environment as object).every((x) => typeof x === "string" || x === UNKNOWN)
+        )
+    ) {
         failures.push({ property: "environment", reason: "environment must be a map of strings" });
     }
-    if (known(v.triggers) && !Array.isArray(v.triggers)) failures.push({ property: "triggers", reason: "triggers must be a list" });
-    if (known(v.addPreviousOutputInEnv) && typeof v.addPreviousOutputInEnv !== "boolean") failures.push({ property: "addPreviousOutputInEnv", reason: "addPreviousOutputInEnv must be a boolean" });
+    if (known(v.triggers) && !Array.isArray(v.triggers))
+        failures.push({ property: "triggers", reason: "triggers must be a list" });
+    if (known(v.addPreviousOutputInEnv) && typeof v.addPreviousOutputInEnv !== "boolean")
+        failures.push({ property: "addPreviousOutputInEnv", reason: "addPreviousOutputInEnv must be a boolean" });
     return failures;
 }
 
 /** diff: triggers replace, any other input updates, outputs are not compared. */
-export function diffInputs(olds: Record<string, unknown>, news: Record<string, unknown>): { changes: boolean; replaces: string[] } {
+export function diffInputs(
+    olds: Record<string, unknown>,
+    news: Record<string, unknown>,
+): { changes: boolean; replaces: string[] } {
     const o = reveal(olds) as Record<string, unknown>;
     const n = reveal(news) as Record<string, unknown>;
     const differs = (k: string) => hasUnknown(n[k]) || JSON.stringify(o[k] ?? null) !== JSON.stringify(n[k] ?? null);
@@ -132,7 +160,12 @@ export interface RunResult {
  * to `log` as they complete (however they are chunked, however long). Rejects on a non-zero exit
  * with the command's combined output.
  */
-export function runCommand(command: string, inputs: CommandInputs, previous: RunResult | undefined, log: (line: string) => void): Promise<RunResult> {
+export function runCommand(
+    command: string,
+    inputs: CommandInputs,
+    previous: RunResult | undefined,
+    log: (line: string) => void,
+): Promise<RunResult> {
     const interpreter = inputs.interpreter && inputs.interpreter.length > 0 ? inputs.interpreter : ["/bin/sh", "-c"];
     const argv = [...interpreter, command];
     const env: NodeJS.ProcessEnv = { ...process.env, ...(inputs.environment ?? {}) };
@@ -142,7 +175,11 @@ export function runCommand(command: string, inputs: CommandInputs, previous: Run
     }
     const logging = inputs.logging ?? "stdoutAndStderr";
     return new Promise((resolve, reject) => {
-        const child = spawn(argv[0], argv.slice(1), { cwd: inputs.dir ?? process.cwd(), env, stdio: ["pipe", "pipe", "pipe"] });
+        const child = spawn(argv[0], argv.slice(1), {
+            cwd: inputs.dir ?? process.cwd(),
+            env,
+            stdio: ["pipe", "pipe", "pipe"],
+        });
         running.add(child);
         child.on("exit", () => running.delete(child));
         const out: string[] = [];
@@ -158,7 +195,10 @@ export function runCommand(command: string, inputs: CommandInputs, previous: Run
                 if (logged) createInterface({ input: stream, crlfDelay: Infinity }).on("line", log);
                 stream.on("end", () => done());
             });
-        const streams = [collect(child.stdout, out, logging === "stdout" || logging === "stdoutAndStderr"), collect(child.stderr, err, logging === "stderr" || logging === "stdoutAndStderr")];
+        const streams = [
+            collect(child.stdout, out, logging === "stdout" || logging === "stdoutAndStderr"),
+            collect(child.stderr, err, logging === "stderr" || logging === "stdoutAndStderr"),
+        ];
         child.stdin.on("error", () => undefined);
         child.stdin.end(inputs.stdin ?? "");
         let spawnError: Error | undefined;
@@ -166,7 +206,12 @@ export function runCommand(command: string, inputs: CommandInputs, previous: Run
         const exited = new Promise<number | null>((done) => child.on("close", (code) => done(code)));
         void Promise.all([exited, ...streams]).then(([code]) => {
             if (spawnError) return reject(new Error(`${spawnError.message}: running ${JSON.stringify(command)}`));
-            if (code !== 0) return reject(new Error(`${code === null ? "signal: killed" : `exit status ${code}`}: running ${JSON.stringify(command)}:\n${both.join("")}`));
+            if (code !== 0)
+                return reject(
+                    new Error(
+                        `${code === null ? "signal: killed" : `exit status ${code}`}: running ${JSON.stringify(command)}:\n${both.join("")}`,
+                    ),
+                );
             resolve({ stdout: out.join("").replace(/\n$/, ""), stderr: err.join("").replace(/\n$/, "") });
         });
         if (child.stdout === null) reject(new Error("no stdout"));
@@ -175,7 +220,10 @@ export function runCommand(command: string, inputs: CommandInputs, previous: Run
 
 /** The engine's log, for status lines of a resource (what the real provider's logger sends). */
 function engineLog(engineAddress: string | undefined): Log {
-    if (!engineAddress) return Object.assign((_urn: string, line: string) => void process.stderr.write(`${line}\n`), { flush: async () => undefined });
+    if (!engineAddress)
+        return Object.assign((_urn: string, line: string) => void process.stderr.write(`${line}\n`), {
+            flush: async () => undefined,
+        });
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const engrpc = require("@pulumi/pulumi/proto/engine_grpc_pb.js");
     // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -208,7 +256,10 @@ function outputs(news: Record<string, unknown>, r: RunResult): Record<string, un
 
 function previousOf(olds: Record<string, unknown>): RunResult {
     const o = reveal(olds) as Record<string, unknown>;
-    return { stdout: typeof o.stdout === "string" ? o.stdout : "", stderr: typeof o.stderr === "string" ? o.stderr : "" };
+    return {
+        stdout: typeof o.stdout === "string" ? o.stdout : "",
+        stderr: typeof o.stderr === "string" ? o.stderr : "",
+    };
 }
 
 /** The provider: exported for the unit tests, which call it as the engine would. */
@@ -217,7 +268,8 @@ export function commandProvider(log: Log): Provider {
     const newId = (urn: string) => `${urn.split("::").pop()}-${Date.now().toString(16)}${(ids++).toString(16)}`;
     const guard = (urn: string) => {
         // urn:pulumi:<stack>::<project>::<parent types $>...<type>::<name>
-        if (urn.split("::")[2]?.split("$").pop() !== COMMAND_TYPE) throw new Error(`the SIMULATED pulumi-resource-command serves only ${COMMAND_TYPE}, not ${urn}`);
+        if (urn.split("::")[2]?.split("$").pop() !== COMMAND_TYPE)
+            throw new Error(`the SIMULATED pulumi-resource-command serves only ${COMMAND_TYPE}, not ${urn}`);
     };
     return {
         version: STANDIN_VERSION,
@@ -233,7 +285,10 @@ export function commandProvider(log: Log): Provider {
         async create(urn, inputs) {
             guard(urn);
             const v = reveal(inputs) as CommandInputs;
-            const r = v.create === undefined || v.create === null ? { stdout: "", stderr: "" } : await runCommand(v.create, v, undefined, (l) => log(urn, l)).finally(() => log.flush());
+            const r =
+                v.create === undefined || v.create === null
+                    ? { stdout: "", stderr: "" }
+                    : await runCommand(v.create, v, undefined, (l) => log(urn, l)).finally(() => log.flush());
             return { id: newId(urn), outs: outputs(inputs, r) };
         },
         async update(_id, urn, olds, news) {
@@ -241,13 +296,17 @@ export function commandProvider(log: Log): Provider {
             const v = reveal(news) as CommandInputs;
             const previous = previousOf(olds);
             const command = v.update ?? v.create;
-            const r = command === undefined || command === null ? previous : await runCommand(command, v, previous, (l) => log(urn, l)).finally(() => log.flush());
+            const r =
+                command === undefined || command === null
+                    ? previous
+                    : await runCommand(command, v, previous, (l) => log(urn, l)).finally(() => log.flush());
             return { outs: outputs(news, r) };
         },
         async delete(_id, urn, props) {
             guard(urn);
             const v = reveal(props) as CommandInputs;
-            if (v.delete !== undefined && v.delete !== null) await runCommand(v.delete, v, previousOf(props), (l) => log(urn, l)).finally(() => log.flush());
+            if (v.delete !== undefined && v.delete !== null)
+                await runCommand(v.delete, v, previousOf(props), (l) => log(urn, l)).finally(() => log.flush());
         },
     };
 }

@@ -31,7 +31,9 @@ async function main(): Promise<number> {
     const bin = tc.stdout.trim().split("\n").pop()!;
     process.env.KPM_BIN = bin;
     const engine = enginePath(bin);
-    step(`command provider plugin: ${engine.simulated ? `SIMULATED stand-in (no real pulumi-resource-command on PATH): ${engine.commandPlugin}` : engine.commandPlugin}`);
+    step(
+        `command provider plugin: ${engine.simulated ? `SIMULATED stand-in (no real pulumi-resource-command on PATH): ${engine.commandPlugin}` : engine.commandPlugin}`,
+    );
 
     const support = realNodesSupported();
     const nodes = support.ok ? "real" : "kwok";

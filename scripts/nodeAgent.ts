@@ -17,7 +17,18 @@
 // as seen from the namespace, the pod's own service-account token and the cluster CA) and the
 // directory the ConfigMap is mounted at.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { appendFileSync, chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+    appendFileSync,
+    chmodSync,
+    copyFileSync,
+    existsSync,
+    mkdirSync,
+    readdirSync,
+    readFileSync,
+    renameSync,
+    symlinkSync,
+    writeFileSync,
+} from "node:fs";
 import { createServer } from "node:https";
 import { release } from "node:os";
 import { join } from "node:path";
@@ -40,18 +51,24 @@ interface Run {
     lastExit?: { code: number | null; at: string };
 }
 
-const state: ClusterState & { network: any; ports: Record<string, number>; bin: string } = JSON.parse(readFileSync(join(process.argv[2], "state.json"), "utf8"));
+const state: ClusterState & { network: any; ports: Record<string, number>; bin: string } = JSON.parse(
+    readFileSync(join(process.argv[2], "state.json"), "utf8"),
+);
 const kc = new k8s.KubeConfig();
 kc.loadFromFile(state.kubeconfig);
 const core = kc.makeApiClient(k8s.CoreV1Api);
 const coordination = kc.makeApiClient(k8s.CoordinationV1Api);
-const nodes = new Map<string, { netns: string; ip: string }>(state.network.nodes.map((n: any) => [n.name, { netns: n.netns, ip: n.ip }]));
+const nodes = new Map<string, { netns: string; ip: string }>(
+    state.network.nodes.map((n: any) => [n.name, { netns: n.netns, ip: n.ip }]),
+);
 const runs = new Map<string, Run>();
 const agentDir = join(state.dir, "agent");
 const ca = readFileSync(join(state.dir, "pki", "apiserver.crt"), "utf8");
 const log = (l: string) => process.stdout.write(`${new Date().toISOString()} ${l}\n`);
 const kernel = release();
-const osImage = (/PRETTY_NAME="([^"]+)"/.exec(existsSync("/etc/os-release") ? readFileSync("/etc/os-release", "utf8") : "") ?? [])[1] ?? "Linux";
+const osImage =
+    (/PRETTY_NAME="([^"]+)"/.exec(existsSync("/etc/os-release") ? readFileSync("/etc/os-release", "utf8") : "") ??
+        [])[1] ?? "Linux";
 
 function now(): string {
     return new Date().toISOString().replace(/\.\d+Z$/, "Z");
@@ -69,7 +86,14 @@ async function heartbeat(): Promise<void> {
                     body: {
                         status: {
                             conditions: [
-                                { type: "Ready", status: "True", reason: "KubeletReady", message: "kube-proxy-mode node agent is posting ready status", lastHeartbeatTime: t as any, lastTransitionTime: t as any },
+                                {
+                                    type: "Ready",
+                                    status: "True",
+                                    reason: "KubeletReady",
+                                    message: "kube-proxy-mode node agent is posting ready status",
+                                    lastHeartbeatTime: t as any,
+                                    lastTransitionTime: t as any,
+                                },
                             ],
                             // the API server reaches the agent's log server through the Hostname address
                             addresses: [
@@ -97,8 +121,17 @@ async function heartbeat(): Promise<void> {
                 MERGE,
             )
             .catch((e) => log(`heartbeat ${name}: ${(e as Error).message}`));
-        const lease = { metadata: { name, namespace: "kube-node-lease" }, spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime: new Date().toISOString() as any } };
-        await coordination.replaceNamespacedLease({ name, namespace: "kube-node-lease", body: lease }).catch(() => coordination.createNamespacedLease({ namespace: "kube-node-lease", body: lease }).catch(() => undefined));
+        const lease = {
+            metadata: { name, namespace: "kube-node-lease" },
+            spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime: new Date().toISOString() as any },
+        };
+        await coordination
+            .replaceNamespacedLease({ name, namespace: "kube-node-lease", body: lease })
+            .catch(() =>
+                coordination
+                    .createNamespacedLease({ namespace: "kube-node-lease", body: lease })
+                    .catch(() => undefined),
+            );
     }
 }
 
@@ -107,12 +140,18 @@ async function heartbeat(): Promise<void> {
 const STANDARD_PATH = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
 
 function nodePath(node: string, labels: Record<string, string>): string {
-    const tools = (label: string) => (labels[label] ?? "").split(".").filter((t) => /^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(t));
+    const tools = (label: string) =>
+        (labels[label] ?? "").split(".").filter((t) => /^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(t));
     const without = tools(WITHOUT_TOOLS_LABEL);
     const paused = tools(PAUSE_TOOLS_LABEL);
     const standard = STANDARD_PATH;
     if (without.length === 0 && paused.length === 0) return standard.join(":");
-    const dir = join(agentDir, "nodes", node, `bin${without.map((t) => `-without-${t}`).join("")}${paused.map((t) => `-paused-${t}`).join("")}`);
+    const dir = join(
+        agentDir,
+        "nodes",
+        node,
+        `bin${without.map((t) => `-without-${t}`).join("")}${paused.map((t) => `-paused-${t}`).join("")}`,
+    );
     if (!existsSync(dir)) {
         mkdirSync(dir, { recursive: true });
         if (paused.length) {
@@ -156,12 +195,17 @@ exit 127
 function imageRoot(): string {
     const root = join(agentDir, "image-busybox");
     if (existsSync(join(root, "bin", "sh"))) return root;
-    if (!existsSync(BUSYBOX)) throw new Error(`${BUSYBOX} is missing: install Debian's busybox-static (scripts/toolchain.versions APT_PACKAGES), which stands in for the probe image`);
+    if (!existsSync(BUSYBOX))
+        throw new Error(
+            `${BUSYBOX} is missing: install Debian's busybox-static (scripts/toolchain.versions APT_PACKAGES), which stands in for the probe image`,
+        );
     const tmp = `${root}.${process.pid}`;
     for (const d of ["bin", "host", "proc", "dev", "sys", "tmp"]) mkdirSync(join(tmp, d), { recursive: true });
     copyFileSync(BUSYBOX, join(tmp, "bin", "busybox"));
     chmodSync(join(tmp, "bin", "busybox"), 0o755);
-    for (const applet of execFileSync(BUSYBOX, ["--list"], { encoding: "utf8" }).split("\n").filter((a) => /^[\w.[-]+$/.test(a) && a !== "busybox")) {
+    for (const applet of execFileSync(BUSYBOX, ["--list"], { encoding: "utf8" })
+        .split("\n")
+        .filter((a) => /^[\w.[-]+$/.test(a) && a !== "busybox")) {
         symlinkSync("busybox", join(tmp, "bin", applet));
     }
     renameSync(tmp, root);
@@ -177,10 +221,24 @@ const BUSYBOX = "/bin/busybox";
  */
 function podSandbox(pod: k8s.V1Pod, command: string[]): string[] {
     const c = pod.spec!.containers[0];
-    const hostMount = c.volumeMounts?.find((m) => pod.spec!.volumes?.find((v) => v.name === m.name)?.hostPath?.path === "/");
+    const hostMount = c.volumeMounts?.find(
+        (m) => pod.spec!.volumes?.find((v) => v.name === m.name)?.hostPath?.path === "/",
+    );
     if (hostMount?.mountPath !== "/host") throw new Error("the probe pod mounts no hostPath / at /host");
-    const setup = 'set -e; r=$1; shift; mount --rbind / "$r/host"; mount --rbind /proc "$r/proc"; mount --rbind /dev "$r/dev"; mount --rbind /sys "$r/sys"; mount -t tmpfs tmpfs "$r/tmp"; exec chroot "$r" "$@"';
-    return ["unshare", "-m", "--propagation", "private", "/bin/sh", "-c", setup, "kpm-pod-sandbox", imageRoot(), ...command];
+    const setup =
+        'set -e; r=$1; shift; mount --rbind / "$r/host"; mount --rbind /proc "$r/proc"; mount --rbind /dev "$r/dev"; mount --rbind /sys "$r/sys"; mount -t tmpfs tmpfs "$r/tmp"; exec chroot "$r" "$@"';
+    return [
+        "unshare",
+        "-m",
+        "--propagation",
+        "private",
+        "/bin/sh",
+        "-c",
+        setup,
+        "kpm-pod-sandbox",
+        imageRoot(),
+        ...command,
+    ];
 }
 
 // ---- pods ----------------------------------------------------------------------------------
@@ -192,7 +250,10 @@ function classify(pod: k8s.V1Pod): Run["kind"] {
     return "other";
 }
 
-async function setStatus(run: Run, state: { phase: string; ready: boolean; container: any; lastState?: any }): Promise<void> {
+async function setStatus(
+    run: Run,
+    state: { phase: string; ready: boolean; container: any; lastState?: any },
+): Promise<void> {
     const t = now();
     const cond = (type: string, ok: boolean) => ({ type, status: ok ? "True" : "False", lastTransitionTime: t as any });
     const n = nodes.get(run.node)!;
@@ -208,7 +269,12 @@ async function setStatus(run: Run, state: { phase: string; ready: boolean; conta
                         podIP: n.ip,
                         podIPs: [{ ip: n.ip }],
                         startTime: (run.startedAt ?? t) as any,
-                        conditions: [cond("PodScheduled", true), cond("Initialized", true), cond("ContainersReady", state.ready), cond("Ready", state.ready)],
+                        conditions: [
+                            cond("PodScheduled", true),
+                            cond("Initialized", true),
+                            cond("ContainersReady", state.ready),
+                            cond("Ready", state.ready),
+                        ],
                         containerStatuses: [
                             {
                                 name: run.pod.spec!.containers[0].name,
@@ -250,7 +316,13 @@ async function materializeKubeProxy(run: Run): Promise<{ argv: string[]; mode: s
     const token = await core.createNamespacedServiceAccountToken({
         name: pod.spec!.serviceAccountName ?? "default",
         namespace: pod.metadata!.namespace!,
-        body: { spec: { audiences: [], expirationSeconds: 86400, boundObjectRef: { kind: "Pod", apiVersion: "v1", name: pod.metadata!.name, uid: pod.metadata!.uid } } },
+        body: {
+            spec: {
+                audiences: [],
+                expirationSeconds: 86400,
+                boundObjectRef: { kind: "Pod", apiVersion: "v1", name: pod.metadata!.name, uid: pod.metadata!.uid },
+            },
+        },
     });
     writeFileSync(join(saDir, "token"), token.status!.token, { mode: 0o600 });
     writeFileSync(join(saDir, "ca.crt"), ca);
@@ -272,9 +344,12 @@ async function materializeKubeProxy(run: Run): Promise<{ argv: string[]; mode: s
     writeFileSync(join(cfgDir, configKey), doc.toString());
     const written = doc.get("mode");
     const mode = (typeof written === "string" && written) || "iptables";
-    if (mode === "ipvs") return { argv: [process.execPath, join(__dirname, "ipvsStandin.js"), join(cfgDir, configKey)], mode };
+    if (mode === "ipvs")
+        return { argv: [process.execPath, join(__dirname, "ipvsStandin.js"), join(cfgDir, configKey)], mode };
     const nodeName = run.node;
-    const args = [...(c.command ?? []).slice(1), ...(c.args ?? [])].map((a) => a.replaceAll("$(NODE_NAME)", nodeName).replaceAll("/var/lib/kube-proxy", cfgDir));
+    const args = [...(c.command ?? []).slice(1), ...(c.args ?? [])].map((a) =>
+        a.replaceAll("$(NODE_NAME)", nodeName).replaceAll("/var/lib/kube-proxy", cfgDir),
+    );
     return { argv: [join(state.bin, "kube-proxy"), ...args], mode };
 }
 
@@ -287,14 +362,18 @@ async function start(run: Run): Promise<void> {
     if (run.kind === "kube-proxy") {
         const m = await materializeKubeProxy(run);
         argv = m.argv;
-        log(`${run.node}: starting ${run.pod.metadata!.name} (${m.mode} mode${m.mode === "ipvs" ? ", SIMULATED stand-in" : ", real kube-proxy"})`);
+        log(
+            `${run.node}: starting ${run.pod.metadata!.name} (${m.mode} mode${m.mode === "ipvs" ? ", SIMULATED stand-in" : ", real kube-proxy"})`,
+        );
     } else {
         const c = run.pod.spec!.containers[0];
         // the image's PATH; a node left without some tools (WITHOUT_TOOLS_LABEL) keeps them off it, also under chroot /host
         env = { PATH: PATH === STANDARD_PATH.join(":") ? PATH : `${PATH}:/bin`, HOME: "/root" };
         for (const e of c.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
         argv = podSandbox(run.pod, [...(c.command ?? []), ...(c.args ?? [])]);
-        log(`${run.node}: running probe ${run.pod.metadata!.name} (busybox-static standing in for image ${c.image}; /host is the node's root)`);
+        log(
+            `${run.node}: running probe ${run.pod.metadata!.name} (busybox-static standing in for image ${c.image}; /host is the node's root)`,
+        );
     }
     writeFileSync(logFile(run), "");
     const proc = spawn("ip", ["netns", "exec", n.netns, ...argv], { env, stdio: ["ignore", "pipe", "pipe"] });
@@ -304,7 +383,14 @@ async function start(run: Run): Promise<void> {
     proc.stdout.on("data", append);
     proc.stderr.on("data", append);
     const startedAt = now();
-    await setStatus(run, { phase: "Running", ready: true, container: { running: { startedAt } }, lastState: run.lastExit ? { terminated: { exitCode: run.lastExit.code ?? 137, reason: "Error", finishedAt: run.lastExit.at } } : undefined });
+    await setStatus(run, {
+        phase: "Running",
+        ready: true,
+        container: { running: { startedAt } },
+        lastState: run.lastExit
+            ? { terminated: { exitCode: run.lastExit.code ?? 137, reason: "Error", finishedAt: run.lastExit.at } }
+            : undefined,
+    });
     proc.on("exit", (code, signal) => void exited(run, proc, code ?? (signal ? 128 + 15 : 1)));
 }
 
@@ -314,7 +400,11 @@ async function exited(run: Run, proc: ChildProcess, code: number): Promise<void>
     const at = now();
     if (run.stopping) return;
     if (run.kind === "probe" || run.pod.spec?.restartPolicy === "Never") {
-        await setStatus(run, { phase: code === 0 ? "Succeeded" : "Failed", ready: false, container: { terminated: { exitCode: code, reason: code === 0 ? "Completed" : "Error", finishedAt: at } } });
+        await setStatus(run, {
+            phase: code === 0 ? "Succeeded" : "Failed",
+            ready: false,
+            container: { terminated: { exitCode: code, reason: code === 0 ? "Completed" : "Error", finishedAt: at } },
+        });
         return;
     }
     run.restarts++;
@@ -324,9 +414,17 @@ async function exited(run: Run, proc: ChildProcess, code: number): Promise<void>
     if (existsSync(logFile(run))) renameSync(logFile(run), logFile(run, true));
     const backoff = Math.min(1000 * 2 ** Math.min(run.restarts - 1, 5), 30_000);
     log(`${run.node}: ${run.pod.metadata!.name} exited with ${code}; restart ${run.restarts} in ${backoff / 1000}s`);
-    await setStatus(run, { phase: "Running", ready: false, container: { waiting: { reason: "CrashLoopBackOff", message: `back-off ${backoff / 1000}s restarting failed container` } }, lastState: { terminated: { exitCode: code, reason: "Error", finishedAt: at } } });
+    await setStatus(run, {
+        phase: "Running",
+        ready: false,
+        container: {
+            waiting: { reason: "CrashLoopBackOff", message: `back-off ${backoff / 1000}s restarting failed container` },
+        },
+        lastState: { terminated: { exitCode: code, reason: "Error", finishedAt: at } },
+    });
     setTimeout(() => {
-        if (!run.stopping && runs.get(run.pod.metadata!.uid!) === run) void start(run).catch((e) => log(`restart failed: ${(e as Error).message}`));
+        if (!run.stopping && runs.get(run.pod.metadata!.uid!) === run)
+            void start(run).catch((e) => log(`restart failed: ${(e as Error).message}`));
     }, backoff);
 }
 
@@ -335,9 +433,15 @@ async function stop(run: Run): Promise<void> {
     run.stopping = true;
     const proc = run.proc;
     if (proc && proc.exitCode === null) {
-        const grace = Math.max(run.pod.metadata?.deletionGracePeriodSeconds ?? run.pod.spec?.terminationGracePeriodSeconds ?? 30, 2);
+        const grace = Math.max(
+            run.pod.metadata?.deletionGracePeriodSeconds ?? run.pod.spec?.terminationGracePeriodSeconds ?? 30,
+            2,
+        );
         proc.kill("SIGTERM");
-        const gone = await Promise.race([new Promise((r) => proc.once("exit", () => r(true))), new Promise((r) => setTimeout(() => r(false), grace * 1000))]);
+        const gone = await Promise.race([
+            new Promise((r) => proc.once("exit", () => r(true))),
+            new Promise((r) => setTimeout(() => r(false), grace * 1000)),
+        ]);
         if (!gone) {
             log(`${run.node}: ${run.pod.metadata!.name} did not stop within its ${grace}s grace period: SIGKILL`);
             proc.kill("SIGKILL");
@@ -361,14 +465,27 @@ async function onPod(type: string, pod: k8s.V1Pod): Promise<void> {
             await stop(run);
             log(`${node}: stopped ${pod.metadata.name}`);
         }
-        await core.deleteNamespacedPod({ name: pod.metadata.name!, namespace: pod.metadata.namespace!, gracePeriodSeconds: 0 }).catch(() => undefined);
+        await core
+            .deleteNamespacedPod({
+                name: pod.metadata.name!,
+                namespace: pod.metadata.namespace!,
+                gracePeriodSeconds: 0,
+            })
+            .catch(() => undefined);
         return;
     }
     if (run) {
         run.pod = pod;
         return;
     }
-    run = { pod, node, dir: join(agentDir, "pods", `${pod.metadata!.namespace}_${pod.metadata!.name}`), kind: classify(pod), restarts: 0, stopping: false };
+    run = {
+        pod,
+        node,
+        dir: join(agentDir, "pods", `${pod.metadata!.namespace}_${pod.metadata!.name}`),
+        kind: classify(pod),
+        restarts: 0,
+        stopping: false,
+    };
     mkdirSync(run.dir, { recursive: true });
     runs.set(uid, run);
     if (run.kind === "other") {
@@ -379,28 +496,44 @@ async function onPod(type: string, pod: k8s.V1Pod): Promise<void> {
     await start(run).catch(async (e) => {
         log(`${node}: cannot start ${pod.metadata!.name}: ${(e as Error).message}`);
         appendFileSync(logFile(run), `kube-proxy-mode node agent: cannot start: ${(e as Error).message}\n`);
-        await setStatus(run, { phase: "Running", ready: false, container: { waiting: { reason: "CreateContainerConfigError", message: (e as Error).message } } });
+        await setStatus(run, {
+            phase: "Running",
+            ready: false,
+            container: { waiting: { reason: "CreateContainerConfigError", message: (e as Error).message } },
+        });
     });
 }
 
 // ---- the log endpoint the API server calls (GET /containerLogs/<ns>/<pod>/<container>) -----
 
 function serveLogs(): void {
-    const server = createServer({ key: readFileSync(join(state.dir, "pki", "agent.key")), cert: readFileSync(join(state.dir, "pki", "agent.crt")) }, (req, res) => {
-        const url = new URL(req.url ?? "/", "https://localhost");
-        const m = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(url.pathname);
-        const run = m && [...runs.values()].find((r) => r.pod.metadata!.namespace === m[1] && r.pod.metadata!.name === m[2]);
-        if (!run) {
-            res.statusCode = 404;
-            return res.end("no such container on this node\n");
-        }
-        const file = logFile(run, url.searchParams.get("previous") === "true");
-        let text = existsSync(file) ? readFileSync(file, "utf8") : "";
-        const tail = Number(url.searchParams.get("tailLines") ?? 0);
-        if (tail > 0) text = text.split("\n").slice(-tail - 1).join("\n");
-        res.setHeader("content-type", "text/plain");
-        res.end(text);
-    });
+    const server = createServer(
+        {
+            key: readFileSync(join(state.dir, "pki", "agent.key")),
+            cert: readFileSync(join(state.dir, "pki", "agent.crt")),
+        },
+        (req, res) => {
+            const url = new URL(req.url ?? "/", "https://localhost");
+            const m = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(url.pathname);
+            const run =
+                m &&
+                [...runs.values()].find((r) => r.pod.metadata!.namespace === m[1] && r.pod.metadata!.name === m[2]);
+            if (!run) {
+                res.statusCode = 404;
+                return res.end("no such container on this node\n");
+            }
+            const file = logFile(run, url.searchParams.get("previous") === "true");
+            let text = existsSync(file) ? readFileSync(file, "utf8") : "";
+            const tail = Number(url.searchParams.get("tailLines") ?? 0);
+            if (tail > 0)
+                text = text
+                    .split("\n")
+                    .slice(-tail - 1)
+                    .join("\n");
+            res.setHeader("content-type", "text/plain");
+            res.end(text);
+        },
+    );
     server.listen(state.ports.agent, "127.0.0.1");
 }
 
@@ -412,7 +545,8 @@ async function watchPods(): Promise<void> {
     await watch.watch(
         "/api/v1/pods",
         { resourceVersion: list.metadata?.resourceVersion },
-        (type, pod: k8s.V1Pod) => void onPod(type, pod).catch((e) => log(`pod ${pod.metadata?.name}: ${(e as Error).message}`)),
+        (type, pod: k8s.V1Pod) =>
+            void onPod(type, pod).catch((e) => log(`pod ${pod.metadata?.name}: ${(e as Error).message}`)),
         () => again(),
     );
 }
@@ -433,4 +567,3 @@ main().catch((e) => {
     log(`node agent failed: ${(e as Error).stack}`);
     process.exit(1);
 });
-

@@ -39,8 +39,13 @@ export function realNodesSupported(): { ok: boolean; why?: string } {
     }
     // probe pods run as a kubelet runs them (nodeAgent.ts): unshare for their mount namespace, and
     // Debian's busybox-static STANDING IN for the probe image
-    if (!existsSync("/bin/busybox")) return { ok: false, why: "/bin/busybox is not installed (Debian's busybox-static, in scripts/toolchain.versions APT_PACKAGES; it stands in for the probe image)" };
-    if (!(process.env.PATH ?? "").split(":").some((d) => d && existsSync(join(d, "unshare")))) return { ok: false, why: "unshare (util-linux) is not installed" };
+    if (!existsSync("/bin/busybox"))
+        return {
+            ok: false,
+            why: "/bin/busybox is not installed (Debian's busybox-static, in scripts/toolchain.versions APT_PACKAGES; it stands in for the probe image)",
+        };
+    if (!(process.env.PATH ?? "").split(":").some((d) => d && existsSync(join(d, "unshare"))))
+        return { ok: false, why: "unshare (util-linux) is not installed" };
     return { ok: true };
 }
 

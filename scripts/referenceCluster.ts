@@ -95,11 +95,22 @@ export const COMMAND_STANDIN_DIR = join(ROOT, "scripts", "plugins");
  * pulumi-resource-command found on PATH (or in the toolchain) is used; only without one is the
  * SIMULATED stand-in's directory added, last, so it can never shadow a real plugin.
  */
-export function enginePath(bin: string, path: string = process.env.PATH ?? ""): { path: string; commandPlugin: string; simulated: boolean } {
-    const dirs = [bin, join(ROOT, "node_modules", "@pulumi", "pulumi"), ...path.split(":").filter((d) => d !== "" && d !== COMMAND_STANDIN_DIR)];
+export function enginePath(
+    bin: string,
+    path: string = process.env.PATH ?? "",
+): { path: string; commandPlugin: string; simulated: boolean } {
+    const dirs = [
+        bin,
+        join(ROOT, "node_modules", "@pulumi", "pulumi"),
+        ...path.split(":").filter((d) => d !== "" && d !== COMMAND_STANDIN_DIR),
+    ];
     const real = dirs.map((d) => join(d, "pulumi-resource-command")).find((f) => existsSync(f));
     if (real) return { path: dirs.join(":"), commandPlugin: real, simulated: false };
-    return { path: [...dirs, COMMAND_STANDIN_DIR].join(":"), commandPlugin: join(COMMAND_STANDIN_DIR, "pulumi-resource-command"), simulated: true };
+    return {
+        path: [...dirs, COMMAND_STANDIN_DIR].join(":"),
+        commandPlugin: join(COMMAND_STANDIN_DIR, "pulumi-resource-command"),
+        simulated: true,
+    };
 }
 
 /**
@@ -457,12 +468,24 @@ async function apply(kc: k8s.KubeConfig, obj: any): Promise<void> {
 }
 
 /** A Node of the reference cluster: pool label, Linux, and for kwok the annotation kwok manages it by. */
-async function createNodeObject(core: k8s.CoreV1Api, n: { name: string; pool: string }, real: boolean, extraLabels: Record<string, string> = {}): Promise<void> {
+async function createNodeObject(
+    core: k8s.CoreV1Api,
+    n: { name: string; pool: string },
+    real: boolean,
+    extraLabels: Record<string, string> = {},
+): Promise<void> {
     await core.createNode({
         body: {
             metadata: {
                 name: n.name,
-                labels: { pool: n.pool, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "kubernetes.io/hostname": n.name, type: real ? "netns" : "kwok", ...extraLabels },
+                labels: {
+                    pool: n.pool,
+                    "kubernetes.io/os": "linux",
+                    "kubernetes.io/arch": "amd64",
+                    "kubernetes.io/hostname": n.name,
+                    type: real ? "netns" : "kwok",
+                    ...extraLabels,
+                },
                 annotations: real ? {} : { "kwok.x-k8s.io/node": "fake" },
             },
         },
@@ -606,17 +629,35 @@ export async function restartDaemon(state: ClusterState, name: string, downMs: n
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(state.kubeconfig);
     const core = kc.makeApiClient(k8s.CoreV1Api);
-    await waitFor(`${name} after its restart`, 90_000, async () => (await core.listNode()).items.length > 0, state, name);
+    await waitFor(
+        `${name} after its restart`,
+        90_000,
+        async () => (await core.listNode()).items.length > 0,
+        state,
+        name,
+    );
 }
 
 /** A kwok node joining a pool (e.g. after that pool's step ran), Ready, with the given kernel. */
-export async function addKwokNode(state: ClusterState, node: { name: string; pool: string; kernel: string }): Promise<void> {
+export async function addKwokNode(
+    state: ClusterState,
+    node: { name: string; pool: string; kernel: string },
+): Promise<void> {
     if (state.kind !== "kwok") throw new Error("addKwokNode needs a cluster with kwok nodes");
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(state.kubeconfig);
     const core = kc.makeApiClient(k8s.CoreV1Api);
     await createNodeObject(core, node, false);
-    await waitFor(`kwok node ${node.name}`, 60_000, async () => (await core.readNode({ name: node.name })).status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false, state, "kwok");
+    await waitFor(
+        `kwok node ${node.name}`,
+        60_000,
+        async () =>
+            (await core.readNode({ name: node.name })).status?.conditions?.some(
+                (c) => c.type === "Ready" && c.status === "True",
+            ) ?? false,
+        state,
+        "kwok",
+    );
     await setKernel(core, node.name, node.kernel);
     state.nodes.push(node);
     writeFileSync(join(state.dir, "state.json"), JSON.stringify(state, null, 2));

@@ -15,7 +15,14 @@ export interface ClientRecord {
     /** new connections, one every 50 ms, in start order */
     attempts: Attempt[];
     /** the long-lived connection: when it was first opened (null: never), when it closed or failed (null: still open at the stop) */
-    stream: { openedAt: number | null; closedAt: number | null; why?: string; lastDataAt: number | null; longestStallMs: number; localAddress?: string };
+    stream: {
+        openedAt: number | null;
+        closedAt: number | null;
+        why?: string;
+        lastDataAt: number | null;
+        longestStallMs: number;
+        localAddress?: string;
+    };
 }
 
 export interface Gap {
@@ -60,7 +67,10 @@ export function gaps(attempts: Attempt[], end: number, routeFrom?: number): Gap[
 
 /** The longest of gaps() (the first of equals), or null when no attempt failed in the counted window. */
 export function longestGap(attempts: Attempt[], end: number, routeFrom?: number): Gap | null {
-    return gaps(attempts, end, routeFrom).reduce<Gap | null>((best, g) => (best === null || g.ms > best.ms ? g : best), null);
+    return gaps(attempts, end, routeFrom).reduce<Gap | null>(
+        (best, g) => (best === null || g.ms > best.ms ? g : best),
+        null,
+    );
 }
 
 export type Procedure = "KubeProxyMode up" | "kubectl runbook";
@@ -109,17 +119,24 @@ export interface NodeWorkloadFigures {
 export const STALLED_AFTER_MS = 1000;
 
 /** A node's figures from its client's record. `routeFrom`: see longestGap; `unroutableBefore` says why the long-lived connection could not be opened before the move. */
-export function nodeFigures(node: string, r: ClientRecord, routeFrom?: number, unroutableBefore?: string): NodeWorkloadFigures {
+export function nodeFigures(
+    node: string,
+    r: ClientRecord,
+    routeFrom?: number,
+    unroutableBefore?: string,
+): NodeWorkloadFigures {
     const all = gaps(r.attempts, r.stoppedAt, routeFrom);
     const gap = longestGap(r.attempts, r.stoppedAt, routeFrom);
     let longLived: string;
     const s = r.stream;
     if (s.openedAt === null) longLived = `not held: never opened${s.why ? ` (${s.why})` : ""}`;
-    else if (s.closedAt !== null) longLived = `broke after ${((s.closedAt - s.openedAt) / 1000).toFixed(1)} s${s.why ? `: ${s.why}` : ""}`;
+    else if (s.closedAt !== null)
+        longLived = `broke after ${((s.closedAt - s.openedAt) / 1000).toFixed(1)} s${s.why ? `: ${s.why}` : ""}`;
     // open but silent: the backend writes every 100 ms, so a second without data is a dead connection
     else if (s.lastDataAt !== null && r.stoppedAt - s.lastDataAt > STALLED_AFTER_MS)
         longLived = `stalled: open but no data for the last ${((r.stoppedAt - s.lastDataAt) / 1000).toFixed(1)} s (held from ${((s.openedAt - r.startedAt) / 1000).toFixed(0)} s on)`;
-    else if (unroutableBefore && s.openedAt > r.startedAt + 1000) longLived = `survived from ${((s.openedAt - r.startedAt) / 1000).toFixed(0)} s on (${unroutableBefore})`;
+    else if (unroutableBefore && s.openedAt > r.startedAt + 1000)
+        longLived = `survived from ${((s.openedAt - r.startedAt) / 1000).toFixed(0)} s on (${unroutableBefore})`;
     else longLived = "survived";
     return {
         node,
@@ -147,11 +164,34 @@ export interface WorkloadRun {
 
 /** One markdown table: a row per run and node. */
 export function workloadTable(runs: WorkloadRun[]): string {
-    const head = ["mode pair", "procedure", "node", "new conns (failed)", "gaps", "longest gap ms", "its kube-proxy's start to routed ms", "long-lived connection", "longest stall ms", "run s"];
+    const head = [
+        "mode pair",
+        "procedure",
+        "node",
+        "new conns (failed)",
+        "gaps",
+        "longest gap ms",
+        "its kube-proxy's start to routed ms",
+        "long-lived connection",
+        "longest stall ms",
+        "run s",
+    ];
     const rows: string[][] = [];
     for (const r of runs) {
         const pair = r.simulated ? `${r.pair} (SIMULATED before-state)` : r.pair;
-        if (r.error) rows.push([pair, r.procedure, "-", "-", "-", "-", "-", `run failed: ${r.error.split("\n")[0]}`, "-", r.seconds.toFixed(0)]);
+        if (r.error)
+            rows.push([
+                pair,
+                r.procedure,
+                "-",
+                "-",
+                "-",
+                "-",
+                "-",
+                `run failed: ${r.error.split("\n")[0]}`,
+                "-",
+                r.seconds.toFixed(0),
+            ]);
         for (const n of r.nodes) {
             rows.push([
                 pair,
@@ -168,6 +208,8 @@ export function workloadTable(runs: WorkloadRun[]): string {
         }
     }
     const notes = [...new Set(runs.filter((r) => r.simulated).map((r) => `${r.pair}: ${r.simulated}`))];
-    const table = [head, head.map(() => "---"), ...rows].map((cells) => `| ${cells.map((c) => c.replace(/\|/g, "\\|")).join(" | ")} |`).join("\n");
+    const table = [head, head.map(() => "---"), ...rows]
+        .map((cells) => `| ${cells.map((c) => c.replace(/\|/g, "\\|")).join(" | ")} |`)
+        .join("\n");
     return notes.length ? `${table}\n\nSIMULATED: ${notes.join("\n")}` : table;
 }

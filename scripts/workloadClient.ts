@@ -17,7 +17,12 @@ if (!host || !Number.isInteger(port)) {
 
 const ATTEMPT_EVERY_MS = 50;
 const ATTEMPT_TIMEOUT_MS = 1000;
-const record: ClientRecord = { startedAt: Date.now(), stoppedAt: 0, attempts: [], stream: { openedAt: null, closedAt: null, lastDataAt: null, longestStallMs: 0 } };
+const record: ClientRecord = {
+    startedAt: Date.now(),
+    stoppedAt: 0,
+    attempts: [],
+    stream: { openedAt: null, closedAt: null, lastDataAt: null, longestStallMs: 0 },
+};
 
 function attempt(): void {
     const a: Attempt = { t: Date.now(), ok: false };
@@ -84,6 +89,7 @@ openStream();
 process.on("SIGTERM", () => {
     clearInterval(ticker);
     record.stoppedAt = Date.now();
-    if (stream && record.stream.openedAt !== null) record.stream.longestStallMs = Math.max(record.stream.longestStallMs, record.stoppedAt - lastData);
+    if (stream && record.stream.openedAt !== null)
+        record.stream.longestStallMs = Math.max(record.stream.longestStallMs, record.stoppedAt - lastData);
     process.stdout.write(JSON.stringify(record) + "\n", () => process.exit(0));
 });

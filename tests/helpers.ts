@@ -19,9 +19,17 @@ export interface CliRun {
 }
 
 /** Runs a program to its end without blocking the test process (long commands: pulumi, promote); no shell. */
-export function runAsync(cmd: string, args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliRun> {
+export function runAsync(
+    cmd: string,
+    args: string[],
+    opts: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<CliRun> {
     return new Promise((resolve, reject) => {
-        const child = spawn(cmd, args, { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ["ignore", "pipe", "pipe"] });
+        const child = spawn(cmd, args, {
+            cwd: opts.cwd,
+            env: { ...process.env, ...opts.env },
+            stdio: ["ignore", "pipe", "pipe"],
+        });
         let stdout = "";
         let stderr = "";
         child.stdout.on("data", (d) => (stdout += d));

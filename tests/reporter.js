@@ -6,7 +6,9 @@ class SpecWithSummary extends Mocha.reporters.Spec {
         super(runner, options);
         runner.once("end", () => {
             const s = runner.stats;
-            process.stdout.write(`\n${s.passes} passed, ${s.failures} failed${s.pending ? `, ${s.pending} skipped` : ""}\n`);
+            process.stdout.write(
+                `\n${s.passes} passed, ${s.failures} failed${s.pending ? `, ${s.pending} skipped` : ""}\n`,
+            );
         });
     }
 }

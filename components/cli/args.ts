@@ -5,10 +5,25 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import { PROXY_MODES, type ProxyMode } from "../core/types.js";
 import { CliError } from "./output.js";
 
-export function parseFlags<T extends NonNullable<ParseArgsConfig["options"]>>(command: string, argv: string[], options: T) {
+export function parseFlags<T extends NonNullable<ParseArgsConfig["options"]>>(
+    command: string,
+    argv: string[],
+    options: T,
+) {
     try {
-        const { values } = parseArgs({ args: argv, options: { ...options, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false });
-        return values as { [K in keyof T]?: T[K] extends { multiple: true } ? string[] : T[K] extends { type: "boolean" } ? boolean : string } & { help?: boolean };
+        const { values } = parseArgs({
+            args: argv,
+            options: { ...options, help: { type: "boolean", short: "h" } },
+            strict: true,
+            allowPositionals: false,
+        });
+        return values as {
+            [K in keyof T]?: T[K] extends { multiple: true }
+                ? string[]
+                : T[K] extends { type: "boolean" }
+                  ? boolean
+                  : string;
+        } & { help?: boolean };
     } catch (e) {
         const msg = (e as Error).message.split("\n")[0].replace(/\. To specify a positional argument.*$/, "");
         throw new CliError(`${command}: ${msg}; see kube-proxy-mode ${command} --help`);
@@ -27,10 +42,14 @@ export function readInput(path: string, flag: string): string {
 
 export function requireMode(value: string | undefined, flag = "--mode"): ProxyMode {
     if (value === undefined || value === "") {
-        throw new CliError(`${flag} is required: one of ${PROXY_MODES.join(", ")} (an unpinned mode changes when upstream's default changes)`);
+        throw new CliError(
+            `${flag} is required: one of ${PROXY_MODES.join(", ")} (an unpinned mode changes when upstream's default changes)`,
+        );
     }
     if (!(PROXY_MODES as readonly string[]).includes(value)) {
-        throw new CliError(`${flag} ${JSON.stringify(value)} is not a kube-proxy mode: use one of ${PROXY_MODES.join(", ")}`);
+        throw new CliError(
+            `${flag} ${JSON.stringify(value)} is not a kube-proxy mode: use one of ${PROXY_MODES.join(", ")}`,
+        );
     }
     return value as ProxyMode;
 }
@@ -69,10 +88,18 @@ const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
  * label), namespaces and Service names DNS-1123 labels (at most 63, no dot). Anything else is
  * refused before it reaches a field selector or a URL.
  */
-export function requireName(value: string | undefined, flag: string, kind: "subdomain" | "label" = "subdomain"): string {
+export function requireName(
+    value: string | undefined,
+    flag: string,
+    kind: "subdomain" | "label" = "subdomain",
+): string {
     if (value === undefined || value === "") throw new CliError(`${flag} is required`);
     const max = kind === "label" ? 63 : 253;
-    const ok = value.length <= max && (kind === "label" ? DNS1123_LABEL.test(value) : value.split(".").every((part) => part.length <= 63 && DNS1123_LABEL.test(part)));
+    const ok =
+        value.length <= max &&
+        (kind === "label"
+            ? DNS1123_LABEL.test(value)
+            : value.split(".").every((part) => part.length <= 63 && DNS1123_LABEL.test(part)));
     if (!ok) {
         throw new CliError(
             `${flag} ${JSON.stringify(value)} is not a valid ${kind === "label" ? "DNS-1123 label" : "DNS-1123 subdomain"} name: ` +

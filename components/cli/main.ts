@@ -23,8 +23,14 @@ const COMMANDS: Record<string, Command> = {
     status: { run: statusCommand, summary: "per node: configuration, mode, kernel, verified" },
     verify: { run: verifyCommand, summary: "run the built-in checks on one node" },
     cleanup: { run: cleanupCommand, summary: "remove ipvs leftovers from one node" },
-    promote: { run: promoteCommand, summary: "preview stacks (dev,staging,prod), then apply them in order; one summary table" },
-    "policy-pack": { run: policyPackCommand, summary: "where the guard-rail policy pack is (for pulumi preview --policy-pack)" },
+    promote: {
+        run: promoteCommand,
+        summary: "preview stacks (dev,staging,prod), then apply them in order; one summary table",
+    },
+    "policy-pack": {
+        run: policyPackCommand,
+        summary: "where the guard-rail policy pack is (for pulumi preview --policy-pack)",
+    },
 };
 
 function usage(): string {
@@ -58,7 +64,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
     }
     const command = COMMANDS[name];
     if (!command) {
-        io.err(`kube-proxy-mode: unknown command ${JSON.stringify(name)}; commands: ${Object.keys(COMMANDS).join(", ")}`);
+        io.err(
+            `kube-proxy-mode: unknown command ${JSON.stringify(name)}; commands: ${Object.keys(COMMANDS).join(", ")}`,
+        );
         return EXIT.invalid;
     }
     try {
@@ -82,7 +90,10 @@ export async function main(argv: string[], io: Io): Promise<number> {
 /** The process entry point (bin/kube-proxy-mode). */
 export function runCli(): void {
     // every line goes through terminalSafeText: a cluster value in a message cannot drive the terminal
-    const io: Io = { out: (l) => process.stdout.write(terminalSafeText(l) + "\n"), err: (l) => process.stderr.write(terminalSafeText(l) + "\n") };
+    const io: Io = {
+        out: (l) => process.stdout.write(terminalSafeText(l) + "\n"),
+        err: (l) => process.stderr.write(terminalSafeText(l) + "\n"),
+    };
     main(process.argv.slice(2), io).then(
         (code) => {
             process.exitCode = code;

@@ -35,8 +35,9 @@ export function formatFinding(f: Finding): string {
 // that reorder what a terminal shows: none of them may reach the terminal from a cluster value
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-// eslint-disable-next-line no-control-regex -- as above, keeping newlines
-const UNSAFE_BUT_NEWLINE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const UNSAFE_BUT_NEWLINE =
+    // eslint-disable-next-line no-control-regex -- as above, keeping newlines
+    /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 function escapeChar(c: string): string {
     if (c === "\n") return "\\n";

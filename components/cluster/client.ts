@@ -12,17 +12,28 @@ export type { ClusterAccess };
 
 export function loadKubeConfig(access: ClusterAccess = {}): k8s.KubeConfig {
     const kc = new k8s.KubeConfig();
-    if (access.kubeconfigContent === "") throw new Error("the kubeconfig is empty: pass the kubeconfig's content, or leave it out for the ambient kubeconfig");
+    if (access.kubeconfigContent === "")
+        throw new Error(
+            "the kubeconfig is empty: pass the kubeconfig's content, or leave it out for the ambient kubeconfig",
+        );
     if (access.kubeconfigContent) kc.loadFromString(access.kubeconfigContent);
     else if (access.kubeconfig) kc.loadFromFile(access.kubeconfig);
     else kc.loadFromDefault();
     if (access.context) {
         if (!kc.getContextObject(access.context)) {
-            throw new Error(`the kubeconfig has no context ${JSON.stringify(access.context)}; it has ${kc.getContexts().map((c) => JSON.stringify(c.name)).join(", ") || "none"}`);
+            throw new Error(
+                `the kubeconfig has no context ${JSON.stringify(access.context)}; it has ${
+                    kc
+                        .getContexts()
+                        .map((c) => JSON.stringify(c.name))
+                        .join(", ") || "none"
+                }`,
+            );
         }
         kc.setCurrentContext(access.context);
     }
-    if (!kc.getCurrentCluster()) throw new Error("the kubeconfig names no current cluster: pass --kubeconfig or --context");
+    if (!kc.getCurrentCluster())
+        throw new Error("the kubeconfig names no current cluster: pass --kubeconfig or --context");
     return kc;
 }
 
@@ -53,12 +64,15 @@ export function normalizeServer(server: string): string {
  */
 export function kubeconfigFromSetting(value: string): string {
     const t = value.trim();
-    if (t.startsWith("{") || /^(apiVersion|kind|clusters|contexts|current-context|users|preferences)\s*:/m.test(t)) return value;
+    if (t.startsWith("{") || /^(apiVersion|kind|clusters|contexts|current-context|users|preferences)\s*:/m.test(t))
+        return value;
     const path = t.startsWith("~/") ? `${homedir()}${t.slice(1)}` : t;
     try {
         return readFileSync(path, "utf8");
     } catch (e) {
-        throw new Error(`kubernetes:kubeconfig names the file ${path}, which cannot be read (${(e as NodeJS.ErrnoException).code ?? "unreadable"})`);
+        throw new Error(
+            `kubernetes:kubeconfig names the file ${path}, which cannot be read (${(e as NodeJS.ErrnoException).code ?? "unreadable"})`,
+        );
     }
 }
 
@@ -100,7 +114,9 @@ export function apiErrorMessage(e: unknown): string {
     const msg = server.message ?? err.message ?? String(e);
     const text = (typeof msg === "string" ? msg : JSON.stringify(msg)).split("\n")[0];
     const reason = typeof server.reason === "string" ? server.reason : "";
-    return typeof code === "number" || typeof code === "string" ? `${code} ${reason}: ${text}`.replace(/ +:/, ":") : text;
+    return typeof code === "number" || typeof code === "string"
+        ? `${code} ${reason}: ${text}`.replace(/ +:/, ":")
+        : text;
 }
 
 /**
@@ -118,7 +134,12 @@ export function readableErrors<T extends object>(api: T): T {
                 const r = v.apply(target, args);
                 return r instanceof Promise
                     ? r.catch((e: unknown) => {
-                          if (e && typeof e === "object" && (e as ApiErrorShape).code !== undefined && (e as ApiErrorShape).body !== undefined) {
+                          if (
+                              e &&
+                              typeof e === "object" &&
+                              (e as ApiErrorShape).code !== undefined &&
+                              (e as ApiErrorShape).body !== undefined
+                          ) {
                               const line = apiErrorMessage(e);
                               try {
                                   (e as Error).message = line;
@@ -152,7 +173,11 @@ export class Cluster {
 
     /** An API client whose calls ride out blips (429, 5xx, a broken connection): see retry.ts. */
     protected api<T extends k8s.ApiType>(kind: new (config: k8s.Configuration) => T): T {
-        return readableErrors(withRetries(this.kc.makeApiClient(kind), (call, attempt, e, delay) => this.onRetry?.(call, attempt, e, delay)));
+        return readableErrors(
+            withRetries(this.kc.makeApiClient(kind), (call, attempt, e, delay) =>
+                this.onRetry?.(call, attempt, e, delay),
+            ),
+        );
     }
 
     static connect(access: ClusterAccess = {}): Cluster {
@@ -161,7 +186,9 @@ export class Cluster {
 
     async serverVersion(): Promise<KubeVersion> {
         const info = await this.version.getCode();
-        const v = parseKubeVersion(info.gitVersion) ?? parseKubeVersion(`${info.major}.${String(info.minor).replace(/\D+$/, "")}`);
+        const v =
+            parseKubeVersion(info.gitVersion) ??
+            parseKubeVersion(`${info.major}.${String(info.minor).replace(/\D+$/, "")}`);
         if (!v) throw new Error(`the API server reports an unreadable version ${JSON.stringify(info.gitVersion)}`);
         return v;
     }

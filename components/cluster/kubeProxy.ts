@@ -4,11 +4,26 @@ import * as k8s from "@kubernetes/client-node";
 import { parseCurrentConfig, type CurrentConfig } from "../core/config.js";
 import { canonicalDuringRollout, targetDaemonSetSpec } from "../core/daemonset.js";
 import { FLAVORS, type Flavor } from "../core/facts.js";
-import { blockingPdbs, decideDrain, describeRefusal, drainDeadline, podName, type DrainOptions } from "../core/drain.js";
+import {
+    blockingPdbs,
+    decideDrain,
+    describeRefusal,
+    drainDeadline,
+    podName,
+    type DrainOptions,
+} from "../core/drain.js";
 import { nodeFacts } from "../core/nodes.js";
 import { MARKS, rolloutObjectName, type NodeState } from "../core/plan.js";
 import { PROBE_SCRIPT } from "../core/probe.js";
-import type { Installation as RolloutInstallation, KubeProxyPod, LeaseHolder, Names, NodeMove, RolloutCluster, RolloutNode } from "../rollout/cluster.js";
+import type {
+    Installation as RolloutInstallation,
+    KubeProxyPod,
+    LeaseHolder,
+    Names,
+    NodeMove,
+    RolloutCluster,
+    RolloutNode,
+} from "../rollout/cluster.js";
 import { apiErrorMessage, apiStatus, Cluster, clusterName } from "./client.js";
 
 export type { KubeProxyPod, Names };
@@ -18,7 +33,14 @@ export const FIELD_MANAGER = "kube-proxy-mode";
 
 export function namesFor(flavor: Flavor, overrides: Partial<Names> = {}): Names {
     const f = FLAVORS[flavor];
-    return { namespace: f.namespace, configMap: f.configMap, key: f.key, daemonSet: f.daemonSet, podSelector: "k8s-app=kube-proxy", ...overrides };
+    return {
+        namespace: f.namespace,
+        configMap: f.configMap,
+        key: f.key,
+        daemonSet: f.daemonSet,
+        podSelector: "k8s-app=kube-proxy",
+        ...overrides,
+    };
 }
 
 export interface Installation extends RolloutInstallation {
@@ -44,7 +66,8 @@ function parseMove(text: string | undefined): NodeMove | undefined {
     if (!text) return undefined;
     try {
         const m = JSON.parse(text);
-        if (m && typeof m === "object" && "to" in m && "from" in m && typeof m.phase === "string") return { to: m.to, from: m.from, phase: m.phase };
+        if (m && typeof m === "object" && "to" in m && "from" in m && typeof m.phase === "string")
+            return { to: m.to, from: m.from, phase: m.phase };
     } catch {
         /* not ours: ignored */
     }
@@ -97,10 +120,16 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         try {
             configMap = await this.core.readNamespacedConfigMap({ name: cmName, namespace });
         } catch (e) {
-            if (isNotFound(e)) throw new NotFound(`no ConfigMap ${namespace}/${cmName}: set target.flavor (kubeadm keeps kube-proxy, EKS kube-proxy-config) or target.configMap`);
+            if (isNotFound(e))
+                throw new NotFound(
+                    `no ConfigMap ${namespace}/${cmName}: set target.flavor (kubeadm keeps kube-proxy, EKS kube-proxy-config) or target.configMap`,
+                );
             throw e;
         }
-        const current = parseCurrentConfig(JSON.stringify({ ...configMap, kind: "ConfigMap" }), `ConfigMap ${namespace}/${cmName}`);
+        const current = parseCurrentConfig(
+            JSON.stringify({ ...configMap, kind: "ConfigMap" }),
+            `ConfigMap ${namespace}/${cmName}`,
+        );
         const saved = daemonSet.metadata?.annotations?.[MARKS.originalSpecAnnotation];
         return {
             names: this.names,
@@ -130,7 +159,8 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 checks: a[MARKS.checksAnnotation],
                 move: parseMove(a[MARKS.moveAnnotation]),
                 unschedulable: n.spec?.unschedulable === true,
-                cordonedByRollout: n.spec?.unschedulable === true && a[MARKS.cordonedAnnotation] === MARKS.managedByValue,
+                cordonedByRollout:
+                    n.spec?.unschedulable === true && a[MARKS.cordonedAnnotation] === MARKS.managedByValue,
             };
         });
     }
@@ -141,7 +171,10 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
 
     async configurationOf(hash: string): Promise<string | undefined> {
         try {
-            const cm = await this.core.readNamespacedConfigMap({ name: rolloutObjectName(this.names.configMap, hash), namespace: this.names.namespace });
+            const cm = await this.core.readNamespacedConfigMap({
+                name: rolloutObjectName(this.names.configMap, hash),
+                namespace: this.names.namespace,
+            });
             return cm.data?.[this.names.key];
         } catch (e) {
             if (isNotFound(e)) return undefined;
@@ -159,7 +192,11 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
     async serviceAddresses(): Promise<string[]> {
         const out = new Set<string>();
         for (const svc of (await this.core.listServiceForAllNamespaces()).items) {
-            for (const ip of [...(svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]), ...(svc.spec?.externalIPs ?? []), ...(svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ip)]) {
+            for (const ip of [
+                ...(svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]),
+                ...(svc.spec?.externalIPs ?? []),
+                ...(svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ip),
+            ]) {
                 if (ip && ip !== "None") out.add(ip);
             }
         }
@@ -167,7 +204,15 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
     }
 
     async recordMove(node: string, move: NodeMove | null): Promise<void> {
-        await this.core.patchNode({ name: node, body: { metadata: { annotations: { [MARKS.moveAnnotation]: move === null ? null : JSON.stringify(move) } } } }, MERGE);
+        await this.core.patchNode(
+            {
+                name: node,
+                body: {
+                    metadata: { annotations: { [MARKS.moveAnnotation]: move === null ? null : JSON.stringify(move) } },
+                },
+            },
+            MERGE,
+        );
     }
 
     async node(name: string): Promise<k8s.V1Node> {
@@ -182,10 +227,15 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             await this.updateDaemonSet((ds) => {
                 // saved once: a second run never saves the rollout's shape as the installer's
                 if (ds.metadata?.annotations?.[MARKS.originalSpecAnnotation]) return;
-                ds.metadata!.annotations = { ...(ds.metadata!.annotations ?? {}), [MARKS.originalSpecAnnotation]: JSON.stringify(ds.spec) };
+                ds.metadata!.annotations = {
+                    ...(ds.metadata!.annotations ?? {}),
+                    [MARKS.originalSpecAnnotation]: JSON.stringify(ds.spec),
+                };
                 ds.spec = canonicalDuringRollout(ds.spec!);
             });
-            log(`DaemonSet ${namespace}/${this.names.daemonSet}: switched to OnDelete and kept off nodes labelled ${MARKS.configLabel} (its spec is saved for the finish)`);
+            log(
+                `DaemonSet ${namespace}/${this.names.daemonSet}: switched to OnDelete and kept off nodes labelled ${MARKS.configLabel} (its spec is saved for the finish)`,
+            );
         }
         const cmName = rolloutObjectName(this.names.configMap, target.hash);
         const labels = { [MARKS.managedByLabel]: MARKS.managedByValue, [MARKS.configLabel]: target.hash };
@@ -193,7 +243,10 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             this.core.createNamespacedConfigMap({
                 namespace,
                 fieldManager: FIELD_MANAGER,
-                body: { metadata: { name: cmName, namespace, labels }, data: { ...(inst.configMap.data ?? {}), [this.names.key]: target.config } },
+                body: {
+                    metadata: { name: cmName, namespace, labels },
+                    data: { ...(inst.configMap.data ?? {}), [this.names.key]: target.config },
+                },
             }),
         );
         if (cmCreated) log(`ConfigMap ${namespace}/${cmName}: created with the target configuration`);
@@ -203,23 +256,46 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 namespace,
                 fieldManager: FIELD_MANAGER,
                 body: {
-                    metadata: { name: dsName, namespace, labels: { ...(inst.daemonSet.metadata?.labels ?? {}), ...labels } },
-                    spec: targetDaemonSetSpec(inst.originalSpec, { hash: target.hash, canonicalConfigMap: this.names.configMap }),
+                    metadata: {
+                        name: dsName,
+                        namespace,
+                        labels: { ...(inst.daemonSet.metadata?.labels ?? {}), ...labels },
+                    },
+                    spec: targetDaemonSetSpec(inst.originalSpec, {
+                        hash: target.hash,
+                        canonicalConfigMap: this.names.configMap,
+                    }),
                 },
             }),
         );
-        if (dsCreated) log(`DaemonSet ${namespace}/${dsName}: created; it runs only on nodes labelled ${MARKS.configLabel}=${target.hash}`);
+        if (dsCreated)
+            log(
+                `DaemonSet ${namespace}/${dsName}: created; it runs only on nodes labelled ${MARKS.configLabel}=${target.hash}`,
+            );
     }
 
     /** Puts a node on a configuration: a hash, "hold" (no kube-proxy) or null (the canonical DaemonSet). */
     async setPlacement(node: string, placement: string | null): Promise<void> {
-        await this.core.patchNode({ name: node, body: { metadata: { labels: { [MARKS.configLabel]: placement } } } }, MERGE);
+        await this.core.patchNode(
+            { name: node, body: { metadata: { labels: { [MARKS.configLabel]: placement } } } },
+            MERGE,
+        );
     }
 
     async markVerified(node: string, hash: string | null, checks: string): Promise<void> {
         const value = hash === null ? null : `${hash}@${new Date().toISOString()}`;
         await this.core.patchNode(
-            { name: node, body: { metadata: { annotations: { [MARKS.verifiedAnnotation]: value, [MARKS.checksAnnotation]: hash === null ? null : checks } } } },
+            {
+                name: node,
+                body: {
+                    metadata: {
+                        annotations: {
+                            [MARKS.verifiedAnnotation]: value,
+                            [MARKS.checksAnnotation]: hash === null ? null : checks,
+                        },
+                    },
+                },
+            },
             MERGE,
         );
     }
@@ -228,15 +304,32 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
     async cordon(node: string): Promise<boolean> {
         const n = await this.node(node);
         if (n.spec?.unschedulable) return n.metadata?.annotations?.[MARKS.cordonedAnnotation] === MARKS.managedByValue;
-        await this.core.patchNode({ name: node, body: { spec: { unschedulable: true }, metadata: { annotations: { [MARKS.cordonedAnnotation]: MARKS.managedByValue } } } }, MERGE);
+        await this.core.patchNode(
+            {
+                name: node,
+                body: {
+                    spec: { unschedulable: true },
+                    metadata: { annotations: { [MARKS.cordonedAnnotation]: MARKS.managedByValue } },
+                },
+            },
+            MERGE,
+        );
         return true;
     }
 
     /** Uncordons a node the rollout cordoned. */
     async uncordon(node: string): Promise<void> {
-        await this.core.patchNode({ name: node, body: { spec: { unschedulable: null }, metadata: { annotations: { [MARKS.cordonedAnnotation]: null } } } }, MERGE);
+        await this.core.patchNode(
+            {
+                name: node,
+                body: {
+                    spec: { unschedulable: null },
+                    metadata: { annotations: { [MARKS.cordonedAnnotation]: null } },
+                },
+            },
+            MERGE,
+        );
     }
-
 
     /**
      * Drains a node with kubectl drain's rules (core/drain.ts decides): DaemonSet, mirror and
@@ -246,9 +339,15 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
      * PDB that covers the pod. Returns when no such pod is left on the node (terminating pods gone).
      * timeoutSeconds 0 waits for ever, as kubectl's.
      */
-    async drain(node: string, timeoutSeconds: number, log: (l: string) => void, opts: DrainOptions = { force: false, deleteEmptyDirData: false }): Promise<void> {
+    async drain(
+        node: string,
+        timeoutSeconds: number,
+        log: (l: string) => void,
+        opts: DrainOptions = { force: false, deleteEmptyDirData: false },
+    ): Promise<void> {
         const deadline = drainDeadline(Date.now(), timeoutSeconds);
-        const onNode = async () => (await this.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` })).items;
+        const onNode = async () =>
+            (await this.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` })).items;
         const first = decideDrain(await onNode(), opts);
         if (first.refused.length) throw new Error(describeRefusal(node, first.refused));
         for (const s of first.skipped) log(`drain skips ${s.pod}: ${s.reason}`);
@@ -290,7 +389,10 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                     } catch (e) {
                         if (apiStatus(e) === 429) {
                             if (!blockedBy.has(podName(p))) {
-                                const pdbs = blockingPdbs((await this.policy.listNamespacedPodDisruptionBudget({ namespace })).items, p);
+                                const pdbs = blockingPdbs(
+                                    (await this.policy.listNamespacedPodDisruptionBudget({ namespace })).items,
+                                    p,
+                                );
                                 const why = `eviction refused by PodDisruptionBudget ${pdbs.length ? pdbs.join(", ") : "(none found selecting it)"}: ${apiErrorMessage(e)}`;
                                 blockedBy.set(podName(p), why);
                                 log(`${podName(p)}: ${why}; waiting`);
@@ -308,10 +410,18 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
 
     /** kube-proxy's pods on one node; without a node, on every node (one list). */
     async kubeProxyPods(node?: string): Promise<KubeProxyPod[]> {
-        const pods = await this.core.listNamespacedPod({ namespace: this.names.namespace, labelSelector: this.names.podSelector, ...(node ? { fieldSelector: `spec.nodeName=${node}` } : {}) });
+        const pods = await this.core.listNamespacedPod({
+            namespace: this.names.namespace,
+            labelSelector: this.names.podSelector,
+            ...(node ? { fieldSelector: `spec.nodeName=${node}` } : {}),
+        });
         return pods.items.map((p) => {
             const cs = p.status?.containerStatuses?.[0];
-            const problem = cs?.state?.waiting?.reason ?? (cs?.state?.terminated ? `${cs.state.terminated.reason ?? "Terminated"} (exit ${cs.state.terminated.exitCode})` : undefined);
+            const problem =
+                cs?.state?.waiting?.reason ??
+                (cs?.state?.terminated
+                    ? `${cs.state.terminated.reason ?? "Terminated"} (exit ${cs.state.terminated.exitCode})`
+                    : undefined);
             return {
                 name: p.metadata!.name!,
                 node: p.spec?.nodeName ?? node ?? "",
@@ -327,7 +437,12 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
 
     async podLog(name: string, previous = false): Promise<string> {
         try {
-            return await this.core.readNamespacedPodLog({ name, namespace: this.names.namespace, previous, tailLines: 200 });
+            return await this.core.readNamespacedPodLog({
+                name,
+                namespace: this.names.namespace,
+                previous,
+                tailLines: 200,
+            });
         } catch (e) {
             return `(no log: ${apiErrorMessage(e)})`;
         }
@@ -338,43 +453,53 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
      * Running and Ready; or, for "hold", none. Fails early, with kube-proxy's own log, when
      * the new process crashes.
      */
-    async waitForKubeProxy(node: string, placement: string | null, timeoutSeconds: number, settleMs = 3000): Promise<KubeProxyPod | undefined> {
+    async waitForKubeProxy(
+        node: string,
+        placement: string | null,
+        timeoutSeconds: number,
+        settleMs = 3000,
+    ): Promise<KubeProxyPod | undefined> {
         const owner = placement === null ? this.names.daemonSet : rolloutObjectName(this.names.daemonSet, placement);
         const deadline = Date.now() + timeoutSeconds * 1000;
         let last = "";
         let settledSince: number | undefined;
         const changes = this.watchPods(`spec.nodeName=${node}`);
         try {
-        for (;;) {
-            const pods = await this.kubeProxyPods(node);
-            const others = pods.filter((p) => p.owner !== owner || p.deleting);
-            const mine = pods.filter((p) => p.owner === owner && !p.deleting);
-            if (placement === MARKS.holdValue) {
-                if (pods.length === 0) return undefined;
-                last = `${pods.length} kube-proxy pod(s) still on the node`;
-            } else if (others.length === 0 && mine.length === 1) {
-                const p = mine[0];
-                if (p.problem || p.restarts > 0 || p.phase === "Failed") {
-                    const log = (await this.podLog(p.name, p.restarts > 0)).trim().split("\n").slice(-8).join("\n");
-                    throw new Error(`kube-proxy pod ${p.name} on ${node} is failing (${p.problem ?? p.phase}, ${p.restarts} restart(s)); its log ends:\n${log}`);
+            for (;;) {
+                const pods = await this.kubeProxyPods(node);
+                const others = pods.filter((p) => p.owner !== owner || p.deleting);
+                const mine = pods.filter((p) => p.owner === owner && !p.deleting);
+                if (placement === MARKS.holdValue) {
+                    if (pods.length === 0) return undefined;
+                    last = `${pods.length} kube-proxy pod(s) still on the node`;
+                } else if (others.length === 0 && mine.length === 1) {
+                    const p = mine[0];
+                    if (p.problem || p.restarts > 0 || p.phase === "Failed") {
+                        const log = (await this.podLog(p.name, p.restarts > 0)).trim().split("\n").slice(-8).join("\n");
+                        throw new Error(
+                            `kube-proxy pod ${p.name} on ${node} is failing (${p.problem ?? p.phase}, ${p.restarts} restart(s)); its log ends:\n${log}`,
+                        );
+                    }
+                    if (p.phase === "Running" && p.ready) {
+                        // kube-proxy that cannot run its mode exits within a second or two of starting
+                        // (unknown gate, old kernel, missing nft): watch it briefly before trusting Ready
+                        if (settledSince === undefined) settledSince = Date.now();
+                        if (Date.now() - settledSince >= settleMs) return p;
+                        last = `pod ${p.name} is Running, watching it for ${settleMs / 1000}s`;
+                        await changes.next(settledSince + settleMs - Date.now());
+                        continue;
+                    }
+                    settledSince = undefined;
+                    last = `pod ${p.name} is ${p.phase}${p.ready ? "" : ", not ready"}`;
+                } else {
+                    last = `${others.length} old and ${mine.length} new kube-proxy pod(s) on the node`;
                 }
-                if (p.phase === "Running" && p.ready) {
-                    // kube-proxy that cannot run its mode exits within a second or two of starting
-                    // (unknown gate, old kernel, missing nft): watch it briefly before trusting Ready
-                    if (settledSince === undefined) settledSince = Date.now();
-                    if (Date.now() - settledSince >= settleMs) return p;
-                    last = `pod ${p.name} is Running, watching it for ${settleMs / 1000}s`;
-                    await changes.next(settledSince + settleMs - Date.now());
-                    continue;
-                }
-                settledSince = undefined;
-                last = `pod ${p.name} is ${p.phase}${p.ready ? "" : ", not ready"}`;
-            } else {
-                last = `${others.length} old and ${mine.length} new kube-proxy pod(s) on the node`;
+                if (Date.now() > deadline)
+                    throw new Error(
+                        `kube-proxy on ${node} did not settle on ${owner} within ${timeoutSeconds}s: ${last}`,
+                    );
+                await changes.next(Math.min(5000, deadline - Date.now() + 10));
             }
-            if (Date.now() > deadline) throw new Error(`kube-proxy on ${node} did not settle on ${owner} within ${timeoutSeconds}s: ${last}`);
-            await changes.next(Math.min(5000, deadline - Date.now() + 10));
-        }
         } finally {
             changes.stop();
         }
@@ -397,11 +522,16 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         const open = () => {
             if (stopped) return;
             new k8s.Watch(this.kc)
-                .watch(`/api/v1/namespaces/${this.names.namespace}/pods`, { labelSelector: this.names.podSelector, fieldSelector }, notify, () => {
-                    // dropped (API server restart, timeout): wake the caller to re-list, and watch again
-                    notify();
-                    if (!stopped) setTimeout(open, 1000).unref?.();
-                })
+                .watch(
+                    `/api/v1/namespaces/${this.names.namespace}/pods`,
+                    { labelSelector: this.names.podSelector, fieldSelector },
+                    notify,
+                    () => {
+                        // dropped (API server restart, timeout): wake the caller to re-list, and watch again
+                        notify();
+                        if (!stopped) setTimeout(open, 1000).unref?.();
+                    },
+                )
                 .then(
                     (req) => {
                         abort = () => req.abort();
@@ -441,7 +571,10 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
      * saved spec during a rollout), so the probe lands where kube-proxy runs and nowhere else.
      */
     async probeTolerations(): Promise<k8s.V1Toleration[]> {
-        const ds = await this.apps.readNamespacedDaemonSet({ name: this.names.daemonSet, namespace: this.names.namespace });
+        const ds = await this.apps.readNamespacedDaemonSet({
+            name: this.names.daemonSet,
+            namespace: this.names.namespace,
+        });
         const saved = ds.metadata?.annotations?.[MARKS.originalSpecAnnotation];
         const spec = saved ? (JSON.parse(saved) as k8s.V1DaemonSetSpec) : ds.spec;
         return spec?.template?.spec?.tolerations ?? [];
@@ -456,7 +589,13 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
      */
     async runProbe(
         node: string,
-        opts: { image: string; action: "probe" | "cleanup"; env: Record<string, string>; timeoutSeconds: number; priorityClassName?: string },
+        opts: {
+            image: string;
+            action: "probe" | "cleanup";
+            env: Record<string, string>;
+            timeoutSeconds: number;
+            priorityClassName?: string;
+        },
     ): Promise<{ output: string; succeeded: boolean }> {
         const namespace = this.names.namespace;
         const name = `kpm-${opts.action}-${node.replace(/[^a-z0-9-]/g, "-").slice(0, 30)}-${Math.random().toString(36).slice(2, 8)}`;
@@ -465,7 +604,11 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             namespace,
             fieldManager: FIELD_MANAGER,
             body: {
-                metadata: { name, namespace, labels: { [MARKS.managedByLabel]: MARKS.managedByValue, [MARKS.probeLabel]: opts.action } },
+                metadata: {
+                    name,
+                    namespace,
+                    labels: { [MARKS.managedByLabel]: MARKS.managedByValue, [MARKS.probeLabel]: opts.action },
+                },
                 spec: probePodSpec(node, { ...opts, tolerations }),
             },
         });
@@ -481,7 +624,9 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                     return { output, succeeded: phase === "Succeeded" };
                 }
                 if (Date.now() > deadline) {
-                    throw new Error(`the ${opts.action} pod ${name} on ${node} did not finish within ${opts.timeoutSeconds}s (phase ${phase ?? "unknown"}); the node may not run pods from image ${opts.image}`);
+                    throw new Error(
+                        `the ${opts.action} pod ${name} on ${node} did not finish within ${opts.timeoutSeconds}s (phase ${phase ?? "unknown"}); the node may not run pods from image ${opts.image}`,
+                    );
                 }
                 await changes.next(2000);
             }
@@ -493,7 +638,15 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
 
     /** Writes the canonical ConfigMap's configuration key. */
     async writeCanonicalConfig(config: string): Promise<void> {
-        await this.core.patchNamespacedConfigMap({ name: this.names.configMap, namespace: this.names.namespace, body: { data: { [this.names.key]: config } }, fieldManager: FIELD_MANAGER }, MERGE);
+        await this.core.patchNamespacedConfigMap(
+            {
+                name: this.names.configMap,
+                namespace: this.names.namespace,
+                body: { data: { [this.names.key]: config } },
+                fieldManager: FIELD_MANAGER,
+            },
+            MERGE,
+        );
     }
 
     /** Puts the installer's DaemonSet spec back and removes the rollout's DaemonSets and ConfigMaps. */
@@ -517,7 +670,9 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 d.spec = original;
                 delete d.metadata!.annotations![MARKS.originalSpecAnnotation];
             });
-            log(`DaemonSet ${namespace}/${this.names.daemonSet}: restored to the installer's spec (${marked} running pod(s) kept: they already run its configuration)`);
+            log(
+                `DaemonSet ${namespace}/${this.names.daemonSet}: restored to the installer's spec (${marked} running pod(s) kept: they already run its configuration)`,
+            );
         }
         const selector = `${MARKS.managedByLabel}=${MARKS.managedByValue},${MARKS.configLabel}`;
         for (const d of (await this.apps.listNamespacedDaemonSet({ namespace, labelSelector: selector })).items) {
@@ -537,7 +692,12 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             const ds = await this.apps.readNamespacedDaemonSet({ name: this.names.daemonSet, namespace });
             mutate(ds);
             try {
-                return await this.apps.replaceNamespacedDaemonSet({ name: this.names.daemonSet, namespace, body: ds, fieldManager: FIELD_MANAGER });
+                return await this.apps.replaceNamespacedDaemonSet({
+                    name: this.names.daemonSet,
+                    namespace,
+                    body: ds,
+                    fieldManager: FIELD_MANAGER,
+                });
             } catch (e) {
                 if ((e as { code?: number })?.code !== 409 || attempt >= 10) throw e;
             }
@@ -557,24 +717,49 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         for (;;) {
             const live = await this.apps.readNamespacedDaemonSet({ name: this.names.daemonSet, namespace });
             if ((live.status?.observedGeneration ?? 0) >= (ds.metadata?.generation ?? 0)) {
-                const revisions = (await this.apps.listNamespacedControllerRevision({ namespace })).items.filter((r) => r.metadata?.ownerReferences?.some((o) => o.uid === live.metadata?.uid));
+                const revisions = (await this.apps.listNamespacedControllerRevision({ namespace })).items.filter((r) =>
+                    r.metadata?.ownerReferences?.some((o) => o.uid === live.metadata?.uid),
+                );
                 revision = revisions.sort((x, y) => y.revision - x.revision)[0];
                 generation = live.metadata?.annotations?.["deprecated.daemonset.template.generation"];
                 if (revision) break;
             }
-            if (Date.now() > deadline) throw new Error(`the DaemonSet controller did not record the installer's revision of ${namespace}/${this.names.daemonSet} within 60s`);
+            if (Date.now() > deadline)
+                throw new Error(
+                    `the DaemonSet controller did not record the installer's revision of ${namespace}/${this.names.daemonSet} within 60s`,
+                );
             await sleep(500);
         }
         const hash = revision.metadata?.labels?.["controller-revision-hash"];
-        if (!hash) throw new Error(`ControllerRevision ${revision.metadata?.name} has no controller-revision-hash label`);
-        const pods = (await this.core.listNamespacedPod({ namespace, labelSelector: this.names.podSelector })).items.filter(
-            (p) => !p.metadata?.deletionTimestamp && p.metadata?.ownerReferences?.some((o) => o.kind === "DaemonSet" && o.name === this.names.daemonSet),
+        if (!hash)
+            throw new Error(`ControllerRevision ${revision.metadata?.name} has no controller-revision-hash label`);
+        const pods = (
+            await this.core.listNamespacedPod({ namespace, labelSelector: this.names.podSelector })
+        ).items.filter(
+            (p) =>
+                !p.metadata?.deletionTimestamp &&
+                p.metadata?.ownerReferences?.some((o) => o.kind === "DaemonSet" && o.name === this.names.daemonSet),
         );
         for (const p of pods) {
             const labels = p.metadata?.labels ?? {};
-            if (labels["controller-revision-hash"] === hash && (!generation || labels["pod-template-generation"] === generation)) continue;
+            if (
+                labels["controller-revision-hash"] === hash &&
+                (!generation || labels["pod-template-generation"] === generation)
+            )
+                continue;
             await this.core.patchNamespacedPod(
-                { name: p.metadata!.name!, namespace, body: { metadata: { labels: { "controller-revision-hash": hash, ...(generation ? { "pod-template-generation": generation } : {}) } } } },
+                {
+                    name: p.metadata!.name!,
+                    namespace,
+                    body: {
+                        metadata: {
+                            labels: {
+                                "controller-revision-hash": hash,
+                                ...(generation ? { "pod-template-generation": generation } : {}),
+                            },
+                        },
+                    },
+                },
                 MERGE,
             );
         }
@@ -586,15 +771,22 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         const deadline = Date.now() + timeoutSeconds * 1000;
         let said = "";
         for (;;) {
-            const ds = await this.apps.readNamespacedDaemonSet({ name: this.names.daemonSet, namespace: this.names.namespace });
+            const ds = await this.apps.readNamespacedDaemonSet({
+                name: this.names.daemonSet,
+                namespace: this.names.namespace,
+            });
             const s = ds.status;
             const want = s?.desiredNumberScheduled ?? 0;
-            const done = (s?.observedGeneration ?? 0) >= (ds.metadata?.generation ?? 0) && (s?.updatedNumberScheduled ?? 0) === want && (s?.numberAvailable ?? 0) === want;
+            const done =
+                (s?.observedGeneration ?? 0) >= (ds.metadata?.generation ?? 0) &&
+                (s?.updatedNumberScheduled ?? 0) === want &&
+                (s?.numberAvailable ?? 0) === want;
             const line = `DaemonSet ${this.names.daemonSet}: ${s?.updatedNumberScheduled ?? 0}/${want} updated, ${s?.numberAvailable ?? 0} available`;
             if (line !== said) log(line);
             said = line;
             if (done) return;
-            if (Date.now() > deadline) throw new Error(`the installer's DaemonSet did not finish rolling within ${timeoutSeconds}s: ${line}`);
+            if (Date.now() > deadline)
+                throw new Error(`the installer's DaemonSet did not finish rolling within ${timeoutSeconds}s: ${line}`);
             await sleep(1000);
         }
     }
@@ -613,28 +805,62 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         }
     }
 
-    async acquireLease(holder: string, durationSeconds: number): Promise<{ acquired: true } | { acquired: false; current: LeaseHolder }> {
+    async acquireLease(
+        holder: string,
+        durationSeconds: number,
+    ): Promise<{ acquired: true } | { acquired: false; current: LeaseHolder }> {
         const namespace = this.names.namespace;
         const now = new Date();
-        const spec: k8s.V1LeaseSpec = { holderIdentity: holder, leaseDurationSeconds: durationSeconds, acquireTime: microTime(now), renewTime: microTime(now) };
+        const spec: k8s.V1LeaseSpec = {
+            holderIdentity: holder,
+            leaseDurationSeconds: durationSeconds,
+            acquireTime: microTime(now),
+            renewTime: microTime(now),
+        };
         for (let attempt = 0; attempt < 3; attempt++) {
             const lease = await this.readLease();
             if (!lease) {
                 const created = await createUnlessExists(() =>
-                    this.coordination.createNamespacedLease({ namespace, fieldManager: FIELD_MANAGER, body: { metadata: { name: LEASE_NAME, namespace, labels: { [MARKS.managedByLabel]: MARKS.managedByValue } }, spec } }),
+                    this.coordination.createNamespacedLease({
+                        namespace,
+                        fieldManager: FIELD_MANAGER,
+                        body: {
+                            metadata: {
+                                name: LEASE_NAME,
+                                namespace,
+                                labels: { [MARKS.managedByLabel]: MARKS.managedByValue },
+                            },
+                            spec,
+                        },
+                    }),
                 );
                 if (created) return { acquired: true };
                 continue;
             }
             const s = lease.spec ?? {};
             const renewed = s.renewTime ? new Date(s.renewTime).getTime() : 0;
-            const expired = !s.holderIdentity || s.holderIdentity === holder || renewed + (s.leaseDurationSeconds ?? 0) * 1000 < now.getTime();
+            const expired =
+                !s.holderIdentity ||
+                s.holderIdentity === holder ||
+                renewed + (s.leaseDurationSeconds ?? 0) * 1000 < now.getTime();
             if (!expired) {
-                return { acquired: false, current: { holder: s.holderIdentity!, renewedAt: new Date(renewed).toISOString(), durationSeconds: s.leaseDurationSeconds ?? 0 } };
+                return {
+                    acquired: false,
+                    current: {
+                        holder: s.holderIdentity!,
+                        renewedAt: new Date(renewed).toISOString(),
+                        durationSeconds: s.leaseDurationSeconds ?? 0,
+                    },
+                };
             }
             try {
                 // resourceVersion makes this a compare-and-swap: two runs taking over at once, one wins
-                await this.coordination.replaceNamespacedLease({ name: LEASE_NAME, namespace, fieldManager: FIELD_MANAGER, body: { ...lease, spec: { ...spec, leaseTransitions: (s.leaseTransitions ?? 0) + 1 } } });
+                await this.coordination.replaceNamespacedLease({
+                    name: LEASE_NAME,
+                    namespace,
+                    fieldManager: FIELD_MANAGER,
+                    body: { ...lease, spec: { ...spec, leaseTransitions: (s.leaseTransitions ?? 0) + 1 } },
+                });
                 return { acquired: true };
             } catch (e) {
                 if ((e as { code?: number })?.code !== 409) throw e;
@@ -642,14 +868,26 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         }
         const lease = await this.readLease();
         const s = lease?.spec ?? {};
-        return { acquired: false, current: { holder: s.holderIdentity ?? "unknown", renewedAt: s.renewTime ? new Date(s.renewTime).toISOString() : "never", durationSeconds: s.leaseDurationSeconds ?? 0 } };
+        return {
+            acquired: false,
+            current: {
+                holder: s.holderIdentity ?? "unknown",
+                renewedAt: s.renewTime ? new Date(s.renewTime).toISOString() : "never",
+                durationSeconds: s.leaseDurationSeconds ?? 0,
+            },
+        };
     }
 
     async renewLease(holder: string): Promise<boolean> {
         const lease = await this.readLease();
         if (!lease || lease.spec?.holderIdentity !== holder) return false;
         try {
-            await this.coordination.replaceNamespacedLease({ name: LEASE_NAME, namespace: this.names.namespace, fieldManager: FIELD_MANAGER, body: { ...lease, spec: { ...lease.spec, renewTime: microTime(new Date()) } } });
+            await this.coordination.replaceNamespacedLease({
+                name: LEASE_NAME,
+                namespace: this.names.namespace,
+                fieldManager: FIELD_MANAGER,
+                body: { ...lease, spec: { ...lease.spec, renewTime: microTime(new Date()) } },
+            });
             return true;
         } catch (e) {
             if ((e as { code?: number })?.code === 409) return this.renewLease(holder);
@@ -661,7 +899,12 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         const lease = await this.readLease();
         if (!lease || lease.spec?.holderIdentity !== holder) return;
         await this.coordination
-            .replaceNamespacedLease({ name: LEASE_NAME, namespace: this.names.namespace, fieldManager: FIELD_MANAGER, body: { ...lease, spec: { leaseDurationSeconds: lease.spec?.leaseDurationSeconds } } })
+            .replaceNamespacedLease({
+                name: LEASE_NAME,
+                namespace: this.names.namespace,
+                fieldManager: FIELD_MANAGER,
+                body: { ...lease, spec: { leaseDurationSeconds: lease.spec?.leaseDurationSeconds } },
+            })
             .catch((e) => {
                 if ((e as { code?: number })?.code !== 409) throw e;
             });
@@ -732,7 +975,13 @@ export class PodChanges {
 /** The probe pod's spec (pure, so its privileges are reviewed and tested in one place). */
 export function probePodSpec(
     node: string,
-    opts: { image: string; action: "probe" | "cleanup"; env: Record<string, string>; tolerations: k8s.V1Toleration[]; priorityClassName?: string },
+    opts: {
+        image: string;
+        action: "probe" | "cleanup";
+        env: Record<string, string>;
+        tolerations: k8s.V1Toleration[];
+        priorityClassName?: string;
+    },
 ): k8s.V1PodSpec {
     return {
         nodeName: node,

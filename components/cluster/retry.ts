@@ -5,7 +5,8 @@
 function budgetFromEnvironment(value: string | undefined): number {
     if (value === undefined || value === "") return 60_000;
     const seconds = Number(value);
-    if (!Number.isFinite(seconds) || seconds < 0) throw new Error(`KPM_API_RETRY_SECONDS ${JSON.stringify(value)} must be a number of seconds, 0 or more`);
+    if (!Number.isFinite(seconds) || seconds < 0)
+        throw new Error(`KPM_API_RETRY_SECONDS ${JSON.stringify(value)} must be a number of seconds, 0 or more`);
     return seconds * 1000;
 }
 
@@ -17,15 +18,33 @@ export const RETRY = {
     budgetMs: budgetFromEnvironment(process.env.KPM_API_RETRY_SECONDS),
 };
 
-const CONNECTION_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "ETIMEDOUT", "EPIPE", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_SOCKET", "UND_ERR_CONNECT_TIMEOUT"]);
+const CONNECTION_CODES = new Set([
+    "ECONNRESET",
+    "ECONNREFUSED",
+    "ETIMEDOUT",
+    "EPIPE",
+    "EAI_AGAIN",
+    "EHOSTUNREACH",
+    "ENETUNREACH",
+    "UND_ERR_SOCKET",
+    "UND_ERR_CONNECT_TIMEOUT",
+]);
 
 /**
  * Whether a failed call may succeed if tried again. An eviction's 429 is a PodDisruptionBudget
  * speaking, not the server being busy: the drain handles it.
  */
 export function isTransient(e: unknown, call: string): boolean {
-    const err = e as { code?: unknown; statusCode?: unknown; errno?: unknown; cause?: { code?: unknown }; message?: unknown; type?: unknown };
-    const status = typeof err?.code === "number" ? err.code : typeof err?.statusCode === "number" ? err.statusCode : undefined;
+    const err = e as {
+        code?: unknown;
+        statusCode?: unknown;
+        errno?: unknown;
+        cause?: { code?: unknown };
+        message?: unknown;
+        type?: unknown;
+    };
+    const status =
+        typeof err?.code === "number" ? err.code : typeof err?.statusCode === "number" ? err.statusCode : undefined;
     if (status !== undefined) {
         if (status === 429) return call !== "createNamespacedPodEviction";
         return status >= 500 && status !== 501;
@@ -33,14 +52,25 @@ export function isTransient(e: unknown, call: string): boolean {
     const code = String(err?.code ?? err?.cause?.code ?? err?.errno ?? ""); // eslint-disable-line @typescript-eslint/no-base-to-string -- a code is a string or a number
     if (CONNECTION_CODES.has(code)) return true;
     const message = typeof err?.message === "string" ? err.message : "";
-    return /socket hang up|ECONNRESET|ECONNREFUSED|network timeout|fetch failed|other side closed/i.test(message) || err?.type === "system";
+    return (
+        /socket hang up|ECONNRESET|ECONNREFUSED|network timeout|fetch failed|other side closed/i.test(message) ||
+        err?.type === "system"
+    );
 }
 
 export type Sleeper = (ms: number) => Promise<void>;
 const realSleep: Sleeper = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs `fn`, trying again on transient failures (see isTransient); `onRetry` hears of each. */
-export async function retrying<T>(call: string, fn: () => Promise<T>, opts: { sleep?: Sleeper; random?: () => number; onRetry?: (attempt: number, e: unknown, delayMs: number) => void } = {}): Promise<T> {
+export async function retrying<T>(
+    call: string,
+    fn: () => Promise<T>,
+    opts: {
+        sleep?: Sleeper;
+        random?: () => number;
+        onRetry?: (attempt: number, e: unknown, delayMs: number) => void;
+    } = {},
+): Promise<T> {
     const sleep = opts.sleep ?? realSleep;
     const random = opts.random ?? Math.random;
     let spent = 0;
@@ -48,7 +78,9 @@ export async function retrying<T>(call: string, fn: () => Promise<T>, opts: { sl
         try {
             return await fn();
         } catch (e) {
-            const delay = Math.round(Math.min(RETRY.maxDelayMs, RETRY.firstDelayMs * 2 ** (attempt - 1)) * (0.5 + random() / 2));
+            const delay = Math.round(
+                Math.min(RETRY.maxDelayMs, RETRY.firstDelayMs * 2 ** (attempt - 1)) * (0.5 + random() / 2),
+            );
             if (attempt >= RETRY.attempts || spent + delay > RETRY.budgetMs || !isTransient(e, call)) throw e;
             opts.onRetry?.(attempt, e, delay);
             spent += delay;
@@ -58,12 +90,18 @@ export async function retrying<T>(call: string, fn: () => Promise<T>, opts: { sl
 }
 
 /** The same API client, every method of which retries transient failures. */
-export function withRetries<T extends object>(api: T, onRetry?: (call: string, attempt: number, e: unknown, delayMs: number) => void): T {
+export function withRetries<T extends object>(
+    api: T,
+    onRetry?: (call: string, attempt: number, e: unknown, delayMs: number) => void,
+): T {
     return new Proxy(api, {
         get(target, prop, receiver) {
             const value = Reflect.get(target, prop, receiver);
             if (typeof value !== "function" || typeof prop !== "string") return value;
-            return (...args: unknown[]) => retrying(prop, () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args), { onRetry: (a, e, d) => onRetry?.(prop, a, e, d) });
+            return (...args: unknown[]) =>
+                retrying(prop, () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args), {
+                    onRetry: (a, e, d) => onRetry?.(prop, a, e, d),
+                });
         },
     });
 }

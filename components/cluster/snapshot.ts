@@ -6,7 +6,11 @@ import { apiStatus, clusterName, loadKubeConfig, type ClusterAccess } from "./cl
 import { KubeProxyCluster, namesFor, type Names } from "./kubeProxy.js";
 import type { Flavor } from "../core/facts.js";
 
-export async function readSnapshot(access: ClusterAccess, flavor: Flavor, names: Partial<Names> = {}): Promise<ClusterSnapshot> {
+export async function readSnapshot(
+    access: ClusterAccess,
+    flavor: Flavor,
+    names: Partial<Names> = {},
+): Promise<ClusterSnapshot> {
     const cluster = new KubeProxyCluster(loadKubeConfig(access), namesFor(flavor, names));
     const [serverVersion, inst, nodes, services, prometheusRuleCrd] = await Promise.all([
         cluster.serverVersion(),

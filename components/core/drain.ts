@@ -76,12 +76,22 @@ export function decideDrain(pods: DrainPod[], opts: DrainOptions): DrainDecision
         }
         let allowed = true;
         if (!controller && !opts.force) {
-            out.refused.push({ pod: name, reason: "no controller owns it (a bare pod is not recreated elsewhere)", option: "drain.force" });
+            out.refused.push({
+                pod: name,
+                reason: "no controller owns it (a bare pod is not recreated elsewhere)",
+                option: "drain.force",
+            });
             allowed = false;
         }
-        const emptyDirs = (p.spec?.volumes ?? []).filter((v) => v.emptyDir !== undefined && v.emptyDir !== null).map((v) => v.name);
+        const emptyDirs = (p.spec?.volumes ?? [])
+            .filter((v) => v.emptyDir !== undefined && v.emptyDir !== null)
+            .map((v) => v.name);
         if (emptyDirs.length && !opts.deleteEmptyDirData) {
-            out.refused.push({ pod: name, reason: `emptyDir volume(s) ${emptyDirs.join(", ")} (their data is deleted with the pod)`, option: "drain.deleteEmptyDirData" });
+            out.refused.push({
+                pod: name,
+                reason: `emptyDir volume(s) ${emptyDirs.join(", ")} (their data is deleted with the pod)`,
+                option: "drain.deleteEmptyDirData",
+            });
             allowed = false;
         }
         if (allowed) out.evict.push(p);
@@ -112,7 +122,12 @@ export interface DrainPdb {
 
 /** Whether a PDB's label selector selects the pod (an empty selector selects every pod in policy/v1). */
 export function pdbSelects(pdb: DrainPdb, pod: DrainPod): boolean {
-    if (pdb.metadata?.namespace !== undefined && pod.metadata?.namespace !== undefined && pdb.metadata.namespace !== pod.metadata.namespace) return false;
+    if (
+        pdb.metadata?.namespace !== undefined &&
+        pod.metadata?.namespace !== undefined &&
+        pdb.metadata.namespace !== pod.metadata.namespace
+    )
+        return false;
     const sel = pdb.spec?.selector;
     if (!sel) return false; // policy/v1: a null selector selects nothing
     const labels = pod.metadata?.labels ?? {};

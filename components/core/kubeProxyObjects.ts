@@ -9,7 +9,9 @@ export const KUBE_PROXY_OBJECTS = data;
 
 type Table = "nat" | "filter" | "mangle";
 const CHAINS = data.iptablesChains as Record<"iptables" | "ipvs", Partial<Record<Table, string[]>>>;
-const HASHED = new RegExp(`^(${data.hashedChains.prefixes.map((p) => p.replace(/-/g, "\\-")).join("|")})[${data.hashedChains.hashAlphabet}]{${data.hashedChains.hashLength}}$`);
+const HASHED = new RegExp(
+    `^(${data.hashedChains.prefixes.map((p) => p.replace(/-/g, "\\-")).join("|")})[${data.hashedChains.hashAlphabet}]{${data.hashedChains.hashLength}}$`,
+);
 
 /** The modes whose kube-proxy creates chain `chain` in iptables table `table` (empty: not kube-proxy's). */
 export function chainModes(table: string, chain: string): ProxyMode[] {
@@ -36,7 +38,9 @@ export function isKubeProxyIpset(name: string): boolean {
 }
 
 /** `ip kube-proxy`, `ip6 kube-proxy` as `nft list tables` prints them (without "table "). */
-export const KUBE_PROXY_NFT_TABLES: readonly string[] = data.nftablesTable.families.map((f) => `${f} ${data.nftablesTable.name}`);
+export const KUBE_PROXY_NFT_TABLES: readonly string[] = data.nftablesTable.families.map(
+    (f) => `${f} ${data.nftablesTable.name}`,
+);
 
 /** ipvs-mode's dummy interface. */
 export const DUMMY_INTERFACE = data.dummyInterface;
@@ -52,7 +56,8 @@ export const DUMMY_INTERFACE = data.dummyInterface;
 export function cleanupAwkProgram(): string {
     const own: string[] = [];
     for (const m of ["iptables", "ipvs"] as const) {
-        for (const [t, chains] of Object.entries(CHAINS[m])) for (const c of chains ?? []) own.push(`OWN["${t} ${c}"] = OWN["${t} ${c}"] " ${m}"`);
+        for (const [t, chains] of Object.entries(CHAINS[m]))
+            for (const c of chains ?? []) own.push(`OWN["${t} ${c}"] = OWN["${t} ${c}"] " ${m}"`);
     }
     const alpha = `[${data.hashedChains.hashAlphabet}]`.repeat(data.hashedChains.hashLength); // no {n}: not every awk has intervals
     const hashed = `^(${data.hashedChains.prefixes.map((p) => p.slice(0, -1)).join("|")})-${alpha}$`;

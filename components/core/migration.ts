@@ -74,7 +74,10 @@ export function decideMigration(snapshot: ClusterSnapshot, desiredInput: unknown
     const rendered = renderConfiguration(snapshot.current, settings, version);
     const hash = configHash(rendered.config);
     const target = { hash, mode: settings.mode, canonical: rendered.config === snapshot.current.text };
-    const { plan, findings: planFindings } = planRollout(pools, snapshot.nodes, target, { tcpBeLiberal: getPath(rendered.after, "conntrack.tcpBeLiberal") === true, fromMode: effectiveMode(snapshot.current.config) });
+    const { plan, findings: planFindings } = planRollout(pools, snapshot.nodes, target, {
+        tcpBeLiberal: getPath(rendered.after, "conntrack.tcpBeLiberal") === true,
+        fromMode: effectiveMode(snapshot.current.config),
+    });
     findings.push(...rendered.findings, ...planFindings);
     const exposed = snapshot.services.filter((s) => s.nodePorts.length > 0);
     for (const f of findings) {

@@ -22,7 +22,9 @@ export interface NodeFacts {
 export interface NodeObject {
     metadata?: { name?: string; labels?: Record<string, string> };
     spec?: { unschedulable?: boolean };
-    status?: { nodeInfo?: { kernelVersion?: string; osImage?: string; operatingSystem?: string; kubeProxyVersion?: string } };
+    status?: {
+        nodeInfo?: { kernelVersion?: string; osImage?: string; operatingSystem?: string; kubeProxyVersion?: string };
+    };
 }
 
 /** From a Kubernetes Node object (as the API or `kubectl get nodes -o json` gives it). */
@@ -52,13 +54,16 @@ export function parseNodeList(text: string, what = "--nodes"): NodeFacts[] {
         );
     }
     const list = isObject(obj) ? obj : {};
-    const items: unknown[] | undefined = list.kind === "Node" ? [list] : Array.isArray(list.items) ? (list.items as unknown[]) : undefined;
+    const items: unknown[] | undefined =
+        list.kind === "Node" ? [list] : Array.isArray(list.items) ? (list.items as unknown[]) : undefined;
     if (!items)
         throw new InputError(
             `${what} has kind ${JSON.stringify(list.kind ?? null)}: expected a NodeList (kubectl get nodes -o json)`,
         );
     // the JSON is a Node as kubectl prints it: read as one (every field read is optional)
-    const nodes = items.filter((i) => !isObject(i) || i.kind === undefined || i.kind === "Node").map((i) => nodeFacts((isObject(i) ? i : {}) as NodeObject));
+    const nodes = items
+        .filter((i) => !isObject(i) || i.kind === undefined || i.kind === "Node")
+        .map((i) => nodeFacts((isObject(i) ? i : {}) as NodeObject));
     const nameless = nodes.findIndex((n) => n.name === "");
     if (nameless >= 0) throw new InputError(`${what}: item ${nameless} has no metadata.name`);
     return nodes;
@@ -89,7 +94,16 @@ function kernelFindings(node: NodeFacts, mode: ProxyMode, opts: { tcpBeLiberal?:
             },
         ];
     }
-    if (mode === "ipvs") return [{ severity: "warning", code: "ipvs.deprecated", field: "mode", nodes: [node.name], message: `${node.name}: ${IPVS_DEPRECATION_TEXT}` }];
+    if (mode === "ipvs")
+        return [
+            {
+                severity: "warning",
+                code: "ipvs.deprecated",
+                field: "mode",
+                nodes: [node.name],
+                message: `${node.name}: ${IPVS_DEPRECATION_TEXT}`,
+            },
+        ];
     if (mode !== "nftables") return [];
     if (!kernelAtLeast(kernel, NFTABLES.minKernel)) {
         return [
@@ -104,7 +118,10 @@ function kernelFindings(node: NodeFacts, mode: ProxyMode, opts: { tcpBeLiberal?:
         ];
     }
     const oldConntrack = !kernelAtLeast(kernel, NFTABLES.conntrackWorkaroundKernel);
-    return conntrackFinding(mode, opts.tcpBeLiberal, oldConntrack, [node.name]).map((f) => ({ ...f, message: `${node.name}: ${f.message}` }));
+    return conntrackFinding(mode, opts.tcpBeLiberal, oldConntrack, [node.name]).map((f) => ({
+        ...f,
+        message: `${node.name}: ${f.message}`,
+    }));
 }
 
 /** Whether this node can run `mode`, judged by its kernel as the Node object reports it. */
@@ -112,10 +129,18 @@ export function nodeVerdict(node: NodeFacts, mode: ProxyMode, opts: { tcpBeLiber
     const base = { node: node.name, kernel: node.kernelVersion, osImage: node.osImage };
     if (node.operatingSystem && node.operatingSystem !== "linux") {
         const message = `${node.name} runs ${node.operatingSystem}: Linux proxy modes do not apply`;
-        return { ...base, verdict: "skip", findings: [{ severity: "info", code: "node.notLinux", field: "nodes", nodes: [node.name], message }] };
+        return {
+            ...base,
+            verdict: "skip",
+            findings: [{ severity: "info", code: "node.notLinux", field: "nodes", nodes: [node.name], message }],
+        };
     }
     const findings = kernelFindings(node, mode, opts);
-    const verdict: Verdict = findings.some((f) => f.severity === "error") ? "fail" : findings.some((f) => f.severity === "warning") ? "warn" : "ok";
+    const verdict: Verdict = findings.some((f) => f.severity === "error")
+        ? "fail"
+        : findings.some((f) => f.severity === "warning")
+          ? "warn"
+          : "ok";
     return { ...base, verdict, findings };
 }
 

@@ -122,11 +122,20 @@ type PlanOptions = { tcpBeLiberal?: boolean; fromMode?: ProxyMode; podTimeoutSec
  * One pool's part of the plan: its members (those not already owned by an earlier pool, in
  * natural name order), which move and which are done, the movers' kernels judged, and batches.
  */
-function planPool(spec: PoolSpec, i: number, linux: NodeState[], owner: Map<string, string>, target: RolloutTarget, opts: PlanOptions): { pool: PoolPlan; findings: Finding[] } {
+function planPool(
+    spec: PoolSpec,
+    i: number,
+    linux: NodeState[],
+    owner: Map<string, string>,
+    target: RolloutTarget,
+    opts: PlanOptions,
+): { pool: PoolPlan; findings: Finding[] } {
     const findings: Finding[] = [];
     const wanted = targetPlacement(target);
     const selector = parseSelector(spec.nodeSelector, `pools[${i}].nodeSelector`);
-    const members = linux.filter((n) => matchesSelector(selector, n.labels)).sort((a, b) => compareNodeNames(a.name, b.name));
+    const members = linux
+        .filter((n) => matchesSelector(selector, n.labels))
+        .sort((a, b) => compareNodeNames(a.name, b.name));
     const planned: PlannedNode[] = [];
     for (const n of members) {
         const prior = owner.get(n.name);
@@ -146,11 +155,17 @@ function planPool(spec: PoolSpec, i: number, linux: NodeState[], owner: Map<stri
         planned.push({ name: n.name, kernel: n.kernelVersion, action: done ? "done" : "move", from: n.placement });
         if (done) continue;
         for (const f of nodeVerdict(n, target.mode, opts).findings) {
-            if (f.severity !== "info") findings.push({ ...f, field: `pools[${i}] (${spec.name}) node ${n.name}: ${f.field}` });
+            if (f.severity !== "info")
+                findings.push({ ...f, field: `pools[${i}] (${spec.name}) node ${n.name}: ${f.field}` });
         }
     }
     if (members.length === 0) {
-        findings.push({ severity: "warning", code: "pools.noNodes", field: `pools[${i}].nodeSelector`, message: `pool ${spec.name} (${spec.nodeSelector}) selects no node` });
+        findings.push({
+            severity: "warning",
+            code: "pools.noNodes",
+            field: `pools[${i}].nodeSelector`,
+            message: `pool ${spec.name} (${spec.nodeSelector}) selects no node`,
+        });
     }
     const maxUnavailable = spec.maxUnavailable ?? 1;
     const moving = planned.filter((p) => p.action === "move").map((p) => p.name);
@@ -189,9 +204,17 @@ function unassignedFinding(orphans: string[]): Finding {
  * Assigns every Linux node to exactly one pool, judges the kernels of the nodes that
  * will move, and cuts each pool into batches. Throws nothing: problems are findings.
  */
-export function planRollout(pools: PoolSpec[], nodes: NodeState[], target: RolloutTarget, opts: PlanOptions = {}): { plan: RolloutPlan; findings: Finding[] } {
+export function planRollout(
+    pools: PoolSpec[],
+    nodes: NodeState[],
+    target: RolloutTarget,
+    opts: PlanOptions = {},
+): { plan: RolloutPlan; findings: Finding[] } {
     const findings = validatePools(pools);
-    if (!findings.some((f) => f.severity === "error")) findings.push(...unroutedNodeFindings(pools, opts.fromMode, target.mode, { podTimeoutSeconds: opts.podTimeoutSeconds }));
+    if (!findings.some((f) => f.severity === "error"))
+        findings.push(
+            ...unroutedNodeFindings(pools, opts.fromMode, target.mode, { podTimeoutSeconds: opts.podTimeoutSeconds }),
+        );
     const plan: RolloutPlan = { target, pools: [], moving: 0 };
     if (findings.some((f) => f.severity === "error")) return { plan, findings };
 
@@ -262,4 +285,3 @@ export function describePlan(plan: RolloutPlan): string {
     });
     return lines.join("\n");
 }
-

@@ -11,7 +11,12 @@ const WHOLE = "maxUnavailable must be a whole number of at least 1";
 export const poolSchema = z
     .object({
         /** names the pool's rollout step; lower-case letters, digits and '-' */
-        name: z.string({ message: "a pool needs a name, e.g. canary" }).regex(/^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$/, "pool name must be lower-case letters, digits and '-' (at most 42), e.g. canary"),
+        name: z
+            .string({ message: "a pool needs a name, e.g. canary" })
+            .regex(
+                /^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$/,
+                "pool name must be lower-case letters, digits and '-' (at most 42), e.g. canary",
+            ),
         /** label selector of the pool's nodes, e.g. pool=canary */
         nodeSelector: z
             .string({ message: "nodeSelector is required (a label selector such as pool=canary)" })
@@ -30,9 +35,15 @@ export const poolSchema = z
         soak: durationSchema({ positive: false }).optional(),
         /** evict pods (respecting PodDisruptionBudgets) before moving a node; { force, deleteEmptyDirData } as kubectl drain's flags; default false */
         drain: z
-            .union([z.boolean(), z.object({ force: z.boolean().optional(), deleteEmptyDirData: z.boolean().optional() }).strict()], {
-                message: "drain must be true, false or { force: true|false, deleteEmptyDirData: true|false }",
-            })
+            .union(
+                [
+                    z.boolean(),
+                    z.object({ force: z.boolean().optional(), deleteEmptyDirData: z.boolean().optional() }).strict(),
+                ],
+                {
+                    message: "drain must be true, false or { force: true|false, deleteEmptyDirData: true|false }",
+                },
+            )
             .optional(),
         /** give up draining a node after this long ("0": no limit, as kubectl); default 5m */
         drainTimeout: durationSchema({ positive: false }).optional(),
@@ -86,7 +97,13 @@ export function validatePools(pools: unknown): Finding[] {
         }
         const name = parsed.success ? parsed.data.name : undefined;
         if (name === undefined) return;
-        if (seen.has(name)) out.push({ severity: "error", code: "pools.duplicate", field: `pools[${i}].name`, message: `pool name ${name} is used twice` });
+        if (seen.has(name))
+            out.push({
+                severity: "error",
+                code: "pools.duplicate",
+                field: `pools[${i}].name`,
+                message: `pool name ${name} is used twice`,
+            });
         seen.add(name);
     });
     return out;

@@ -4,7 +4,16 @@
 import * as ipaddr from "ipaddr.js";
 import { STARTUP_LOG_LINE } from "./facts.js";
 import type { ProxyMode } from "./types.js";
-import { chainIsLeftover, chainModes, cleanupAwkProgram, DUMMY_INTERFACE, isKubeProxyIpset, KUBE_PROXY_IPSETS, KUBE_PROXY_NFT_TABLES, KUBE_PROXY_OBJECTS } from "./kubeProxyObjects.js";
+import {
+    chainIsLeftover,
+    chainModes,
+    cleanupAwkProgram,
+    DUMMY_INTERFACE,
+    isKubeProxyIpset,
+    KUBE_PROXY_IPSETS,
+    KUBE_PROXY_NFT_TABLES,
+    KUBE_PROXY_OBJECTS,
+} from "./kubeProxyObjects.js";
 
 const CLEANUP_AWK = cleanupAwkProgram();
 const IPSETS = KUBE_PROXY_IPSETS.join(" ");
@@ -244,13 +253,17 @@ export function parseProbeOutput(text: string): ProbeReport {
     };
     const modeLines = lines("proxyMode");
     const rc = modeLines.find((l) => l.startsWith("rc="));
-    const modeText = modeLines.filter((l) => !l.startsWith("rc=")).join(" ").trim();
+    const modeText = modeLines
+        .filter((l) => !l.startsWith("rc="))
+        .join(" ")
+        .trim();
     const metrics = parseMetrics(lines("metrics"));
     const ipvs0 = lines("kube-ipvs0").filter((l) => !note(l));
     const present = ipvs0[0] === "present";
     const addresses = present ? ipvs0.map((l) => /\binet6?\s+(\S+)/.exec(l)?.[1]).filter((a): a is string => !!a) : [];
     const setLines = lines("ipsets").filter((l) => !note(l));
-    const ipsetsSeen = "ipsets" in sections && !lines("ipsets").some((l) => l.startsWith("missing ") || l.startsWith("error "));
+    const ipsetsSeen =
+        "ipsets" in sections && !lines("ipsets").some((l) => l.startsWith("missing ") || l.startsWith("error "));
     const ipvsServices = lines("ipvs")
         .filter((l) => !note(l))
         .filter((l) => l.startsWith("vs "))
@@ -278,7 +291,10 @@ export function parseProbeOutput(text: string): ProbeReport {
         ipvsServices,
         iptables,
         nftTables,
-        nftError: nftTables.length === 0 && nftLines.length > 0 && !nftLines.every((l) => l.startsWith("table ")) ? nftLines.join(" ") : undefined,
+        nftError:
+            nftTables.length === 0 && nftLines.length > 0 && !nftLines.every((l) => l.startsWith("table "))
+                ? nftLines.join(" ")
+                : undefined,
         missing,
         errors,
         connect: { attempted: connect !== "skipped" && connect !== "", ok: connect === "connected", detail: connect },
@@ -322,41 +338,68 @@ function leftoversCheck(report: ProbeReport, expect: ProbeExpectations): CheckRe
     const notes: string[] = [];
     const ipvsIps = new Set([...report.kubeIpvs0.addresses.map(bare), ...(expect.serviceIPs ?? [])]);
     const ours = report.ipvsServices.filter((v) => ipvsIps.has(v.address));
-    for (const v of report.ipvsServices.filter((x) => !ipvsIps.has(x.address))) foreign.push(`IPVS virtual server ${v.protocol} ${v.address}${v.port !== undefined ? `:${v.port}` : ""}`);
+    for (const v of report.ipvsServices.filter((x) => !ipvsIps.has(x.address)))
+        foreign.push(`IPVS virtual server ${v.protocol} ${v.address}${v.port !== undefined ? `:${v.port}` : ""}`);
     const ipsets = report.ipsets ?? [];
     for (const s of ipsets.filter((x) => x.startsWith("KUBE-") && !isKubeProxyIpset(x))) foreign.push(`ipset ${s}`);
     const stale = new Set<string>();
     for (const c of report.iptables) {
         if (chainModes(c.table, c.chain).length === 0) {
-            if (c.chain.startsWith("KUBE-") && !KUBE_PROXY_OBJECTS.notKubeProxys.includes(c.chain)) foreign.push(`iptables chain ${c.chain} (${c.table}, ${c.family}, ${c.backend})`);
+            if (c.chain.startsWith("KUBE-") && !KUBE_PROXY_OBJECTS.notKubeProxys.includes(c.chain))
+                foreign.push(`iptables chain ${c.chain} (${c.table}, ${c.family}, ${c.backend})`);
             continue;
         }
         // nftables mode uses no chain; iptables mode leaves ipvs mode's own chains (the ones both use it rewrites); ipvs mode: unchanged, not checked
-        if (expect.mode === "nftables" || (expect.mode === "iptables" && chainIsLeftover(c.table, c.chain, "iptables"))) stale.add(c.chain);
+        if (expect.mode === "nftables" || (expect.mode === "iptables" && chainIsLeftover(c.table, c.chain, "iptables")))
+            stale.add(c.chain);
     }
     if (expect.mode !== "ipvs") {
         if (report.kubeIpvs0.present) {
             const a = report.kubeIpvs0.addresses;
-            leftovers.push(`${DUMMY_INTERFACE} exists${a.length ? ` holding ${a.length} address(es) (${list(a, 3)}) that black-hole those ClusterIPs` : ""}`);
+            leftovers.push(
+                `${DUMMY_INTERFACE} exists${a.length ? ` holding ${a.length} address(es) (${list(a, 3)}) that black-hole those ClusterIPs` : ""}`,
+            );
         }
         const sets = ipsets.filter(isKubeProxyIpset);
         if (sets.length) leftovers.push(`ipsets ${list(sets)}`);
-        if (ours.length) leftovers.push(`${ours.length} IPVS virtual server(s) of kube-proxy (${list(ours.map((v) => `${v.protocol} ${v.address}:${v.port}`), 3)})`);
+        if (ours.length)
+            leftovers.push(
+                `${ours.length} IPVS virtual server(s) of kube-proxy (${list(
+                    ours.map((v) => `${v.protocol} ${v.address}:${v.port}`),
+                    3,
+                )})`,
+            );
         if (report.ipsets === undefined && report.missing.includes("ipset")) {
             // ipsets are ipvs mode's alone: with no other trace of ipvs mode there is none to miss
-            const ipvsOnly = (c: { table: string; chain: string }) => chainModes(c.table, c.chain).includes("ipvs") && !chainModes(c.table, c.chain).includes("iptables");
-            if (report.kubeIpvs0.present || ours.length > 0 || report.iptables.some(ipvsOnly)) blind.push("ipset is not on the node, and the node holds state of ipvs mode (the mode that uses ipsets): its ipsets cannot be checked");
-            else notes.push("ipset is not on the node: no ipset checked, which passes because only ipvs mode uses ipsets and the node holds no other state of ipvs mode");
+            const ipvsOnly = (c: { table: string; chain: string }) =>
+                chainModes(c.table, c.chain).includes("ipvs") && !chainModes(c.table, c.chain).includes("iptables");
+            if (report.kubeIpvs0.present || ours.length > 0 || report.iptables.some(ipvsOnly))
+                blind.push(
+                    "ipset is not on the node, and the node holds state of ipvs mode (the mode that uses ipsets): its ipsets cannot be checked",
+                );
+            else
+                notes.push(
+                    "ipset is not on the node: no ipset checked, which passes because only ipvs mode uses ipsets and the node holds no other state of ipvs mode",
+                );
         }
     }
     if (stale.size) leftovers.push(`iptables chains ${list([...stale])}`);
     const kubeProxyTables = report.nftTables.filter((t) => (KUBE_PROXY_NFT_TABLES as string[]).includes(t));
-    if (expect.mode !== "nftables" && kubeProxyTables.length) leftovers.push(`nftables tables ${kubeProxyTables.join(", ")}`);
+    if (expect.mode !== "nftables" && kubeProxyTables.length)
+        leftovers.push(`nftables tables ${kubeProxyTables.join(", ")}`);
     const tail = `${notes.length ? `; ${notes.join("; ")}` : ""}${foreign.length ? `; not ours, left alone: ${list([...new Set(foreign)], 6)}` : ""}`;
-    if (blind.length) return { check: "leftovers", ok: false, detail: `the probe cannot see${on}: ${blind.join("; ")}${leftovers.length ? `; left behind: ${leftovers.join("; ")}` : ""}${tail}` };
-    return { check: "leftovers", ok: leftovers.length === 0, detail: `${leftovers.length ? `left behind: ${leftovers.join("; ")}` : "no state of another mode left"}${tail}` };
+    if (blind.length)
+        return {
+            check: "leftovers",
+            ok: false,
+            detail: `the probe cannot see${on}: ${blind.join("; ")}${leftovers.length ? `; left behind: ${leftovers.join("; ")}` : ""}${tail}`,
+        };
+    return {
+        check: "leftovers",
+        ok: leftovers.length === 0,
+        detail: `${leftovers.length ? `left behind: ${leftovers.join("; ")}` : "no state of another mode left"}${tail}`,
+    };
 }
-
 
 function sumMetric(metrics: Record<string, number>, name: string): number | undefined {
     const values = Object.entries(metrics)
@@ -369,48 +412,96 @@ function sumMetric(metrics: Record<string, number>, name: string): number | unde
 function rulesCheck(report: ProbeReport, mode: ProxyMode): CheckResult {
     if (mode === "iptables") {
         const chains = report.iptables.filter((c) => c.table === "nat").map((c) => c.chain);
-        return chains.includes("KUBE-SERVICES") ? { check: "rules", ok: true, detail: "iptables chain KUBE-SERVICES present" } : { check: "rules", ok: false, detail: "no KUBE-SERVICES chain in iptables" };
+        return chains.includes("KUBE-SERVICES")
+            ? { check: "rules", ok: true, detail: "iptables chain KUBE-SERVICES present" }
+            : { check: "rules", ok: false, detail: "no KUBE-SERVICES chain in iptables" };
     }
-    if (mode !== "nftables") return report.kubeIpvs0.present ? { check: "rules", ok: true, detail: "kube-ipvs0 present" } : { check: "rules", ok: false, detail: "no kube-ipvs0 interface" };
+    if (mode !== "nftables")
+        return report.kubeIpvs0.present
+            ? { check: "rules", ok: true, detail: "kube-ipvs0 present" }
+            : { check: "rules", ok: false, detail: "no kube-ipvs0 interface" };
     // one table per IP family kube-proxy runs (its metrics carry ip_family); at least one
     const kubeProxyTables = report.nftTables.filter((t) => (KUBE_PROXY_NFT_TABLES as string[]).includes(t));
-    const families = ["IPv4", "IPv6"].filter((f) => Object.keys(report.metrics).some((k) => k.startsWith("kubeproxy_sync_proxy_rules_last_timestamp_seconds") && k.includes(`"${f}"`)));
-    const missing = families.map((f) => (f === "IPv4" ? "ip kube-proxy" : "ip6 kube-proxy")).filter((t) => !kubeProxyTables.includes(t));
+    const families = ["IPv4", "IPv6"].filter((f) =>
+        Object.keys(report.metrics).some(
+            (k) => k.startsWith("kubeproxy_sync_proxy_rules_last_timestamp_seconds") && k.includes(`"${f}"`),
+        ),
+    );
+    const missing = families
+        .map((f) => (f === "IPv4" ? "ip kube-proxy" : "ip6 kube-proxy"))
+        .filter((t) => !kubeProxyTables.includes(t));
     const some = kubeProxyTables.some((t) => t === "ip kube-proxy" || t === "ip6 kube-proxy");
-    if (missing.length === 0 && some) return { check: "rules", ok: true, detail: `nftables ${kubeProxyTables.join(", ")} present` };
-    const why = missing.length ? `missing nftables table ${missing.join(", ")} (kube-proxy syncs ${families.join(" and ")})` : "no kube-proxy nftables table on the node";
+    if (missing.length === 0 && some)
+        return { check: "rules", ok: true, detail: `nftables ${kubeProxyTables.join(", ")} present` };
+    const why = missing.length
+        ? `missing nftables table ${missing.join(", ")} (kube-proxy syncs ${families.join(" and ")})`
+        : "no kube-proxy nftables table on the node";
     return { check: "rules", ok: false, detail: `${why}${report.nftError ? ` (${report.nftError})` : ""}` };
 }
 
 /** The sync check: kube-proxy synced its rules recently, and (nftables) without failures. */
 function syncCheck(report: ProbeReport, expect: ProbeExpectations): CheckResult {
     const last = sumMetric(report.metrics, "kubeproxy_sync_proxy_rules_last_timestamp_seconds");
-    const failures = expect.mode === "nftables" ? sumMetric(report.metrics, "kubeproxy_sync_proxy_rules_nftables_sync_failures_total") : 0;
-    const lastValues = Object.entries(report.metrics).filter(([k]) => k.startsWith("kubeproxy_sync_proxy_rules_last_timestamp_seconds")).map(([, v]) => v);
+    const failures =
+        expect.mode === "nftables"
+            ? sumMetric(report.metrics, "kubeproxy_sync_proxy_rules_nftables_sync_failures_total")
+            : 0;
+    const lastValues = Object.entries(report.metrics)
+        .filter(([k]) => k.startsWith("kubeproxy_sync_proxy_rules_last_timestamp_seconds"))
+        .map(([, v]) => v);
     const newest = lastValues.length ? Math.max(...lastValues) : undefined;
-    if (last === undefined || newest === undefined) return { check: "sync", ok: false, detail: "kube-proxy reports no kubeproxy_sync_proxy_rules_last_timestamp_seconds: rules were never synced" };
+    if (last === undefined || newest === undefined)
+        return {
+            check: "sync",
+            ok: false,
+            detail: "kube-proxy reports no kubeproxy_sync_proxy_rules_last_timestamp_seconds: rules were never synced",
+        };
     if (report.time !== undefined && report.time - newest > expect.maxSyncAgeSeconds) {
-        return { check: "sync", ok: false, detail: `last rule sync ${Math.round(report.time - newest)}s ago (more than ${expect.maxSyncAgeSeconds}s)` };
+        return {
+            check: "sync",
+            ok: false,
+            detail: `last rule sync ${Math.round(report.time - newest)}s ago (more than ${expect.maxSyncAgeSeconds}s)`,
+        };
     }
-    if (failures !== undefined && failures > 0) return { check: "sync", ok: false, detail: `${failures} nftables sync failure(s) reported` };
-    return { check: "sync", ok: true, detail: `last rule sync ${report.time !== undefined ? `${Math.max(0, Math.round(report.time - newest))}s ago` : "reported"}, no sync failures` };
+    if (failures !== undefined && failures > 0)
+        return { check: "sync", ok: false, detail: `${failures} nftables sync failure(s) reported` };
+    return {
+        check: "sync",
+        ok: true,
+        detail: `last rule sync ${report.time !== undefined ? `${Math.max(0, Math.round(report.time - newest))}s ago` : "reported"}, no sync failures`,
+    };
 }
 
 /** Judges one probe run against what the node should be running. Pure. */
 export function judgeProbe(report: ProbeReport, expect: ProbeExpectations): CheckResult[] {
     const out: CheckResult[] = [];
-    if (!report.complete) out.push({ check: "probe", ok: false, detail: "the probe's output is incomplete (it was cut off or did not run to the end)" });
+    if (!report.complete)
+        out.push({
+            check: "probe",
+            ok: false,
+            detail: "the probe's output is incomplete (it was cut off or did not run to the end)",
+        });
     out.push(
         report.proxyMode === expect.mode
             ? { check: "mode", ok: true, detail: `/proxyMode says ${report.proxyMode}` }
-            : { check: "mode", ok: false, detail: report.proxyMode ? `/proxyMode says ${report.proxyMode}, expected ${expect.mode}` : `/proxyMode did not answer: ${report.proxyModeError}` },
+            : {
+                  check: "mode",
+                  ok: false,
+                  detail: report.proxyMode
+                      ? `/proxyMode says ${report.proxyMode}, expected ${expect.mode}`
+                      : `/proxyMode did not answer: ${report.proxyModeError}`,
+              },
     );
     out.push(leftoversCheck(report, expect), rulesCheck(report, expect.mode), syncCheck(report, expect));
     if (expect.connect) {
         out.push(
             report.connect.ok
                 ? { check: "connection", ok: true, detail: "connected to the Service's ClusterIP from the node" }
-                : { check: "connection", ok: false, detail: `no connection to the Service's ClusterIP from the node: ${report.connect.detail || "not attempted"}` },
+                : {
+                      check: "connection",
+                      ok: false,
+                      detail: `no connection to the Service's ClusterIP from the node: ${report.connect.detail || "not attempted"}`,
+                  },
         );
     }
     return out;
@@ -418,12 +509,17 @@ export function judgeProbe(report: ProbeReport, expect: ProbeExpectations): Chec
 
 /** The start-up log line of the mode kube-proxy chose, in its own log. */
 export function checkStartupLog(log: string, mode: ProxyMode): CheckResult {
-    const chosen = (Object.entries(STARTUP_LOG_LINE) as [ProxyMode, string][]).filter(([, line]) => log.includes(line)).map(([m]) => m);
-    if (chosen.includes(mode) && chosen.length === 1) return { check: "startup-log", ok: true, detail: `log says "${STARTUP_LOG_LINE[mode]}"` };
+    const chosen = (Object.entries(STARTUP_LOG_LINE) as [ProxyMode, string][])
+        .filter(([, line]) => log.includes(line))
+        .map(([m]) => m);
+    if (chosen.includes(mode) && chosen.length === 1)
+        return { check: "startup-log", ok: true, detail: `log says "${STARTUP_LOG_LINE[mode]}"` };
     const tail = log.trim().split("\n").slice(-5).join(" | ");
     return {
         check: "startup-log",
         ok: false,
-        detail: chosen.length ? `log says ${chosen.map((m) => `"${STARTUP_LOG_LINE[m]}"`).join(" and ")}, expected "${STARTUP_LOG_LINE[mode]}"` : `no "${STARTUP_LOG_LINE[mode]}" in the log${tail ? `; last lines: ${tail}` : ""}`,
+        detail: chosen.length
+            ? `log says ${chosen.map((m) => `"${STARTUP_LOG_LINE[m]}"`).join(" and ")}, expected "${STARTUP_LOG_LINE[mode]}"`
+            : `no "${STARTUP_LOG_LINE[mode]}" in the log${tail ? `; last lines: ${tail}` : ""}`,
     };
 }

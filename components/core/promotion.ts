@@ -71,7 +71,11 @@ export const promotionRecordSchema = z.object({
 });
 export type { PromotionRecord };
 // the schema and the plain interface (part of the public declarations, with no zod in them) agree
-const sameShape: z.infer<typeof promotionRecordSchema> extends PromotionRecord ? (PromotionRecord extends z.infer<typeof promotionRecordSchema> ? true : false) : false = true;
+const sameShape: z.infer<typeof promotionRecordSchema> extends PromotionRecord
+    ? PromotionRecord extends z.infer<typeof promotionRecordSchema>
+        ? true
+        : false
+    : false = true;
 void sameShape;
 
 const STACK_NAME = /^[^/\s]+\/[^/\s]+\/[^/\s]+$/;
@@ -154,8 +158,12 @@ function gateGaps(g: GateInput, r: PromotionRecord, heldSeconds: number): string
         );
     }
     if (r.nodesTotal === 0 || r.nodesVerified < r.nodesTotal) {
-        const unverified = r.unverified.length ? ` (not verified: ${r.unverified.slice(0, 10).join(", ")}${r.unverified.length > 10 ? ", ..." : ""})` : "";
-        missing.push(`${g.upstream} verified ${r.nodesVerified} of ${r.nodesTotal} node(s) on configuration ${r.configHash}${unverified}; every node must be verified by its rollout (a configuration written by hand is not)`);
+        const unverified = r.unverified.length
+            ? ` (not verified: ${r.unverified.slice(0, 10).join(", ")}${r.unverified.length > 10 ? ", ..." : ""})`
+            : "";
+        missing.push(
+            `${g.upstream} verified ${r.nodesVerified} of ${r.nodesTotal} node(s) on configuration ${r.configHash}${unverified}; every node must be verified by its rollout (a configuration written by hand is not)`,
+        );
     } else if (g.requireNodeChecks && r.nodesChecked < r.nodesTotal) {
         missing.push(
             `${g.upstream} verified ${r.nodesTotal - r.nodesChecked} of ${r.nodesTotal} node(s) with hooks only (verify.nodeChecks: false there); ` +
@@ -180,11 +188,15 @@ export function checkPromotion(g: GateInput): GateVerdict {
         return { open: true, missing: [], notes: [note] };
     }
     if (g.record === undefined || g.record === null) {
-        return closed(`${g.upstream} has no promotion record: it has not finished a kube-proxy-mode rollout (run pulumi up there first and let it finish)`);
+        return closed(
+            `${g.upstream} has no promotion record: it has not finished a kube-proxy-mode rollout (run pulumi up there first and let it finish)`,
+        );
     }
     const parsed = promotionRecordSchema.safeParse(g.record);
     if (!parsed.success) {
-        return closed(`${g.upstream}'s promotion output is not a kube-proxy-mode promotion record (${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")})`);
+        return closed(
+            `${g.upstream}'s promotion output is not a kube-proxy-mode promotion record (${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")})`,
+        );
     }
     const r = parsed.data;
     const heldSeconds = Math.max(0, Math.floor((g.now.getTime() - Date.parse(r.finishedAt)) / 1000));
@@ -193,7 +205,10 @@ export function checkPromotion(g: GateInput): GateVerdict {
     const notes = [
         `${g.upstream} finished ${r.mode} (target ${r.targetHash}) at ${r.finishedAt}, verified ${r.nodesVerified}/${r.nodesTotal} node(s), held for ${formatDuration(heldSeconds)} (minSoak ${formatDuration(g.minSoakSeconds)})`,
     ];
-    if (r.nodesChecked < r.nodesTotal) notes.push(`${g.upstream} verified ${r.nodesTotal - r.nodesChecked} node(s) with hooks only (accepted: promotion.requireNodeChecks is false)`);
+    if (r.nodesChecked < r.nodesTotal)
+        notes.push(
+            `${g.upstream} verified ${r.nodesTotal - r.nodesChecked} node(s) with hooks only (accepted: promotion.requireNodeChecks is false)`,
+        );
     return { open: true, missing: [], notes };
 }
 

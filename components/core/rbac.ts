@@ -22,22 +22,71 @@ export interface Permission {
 }
 
 export const PERMISSIONS: Permission[] = [
-    { scope: "cluster", rule: { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "patch"] }, why: "read kernels and labels; cordon, label, annotate" },
-    { scope: "cluster", rule: { apiGroups: [""], resources: ["pods"], verbs: ["list", "watch"] }, why: "drain: the pods on a node (every namespace), watched while they leave" },
-    { scope: "cluster", rule: { apiGroups: [""], resources: ["pods/eviction"], verbs: ["create"] }, why: "drain through the Eviction API (PodDisruptionBudgets hold)" },
-    { scope: "cluster", rule: { apiGroups: ["policy"], resources: ["poddisruptionbudgets"], verbs: ["list"] }, why: "name the PodDisruptionBudget that blocks an eviction" },
-    { scope: "cluster", rule: { apiGroups: [""], resources: ["services"], verbs: ["get", "list"] }, why: "NodePort findings (list); verify.service's ClusterIP (get)" },
     {
         scope: "cluster",
-        rule: { apiGroups: ["apiextensions.k8s.io"], resources: ["customresourcedefinitions"], verbs: ["get"], resourceNames: ["prometheusrules.monitoring.coreos.com"] },
+        rule: { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "patch"] },
+        why: "read kernels and labels; cordon, label, annotate",
+    },
+    {
+        scope: "cluster",
+        rule: { apiGroups: [""], resources: ["pods"], verbs: ["list", "watch"] },
+        why: "drain: the pods on a node (every namespace), watched while they leave",
+    },
+    {
+        scope: "cluster",
+        rule: { apiGroups: [""], resources: ["pods/eviction"], verbs: ["create"] },
+        why: "drain through the Eviction API (PodDisruptionBudgets hold)",
+    },
+    {
+        scope: "cluster",
+        rule: { apiGroups: ["policy"], resources: ["poddisruptionbudgets"], verbs: ["list"] },
+        why: "name the PodDisruptionBudget that blocks an eviction",
+    },
+    {
+        scope: "cluster",
+        rule: { apiGroups: [""], resources: ["services"], verbs: ["get", "list"] },
+        why: "NodePort findings (list); verify.service's ClusterIP (get)",
+    },
+    {
+        scope: "cluster",
+        rule: {
+            apiGroups: ["apiextensions.k8s.io"],
+            resources: ["customresourcedefinitions"],
+            verbs: ["get"],
+            resourceNames: ["prometheusrules.monitoring.coreos.com"],
+        },
         why: "only with alerts: whether the PrometheusRule CRD exists",
     },
-    { scope: "kube-system", rule: { apiGroups: [""], resources: ["pods"], verbs: ["create", "get", "patch", "delete"] }, why: "run the probe pods (privileged, hostPath /: cluster-admin-equivalent); label kube-proxy's pods as of the installer's revision when the finish restores its DaemonSet; they are listed and watched through the cluster-wide rule" },
-    { scope: "kube-system", rule: { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] }, why: "kube-proxy's start-up log, the probe's output" },
-    { scope: "kube-system", rule: { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "create", "patch", "delete"] }, why: "read kube-proxy's; the rollout's ConfigMap; the canonical update" },
-    { scope: "kube-system", rule: { apiGroups: ["apps"], resources: ["daemonsets"], verbs: ["get", "list", "create", "update", "delete"] }, why: "the rollout's DaemonSet; the installer's spec saved and restored" },
-    { scope: "kube-system", rule: { apiGroups: ["apps"], resources: ["controllerrevisions"], verbs: ["list"] }, why: "the installer DaemonSet's current revision, when the finish restores its spec" },
-    { scope: "kube-system", rule: { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] }, why: "one rollout per cluster at a time (a Lease)" },
+    {
+        scope: "kube-system",
+        rule: { apiGroups: [""], resources: ["pods"], verbs: ["create", "get", "patch", "delete"] },
+        why: "run the probe pods (privileged, hostPath /: cluster-admin-equivalent); label kube-proxy's pods as of the installer's revision when the finish restores its DaemonSet; they are listed and watched through the cluster-wide rule",
+    },
+    {
+        scope: "kube-system",
+        rule: { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
+        why: "kube-proxy's start-up log, the probe's output",
+    },
+    {
+        scope: "kube-system",
+        rule: { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "create", "patch", "delete"] },
+        why: "read kube-proxy's; the rollout's ConfigMap; the canonical update",
+    },
+    {
+        scope: "kube-system",
+        rule: { apiGroups: ["apps"], resources: ["daemonsets"], verbs: ["get", "list", "create", "update", "delete"] },
+        why: "the rollout's DaemonSet; the installer's spec saved and restored",
+    },
+    {
+        scope: "kube-system",
+        rule: { apiGroups: ["apps"], resources: ["controllerrevisions"], verbs: ["list"] },
+        why: "the installer DaemonSet's current revision, when the finish restores its spec",
+    },
+    {
+        scope: "kube-system",
+        rule: { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] },
+        why: "one rollout per cluster at a time (a Lease)",
+    },
 ];
 
 export interface RbacOptions {
@@ -56,12 +105,35 @@ export function rbacObjects(opts: RbacOptions = {}): Record<string, any>[] {
     const sa = opts.serviceAccount ?? { name: "kube-proxy-mode", namespace: "kube-system" };
     const labels = { "app.kubernetes.io/name": "kube-proxy-mode" };
     const subjects = [{ kind: "ServiceAccount", name: sa.name, namespace: sa.namespace }];
-    const rules = (scope: Permission["scope"]) => PERMISSIONS.filter((p) => p.scope === scope).map((p) => ({ ...p.rule }));
+    const rules = (scope: Permission["scope"]) =>
+        PERMISSIONS.filter((p) => p.scope === scope).map((p) => ({ ...p.rule }));
     return [
-        { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name, labels }, rules: rules("cluster") },
-        { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name, labels }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name }, subjects },
-        { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name, namespace, labels }, rules: rules("kube-system") },
-        { apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name, namespace, labels }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name }, subjects },
+        {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "ClusterRole",
+            metadata: { name, labels },
+            rules: rules("cluster"),
+        },
+        {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "ClusterRoleBinding",
+            metadata: { name, labels },
+            roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
+            subjects,
+        },
+        {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "Role",
+            metadata: { name, namespace, labels },
+            rules: rules("kube-system"),
+        },
+        {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "RoleBinding",
+            metadata: { name, namespace, labels },
+            roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+            subjects,
+        },
     ];
 }
 
@@ -75,7 +147,12 @@ export const RBAC_MANIFEST_HEADER = `# kube-proxy-mode: exactly the permissions 
 
 /** The shipped manifest's text (rbac/kube-proxy-mode.yaml). */
 export function renderRbacManifest(opts: RbacOptions = {}): string {
-    return RBAC_MANIFEST_HEADER + rbacObjects(opts).map((o) => YAML.stringify(o)).join("---\n");
+    return (
+        RBAC_MANIFEST_HEADER +
+        rbacObjects(opts)
+            .map((o) => YAML.stringify(o))
+            .join("---\n")
+    );
 }
 
 /** The README's permission table. */

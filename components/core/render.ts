@@ -3,7 +3,14 @@
 // anything this tool does not own, then check the result and explain it.
 import { createTwoFilesPatch } from "diff";
 import * as YAML from "yaml";
-import { effectiveMode, getPath, isZeroValue, parseKubeProxyConfiguration, type CurrentConfig, type KubeProxyConfiguration } from "./config.js";
+import {
+    effectiveMode,
+    getPath,
+    isZeroValue,
+    parseKubeProxyConfiguration,
+    type CurrentConfig,
+    type KubeProxyConfiguration,
+} from "./config.js";
 import { IPVS_ONLY_SETTINGS, MODE_SETTINGS, PER_MODE_SETTINGS } from "./facts.js";
 import { checkConfiguration } from "./rules.js";
 import type { Change, DesiredSettings, Finding, ProxyMode } from "./types.js";
@@ -90,23 +97,43 @@ function carriedSettings(current: KubeProxyConfiguration, from: ProxyMode, to: P
             });
             continue;
         }
-        set(dst, value, `carried from ${src}: ${to} mode reads ${dst}, so without this ${setting} would revert to its default`);
+        set(
+            dst,
+            value,
+            `carried from ${src}: ${to} mode reads ${dst}, so without this ${setting} would revert to its default`,
+        );
     }
     return findings;
 }
 
 /** Outside ipvs the ipvs-only settings are reset, their values remembered in a comment; a move back restores them. */
-function ipvsOnlySettings(current: KubeProxyConfiguration, from: ProxyMode, to: ProxyMode, remembered: Record<string, unknown>, set: SetEdit): void {
+function ipvsOnlySettings(
+    current: KubeProxyConfiguration,
+    from: ProxyMode,
+    to: ProxyMode,
+    remembered: Record<string, unknown>,
+    set: SetEdit,
+): void {
     if (to !== "ipvs") {
         for (const [path, { zero, why }] of Object.entries(IPVS_ONLY_SETTINGS)) {
             const value = getPath(current, path);
             if (isZeroValue(value)) continue;
-            set(path, zero, `dead configuration outside ipvs mode: ${why} (the value is kept in a comment beside it, and restored on a move back to ipvs)`, MEMORY(value));
+            set(
+                path,
+                zero,
+                `dead configuration outside ipvs mode: ${why} (the value is kept in a comment beside it, and restored on a move back to ipvs)`,
+                MEMORY(value),
+            );
         }
     } else if (from !== "ipvs") {
         for (const [path, value] of Object.entries(remembered)) {
             if (!(path in IPVS_ONLY_SETTINGS) || !isZeroValue(getPath(current, path))) continue;
-            set(path, value, `restored: ${path} was ${JSON.stringify(value)} before this cluster left ipvs mode (kept in a comment beside it)`, null);
+            set(
+                path,
+                value,
+                `restored: ${path} was ${JSON.stringify(value)} before this cluster left ipvs mode (kept in a comment beside it)`,
+                null,
+            );
         }
     }
 }
@@ -123,7 +150,14 @@ export function planConfigChanges(
     const changes: Change[] = [];
     const set: SetEdit = (path, value, reason, remember) => {
         const was = getPath(current, path);
-        if (!same(was, value)) changes.push({ path, from: was ?? null, to: value, reason, ...(remember !== undefined ? { remember } : {}) });
+        if (!same(was, value))
+            changes.push({
+                path,
+                from: was ?? null,
+                to: value,
+                reason,
+                ...(remember !== undefined ? { remember } : {}),
+            });
     };
     const from = effectiveMode(current);
     const to = desired.mode;
@@ -150,7 +184,7 @@ function setInDocument(doc: YAML.Document, path: string, value: unknown, remembe
     for (const part of parts.slice(0, -1)) {
         let pair = map.items.find((p) => keyOf(p) === part);
         if (!pair) {
-            pair = doc.createPair(part, new YAML.YAMLMap()) ;
+            pair = doc.createPair(part, new YAML.YAMLMap());
             insertPair(map, pair);
         }
         if (!YAML.isMap(pair.value)) {
@@ -172,7 +206,7 @@ function setInDocument(doc: YAML.Document, path: string, value: unknown, remembe
         }
         pair.value = node;
     } else {
-        insertPair(map, doc.createPair(leaf, node) );
+        insertPair(map, doc.createPair(leaf, node));
     }
     if (remember !== undefined) node.comment = withMemory(node.comment, remember);
 }

@@ -133,7 +133,13 @@ type GateRegistry = ReturnType<typeof gateRegistry>;
 /** One named gate against the release's list: a boolean, a gate the release knows, not set against its lock. */
 function gateFinding(name: string, value: unknown, registry: GateRegistry, ctx: RuleContext): Finding | undefined {
     const field = `featureGates.${name}`;
-    if (typeof value !== "boolean") return { severity: "error", code: "gate.value", field, message: `${field} is ${JSON.stringify(value)}: a gate is true or false` };
+    if (typeof value !== "boolean")
+        return {
+            severity: "error",
+            code: "gate.value",
+            field,
+            message: `${field} is ${JSON.stringify(value)}: a gate is true or false`,
+        };
     const spec = registry.gates[name];
     if (spec) {
         if (!spec.locked || value === spec.default) return undefined;
@@ -147,12 +153,17 @@ function gateFinding(name: string, value: unknown, registry: GateRegistry, ctx: 
     }
     const allowUnknown = ctx.desired.allowUnknownFeatureGates === true;
     const suggestion = suggestGate(name, registry);
-    const known = registry.newerThanKnown && ctx.version ? `the newest list this tool has (${registry.release})` : `Kubernetes ${registry.release}`;
+    const known =
+        registry.newerThanKnown && ctx.version
+            ? `the newest list this tool has (${registry.release})`
+            : `Kubernetes ${registry.release}`;
     return {
         severity: allowUnknown ? "warning" : "error",
         code: "gate.unknown",
         field,
-        message: `${name} is not a feature gate of ${known}: kube-proxy refuses to start on an unknown gate` + (suggestion ? `; did you mean ${suggestion}?` : ""),
+        message:
+            `${name} is not a feature gate of ${known}: kube-proxy refuses to start on an unknown gate` +
+            (suggestion ? `; did you mean ${suggestion}?` : ""),
         fix: allowUnknown
             ? "accepted because unknown gates are allowed; make sure the release you run knows it"
             : suggestion
@@ -164,7 +175,8 @@ function gateFinding(name: string, value: unknown, registry: GateRegistry, ctx: 
 /** From 1.35 kube-proxy also refuses a setting that leaves an enabled gate without a gate it needs. */
 function gateDependencies(set: PlainObject, registry: GateRegistry): Finding[] {
     const out: Finding[] = [];
-    const enabled = (name: string) => (typeof set[name] === "boolean" ? set[name] : registry.gates[name]?.default === true);
+    const enabled = (name: string) =>
+        typeof set[name] === "boolean" ? set[name] : registry.gates[name]?.default === true;
     for (const [name, needs] of Object.entries(registry.dependencies)) {
         if (!enabled(name)) continue;
         const missing = needs.filter((d) => !enabled(d));
@@ -199,7 +211,9 @@ function nodePortEntryFindings(entries: NodePortEntry[], version: KubeVersion | 
                 code: "nodePortAddresses.invalid",
                 field,
                 message: entry.reason,
-                fix: entry.suggestion ? `use ${entry.suggestion}` : `use CIDRs such as 0.0.0.0/0 or 10.0.0.0/8, or ${keywordsAllowed ? "primary, localhost, all" : "primary (alone)"}`,
+                fix: entry.suggestion
+                    ? `use ${entry.suggestion}`
+                    : `use CIDRs such as 0.0.0.0/0 or 10.0.0.0/8, or ${keywordsAllowed ? "primary, localhost, all" : "primary (alone)"}`,
             });
         } else if (entry.kind === "keyword" && entry.keyword !== "primary" && !keywordsAllowed) {
             out.push({
@@ -207,7 +221,8 @@ function nodePortEntryFindings(entries: NodePortEntry[], version: KubeVersion | 
                 code: "nodePortAddresses.keyword",
                 field,
                 message: `"${entry.keyword}" is a nodePortAddresses keyword only from Kubernetes ${NODE_PORT_KEYWORDS.keywordsRelease} (KEP-6032); this cluster runs ${version?.release}`,
-                fix: entry.keyword === "all" ? "use 0.0.0.0/0 and ::/0" : "use 127.0.0.0/8 in iptables mode, or upgrade",
+                fix:
+                    entry.keyword === "all" ? "use 0.0.0.0/0 and ::/0" : "use 127.0.0.0/8 in iptables mode, or upgrade",
             });
         }
     });
@@ -227,11 +242,27 @@ function nodePortEntryFindings(entries: NodePortEntry[], version: KubeVersion | 
 const nodePortAddresses: Rule = (ctx) => {
     const list = ctx.result.nodePortAddresses;
     if (list === undefined || list === null) return [];
-    if (!Array.isArray(list)) return [{ severity: "error", code: "nodePortAddresses.shape", field: "nodePortAddresses", message: "nodePortAddresses must be a list" }];
-    const entries: NodePortEntry[] = list.map((e: unknown) => (typeof e === "string" ? classifyNodePortAddress(e) : { kind: "invalid", reason: `${JSON.stringify(e)} is not a string` }));
+    if (!Array.isArray(list))
+        return [
+            {
+                severity: "error",
+                code: "nodePortAddresses.shape",
+                field: "nodePortAddresses",
+                message: "nodePortAddresses must be a list",
+            },
+        ];
+    const entries: NodePortEntry[] = list.map((e: unknown) =>
+        typeof e === "string"
+            ? classifyNodePortAddress(e)
+            : { kind: "invalid", reason: `${JSON.stringify(e)} is not a string` },
+    );
     const out = nodePortEntryFindings(entries, ctx.version);
     const localhostIndex = entries.findIndex((e) => e.kind === "keyword" && e.keyword === "localhost");
-    if (localhostIndex >= 0 && effectiveMode(ctx.result) === "nftables" && gates(ctx.result)[NFTABLES.localhostNodePortsGate] !== true) {
+    if (
+        localhostIndex >= 0 &&
+        effectiveMode(ctx.result) === "nftables" &&
+        gates(ctx.result)[NFTABLES.localhostNodePortsGate] !== true
+    ) {
         out.push({
             severity: "error",
             code: "nodePortAddresses.localhostGate",

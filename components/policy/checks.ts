@@ -3,7 +3,13 @@
 // shape and reports what comes back. Every configuration rule is the engine's own
 // (core/rules.ts); this module only finds the configurations a stack manages and says which
 // findings each policy stands for.
-import { CONFIG_KEYS, effectiveMode, parseKubeProxyConfiguration, pinnedMode, type PlainObject } from "../core/config.js";
+import {
+    CONFIG_KEYS,
+    effectiveMode,
+    parseKubeProxyConfiguration,
+    pinnedMode,
+    type PlainObject,
+} from "../core/config.js";
 import { FLAVORS, IPVS_TIMELINE, NFTABLES } from "../core/facts.js";
 import { checkConfiguration } from "../core/rules.js";
 import { KUBE_PROXY_MODE_TYPE, PROXY_MODES, type Finding } from "../core/types.js";
@@ -335,16 +341,24 @@ function ownerFinder(resources: readonly StackResource[]): (r: StackResource) =>
  * What each component manages, and on which cluster: the ConfigMaps its own children write (else
  * the installers' defaults), and the installers' DaemonSets, on its children's clusters.
  */
-function componentClaims(resources: readonly StackResource[], components: StackResource[], owner: (r: StackResource) => StackResource | undefined): Claim[] {
+function componentClaims(
+    resources: readonly StackResource[],
+    components: StackResource[],
+    owner: (r: StackResource) => StackResource | undefined,
+): Claim[] {
     const claims: Claim[] = [];
     for (const component of components) {
         const kubernetes = resources.filter((r) => owner(r) === component && r.type.startsWith("kubernetes:"));
         const clusters = kubernetes.length > 0 ? [...new Set(kubernetes.map((r) => r.cluster))] : [undefined];
         const configMaps = kubernetes.filter((r) => CONFIG_MAP_TYPES.includes(r.type) && r.objectName);
-        for (const r of configMaps) claims.push({ at: objectKey(r.namespace, r.objectName), component, cluster: r.cluster, isConfig: true });
+        for (const r of configMaps)
+            claims.push({ at: objectKey(r.namespace, r.objectName), component, cluster: r.cluster, isConfig: true });
         for (const cluster of clusters) {
-            if (configMaps.length === 0) for (const f of Object.values(FLAVORS)) claims.push({ at: objectKey(f.namespace, f.configMap), component, cluster, isConfig: true });
-            for (const f of Object.values(FLAVORS)) claims.push({ at: objectKey(f.namespace, f.daemonSet), component, cluster, isConfig: false });
+            if (configMaps.length === 0)
+                for (const f of Object.values(FLAVORS))
+                    claims.push({ at: objectKey(f.namespace, f.configMap), component, cluster, isConfig: true });
+            for (const f of Object.values(FLAVORS))
+                claims.push({ at: objectKey(f.namespace, f.daemonSet), component, cluster, isConfig: false });
         }
     }
     return claims;
@@ -352,7 +366,8 @@ function componentClaims(resources: readonly StackResource[], components: StackR
 
 /** The violation of a ConfigMap or DaemonSet written beside the component that claims it. */
 function outsideWrite(r: StackResource, claim: Claim, isConfig: boolean, claims: Claim[]): Violation {
-    const cluster = r.cluster !== undefined && claim.cluster !== undefined ? "on the same cluster" : "in the same stack";
+    const cluster =
+        r.cluster !== undefined && claim.cluster !== undefined ? "on the same cluster" : "in the same stack";
     return {
         policy: POLICY.ownership,
         urn: r.urn,

@@ -27,7 +27,10 @@ const INPUT_NAMES = Object.keys(componentInputSchema.shape);
  */
 export async function componentArgs(inputs: pulumi.Inputs): Promise<KubeProxyModeArgs> {
     const unknown = Object.keys(inputs).filter((k) => !INPUT_NAMES.includes(k));
-    if (unknown.length) throw new Error(`KubeProxyMode: unknown input(s) ${unknown.map((k) => JSON.stringify(k)).join(", ")}: the inputs are ${INPUT_NAMES.join(", ")}`);
+    if (unknown.length)
+        throw new Error(
+            `KubeProxyMode: unknown input(s) ${unknown.map((k) => JSON.stringify(k)).join(", ")}: the inputs are ${INPUT_NAMES.join(", ")}`,
+        );
     const args: Record<string, unknown> = {};
     for (const k of INPUT_NAMES) {
         const v = inputs[k];
@@ -63,7 +66,9 @@ export class KubeProxyModeProvider implements provider.Provider {
     private readonly schemaText: string;
 
     /** `options`: what each constructed component is given besides the program's (tests: a snapshotReader). */
-    constructor(private readonly componentOptions: Omit<KubeProxyModeOptions, keyof pulumi.ComponentResourceOptions> = {}) {
+    constructor(
+        private readonly componentOptions: Omit<KubeProxyModeOptions, keyof pulumi.ComponentResourceOptions> = {},
+    ) {
         this.version = packageVersion();
         this.schemaText = JSON.stringify(packageSchema(this.version));
     }
@@ -72,11 +77,21 @@ export class KubeProxyModeProvider implements provider.Provider {
         return Promise.resolve(this.schemaText);
     }
 
-    async construct(name: string, type: string, inputs: pulumi.Inputs, options: pulumi.ComponentResourceOptions): Promise<provider.ConstructResult> {
-        if (type !== KUBE_PROXY_MODE_TYPE) throw new Error(`unknown resource type ${type}: this plugin provides ${KUBE_PROXY_MODE_TYPE}`);
+    async construct(
+        name: string,
+        type: string,
+        inputs: pulumi.Inputs,
+        options: pulumi.ComponentResourceOptions,
+    ): Promise<provider.ConstructResult> {
+        if (type !== KUBE_PROXY_MODE_TYPE)
+            throw new Error(`unknown resource type ${type}: this plugin provides ${KUBE_PROXY_MODE_TYPE}`);
         // the steps run this installation's CLI: a YAML or Python project has no kube-proxy-mode package
         const stepCli = join(__dirname, "..", "cli", "main.js");
-        const component = new KubeProxyMode(name, await componentArgs(inputs), { ...options, stepCli, ...this.componentOptions });
+        const component = new KubeProxyMode(name, await componentArgs(inputs), {
+            ...options,
+            stepCli,
+            ...this.componentOptions,
+        });
         return { urn: component.urn, state: componentState(component) };
     }
 }

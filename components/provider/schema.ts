@@ -41,19 +41,26 @@ const TYPE_NAMES: Record<string, string> = {
 /** What each input does (the TypeScript API's documentation, in short). Only top-level inputs; nested types say what they are. */
 const INPUT_DOCS: Record<string, string> = {
     mode: 'The target mode: "iptables", "ipvs" or "nftables" (an unpinned mode follows upstream\'s default).',
-    featureGates: "kube-proxy feature gates to set; unknown names fail unless allowUnknownFeatureGates. Default: the current configuration's gates are kept.",
-    nodePortAddresses: 'Addresses NodePorts answer on: CIDRs, "primary" or "localhost". Default: the current configuration\'s value.',
-    conntrack: "conntrack settings; tcpBeLiberal: accept out-of-window TCP packets. Default: the current configuration's value.",
+    featureGates:
+        "kube-proxy feature gates to set; unknown names fail unless allowUnknownFeatureGates. Default: the current configuration's gates are kept.",
+    nodePortAddresses:
+        'Addresses NodePorts answer on: CIDRs, "primary" or "localhost". Default: the current configuration\'s value.',
+    conntrack:
+        "conntrack settings; tcpBeLiberal: accept out-of-window TCP packets. Default: the current configuration's value.",
     kubernetesVersion: 'The cluster\'s release, e.g. "1.37". Default: detected from the API server.',
     allowUnknownFeatureGates: "Accept feature gates this release does not know. Default: false.",
     target: 'Where kube-proxy\'s configuration and DaemonSet are. Default: { flavor: "kubeadm" }.',
     pools: "Rolled out in this order; every Linux node must be in exactly one. Each pool is a step in the resource graph: the list and the names must be known at preview.",
     verify: "How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, no hooks.",
-    onFailure: 'What a failed node gets: "rollback-node" (back to its previous configuration, uncordoned) or "stop" (left as it is). Default: "rollback-node".',
-    kubeconfig: "Kubeconfig content for the cluster (kept secret; never empty). Default: the stack's kubernetes:kubeconfig, else the ambient kubeconfig.",
-    context: "The kubeconfig context to use. Default: the stack's kubernetes:context without kubeconfig, else the kubeconfig's current context.",
+    onFailure:
+        'What a failed node gets: "rollback-node" (back to its previous configuration, uncordoned) or "stop" (left as it is). Default: "rollback-node".',
+    kubeconfig:
+        "Kubeconfig content for the cluster (kept secret; never empty). Default: the stack's kubernetes:kubeconfig, else the ambient kubeconfig.",
+    context:
+        "The kubeconfig context to use. Default: the stack's kubernetes:context without kubeconfig, else the kubeconfig's current context.",
     alerts: "A PrometheusRule with the alerts for the weeks after the migration (skipped, with a finding, without the CRD). Default: none.",
-    promotion: "A promotion gate: refuse to move until the `after` stack finished the same target and held it for minSoak. Default: no gate.",
+    promotion:
+        "A promotion gate: refuse to move until the `after` stack finished the same target and held it for minSoak. Default: no gate.",
 };
 
 const SECRET_INPUTS = new Set(["kubeconfig"]);
@@ -66,14 +73,33 @@ function outputProperties(): Record<string, PulumiType> {
     return {
         configDiff: { type: "string", description: "Unified diff of the kube-proxy configuration." },
         plan: { ...ANY, description: "Pools in order, nodes per pool, batches, soak (a JSON object)." },
-        findings: { type: "array", items: ref("Finding"), description: "Warnings and notes the reviewer should read (errors fail the preview)." },
-        status: { type: "string", description: "The finish step's report once `up` completed; unknown during preview." },
+        findings: {
+            type: "array",
+            items: ref("Finding"),
+            description: "Warnings and notes the reviewer should read (errors fail the preview).",
+        },
+        status: {
+            type: "string",
+            description: "The finish step's report once `up` completed; unknown during preview.",
+        },
         configHash: { type: "string", description: "Content hash of the target configuration." },
         config: { type: "string", description: "The target configuration text." },
         mode: { ...ref("ProxyMode"), description: "The target mode." },
-        promotion: { ...ANY, description: "What a downstream promotion gate reads (export it as the stack output `promotion`); absent until the finish step completed on the current target (a JSON object)." },
-        change: { ...ANY, description: "What this run moves: { cluster, from: { mode, configHash }, to: { mode, configHash }, moving } (a JSON object)." },
-        alerts: { ...ANY, description: "The PrometheusRule created for `alerts` ({ namespace, name, alerts }), or null (a JSON object)." },
+        promotion: {
+            ...ANY,
+            description:
+                "What a downstream promotion gate reads (export it as the stack output `promotion`); absent until the finish step completed on the current target (a JSON object).",
+        },
+        change: {
+            ...ANY,
+            description:
+                "What this run moves: { cluster, from: { mode, configHash }, to: { mode, configHash }, moving } (a JSON object).",
+        },
+        alerts: {
+            ...ANY,
+            description:
+                "The PrometheusRule created for `alerts` ({ namespace, name, alerts }), or null (a JSON object).",
+        },
     };
 }
 
@@ -86,7 +112,11 @@ const FINDING_TYPE: Json = {
         field: { type: "string", description: "The input or configuration field it is about." },
         message: { type: "string" },
         fix: { type: "string", description: "How to fix it, when there is a fix." },
-        nodes: { type: "array", items: { type: "string" }, description: "The nodes it is about, when it is about nodes." },
+        nodes: {
+            type: "array",
+            items: { type: "string" },
+            description: "The nodes it is about, when it is about nodes.",
+        },
     },
     required: ["severity", "code", "field", "message"],
 };
@@ -110,13 +140,17 @@ function flatten(node: Json, path: string, types: Record<string, Json>): PulumiT
     if (node.anyOf) {
         const object = node.anyOf.find((b: Json) => b.type === "object" && b.properties);
         const others = node.anyOf.filter((b: Json) => b !== object);
-        if (!object || !others.every((b: Json) => b.type === "boolean")) throw new Error(`schema: ${path}: a union the package schema cannot carry`);
+        if (!object || !others.every((b: Json) => b.type === "boolean"))
+            throw new Error(`schema: ${path}: a union the package schema cannot carry`);
         return flatten(object, path, types);
     }
     if (node.type === "string" && Array.isArray(node.enum)) {
         const name = typeName(path);
         // each value named for the SDKs (Go: ProxyModeNftables, OnFailureRollbackNode; Python: NFTABLES)
-        types[TYPE_PREFIX + name] = { type: "string", enum: node.enum.map((value: string) => ({ name: value.split("-").map(pascal).join(""), value })) };
+        types[TYPE_PREFIX + name] = {
+            type: "string",
+            enum: node.enum.map((value: string) => ({ name: value.split("-").map(pascal).join(""), value })),
+        };
         return ref(name);
     }
     if (node.type === "array") return { type: "array", items: flatten(node.items, `${path}[]`, types) };
@@ -125,7 +159,8 @@ function flatten(node: Json, path: string, types: Record<string, Json>): PulumiT
         types[TYPE_PREFIX + name] = { type: "object", ...objectBody(node, path, types) };
         return ref(name);
     }
-    if (node.type === "object") return { type: "object", additionalProperties: flatten(node.additionalProperties ?? {}, `${path}{}`, types) };
+    if (node.type === "object")
+        return { type: "object", additionalProperties: flatten(node.additionalProperties ?? {}, `${path}{}`, types) };
     if (["string", "boolean", "integer", "number"].includes(node.type)) return { type: node.type };
     if (Object.keys(node).filter((k) => k !== "default").length === 0) return ANY;
     throw new Error(`schema: ${path}: JSON schema ${JSON.stringify(node)} has no package-schema form`);
@@ -151,21 +186,40 @@ export function packageSchema(version: string): Json {
     const types: Record<string, Json> = {};
     const json = z.toJSONSchema(componentInputSchema, { io: "input", unrepresentable: "any" }) as Json;
     const inputs = objectBody(json, "", types, INPUT_DOCS);
-    if (!(types[`${TYPE_PREFIX}ProxyMode`]?.enum ?? []).every((e: Json, i: number) => e.value === PROXY_MODES[i])) throw new Error("schema: mode is not the proxy modes");
+    if (!(types[`${TYPE_PREFIX}ProxyMode`]?.enum ?? []).every((e: Json, i: number) => e.value === PROXY_MODES[i]))
+        throw new Error("schema: mode is not the proxy modes");
     types[`${TYPE_PREFIX}Finding`] = FINDING_TYPE;
     const outputs = outputProperties();
     return {
         name: PACKAGE_NAME,
         displayName: "kube-proxy-mode",
         version,
-        description: "Move Kubernetes clusters between kube-proxy modes safely: previewed, pool-by-pool, verified, resumable.",
+        description:
+            "Move Kubernetes clusters between kube-proxy modes safely: previewed, pool-by-pool, verified, resumable.",
         keywords: ["kubernetes", "kube-proxy", "category/infrastructure", "kind/component"],
         license: "Apache-2.0",
         language: {
-            nodejs: { packageName: "@kube-proxy-mode/remote", dependencies: { "@pulumi/pulumi": "^3.0.0" }, respectSchemaVersion: true },
-            python: { packageName: "kube_proxy_mode", requires: { "pulumi": ">=3.0.0,<4.0.0" }, respectSchemaVersion: true },
-            go: { importBasePath: "github.com/kube-proxy-mode/kube-proxy-mode/sdk/go/kubeproxymode", generateResourceContainerTypes: false, respectSchemaVersion: true },
-            csharp: { rootNamespace: "Pulumi", namespaces: { [PACKAGE_NAME]: "KubeProxy" }, packageReferences: { Pulumi: "3.*" }, respectSchemaVersion: true },
+            nodejs: {
+                packageName: "@kube-proxy-mode/remote",
+                dependencies: { "@pulumi/pulumi": "^3.0.0" },
+                respectSchemaVersion: true,
+            },
+            python: {
+                packageName: "kube_proxy_mode",
+                requires: { pulumi: ">=3.0.0,<4.0.0" },
+                respectSchemaVersion: true,
+            },
+            go: {
+                importBasePath: "github.com/kube-proxy-mode/kube-proxy-mode/sdk/go/kubeproxymode",
+                generateResourceContainerTypes: false,
+                respectSchemaVersion: true,
+            },
+            csharp: {
+                rootNamespace: "Pulumi",
+                namespaces: { [PACKAGE_NAME]: "KubeProxy" },
+                packageReferences: { Pulumi: "3.*" },
+                respectSchemaVersion: true,
+            },
         },
         types: Object.fromEntries(Object.entries(types).sort(([a], [b]) => a.localeCompare(b))),
         resources: {

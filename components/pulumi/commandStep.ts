@@ -45,13 +45,23 @@ function stepLauncher(): void {
     const find = (): string | undefined => {
         if (process.env.KPM_CLI) return process.env.KPM_CLI;
         try {
-            return path.join(path.dirname(require.resolve("kube-proxy-mode/package.json", { paths: [cwd] })), "dist", "components", "cli", "main.js");
+            return path.join(
+                path.dirname(require.resolve("kube-proxy-mode/package.json", { paths: [cwd] })),
+                "dist",
+                "components",
+                "cli",
+                "main.js",
+            );
         } catch {
             // the project is the package itself (or links to its build): look upwards
         }
         for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
             try {
-                if ((JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as { name?: unknown }).name === "kube-proxy-mode") return path.join(dir, "dist", "components", "cli", "main.js");
+                if (
+                    (JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as { name?: unknown }).name ===
+                    "kube-proxy-mode"
+                )
+                    return path.join(dir, "dist", "components", "cli", "main.js");
             } catch {
                 // no package.json we can read here: go on up
             }
@@ -60,7 +70,9 @@ function stepLauncher(): void {
     };
     const main = find();
     if (!main || !fs.existsSync(main)) {
-        process.stderr.write(`cannot find the kube-proxy-mode CLI from ${cwd}: install the kube-proxy-mode package in the Pulumi project (npm install kube-proxy-mode), or set KPM_CLI to its dist/components/cli/main.js\n`);
+        process.stderr.write(
+            `cannot find the kube-proxy-mode CLI from ${cwd}: install the kube-proxy-mode package in the Pulumi project (npm install kube-proxy-mode), or set KPM_CLI to its dist/components/cli/main.js\n`,
+        );
         process.exit(2);
     }
     let args: unknown;
@@ -70,7 +82,9 @@ function stepLauncher(): void {
         args = undefined;
     }
     if (!Array.isArray(args) || !args.every((a) => typeof a === "string")) {
-        process.stderr.write("KPM_STEP_ARGS must be a JSON array of strings (the CLI's arguments after the step's command)\n");
+        process.stderr.write(
+            "KPM_STEP_ARGS must be a JSON array of strings (the CLI's arguments after the step's command)\n",
+        );
         process.exit(2);
     }
     // The CLI runs in a child process that writes straight into the step's output. The command
@@ -80,7 +94,9 @@ function stepLauncher(): void {
     // SIGINT/SIGTERM sent to the launcher are passed on.
     const { spawn } = require("node:child_process") as typeof import("node:child_process");
     const watchdog = `const parent = ${process.pid}; const t = setInterval(() => { if (process.ppid !== parent) { clearInterval(t); process.kill(process.pid, "SIGINT"); } }, 250); t.unref(); require(process.argv[1]).runCli();`;
-    const child = spawn(process.execPath, ["-e", watchdog, main, ...process.argv.slice(1), ...args], { stdio: "inherit" });
+    const child = spawn(process.execPath, ["-e", watchdog, main, ...process.argv.slice(1), ...args], {
+        stdio: "inherit",
+    });
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
     child.on("error", (e) => {
         process.stderr.write(`cannot run the kube-proxy-mode CLI: ${e.message}\n`);
@@ -108,8 +124,15 @@ export interface StepInputs {
 }
 
 /** The Command's arguments and options of a step: one place, for the component and its tests. */
-export function stepCommand(inputs: StepInputs, opts: pulumi.CustomResourceOptions): { args: command.local.CommandArgs; opts: pulumi.CustomResourceOptions } {
-    const environment = pulumi.secret(pulumi.output(inputs.environment).apply((env) => ({ ...env, KPM_STEP_ARGS: JSON.stringify(["--json", ...inputs.args]) })));
+export function stepCommand(
+    inputs: StepInputs,
+    opts: pulumi.CustomResourceOptions,
+): { args: command.local.CommandArgs; opts: pulumi.CustomResourceOptions } {
+    const environment = pulumi.secret(
+        pulumi
+            .output(inputs.environment)
+            .apply((env) => ({ ...env, KPM_STEP_ARGS: JSON.stringify(["--json", ...inputs.args]) })),
+    );
     return {
         args: {
             interpreter: ["node", "-e", STEP_LAUNCHER],
@@ -125,7 +148,11 @@ export function stepCommand(inputs: StepInputs, opts: pulumi.CustomResourceOptio
 }
 
 /** A rollout step: a Command running the CLI (see the header). */
-export function rolloutStep(name: string, inputs: StepInputs, opts: pulumi.CustomResourceOptions): command.local.Command {
+export function rolloutStep(
+    name: string,
+    inputs: StepInputs,
+    opts: pulumi.CustomResourceOptions,
+): command.local.Command {
     const c = stepCommand(inputs, opts);
     return new command.local.Command(name, c.args, c.opts);
 }

@@ -16,7 +16,11 @@ export interface KubeProxyModeRbac {
  * The Role lets it create privileged pods with hostPath / in kube-system: that is
  * cluster-admin-equivalent, so bind it to that identity only.
  */
-export function kubeProxyModeRbac(name: string, args: RbacOptions & { serviceAccount: { name: string; namespace: string } }, opts?: pulumi.CustomResourceOptions): KubeProxyModeRbac {
+export function kubeProxyModeRbac(
+    name: string,
+    args: RbacOptions & { serviceAccount: { name: string; namespace: string } },
+    opts?: pulumi.CustomResourceOptions,
+): KubeProxyModeRbac {
     const [cr, crb, role, rb] = rbacObjects(args);
     const strip = ({ apiVersion: _a, kind: _k, ...rest }: Record<string, any>): any => rest;
     return {

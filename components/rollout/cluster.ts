@@ -133,7 +133,10 @@ export interface RolloutCluster {
     waitForDaemonSetRollout(timeoutSeconds: number, log: (l: string) => void): Promise<void>;
 
     /** takes the cluster's rollout lease, or returns who holds it */
-    acquireLease(holder: string, durationSeconds: number): Promise<{ acquired: true } | { acquired: false; current: LeaseHolder }>;
+    acquireLease(
+        holder: string,
+        durationSeconds: number,
+    ): Promise<{ acquired: true } | { acquired: false; current: LeaseHolder }>;
     /** false when the lease is no longer ours */
     renewLease(holder: string): Promise<boolean>;
     releaseLease(holder: string): Promise<void>;

@@ -12,7 +12,15 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { effectiveMode, parseKubeProxyConfiguration } from "../core/config.js";
 import { formatDuration, parseDuration } from "../core/duration.js";
-import { configHash, MARKS, planRollout, targetPlacement, type PoolPlan, type RolloutPlan, type RolloutTarget } from "../core/plan.js";
+import {
+    configHash,
+    MARKS,
+    planRollout,
+    targetPlacement,
+    type PoolPlan,
+    type RolloutPlan,
+    type RolloutTarget,
+} from "../core/plan.js";
 import { checkStartupLog, judgeProbe, parseProbeOutput, type CheckResult } from "../core/probe.js";
 import type { Finding, ProxyMode } from "../core/types.js";
 import type { Installation, KubeProxyPod, NodeMove, RolloutCluster, RolloutNode } from "./cluster.js";
@@ -106,14 +114,24 @@ export function defaultHolder(): string {
 
 /** The target as the cluster stands now: canonical when the installer's ConfigMap already holds it. */
 export function resolveTarget(inst: Installation, spec: RolloutSpec): RolloutTarget {
-    return { hash: spec.target.hash, mode: spec.target.mode, canonical: configHash(inst.current.text) === spec.target.hash && inst.current.text === spec.target.config };
+    return {
+        hash: spec.target.hash,
+        mode: spec.target.mode,
+        canonical: configHash(inst.current.text) === spec.target.hash && inst.current.text === spec.target.config,
+    };
 }
 
-export async function currentPlan(ctx: Context): Promise<{ inst: Installation; plan: RolloutPlan; findings: Finding[]; nodes: RolloutNode[] }> {
+export async function currentPlan(
+    ctx: Context,
+): Promise<{ inst: Installation; plan: RolloutPlan; findings: Finding[]; nodes: RolloutNode[] }> {
     const inst = await ctx.cluster.installation();
     const nodes = await ctx.cluster.nodes();
     const target = resolveTarget(inst, ctx.spec);
-    const { plan, findings } = planRollout(ctx.spec.pools, nodes, target, { tcpBeLiberal: ctx.spec.tcpBeLiberal, fromMode: effectiveMode(inst.current.config), podTimeoutSeconds: parseDuration(ctx.spec.verify.podTimeout, "verify.podTimeout") });
+    const { plan, findings } = planRollout(ctx.spec.pools, nodes, target, {
+        tcpBeLiberal: ctx.spec.tcpBeLiberal,
+        fromMode: effectiveMode(inst.current.config),
+        podTimeoutSeconds: parseDuration(ctx.spec.verify.podTimeout, "verify.podTimeout"),
+    });
     return { inst, plan, findings, nodes };
 }
 
@@ -124,7 +142,8 @@ export async function currentPlan(ctx: Context): Promise<{ inst: Installation; p
  */
 export function originOf(n: RolloutNode, wanted: string | null): string | null {
     if (n.move && n.move.to === wanted) return n.move.from;
-    if (n.placement !== null && n.placement !== MARKS.holdValue && n.placement !== wanted && n.verified === n.placement) return n.placement;
+    if (n.placement !== null && n.placement !== MARKS.holdValue && n.placement !== wanted && n.verified === n.placement)
+        return n.placement;
     return null;
 }
 
@@ -135,22 +154,45 @@ async function modeOfPlacement(ctx: Context, inst: Installation, placement: stri
     return effectiveMode(parseKubeProxyConfiguration(text, `configuration ${placement}`));
 }
 
-function runHook(hook: Hook, env: Record<string, string>, signal?: AbortSignal): Promise<{ ok: boolean; output: string; interrupted?: boolean }> {
+function runHook(
+    hook: Hook,
+    env: Record<string, string>,
+    signal?: AbortSignal,
+): Promise<{ ok: boolean; output: string; interrupted?: boolean }> {
     const timeout = hook.timeout ? parseDuration(hook.timeout, `verify.hooks[${hook.name}].timeout`) * 1000 : 300_000;
     return new Promise((resolve) => {
-        execFile(hook.command[0], hook.command.slice(1), { env: { ...process.env, ...hook.env, ...env }, timeout, maxBuffer: 4 << 20, signal }, (err, stdout, stderr) => {
-            const output = `${stdout}${stderr}`.trim().split("\n").slice(-20).join("\n");
-            if (!err) return resolve({ ok: true, output });
-            if (err.name === "AbortError") return resolve({ ok: false, output: "the run was stopped while the hook ran; the hook was ended", interrupted: true });
-            const e = err as NodeJS.ErrnoException & { killed?: boolean };
-            const why = e.killed ? `timed out after ${timeout / 1000}s` : e.code === "ENOENT" ? `${hook.command[0]} not found` : `exit code ${e.code}`;
-            resolve({ ok: false, output: `${why}${output ? `; output:\n${output}` : ""}` });
-        });
+        execFile(
+            hook.command[0],
+            hook.command.slice(1),
+            { env: { ...process.env, ...hook.env, ...env }, timeout, maxBuffer: 4 << 20, signal },
+            (err, stdout, stderr) => {
+                const output = `${stdout}${stderr}`.trim().split("\n").slice(-20).join("\n");
+                if (!err) return resolve({ ok: true, output });
+                if (err.name === "AbortError")
+                    return resolve({
+                        ok: false,
+                        output: "the run was stopped while the hook ran; the hook was ended",
+                        interrupted: true,
+                    });
+                const e = err as NodeJS.ErrnoException & { killed?: boolean };
+                const why = e.killed
+                    ? `timed out after ${timeout / 1000}s`
+                    : e.code === "ENOENT"
+                      ? `${hook.command[0]} not found`
+                      : `exit code ${e.code}`;
+                resolve({ ok: false, output: `${why}${output ? `; output:\n${output}` : ""}` });
+            },
+        );
     });
 }
 
 /** The built-in checks of one node: probe pod (mode, leftovers, rules, sync, connection) and kube-proxy's start-up log. */
-export async function verifyNode(ctx: Context, node: string, mode: ProxyMode, opts: { cleanLeftovers: boolean; log: Log }): Promise<CheckResult[]> {
+export async function verifyNode(
+    ctx: Context,
+    node: string,
+    mode: ProxyMode,
+    opts: { cleanLeftovers: boolean; log: Log },
+): Promise<CheckResult[]> {
     const v = ctx.spec.verify;
     // every built-in check reads the node's own state: without node checks (nodes that run no
     // real kube-proxy, such as kwok's) none of them can run, and none is reported as passed
@@ -167,13 +209,29 @@ export async function verifyNode(ctx: Context, node: string, mode: ProxyMode, op
         const svc = await ctx.cluster.serviceEndpoint(svcNs, svcName);
         if (svc) Object.assign(env, { KPM_SERVICE_IP: svc.ip, KPM_SERVICE_PORT: String(svc.port) });
     } catch (e) {
-        results.push({ check: "connection", ok: false, detail: `cannot read Service ${v.service}: ${(e as Error).message}` });
+        results.push({
+            check: "connection",
+            ok: false,
+            detail: `cannot read Service ${v.service}: ${(e as Error).message}`,
+        });
     }
     // IPVS virtual servers on Service addresses are kube-proxy's even when kube-ipvs0 is gone
     const serviceIPs = await ctx.cluster.serviceAddresses();
-    const expect = { mode, maxSyncAgeSeconds: parseDuration(v.maxSyncAge, "verify.maxSyncAge"), connect: env.KPM_SERVICE_IP !== undefined, node, serviceIPs };
+    const expect = {
+        mode,
+        maxSyncAgeSeconds: parseDuration(v.maxSyncAge, "verify.maxSyncAge"),
+        connect: env.KPM_SERVICE_IP !== undefined,
+        node,
+        serviceIPs,
+    };
     const probe = async () => {
-        const { output } = await ctx.cluster.runProbe(node, { image: v.image, action: "probe", env, timeoutSeconds: 120, priorityClassName: v.priorityClassName });
+        const { output } = await ctx.cluster.runProbe(node, {
+            image: v.image,
+            action: "probe",
+            env,
+            timeoutSeconds: 120,
+            priorityClassName: v.priorityClassName,
+        });
         return judgeProbe(parseProbeOutput(output), expect);
     };
     let checks = await probe();
@@ -181,14 +239,23 @@ export async function verifyNode(ctx: Context, node: string, mode: ProxyMode, op
     if (leftovers && !leftovers.ok && opts.cleanLeftovers) {
         opts.log(`kube-proxy left ${leftovers.detail.replace(/^left behind: /, "")}; removing them`);
         // KPM_MODE: the objects of the mode the node's kube-proxy runs now are its live state, not leftovers
-        const { output } = await ctx.cluster.runProbe(node, { image: v.image, action: "cleanup", env: { KPM_MODE: mode, KPM_OWNED_IPS: serviceIPs.join(" ") }, timeoutSeconds: 120, priorityClassName: v.priorityClassName });
+        const { output } = await ctx.cluster.runProbe(node, {
+            image: v.image,
+            action: "cleanup",
+            env: { KPM_MODE: mode, KPM_OWNED_IPS: serviceIPs.join(" ") },
+            timeoutSeconds: 120,
+            priorityClassName: v.priorityClassName,
+        });
         for (const line of output.split("\n").filter((l) => l && !l.startsWith("###"))) opts.log(`cleanup: ${line}`);
         checks = await probe();
     }
     return [...results, ...checks];
 }
 
-async function withKubeconfigFile<T>(content: string | undefined, fn: (path: string | undefined) => Promise<T>): Promise<T> {
+async function withKubeconfigFile<T>(
+    content: string | undefined,
+    fn: (path: string | undefined) => Promise<T>,
+): Promise<T> {
     if (!content) return fn(process.env.KUBECONFIG);
     const dir = mkdtempSync(join(tmpdir(), "kpm-"));
     const path = join(dir, "kubeconfig");
@@ -205,14 +272,24 @@ function describePlacement(p: string | null): string {
 }
 
 /** The hook's and the built-in checks of a node that runs `mode`; throws CheckFailed at the first failure. */
-async function checkNode(ctx: Context, pool: PoolPlan, node: string, mode: ProxyMode, log: Log): Promise<CheckResult[]> {
+async function checkNode(
+    ctx: Context,
+    pool: PoolPlan,
+    node: string,
+    mode: ProxyMode,
+    log: Log,
+): Promise<CheckResult[]> {
     const checks = await verifyNode(ctx, node, mode, { cleanLeftovers: mode !== "ipvs", log });
     for (const c of checks) log(`${c.ok ? "ok" : "FAILED"} ${c.check}: ${c.detail}`);
     const bad = checks.find((r) => !r.ok);
     if (bad) throw new CheckFailed(bad.check, bad.detail);
     for (const hook of ctx.spec.verify.hooks) {
         const r = await withKubeconfigFile(ctx.kubeconfig, (kubeconfig) =>
-            runHook(hook, { NODE: node, POOL: pool.name, MODE: mode, ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}) }, ctx.signal),
+            runHook(
+                hook,
+                { NODE: node, POOL: pool.name, MODE: mode, ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}) },
+                ctx.signal,
+            ),
         );
         if (r.interrupted) throw new CheckFailed("interrupted", `${r.output} (hook ${hook.name})`);
         if (!r.ok) throw new CheckFailed(`hook ${hook.name}`, r.output);
@@ -227,7 +304,14 @@ function checksMark(ctx: Context): string {
 }
 
 /** Puts a node back on `origin` (the configuration it was verified on) and releases it; the move memory goes last. */
-async function rollBack(ctx: Context, node: string, move: NodeMove, originMode: ProxyMode, ours: boolean, log: Log): Promise<string> {
+async function rollBack(
+    ctx: Context,
+    node: string,
+    move: NodeMove,
+    originMode: ProxyMode,
+    ours: boolean,
+    log: Log,
+): Promise<string> {
     await ctx.cluster.recordMove(node, { ...move, phase: "rolling-back" });
     log(`rolling back to ${describePlacement(move.from)} (${originMode})`);
     await ctx.cluster.setPlacement(node, move.from);
@@ -248,7 +332,13 @@ async function stopAndCleanIpvs(ctx: Context, node: string, podTimeoutSeconds: n
     await ctx.cluster.waitForKubeProxy(node, MARKS.holdValue, podTimeoutSeconds);
     log("kube-proxy stopped; removing ipvs leftovers (iptables mode does not)");
     const owned = (await ctx.cluster.serviceAddresses()).join(" ");
-    const { output } = await ctx.cluster.runProbe(node, { image: ctx.spec.verify.image, action: "cleanup", env: { KPM_OWNED_IPS: owned }, timeoutSeconds: 120, priorityClassName: ctx.spec.verify.priorityClassName });
+    const { output } = await ctx.cluster.runProbe(node, {
+        image: ctx.spec.verify.image,
+        action: "cleanup",
+        env: { KPM_OWNED_IPS: owned },
+        timeoutSeconds: 120,
+        priorityClassName: ctx.spec.verify.priorityClassName,
+    });
     for (const line of output.split("\n").filter((l) => l && !l.startsWith("###"))) log(`cleanup: ${line}`);
 }
 
@@ -257,7 +347,13 @@ async function stopAndCleanIpvs(ctx: Context, node: string, podTimeoutSeconds: n
  * back to its origin (onFailure rollback-node, or an interruption) or left cordoned (stop).
  * Returns what happened, in words; a failing rollback is reported, never thrown.
  */
-async function recoverNode(ctx: Context, inst: Installation, move: NodeMove, at: { node: string; step: string; check: string; ours: boolean }, log: Log): Promise<string> {
+async function recoverNode(
+    ctx: Context,
+    inst: Installation,
+    move: NodeMove,
+    at: { node: string; step: string; check: string; ours: boolean },
+    log: Log,
+): Promise<string> {
     const { node, step, check, ours } = at;
     try {
         if (step === "start" || step === "drain") {
@@ -266,7 +362,8 @@ async function recoverNode(ctx: Context, inst: Installation, move: NodeMove, at:
             await ctx.cluster.recordMove(node, null);
             return `node ${node} was not changed (${check === "interrupted" ? "stopped before its restart" : `its ${step === "drain" ? "drain" : "move"} failed`}) and ${ours ? "was uncordoned" : "stays cordoned as before"}`;
         }
-        if (ctx.spec.onFailure === "rollback-node" || check === "interrupted") return await rollBack(ctx, node, move, await modeOfPlacement(ctx, inst, move.from), ours, log);
+        if (ctx.spec.onFailure === "rollback-node" || check === "interrupted")
+            return await rollBack(ctx, node, move, await modeOfPlacement(ctx, inst, move.from), ours, log);
         return `onFailure is "stop": node ${node} is left on ${describePlacement(move.to)} and cordoned for inspection; the next run rolls it back to ${describePlacement(move.from)} if it fails again`;
     } catch (re) {
         return `ROLLBACK OF ${node} FAILED: ${(re as Error).message}; the node is left cordoned for inspection, and the next run puts it back on ${describePlacement(move.from)}`;
@@ -275,11 +372,21 @@ async function recoverNode(ctx: Context, inst: Installation, move: NodeMove, at:
 
 /** Throws the "interrupted" check failure once the run was told to stop (SIGINT/SIGTERM). */
 function stopIfInterrupted(ctx: Context): void {
-    if (ctx.signal?.aborted) throw new CheckFailed("interrupted", `the run was stopped (${String(ctx.signal.reason ?? "signal")}) before the node's move finished`);
+    if (ctx.signal?.aborted)
+        throw new CheckFailed(
+            "interrupted",
+            `the run was stopped (${String(ctx.signal.reason ?? "signal")}) before the node's move finished`,
+        );
 }
 
 /** Moves one node to the target, verifies it, and releases it; rolls it back to its origin on failure. */
-async function moveNode(ctx: Context, inst: Installation, pool: PoolPlan, n: RolloutNode, target: RolloutTarget): Promise<NodeOutcome> {
+async function moveNode(
+    ctx: Context,
+    inst: Installation,
+    pool: PoolPlan,
+    n: RolloutNode,
+    target: RolloutTarget,
+): Promise<NodeOutcome> {
     const node = n.name;
     const log: Log = (l) => ctx.log(`pool ${pool.name} node ${node}: ${l}`);
     const wanted = targetPlacement(target);
@@ -292,14 +399,17 @@ async function moveNode(ctx: Context, inst: Installation, pool: PoolPlan, n: Rol
     let step = "start";
     try {
         const fromMode = await modeOfPlacement(ctx, inst, origin);
-        if (n.move?.to === wanted) log(`resuming a move a previous run left in phase ${n.move.phase} (origin ${describePlacement(origin)})`);
+        if (n.move?.to === wanted)
+            log(`resuming a move a previous run left in phase ${n.move.phase} (origin ${describePlacement(origin)})`);
         await ctx.cluster.recordMove(node, move);
         interrupted();
         step = "drain";
         ours = await ctx.cluster.cordon(node);
         log(ours ? "cordoned" : "was already cordoned (left so)");
         if (pool.drain && !handBack) {
-            log(`draining (timeout ${pool.drainTimeoutSeconds === 0 ? "none" : formatDuration(pool.drainTimeoutSeconds)})`);
+            log(
+                `draining (timeout ${pool.drainTimeoutSeconds === 0 ? "none" : formatDuration(pool.drainTimeoutSeconds)})`,
+            );
             await ctx.cluster.drain(node, pool.drainTimeoutSeconds, log, pool.drainOptions);
             log("drained");
         }
@@ -320,13 +430,20 @@ async function moveNode(ctx: Context, inst: Installation, pool: PoolPlan, n: Rol
         const checks = await checkNode(ctx, pool, node, target.mode, log);
         // from here on the node is good: an interruption lets it finish. A hand-back keeps the
         // time the node was first verified on this configuration.
-        if (!(handBack && n.verified === target.hash)) await ctx.cluster.markVerified(node, target.hash, checksMark(ctx));
+        if (!(handBack && n.verified === target.hash))
+            await ctx.cluster.markVerified(node, target.hash, checksMark(ctx));
         if (ours) {
             await ctx.cluster.uncordon(node);
             log("uncordoned");
         }
         await ctx.cluster.recordMove(node, null);
-        log(handBack ? "handed back to the installer's DaemonSet, checked" : ctx.spec.verify.nodeChecks ? "verified" : `moved; built-in node checks are off (verify.nodeChecks: false), ${ctx.spec.verify.hooks.length} hook(s) passed`);
+        log(
+            handBack
+                ? "handed back to the installer's DaemonSet, checked"
+                : ctx.spec.verify.nodeChecks
+                  ? "verified"
+                  : `moved; built-in node checks are off (verify.nodeChecks: false), ${ctx.spec.verify.hooks.length} hook(s) passed`,
+        );
         return { node, pool: pool.name, result: ctx.spec.verify.nodeChecks ? "verified" : "moved", checks };
     } catch (e) {
         const check = e instanceof CheckFailed ? e.check : step;
@@ -349,12 +466,20 @@ async function cordonedByRollout(ctx: Context): Promise<string[]> {
  * target but still cordoned by the rollout is released. Moves towards the current target are
  * left to the plan, which resumes them with their recorded origin.
  */
-async function reconcile(ctx: Context, inst: Installation, nodes: RolloutNode[], wanted: string | null, hash: string): Promise<void> {
+async function reconcile(
+    ctx: Context,
+    inst: Installation,
+    nodes: RolloutNode[],
+    wanted: string | null,
+    hash: string,
+): Promise<void> {
     for (const n of nodes) {
         const log: Log = (l) => ctx.log(`node ${n.name}: ${l}`);
         const doneHere = n.placement === wanted && (wanted === null || n.verified === hash);
         if (n.move && n.move.to !== wanted) {
-            log(`a previous run left a move to ${describePlacement(n.move.to)} (phase ${n.move.phase}); putting the node back on ${describePlacement(n.move.from)}`);
+            log(
+                `a previous run left a move to ${describePlacement(n.move.to)} (phase ${n.move.phase}); putting the node back on ${describePlacement(n.move.from)}`,
+            );
             if (n.placement !== n.move.from) {
                 const mode = await modeOfPlacement(ctx, inst, n.move.from);
                 log(await rollBack(ctx, n.name, n.move, mode, n.cordonedByRollout, log));
@@ -394,21 +519,26 @@ async function withLease<T>(ctx: Context, fn: (ctx: Context) => Promise<T>): Pro
     const onOuter = () => stop.abort(outer?.reason);
     outer?.addEventListener("abort", onOuter, { once: true });
     if (outer?.aborted) stop.abort(outer.reason);
-    const timer = setInterval(() => {
-        ctx.cluster.renewLease(holder).then(
-            (ok) => {
-                if (!ok) stop.abort("the rollout lease was taken over by another run");
-            },
-            (e) => ctx.log(`warning: renewing the rollout lease failed: ${(e as Error).message}`),
-        );
-    }, (seconds * 1000) / 3);
+    const timer = setInterval(
+        () => {
+            ctx.cluster.renewLease(holder).then(
+                (ok) => {
+                    if (!ok) stop.abort("the rollout lease was taken over by another run");
+                },
+                (e) => ctx.log(`warning: renewing the rollout lease failed: ${(e as Error).message}`),
+            );
+        },
+        (seconds * 1000) / 3,
+    );
     timer.unref?.();
     try {
         return await fn({ ...ctx, holder, signal: stop.signal });
     } finally {
         clearInterval(timer);
         outer?.removeEventListener("abort", onOuter);
-        await ctx.cluster.releaseLease(holder).catch((e) => ctx.log(`warning: releasing the rollout lease failed: ${(e as Error).message}`));
+        await ctx.cluster
+            .releaseLease(holder)
+            .catch((e) => ctx.log(`warning: releasing the rollout lease failed: ${(e as Error).message}`));
     }
 }
 
@@ -420,9 +550,13 @@ export async function runPools(ctx: Context, only?: string[]): Promise<NodeOutco
 async function movePools(ctx: Context, only?: string[]): Promise<NodeOutcome[]> {
     let { inst, plan, findings, nodes } = await currentPlan(ctx);
     const errors = findings.filter((f) => f.severity === "error");
-    if (errors.length) throw new Error(`the rollout plan is not valid:\n${errors.map((e) => `- ${e.field}: ${e.message}`).join("\n")}`);
+    if (errors.length)
+        throw new Error(
+            `the rollout plan is not valid:\n${errors.map((e) => `- ${e.field}: ${e.message}`).join("\n")}`,
+        );
     const unknown = (only ?? []).filter((n) => !plan.pools.some((p) => p.name === n));
-    if (unknown.length) throw new Error(`no pool named ${unknown.join(", ")}; pools: ${plan.pools.map((p) => p.name).join(", ")}`);
+    if (unknown.length)
+        throw new Error(`no pool named ${unknown.join(", ")}; pools: ${plan.pools.map((p) => p.name).join(", ")}`);
     const selected = (p: PoolPlan) => !only || only.includes(p.name);
     const members = new Set(plan.pools.filter(selected).flatMap((p) => p.nodes.map((n) => n.name)));
     const wanted = targetPlacement(plan.target);
@@ -436,23 +570,37 @@ async function movePools(ctx: Context, only?: string[]): Promise<NodeOutcome[]> 
     const byName = new Map(nodes.map((n) => [n.name, n]));
     const outcomes: NodeOutcome[] = [];
     if (pools.every((p) => p.batches.length === 0)) {
-        ctx.log(`nothing to move in pool(s) ${pools.map((p) => p.name).join(", ")}: every node already runs ${target.mode} on configuration ${target.hash}`);
-    } else if (!target.canonical) await ctx.cluster.prepare({ hash: target.hash, config: ctx.spec.target.config }, ctx.log);
+        ctx.log(
+            `nothing to move in pool(s) ${pools.map((p) => p.name).join(", ")}: every node already runs ${target.mode} on configuration ${target.hash}`,
+        );
+    } else if (!target.canonical)
+        await ctx.cluster.prepare({ hash: target.hash, config: ctx.spec.target.config }, ctx.log);
     for (const pool of pools) {
         const started = clockOf(ctx).now();
         const toMove = pool.batches.flat().length;
-        ctx.log(`pool ${pool.name}: ${pool.nodes.length} node(s), ${toMove} to move, at most ${pool.maxUnavailable} at a time`);
-        for (const n of pool.nodes.filter((x) => x.action === "done")) outcomes.push({ node: n.name, pool: pool.name, result: "skipped", checks: [] });
+        ctx.log(
+            `pool ${pool.name}: ${pool.nodes.length} node(s), ${toMove} to move, at most ${pool.maxUnavailable} at a time`,
+        );
+        for (const n of pool.nodes.filter((x) => x.action === "done"))
+            outcomes.push({ node: n.name, pool: pool.name, result: "skipped", checks: [] });
         const done = pool.nodes.filter((x) => x.action === "done").map((x) => x.name);
         // every skipped node named, up to a screenful; beyond that, how many
         const state = (d: string) => (byName.get(d)?.verified === target.hash ? "already verified on" : "already runs");
-        if (done.length <= 50) for (const d of done) ctx.log(`pool ${pool.name} node ${d}: ${state(d)} ${target.hash}, skipped`);
-        else ctx.log(`pool ${pool.name}: ${done.length} node(s) already on ${describePlacement(targetPlacement(target))}, skipped (${done[0]} ... ${done[done.length - 1]})`);
+        if (done.length <= 50)
+            for (const d of done) ctx.log(`pool ${pool.name} node ${d}: ${state(d)} ${target.hash}, skipped`);
+        else
+            ctx.log(
+                `pool ${pool.name}: ${done.length} node(s) already on ${describePlacement(targetPlacement(target))}, skipped (${done[0]} ... ${done[done.length - 1]})`,
+            );
         let moved = 0;
         for (const [i, batch] of pool.batches.entries()) {
             if (ctx.signal?.aborted) throw interruptedError(ctx, pool, batch);
-            ctx.log(`pool ${pool.name}: batch ${i + 1}/${pool.batches.length}: ${batch.length <= 10 ? batch.join(", ") : `${batch[0]} .. ${batch[batch.length - 1]} (${batch.length} nodes)`}`);
-            const settled = await Promise.allSettled(batch.map((node) => moveNode(ctx, inst, pool, byName.get(node)!, target)));
+            ctx.log(
+                `pool ${pool.name}: batch ${i + 1}/${pool.batches.length}: ${batch.length <= 10 ? batch.join(", ") : `${batch[0]} .. ${batch[batch.length - 1]} (${batch.length} nodes)`}`,
+            );
+            const settled = await Promise.allSettled(
+                batch.map((node) => moveNode(ctx, inst, pool, byName.get(node)!, target)),
+            );
             const failure = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
             for (const s of settled) if (s.status === "fulfilled") outcomes.push(s.value);
             if (failure) {
@@ -497,11 +645,15 @@ async function soak(ctx: Context, inst: Installation, pool: PoolPlan, target: Ro
     const until = start + pool.soakSeconds * 1000;
     const left = until - clock.now();
     if (left <= 0) {
-        ctx.log(`pool ${pool.name}: soak of ${formatDuration(pool.soakSeconds)} already held (the pool finished ${new Date(start).toISOString()})`);
+        ctx.log(
+            `pool ${pool.name}: soak of ${formatDuration(pool.soakSeconds)} already held (the pool finished ${new Date(start).toISOString()})`,
+        );
         return;
     }
     const resumed = left < pool.soakSeconds * 1000 - 5000;
-    ctx.log(`pool ${pool.name}: soaking ${formatDuration(Math.ceil(left / 1000))}${resumed ? ` (the remainder of ${formatDuration(pool.soakSeconds)} that started ${new Date(start).toISOString()})` : ""} before the next pool`);
+    ctx.log(
+        `pool ${pool.name}: soaking ${formatDuration(Math.ceil(left / 1000))}${resumed ? ` (the remainder of ${formatDuration(pool.soakSeconds)} that started ${new Date(start).toISOString()})` : ""} before the next pool`,
+    );
     // one list of kube-proxy's pods per check, whatever the pool's size
     const podsByNode = async () => {
         const byNode = new Map<string, KubeProxyPod[]>(nodes.map((n) => [n.name, []]));
@@ -509,7 +661,8 @@ async function soak(ctx: Context, inst: Installation, pool: PoolPlan, target: Ro
         return byNode;
     };
     const baseline = new Map<string, { name: string; restarts: number }>();
-    for (const [node, pods] of await podsByNode()) for (const p of pods) if (!p.deleting) baseline.set(node, { name: p.name, restarts: p.restarts });
+    for (const [node, pods] of await podsByNode())
+        for (const p of pods) if (!p.deleting) baseline.set(node, { name: p.name, restarts: p.restarts });
     const every = (ctx.soakCheckSeconds ?? 30) * 1000;
     for (;;) {
         const remaining = until - clock.now();
@@ -525,11 +678,16 @@ async function soak(ctx: Context, inst: Installation, pool: PoolPlan, target: Ro
             if (problem) await soakFailure(ctx, inst, pool, n, problem);
         }
         if (clock.now() >= until) break;
-        ctx.log(`pool ${pool.name}: soaking, ${formatDuration(Math.ceil((until - clock.now()) / 1000))} left; ${nodes.length} node(s) steady`);
+        ctx.log(
+            `pool ${pool.name}: soaking, ${formatDuration(Math.ceil((until - clock.now()) / 1000))} left; ${nodes.length} node(s) steady`,
+        );
     }
     if (ctx.spec.verify.nodeChecks) {
         for (const n of nodes) {
-            const checks = await verifyNode(ctx, n.name, target.mode, { cleanLeftovers: false, log: (l) => ctx.log(`pool ${pool.name} node ${n.name}: ${l}`) });
+            const checks = await verifyNode(ctx, n.name, target.mode, {
+                cleanLeftovers: false,
+                log: (l) => ctx.log(`pool ${pool.name} node ${n.name}: ${l}`),
+            });
             const bad = checks.find((c) => !c.ok && (c.check === "mode" || c.check === "sync" || c.check === "rules"));
             if (bad) await soakFailure(ctx, inst, pool, n, `${bad.check}: ${bad.detail}`);
         }
@@ -538,17 +696,29 @@ async function soak(ctx: Context, inst: Installation, pool: PoolPlan, target: Ro
 }
 
 /** What went wrong with a node's kube-proxy since the soak began: a restart, a replaced pod, a pod not running. */
-function podRegression(pods: { name: string; restarts: number; ready: boolean; phase?: string; problem?: string; deleting: boolean }[], baseline: { name: string; restarts: number } | undefined): string | undefined {
+function podRegression(
+    pods: { name: string; restarts: number; ready: boolean; phase?: string; problem?: string; deleting: boolean }[],
+    baseline: { name: string; restarts: number } | undefined,
+): string | undefined {
     const live = pods.filter((p) => !p.deleting);
     if (live.length !== 1) return `${live.length} kube-proxy pods on the node`;
     const p = live[0];
-    if (baseline && p.name !== baseline.name) return `kube-proxy pod ${baseline.name} was replaced by ${p.name} during the soak`;
-    if (baseline && p.restarts > baseline.restarts) return `kube-proxy pod ${p.name} restarted (${p.restarts - baseline.restarts} time(s) during the soak)`;
-    if (p.problem || p.phase !== "Running" || !p.ready) return `kube-proxy pod ${p.name} is ${p.problem ?? p.phase}${p.ready ? "" : ", not ready"}`;
+    if (baseline && p.name !== baseline.name)
+        return `kube-proxy pod ${baseline.name} was replaced by ${p.name} during the soak`;
+    if (baseline && p.restarts > baseline.restarts)
+        return `kube-proxy pod ${p.name} restarted (${p.restarts - baseline.restarts} time(s) during the soak)`;
+    if (p.problem || p.phase !== "Running" || !p.ready)
+        return `kube-proxy pod ${p.name} is ${p.problem ?? p.phase}${p.ready ? "" : ", not ready"}`;
     return undefined;
 }
 
-async function soakFailure(ctx: Context, inst: Installation, pool: PoolPlan, n: RolloutNode, problem: string): Promise<never> {
+async function soakFailure(
+    ctx: Context,
+    inst: Installation,
+    pool: PoolPlan,
+    n: RolloutNode,
+    problem: string,
+): Promise<never> {
     const log: Log = (l) => ctx.log(`pool ${pool.name} node ${n.name}: ${l}`);
     log(`FAILED soak: ${problem}`);
     let rolledBack: string;
@@ -564,7 +734,14 @@ async function soakFailure(ctx: Context, inst: Installation, pool: PoolPlan, n: 
         }
     } else rolledBack = `onFailure is "stop": node ${n.name} is left on ${describePlacement(n.placement)}`;
     log(rolledBack);
-    throw new RolloutFailure(n.name, pool.name, "soak", problem, rolledBack, await cordonedByRollout(ctx).catch(() => []));
+    throw new RolloutFailure(
+        n.name,
+        pool.name,
+        "soak",
+        problem,
+        rolledBack,
+        await cordonedByRollout(ctx).catch(() => []),
+    );
 }
 
 /**
@@ -578,16 +755,27 @@ export async function finish(ctx: Context): Promise<void> {
     return withLease(ctx, async (c) => {
         let { plan } = await currentPlan(c);
         if (!plan.target.canonical) {
-            const late = plan.pools.flatMap((p) => p.nodes.filter((n) => n.action === "move").map((n) => `${n.name} (pool ${p.name})`));
-            if (late.length) c.log(`finish: ${late.length} node(s) are not verified on ${c.spec.target.hash} (joined after their pool's step, or left by a run): ${late.join(", ")}; moving them now, with their pools' limits`);
+            const late = plan.pools.flatMap((p) =>
+                p.nodes.filter((n) => n.action === "move").map((n) => `${n.name} (pool ${p.name})`),
+            );
+            if (late.length)
+                c.log(
+                    `finish: ${late.length} node(s) are not verified on ${c.spec.target.hash} (joined after their pool's step, or left by a run): ${late.join(", ")}; moving them now, with their pools' limits`,
+                );
             await movePools(c);
             const again = await currentPlan(c);
-            const notVerified = again.plan.pools.flatMap((p) => p.nodes.filter((n) => n.action !== "done").map((n) => n.name));
+            const notVerified = again.plan.pools.flatMap((p) =>
+                p.nodes.filter((n) => n.action !== "done").map((n) => n.name),
+            );
             if (notVerified.length) {
-                throw new Error(`cannot finish: ${notVerified.length} node(s) are not verified on ${c.spec.target.hash} (${notVerified.join(", ")}); the installer's ConfigMap is unchanged`);
+                throw new Error(
+                    `cannot finish: ${notVerified.length} node(s) are not verified on ${c.spec.target.hash} (${notVerified.join(", ")}); the installer's ConfigMap is unchanged`,
+                );
             }
             await c.cluster.writeCanonicalConfig(c.spec.target.config);
-            c.log(`ConfigMap ${c.cluster.names.namespace}/${c.cluster.names.configMap}: ${c.cluster.names.key} now holds configuration ${c.spec.target.hash}`);
+            c.log(
+                `ConfigMap ${c.cluster.names.namespace}/${c.cluster.names.configMap}: ${c.cluster.names.key} now holds configuration ${c.spec.target.hash}`,
+            );
             plan = again.plan;
         }
         // the ConfigMap holds the target: every node goes back to the installer's DaemonSet
@@ -596,7 +784,14 @@ export async function finish(ctx: Context): Promise<void> {
         if (inst.inRollout) {
             const podTimeout = parseDuration(c.spec.verify.podTimeout, "verify.podTimeout");
             await c.cluster.restoreInstallation(c.log);
-            await c.cluster.waitForDaemonSetRollout(podTimeout * Math.max(1, plan.pools.reduce((s, p) => s + Math.ceil(p.nodes.length / p.maxUnavailable), 0)), c.log);
+            await c.cluster.waitForDaemonSetRollout(
+                podTimeout *
+                    Math.max(
+                        1,
+                        plan.pools.reduce((s, p) => s + Math.ceil(p.nodes.length / p.maxUnavailable), 0),
+                    ),
+                c.log,
+            );
             await finalCheck(c, plan);
         }
         c.log(`finished: every node runs ${c.spec.target.mode} from the installer's DaemonSet and ConfigMap`);
@@ -612,9 +807,15 @@ async function finalCheck(ctx: Context, plan: RolloutPlan): Promise<void> {
             await Promise.all(
                 names.slice(i, i + pool.maxUnavailable).map(async (node) => {
                     await ctx.cluster.waitForKubeProxy(node, null, podTimeout);
-                    const checks = await verifyNode(ctx, node, ctx.spec.target.mode, { cleanLeftovers: false, log: (l) => ctx.log(`pool ${pool.name} node ${node}: ${l}`) });
+                    const checks = await verifyNode(ctx, node, ctx.spec.target.mode, {
+                        cleanLeftovers: false,
+                        log: (l) => ctx.log(`pool ${pool.name} node ${node}: ${l}`),
+                    });
                     const bad = checks.find((c) => !c.ok && (c.check === "mode" || c.check === "sync"));
-                    if (bad) throw new Error(`node ${node} (pool ${pool.name}) failed the final check on the installer's DaemonSet: ${bad.check}: ${bad.detail}`);
+                    if (bad)
+                        throw new Error(
+                            `node ${node} (pool ${pool.name}) failed the final check on the installer's DaemonSet: ${bad.check}: ${bad.detail}`,
+                        );
                 }),
             );
         }

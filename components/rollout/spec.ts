@@ -10,13 +10,15 @@ import { PROXY_MODES } from "../core/types.js";
 export { describeIssues, durationSchema } from "../core/schema.js";
 export { poolSchema };
 
-const nonEmpty = (what: string, example: string) => z.string().min(1, `${what} must not be empty; e.g. ${example}, or leave it out for the default`);
+const nonEmpty = (what: string, example: string) =>
+    z.string().min(1, `${what} must not be empty; e.g. ${example}, or leave it out for the default`);
 
 /**
  * busybox 1.36 from Docker Hub, pinned by its digest so the privileged probe pod cannot change
  * under a re-pushed tag (the digest as several public projects pin busybox:1.36; override with verify.image).
  */
-export const DEFAULT_PROBE_IMAGE = "busybox:1.36@sha256:73aaf090f3d85aa34ee199857f03fa3a95c8ede2ffd4cc2cdb5b94e566b11662";
+export const DEFAULT_PROBE_IMAGE =
+    "busybox:1.36@sha256:73aaf090f3d85aa34ee199857f03fa3a95c8ede2ffd4cc2cdb5b94e566b11662";
 
 export const hookSchema = z
     .object({
@@ -41,7 +43,10 @@ export const verifySchema = z
         /** priority class of the probe pod; default: none (the cluster's default priority) */
         priorityClassName: z.string().optional(),
         /** "namespace/name" of a Service to connect to from each node */
-        service: z.string().regex(/^[a-z0-9-]+\/[a-z0-9-.]+$/, "verify.service is namespace/name").default("default/kubernetes"),
+        service: z
+            .string()
+            .regex(/^[a-z0-9-]+\/[a-z0-9-.]+$/, "verify.service is namespace/name")
+            .default("default/kubernetes"),
         /** a last rule sync older than this fails the node */
         maxSyncAge: durationSchema({ positive: true }).default("5m"),
         /** how long a new kube-proxy may take to become Ready */
@@ -52,7 +57,12 @@ export const verifySchema = z
             .superRefine((hooks, ctx) => {
                 const seen = new Set<string>();
                 hooks.forEach((h, i) => {
-                    if (seen.has(h.name)) ctx.addIssue({ code: "custom", path: [i, "name"], message: `hook name ${JSON.stringify(h.name)} is used twice; give each hook its own name` });
+                    if (seen.has(h.name))
+                        ctx.addIssue({
+                            code: "custom",
+                            path: [i, "name"],
+                            message: `hook name ${JSON.stringify(h.name)} is used twice; give each hook its own name`,
+                        });
                     seen.add(h.name);
                 });
             }),

@@ -35,7 +35,6 @@ const ENDS = [
     { name: "high end", pulumi: "3.276.0", kubernetes: "4.34.2" },
 ];
 
-
 function bytesUnder(path: string): number {
     const st = lstatSync(path);
     if (!st.isDirectory()) return st.size;

@@ -23,7 +23,13 @@ describe("@e2e drain with kubectl's rules " + KWOK, function () {
     let apps: k8s.AppsV1Api;
 
     before(async () => {
-        cluster = await startCluster({ nodes: "kwok", pools: [["canary", 1], ["workers", 1]] });
+        cluster = await startCluster({
+            nodes: "kwok",
+            pools: [
+                ["canary", 1],
+                ["workers", 1],
+            ],
+        });
         ({ core, apps } = clients(cluster));
         await createBare();
         const rs = (name: string, extra: Record<string, any>) =>
@@ -34,14 +40,25 @@ describe("@e2e drain with kubectl's rules " + KWOK, function () {
                     spec: {
                         replicas: 1,
                         selector: { matchLabels: { app: name } },
-                        template: { metadata: { labels: { app: name } }, spec: { nodeSelector: { pool: "canary" }, terminationGracePeriodSeconds: 1, tolerations: TOLERATE_ALL, containers: [{ name: "c", image: "stand-in" }], ...extra } },
+                        template: {
+                            metadata: { labels: { app: name } },
+                            spec: {
+                                nodeSelector: { pool: "canary" },
+                                terminationGracePeriodSeconds: 1,
+                                tolerations: TOLERATE_ALL,
+                                containers: [{ name: "c", image: "stand-in" }],
+                                ...extra,
+                            },
+                        },
                     },
                 },
             });
         await rs("scratch", { volumes: [{ name: "scratch", emptyDir: {} }] });
         await rs("guarded", {});
         for (let i = 0; i < 120; i++) {
-            const pods = (await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${NODE}` })).items.filter((p) => p.metadata?.namespace === "default" && p.status?.phase === "Running");
+            const pods = (await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${NODE}` })).items.filter(
+                (p) => p.metadata?.namespace === "default" && p.status?.phase === "Running",
+            );
             if (pods.length === 3) return;
             await new Promise((r) => setTimeout(r, 500));
         }
@@ -52,16 +69,31 @@ describe("@e2e drain with kubectl's rules " + KWOK, function () {
     async function createBare() {
         await core.createNamespacedPod({
             namespace: "default",
-            body: { metadata: { name: "bare" }, spec: { nodeName: NODE, terminationGracePeriodSeconds: 1, tolerations: TOLERATE_ALL, containers: [{ name: "c", image: "stand-in" }] } },
+            body: {
+                metadata: { name: "bare" },
+                spec: {
+                    nodeName: NODE,
+                    terminationGracePeriodSeconds: 1,
+                    tolerations: TOLERATE_ALL,
+                    containers: [{ name: "c", image: "stand-in" }],
+                },
+            },
         });
     }
 
     async function nodeUnmovedAndUncordoned() {
         const n = await core.readNode({ name: NODE });
         assert.equal(n.spec?.unschedulable ?? false, false, `${NODE} is uncordoned`);
-        assert.equal(n.metadata?.labels?.[MARKS.configLabel], undefined, `${NODE} still runs the installer's configuration`);
+        assert.equal(
+            n.metadata?.labels?.[MARKS.configLabel],
+            undefined,
+            `${NODE} still runs the installer's configuration`,
+        );
     }
-    const onNode = async () => (await core.listNamespacedPod({ namespace: "default", fieldSelector: `spec.nodeName=${NODE}` })).items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata!.name!);
+    const onNode = async () =>
+        (await core.listNamespacedPod({ namespace: "default", fieldSelector: `spec.nodeName=${NODE}` })).items
+            .filter((p) => !p.metadata?.deletionTimestamp)
+            .map((p) => p.metadata!.name!);
 
     it("drain: true refuses a bare pod and an emptyDir pod, naming both and the options; nothing evicted, the node not moved and uncordoned", async () => {
         const spec = await writeSpec(cluster!, [
@@ -70,8 +102,14 @@ describe("@e2e drain with kubectl's rules " + KWOK, function () {
         ]);
         const r = await rollout(cluster!.kubeconfig, spec, "canary");
         assert.equal(r.code, 1, r.stdout + r.stderr);
-        assert.match(r.stderr, /drain of canary-1 refused: default\/bare: no controller owns it.*allowed by drain\.force/);
-        assert.match(r.stderr, /default\/scratch-[a-z0-9]+: emptyDir volume\(s\) scratch .*allowed by drain\.deleteEmptyDirData/);
+        assert.match(
+            r.stderr,
+            /drain of canary-1 refused: default\/bare: no controller owns it.*allowed by drain\.force/,
+        );
+        assert.match(
+            r.stderr,
+            /default\/scratch-[a-z0-9]+: emptyDir volume\(s\) scratch .*allowed by drain\.deleteEmptyDirData/,
+        );
         assert.match(r.stderr, /Set drain: \{ force: true, deleteEmptyDirData: true \} on the pool/);
         assert.equal((await onNode()).length, 3, "no pod was evicted");
         await nodeUnmovedAndUncordoned();
@@ -80,15 +118,29 @@ describe("@e2e drain with kubectl's rules " + KWOK, function () {
     it("a PodDisruptionBudget with maxUnavailable 0 blocks the drain until drainTimeout and is named; the node is not moved and uncordoned", async () => {
         const { kc } = clients(cluster!);
         const policy = kc.makeApiClient((await import("@kubernetes/client-node")).PolicyV1Api);
-        await policy.createNamespacedPodDisruptionBudget({ namespace: "default", body: { metadata: { name: "guarded-pdb" }, spec: { maxUnavailable: 0, selector: { matchLabels: { app: "guarded" } } } } });
+        await policy.createNamespacedPodDisruptionBudget({
+            namespace: "default",
+            body: {
+                metadata: { name: "guarded-pdb" },
+                spec: { maxUnavailable: 0, selector: { matchLabels: { app: "guarded" } } },
+            },
+        });
         // the disruption controller computes the budget's status; until then evictions are refused too
         const spec = await writeSpec(cluster!, [
-            { name: "canary", nodeSelector: "pool=canary", drain: { force: true, deleteEmptyDirData: true }, drainTimeout: "8s" },
+            {
+                name: "canary",
+                nodeSelector: "pool=canary",
+                drain: { force: true, deleteEmptyDirData: true },
+                drainTimeout: "8s",
+            },
             { name: "workers", nodeSelector: "pool=workers" },
         ]);
         const r = await rollout(cluster!.kubeconfig, spec, "canary");
         assert.equal(r.code, 1, r.stdout + r.stderr);
-        assert.match(r.stderr, /drain of canary-1 timed out after 8s with 1 pod\(s\) left \(default\/guarded-[a-z0-9-]+\); default\/guarded-[a-z0-9-]+: eviction refused by PodDisruptionBudget default\/guarded-pdb/);
+        assert.match(
+            r.stderr,
+            /drain of canary-1 timed out after 8s with 1 pod\(s\) left \(default\/guarded-[a-z0-9-]+\); default\/guarded-[a-z0-9-]+: eviction refused by PodDisruptionBudget default\/guarded-pdb/,
+        );
         assert.match(r.stderr, /node canary-1 was not changed \(its drain failed\) and was uncordoned/);
         await nodeUnmovedAndUncordoned();
         await policy.deleteNamespacedPodDisruptionBudget({ name: "guarded-pdb", namespace: "default" });
@@ -96,12 +148,24 @@ describe("@e2e drain with kubectl's rules " + KWOK, function () {
 
     it("with drain: { force: true, deleteEmptyDirData: true } the bare and emptyDir pods are evicted and the node moves", async () => {
         const spec = await writeSpec(cluster!, [
-            { name: "canary", nodeSelector: "pool=canary", drain: { force: true, deleteEmptyDirData: true }, drainTimeout: "0" },
+            {
+                name: "canary",
+                nodeSelector: "pool=canary",
+                drain: { force: true, deleteEmptyDirData: true },
+                drainTimeout: "0",
+            },
             { name: "workers", nodeSelector: "pool=workers" },
         ]);
         // the budget's drain (with force) evicted the bare pod already: put one back
         if (!(await onNode()).includes("bare")) {
-            for (let i = 0; i < 60 && (await core.listNamespacedPod({ namespace: "default", fieldSelector: "metadata.name=bare" })).items.length; i++) await new Promise((r) => setTimeout(r, 500));
+            for (
+                let i = 0;
+                i < 60 &&
+                (await core.listNamespacedPod({ namespace: "default", fieldSelector: "metadata.name=bare" })).items
+                    .length;
+                i++
+            )
+                await new Promise((r) => setTimeout(r, 500));
             await createBare();
         }
         const before = await onNode();
@@ -112,7 +176,11 @@ describe("@e2e drain with kubectl's rules " + KWOK, function () {
         assert.match(r.stdout, /evicted default\/scratch-/);
         // the ReplicaSets recreate theirs (on canary-1 again once it is uncordoned); the originals are gone
         const after = await onNode();
-        assert.deepEqual(before.filter((p) => after.includes(p)), [], "every pod that was on canary-1 was evicted");
+        assert.deepEqual(
+            before.filter((p) => after.includes(p)),
+            [],
+            "every pod that was on canary-1 was evicted",
+        );
         assert.ok(!after.includes("bare"), "the bare pod is gone (nothing recreates it)");
         const n = await core.readNode({ name: NODE });
         assert.ok(n.metadata?.labels?.[MARKS.configLabel], "canary-1 moved to the target configuration");

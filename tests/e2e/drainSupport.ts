@@ -11,10 +11,17 @@ import { clients } from "./support.js";
 export async function writeSpec(state: ClusterState, pools: Record<string, unknown>[]): Promise<string> {
     const { core } = clients(state);
     const cm = await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" });
-    const current = parseCurrentConfig(JSON.stringify({ ...cm, kind: "ConfigMap" }), "ConfigMap kube-system/kube-proxy");
+    const current = parseCurrentConfig(
+        JSON.stringify({ ...cm, kind: "ConfigMap" }),
+        "ConfigMap kube-system/kube-proxy",
+    );
     const config = renderConfiguration(current, { mode: "nftables", kubernetesVersion: "1.37" }).config;
     // kwok nodes run no kube-proxy process, so the built-in node checks cannot run there
-    const spec = { target: { hash: configHash(config), mode: "nftables", config }, pools, verify: { nodeChecks: false } };
+    const spec = {
+        target: { hash: configHash(config), mode: "nftables", config },
+        pools,
+        verify: { nodeChecks: false },
+    };
     const file = join(mkdtempSync(join(tmpdir(), "kpm-spec-")), "spec.json");
     writeFileSync(file, JSON.stringify(spec));
     return file;

@@ -44,7 +44,8 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
         output = [];
     });
     afterEach(async function () {
-        if (this.currentTest?.state === "failed") process.stderr.write(`--- rollout output of the failed test ---\n${output.join("\n").slice(-8000)}\n`);
+        if (this.currentTest?.state === "failed")
+            process.stderr.write(`--- rollout output of the failed test ---\n${output.join("\n").slice(-8000)}\n`);
         rmSync(dir, { recursive: true, force: true });
         await stopCluster(cluster);
         cluster = undefined;
@@ -55,37 +56,78 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
     }
 
     /** The rollout spec `pulumi up` would hand the CLI: the cluster's configuration moved to nftables. */
-    async function writeSpec(c: ClusterState, pools: unknown[], extra: Record<string, unknown> = {}): Promise<{ file: string; hash: string; config: string }> {
+    async function writeSpec(
+        c: ClusterState,
+        pools: unknown[],
+        extra: Record<string, unknown> = {},
+    ): Promise<{ file: string; hash: string; config: string }> {
         const { core } = clients(c);
         const cm = await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" });
         const current = join(dir, "current.json");
         writeFileSync(current, JSON.stringify({ ...cm, kind: "ConfigMap", apiVersion: "v1" }));
-        const rendered = await runAsync(process.execPath, [CLI, "render", "--current", current, "--mode", "nftables", "--node-port-addresses", "0.0.0.0/0"]);
+        const rendered = await runAsync(process.execPath, [
+            CLI,
+            "render",
+            "--current",
+            current,
+            "--mode",
+            "nftables",
+            "--node-port-addresses",
+            "0.0.0.0/0",
+        ]);
         assert.equal(rendered.code, 0, rendered.stderr);
         const config = rendered.stdout.endsWith("\n") ? rendered.stdout : `${rendered.stdout}\n`;
         const hash = configHash(config);
         const file = join(dir, `spec-${Object.keys(extra).join("-") || "plain"}.json`);
-        const hook = { name: "steered", command: [process.execPath, join(ROOT, "tests", "e2e", "hooks", "fault-hook.js")], env: { FAULT_FILE: faultFile } };
-        writeFileSync(file, JSON.stringify({ flavor: "kubeadm", target: { hash, mode: "nftables", config }, pools, verify: { nodeChecks: false, hooks: [hook], podTimeout: "2m" }, ...extra }));
+        const hook = {
+            name: "steered",
+            command: [process.execPath, join(ROOT, "tests", "e2e", "hooks", "fault-hook.js")],
+            env: { FAULT_FILE: faultFile },
+        };
+        writeFileSync(
+            file,
+            JSON.stringify({
+                flavor: "kubeadm",
+                target: { hash, mode: "nftables", config },
+                pools,
+                verify: { nodeChecks: false, hooks: [hook], podTimeout: "2m" },
+                ...extra,
+            }),
+        );
         return { file, hash, config };
     }
 
     /** Runs `kube-proxy-mode rollout`; with `kill`, sends the signal when a line matches. */
-    async function rollout(c: ClusterState, spec: string, args: string[], kill?: { on: RegExp; signal?: NodeJS.Signals; then?: () => Promise<void> | void }, holder = "faults-e2e"): Promise<Run> {
+    async function rollout(
+        c: ClusterState,
+        spec: string,
+        args: string[],
+        kill?: { on: RegExp; signal?: NodeJS.Signals; then?: () => Promise<void> | void },
+        holder = "faults-e2e",
+    ): Promise<Run> {
         // the rollout runs as the ServiceAccount bound to exactly the shipped role
         const kubeconfig = join(dir, "rollout-kubeconfig");
         writeFileSync(kubeconfig, await leastPrivilegeKubeconfig(c), { mode: 0o600 });
         return new Promise((resolve, reject) => {
-            const child = spawn(process.execPath, [CLI, "rollout", "--spec", spec, "--kubeconfig", kubeconfig, ...args], {
-                env: { ...process.env, KPM_LEASE_SECONDS: String(LEASE_SECONDS), KPM_HOLDER: holder },
-                stdio: ["ignore", "pipe", "pipe"],
-            });
+            const child = spawn(
+                process.execPath,
+                [CLI, "rollout", "--spec", spec, "--kubeconfig", kubeconfig, ...args],
+                {
+                    env: { ...process.env, KPM_LEASE_SECONDS: String(LEASE_SECONDS), KPM_HOLDER: holder },
+                    stdio: ["ignore", "pipe", "pipe"],
+                },
+            );
             let out = "";
             let killed = false;
             const take = (d: Buffer) => {
                 const text = d.toString();
                 out += text;
-                output.push(...text.trimEnd().split("\n").map((l) => `[${holder} ${args.join(" ")}] ${l}`));
+                output.push(
+                    ...text
+                        .trimEnd()
+                        .split("\n")
+                        .map((l) => `[${holder} ${args.join(" ")}] ${l}`),
+                );
                 if (kill && !killed && kill.on.test(out)) {
                     killed = true;
                     if (kill.signal) child.kill(kill.signal);
@@ -128,7 +170,9 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
 
     async function installerSpec(c: ClusterState): Promise<string> {
         const { apps } = clients(c);
-        return JSON.stringify((await apps.readNamespacedDaemonSet({ name: "kube-proxy", namespace: "kube-system" })).spec);
+        return JSON.stringify(
+            (await apps.readNamespacedDaemonSet({ name: "kube-proxy", namespace: "kube-system" })).spec,
+        );
     }
 
     const afterLease = () => new Promise((r) => setTimeout(r, (LEASE_SECONDS + 1) * 1000));
@@ -139,226 +183,374 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
             assert.deepEqual(n, { placement: null, verified: hash, move: undefined, cordoned: false }, name);
         }
         const { core, apps } = clients(c);
-        assert.equal((await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" })).data!["config.conf"], config);
+        assert.equal(
+            (await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" })).data!["config.conf"],
+            config,
+        );
         assert.equal(await installerSpec(c), originalSpec, "the installer's DaemonSet spec, byte for byte");
-        assert.deepEqual((await apps.listNamespacedDaemonSet({ namespace: "kube-system" })).items.map((d) => d.metadata!.name), ["kube-proxy"]);
+        assert.deepEqual(
+            (await apps.listNamespacedDaemonSet({ namespace: "kube-system" })).items.map((d) => d.metadata!.name),
+            ["kube-proxy"],
+        );
         assert.ok(!(await leaseHolder(c)), "the lease is free");
     }
 
-    it("F1/F4/F9: killed (SIGKILL) after cordon, after the label switch, after drain, after the checks and during a soak; a node joins late: every next run converges " + KWOK, async () => {
-        cluster = await startCluster({ nodes: "kwok" });
-        const c = cluster;
-        const original = await installerSpec(c);
-        const pools = [
-            { name: "canary", nodeSelector: "pool=canary" },
-            { name: "workers", nodeSelector: "pool=workers", drain: true, drainTimeout: "2m" },
-            { name: "batch", nodeSelector: "pool=batch", maxUnavailable: 2, soak: "30s" },
-        ];
-        const { file, hash, config } = await writeSpec(c, pools);
+    it(
+        "F1/F4/F9: killed (SIGKILL) after cordon, after the label switch, after drain, after the checks and during a soak; a node joins late: every next run converges " +
+            KWOK,
+        async () => {
+            cluster = await startCluster({ nodes: "kwok" });
+            const c = cluster;
+            const original = await installerSpec(c);
+            const pools = [
+                { name: "canary", nodeSelector: "pool=canary" },
+                { name: "workers", nodeSelector: "pool=workers", drain: true, drainTimeout: "2m" },
+                { name: "batch", nodeSelector: "pool=batch", maxUnavailable: 2, soak: "30s" },
+            ];
+            const { file, hash, config } = await writeSpec(c, pools);
 
-        // after cordon: the node is cordoned, its move recorded, nothing else changed
-        let r = await rollout(c, file, ["--pool", "canary"], { on: /canary-1: cordoned/, signal: "SIGKILL" });
-        assert.ok(r.killed);
-        let ns = await nodes(c);
-        assert.equal(ns["canary-1"].cordoned, true);
-        assert.match(ns["canary-1"].move ?? "", /"phase":"started"/);
-        assert.equal(ns["canary-1"].placement, null);
-        // the dead run's lease is still held: a run now refuses, naming it; after it expires the next run converges
-        r = await rollout(c, file, ["--pool", "canary"], undefined, "impatient-run");
-        assert.equal(r.code, 1);
-        assert.match(r.out, /another rollout holds this cluster: faults-e2e@/);
-        await afterLease();
-        r = await rollout(c, file, ["--pool", "canary"]);
-        assert.equal(r.code, 0, r.out);
-        ns = await nodes(c);
-        assert.deepEqual(ns["canary-1"], { placement: hash, verified: hash, move: undefined, cordoned: false });
+            // after cordon: the node is cordoned, its move recorded, nothing else changed
+            let r = await rollout(c, file, ["--pool", "canary"], { on: /canary-1: cordoned/, signal: "SIGKILL" });
+            assert.ok(r.killed);
+            let ns = await nodes(c);
+            assert.equal(ns["canary-1"].cordoned, true);
+            assert.match(ns["canary-1"].move ?? "", /"phase":"started"/);
+            assert.equal(ns["canary-1"].placement, null);
+            // the dead run's lease is still held: a run now refuses, naming it; after it expires the next run converges
+            r = await rollout(c, file, ["--pool", "canary"], undefined, "impatient-run");
+            assert.equal(r.code, 1);
+            assert.match(r.out, /another rollout holds this cluster: faults-e2e@/);
+            await afterLease();
+            r = await rollout(c, file, ["--pool", "canary"]);
+            assert.equal(r.code, 0, r.out);
+            ns = await nodes(c);
+            assert.deepEqual(ns["canary-1"], { placement: hash, verified: hash, move: undefined, cordoned: false });
 
-        // after the label switch, while the check runs; the check then fails: back to the recorded origin, not the target
-        steer({ sleepMs: 4000 });
-        r = await rollout(c, file, ["--pool", "workers"], { on: /workers-1: kube-proxy \S* running on configuration/, signal: "SIGKILL" });
-        assert.ok(r.killed);
-        ns = await nodes(c);
-        assert.equal(ns["workers-1"].placement, hash);
-        assert.match(ns["workers-1"].move ?? "", /"from":null,"phase":"switching"/);
-        await afterLease();
-        steer({ fail: ["workers-1"] });
-        r = await rollout(c, file, ["--pool", "workers"]);
-        assert.equal(r.code, 1);
-        assert.match(r.out, /node workers-1 was rolled back to ipvs mode \(the installer's DaemonSet\) and uncordoned/);
-        ns = await nodes(c);
-        assert.deepEqual(ns["workers-1"], { placement: null, verified: undefined, move: undefined, cordoned: false });
-
-        // after the drain, then after the checks passed (before `verified`)
-        steer({ sleepMs: 3000 });
-        r = await rollout(c, file, ["--pool", "workers"], { on: /workers-1: drained/, signal: "SIGKILL" });
-        assert.ok(r.killed);
-        await afterLease();
-        r = await rollout(c, file, ["--pool", "workers"], { on: /workers-2: ok hook steered/, signal: "SIGKILL" });
-        assert.ok(r.killed);
-        assert.match(r.out, /workers-1: resuming a move a previous run left in phase (started|switching)/);
-        await afterLease();
-        steer({});
-        r = await rollout(c, file, ["--pool", "workers"]);
-        assert.equal(r.code, 0, r.out);
-        assert.match(r.out, /workers-2: resuming a move a previous run left in phase switching/);
-
-        // during the soak: the next run waits only the remainder
-        r = await rollout(c, file, ["--pool", "batch"], { on: /pool batch: soaking/, signal: "SIGKILL" });
-        assert.ok(r.killed);
-        await afterLease();
-        const resumedAt = Date.now();
-        r = await rollout(c, file, ["--pool", "batch"]);
-        assert.equal(r.code, 0, r.out);
-        assert.match(r.out, /pool batch: soaking \d+s \(the remainder of 30s that started/);
-        assert.ok(Date.now() - resumedAt < 30_000, `the resumed soak took ${Date.now() - resumedAt} ms`);
-
-        // a node joins the workers pool after its step: the finish moves and verifies it before writing the ConfigMap
-        await addKwokNode(c, { name: "workers-9", pool: "workers", kernel: "6.8.0-51-generic" });
-        r = await rollout(c, file, ["--finish"]);
-        assert.equal(r.code, 0, r.out);
-        assert.match(r.out, /finish: 1 node\(s\) are not verified .*workers-9 \(pool workers\); moving them now/);
-        assert.match(r.out, /kube-proxy-mode\/result \{"configHash":"[0-9a-f]+","mode":"nftables","nodesVerified":7,"nodesChecked":0,"nodesTotal":7/);
-        await assertFinished(c, hash, config, original);
-        // restoring the installer's spec restarted no node a third time: the pods the hand-back
-        // started are the ones running, and the DaemonSet counts them as up to date
-        const handedBack = Object.fromEntries([...r.out.matchAll(/node (\S+): kube-proxy (\S+) running on the installer's DaemonSet/g)].map((m) => [m[1], m[2]]));
-        assert.equal(Object.keys(handedBack).length, 7, r.out);
-        const { core, apps } = clients(c);
-        const running = (await core.listNamespacedPod({ namespace: "kube-system", labelSelector: "k8s-app=kube-proxy" })).items.filter((p) => !p.metadata?.deletionTimestamp);
-        assert.deepEqual(Object.fromEntries(running.map((p) => [p.spec!.nodeName!, p.metadata!.name!])), handedBack);
-        const status = (await apps.readNamespacedDaemonSet({ name: "kube-proxy", namespace: "kube-system" })).status!;
-        assert.equal(status.updatedNumberScheduled, status.desiredNumberScheduled);
-    });
-
-    it("F2 through the engine: Ctrl-C of `pulumi up` mid-node lets the step in flight finish its pool, starts no later pool, frees the lease; the next up completes " + KWOK, async () => {
-        cluster = await startCluster({ nodes: "kwok", pools: [["canary", 1], ["workers", 2]] });
-        const c = cluster;
-        steer({ sleepMs: 2000 });
-        const hook = { name: "steered", command: [process.execPath, join(ROOT, "tests", "e2e", "hooks", "fault-hook.js")], env: { FAULT_FILE: faultFile } };
-        const ws = await workspace(c, {
-            mode: "nftables",
-            nodePortAddresses: ["0.0.0.0/0"],
-            pools: [{ name: "canary", nodeSelector: "pool=canary" }, { name: "workers", nodeSelector: "pool=workers" }],
-            verify: { nodeChecks: false, hooks: [hook] },
-        });
-        try {
-            const env = { ...process.env, ...(ws.stack.workspace as LocalWorkspace).envVars };
-            // a terminal's Ctrl-C reaches the pulumi process (the engine runs its plugins in process groups of their own)
-            const up = await new Promise<Run>((resolve, reject) => {
-                const child = spawn("pulumi", ["up", "--yes", "--skip-preview", "--stack", "e2e", "--non-interactive"], { cwd: ws.dir, env, stdio: ["ignore", "pipe", "pipe"] });
-                let out = "";
-                let killed = false;
-                const take = (d: Buffer) => {
-                    out += d.toString();
-                    if (!killed && /canary-1: cordoned/.test(out)) {
-                        killed = true;
-                        child.kill("SIGINT");
-                    }
-                };
-                child.stdout.on("data", take);
-                child.stderr.on("data", take);
-                child.on("error", reject);
-                child.on("close", (code) => resolve({ code, out, killed }));
+            // after the label switch, while the check runs; the check then fails: back to the recorded origin, not the target
+            steer({ sleepMs: 4000 });
+            r = await rollout(c, file, ["--pool", "workers"], {
+                on: /workers-1: kube-proxy \S* running on configuration/,
+                signal: "SIGKILL",
             });
-            output.push(up.out);
-            assert.ok(up.killed);
-            assert.notEqual(up.code, 0, "pulumi up exits non-zero");
-            const ns = await nodes(c);
-            // the node in hand finished: the command provider kills the step's launcher on the cancel, and the CLI, its parent gone, stops as on SIGINT
-            assert.equal(ns["canary-1"].verified !== undefined || ns["canary-1"].placement === null, true);
-            assert.equal(ns["canary-1"].cordoned, false);
-            assert.equal(ns["workers-1"].placement, null, "no later pool started");
-            assert.ok(Object.values(ns).every((n) => !n.cordoned && !n.move));
-            assert.ok(!(await leaseHolder(c)), "the lease is free");
+            assert.ok(r.killed);
+            ns = await nodes(c);
+            assert.equal(ns["workers-1"].placement, hash);
+            assert.match(ns["workers-1"].move ?? "", /"from":null,"phase":"switching"/);
+            await afterLease();
+            steer({ fail: ["workers-1"] });
+            r = await rollout(c, file, ["--pool", "workers"]);
+            assert.equal(r.code, 1);
+            assert.match(
+                r.out,
+                /node workers-1 was rolled back to ipvs mode \(the installer's DaemonSet\) and uncordoned/,
+            );
+            ns = await nodes(c);
+            assert.deepEqual(ns["workers-1"], {
+                placement: null,
+                verified: undefined,
+                move: undefined,
+                cordoned: false,
+            });
+
+            // after the drain, then after the checks passed (before `verified`)
+            steer({ sleepMs: 3000 });
+            r = await rollout(c, file, ["--pool", "workers"], { on: /workers-1: drained/, signal: "SIGKILL" });
+            assert.ok(r.killed);
+            await afterLease();
+            r = await rollout(c, file, ["--pool", "workers"], { on: /workers-2: ok hook steered/, signal: "SIGKILL" });
+            assert.ok(r.killed);
+            assert.match(r.out, /workers-1: resuming a move a previous run left in phase (started|switching)/);
+            await afterLease();
             steer({});
-            await ws.stack.up({ onOutput: (l) => output.push(l) });
-            const done = await nodes(c);
-            assert.ok(Object.values(done).every((n) => n.placement === null && n.verified !== undefined && !n.cordoned), JSON.stringify(done));
-        } finally {
-            ws.dispose();
-        }
-    });
+            r = await rollout(c, file, ["--pool", "workers"]);
+            assert.equal(r.code, 0, r.out);
+            assert.match(r.out, /workers-2: resuming a move a previous run left in phase switching/);
 
-    it("F4: a late node that cannot run the target (kernel 5.10): the finish refuses, naming it, and the installer's ConfigMap is unchanged " + KWOK, async () => {
-        cluster = await startCluster({ nodes: "kwok", pools: [["canary", 1], ["workers", 2]] });
-        const c = cluster;
-        const { file } = await writeSpec(c, [{ name: "canary", nodeSelector: "pool=canary" }, { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2 }]);
-        const { core } = clients(c);
-        const before = (await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" })).data!["config.conf"];
-        assert.equal((await rollout(c, file, [])).code, 0);
-        await addKwokNode(c, { name: "workers-7", pool: "workers", kernel: "5.10.0-28-amd64" });
-        const r = await rollout(c, file, ["--finish"]);
-        assert.equal(r.code, 1);
-        assert.match(r.out, /workers-7/);
-        assert.match(r.out, /5\.10/);
-        assert.equal((await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" })).data!["config.conf"], before);
-        const ns = await nodes(c);
-        assert.equal(ns["workers-7"].placement, null);
-        assert.ok(Object.values(ns).every((n) => !n.cordoned));
-    });
+            // during the soak: the next run waits only the remainder
+            r = await rollout(c, file, ["--pool", "batch"], { on: /pool batch: soaking/, signal: "SIGKILL" });
+            assert.ok(r.killed);
+            await afterLease();
+            const resumedAt = Date.now();
+            r = await rollout(c, file, ["--pool", "batch"]);
+            assert.equal(r.code, 0, r.out);
+            assert.match(r.out, /pool batch: soaking \d+s \(the remainder of 30s that started/);
+            assert.ok(Date.now() - resumedAt < 30_000, `the resumed soak took ${Date.now() - resumedAt} ms`);
 
-    it("F2/F3: SIGINT mid-node rolls the node back and frees the lease; the API server killed and restarted mid-batch is ridden out " + KWOK, async () => {
-        cluster = await startCluster({ nodes: "kwok" });
-        const c = cluster;
-        const original = await installerSpec(c);
-        const { file, hash, config } = await writeSpec(c, [
-            { name: "canary", nodeSelector: "pool=canary" },
-            { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2 },
-            { name: "batch", nodeSelector: "pool=batch" },
-        ]);
-        steer({ sleepMs: 3000 });
-        let r = await rollout(c, file, ["--pool", "canary"], { on: /canary-1: kube-proxy \S* running on configuration/, signal: "SIGINT" });
-        assert.ok(r.killed);
-        assert.equal(r.code, 1);
-        assert.match(r.out, /SIGINT received/);
-        assert.match(r.out, /node canary-1 \(pool canary\) failed interrupted/);
-        assert.match(r.out, /node canary-1 was rolled back to ipvs mode/);
-        assert.ok(!(await leaseHolder(c)), "the lease is released at once");
-        assert.deepEqual((await nodes(c))["canary-1"], { placement: null, verified: undefined, move: undefined, cordoned: false });
+            // a node joins the workers pool after its step: the finish moves and verifies it before writing the ConfigMap
+            await addKwokNode(c, { name: "workers-9", pool: "workers", kernel: "6.8.0-51-generic" });
+            r = await rollout(c, file, ["--finish"]);
+            assert.equal(r.code, 0, r.out);
+            assert.match(r.out, /finish: 1 node\(s\) are not verified .*workers-9 \(pool workers\); moving them now/);
+            assert.match(
+                r.out,
+                /kube-proxy-mode\/result \{"configHash":"[0-9a-f]+","mode":"nftables","nodesVerified":7,"nodesChecked":0,"nodesTotal":7/,
+            );
+            await assertFinished(c, hash, config, original);
+            // restoring the installer's spec restarted no node a third time: the pods the hand-back
+            // started are the ones running, and the DaemonSet counts them as up to date
+            const handedBack = Object.fromEntries(
+                [...r.out.matchAll(/node (\S+): kube-proxy (\S+) running on the installer's DaemonSet/g)].map((m) => [
+                    m[1],
+                    m[2],
+                ]),
+            );
+            assert.equal(Object.keys(handedBack).length, 7, r.out);
+            const { core, apps } = clients(c);
+            const running = (
+                await core.listNamespacedPod({ namespace: "kube-system", labelSelector: "k8s-app=kube-proxy" })
+            ).items.filter((p) => !p.metadata?.deletionTimestamp);
+            assert.deepEqual(
+                Object.fromEntries(running.map((p) => [p.spec!.nodeName!, p.metadata!.name!])),
+                handedBack,
+            );
+            const status = (await apps.readNamespacedDaemonSet({ name: "kube-proxy", namespace: "kube-system" }))
+                .status!;
+            assert.equal(status.updatedNumberScheduled, status.desiredNumberScheduled);
+        },
+    );
 
-        // F3: while workers-1 and workers-2 run their checks, the API server dies for 3 s and comes back
-        steer({ sleepMs: 4000 });
-        r = await rollout(c, file, [], { on: /workers-2: kube-proxy \S* running on configuration/, then: () => restartDaemon(c, "kube-apiserver", 3000) });
-        assert.equal(r.code, 0, r.out);
-        assert.match(r.out, /failed \(.*(ECONNREFUSED|ECONNRESET|socket hang up|fetch failed|5\d\d).*\); retrying in/);
-        steer({});
-        r = await rollout(c, file, ["--finish"]);
-        assert.equal(r.code, 0, r.out);
-        await assertFinished(c, hash, config, original);
-    });
+    it(
+        "F2 through the engine: Ctrl-C of `pulumi up` mid-node lets the step in flight finish its pool, starts no later pool, frees the lease; the next up completes " +
+            KWOK,
+        async () => {
+            cluster = await startCluster({
+                nodes: "kwok",
+                pools: [
+                    ["canary", 1],
+                    ["workers", 2],
+                ],
+            });
+            const c = cluster;
+            steer({ sleepMs: 2000 });
+            const hook = {
+                name: "steered",
+                command: [process.execPath, join(ROOT, "tests", "e2e", "hooks", "fault-hook.js")],
+                env: { FAULT_FILE: faultFile },
+            };
+            const ws = await workspace(c, {
+                mode: "nftables",
+                nodePortAddresses: ["0.0.0.0/0"],
+                pools: [
+                    { name: "canary", nodeSelector: "pool=canary" },
+                    { name: "workers", nodeSelector: "pool=workers" },
+                ],
+                verify: { nodeChecks: false, hooks: [hook] },
+            });
+            try {
+                const env = { ...process.env, ...(ws.stack.workspace as LocalWorkspace).envVars };
+                // a terminal's Ctrl-C reaches the pulumi process (the engine runs its plugins in process groups of their own)
+                const up = await new Promise<Run>((resolve, reject) => {
+                    const child = spawn(
+                        "pulumi",
+                        ["up", "--yes", "--skip-preview", "--stack", "e2e", "--non-interactive"],
+                        { cwd: ws.dir, env, stdio: ["ignore", "pipe", "pipe"] },
+                    );
+                    let out = "";
+                    let killed = false;
+                    const take = (d: Buffer) => {
+                        out += d.toString();
+                        if (!killed && /canary-1: cordoned/.test(out)) {
+                            killed = true;
+                            child.kill("SIGINT");
+                        }
+                    };
+                    child.stdout.on("data", take);
+                    child.stderr.on("data", take);
+                    child.on("error", reject);
+                    child.on("close", (code) => resolve({ code, out, killed }));
+                });
+                output.push(up.out);
+                assert.ok(up.killed);
+                assert.notEqual(up.code, 0, "pulumi up exits non-zero");
+                const ns = await nodes(c);
+                // the node in hand finished: the command provider kills the step's launcher on the cancel, and the CLI, its parent gone, stops as on SIGINT
+                assert.equal(ns["canary-1"].verified !== undefined || ns["canary-1"].placement === null, true);
+                assert.equal(ns["canary-1"].cordoned, false);
+                assert.equal(ns["workers-1"].placement, null, "no later pool started");
+                assert.ok(Object.values(ns).every((n) => !n.cordoned && !n.move));
+                assert.ok(!(await leaseHolder(c)), "the lease is free");
+                steer({});
+                await ws.stack.up({ onOutput: (l) => output.push(l) });
+                const done = await nodes(c);
+                assert.ok(
+                    Object.values(done).every((n) => n.placement === null && n.verified !== undefined && !n.cordoned),
+                    JSON.stringify(done),
+                );
+            } finally {
+                ws.dispose();
+            }
+        },
+    );
 
-    it("F5: a second rollout on the cluster refuses, naming the holder, and undoes nothing of the first " + KWOK, async () => {
-        cluster = await startCluster({ nodes: "kwok", pools: [["canary", 1], ["workers", 2]] });
-        const c = cluster;
-        const pools = [{ name: "canary", nodeSelector: "pool=canary" }, { name: "workers", nodeSelector: "pool=workers" }];
-        const first = await writeSpec(c, pools);
-        const second = await writeSpec(c, pools, { onFailure: "stop" });
-        steer({ sleepMs: 2000 });
-        let secondRun: Promise<Run> | undefined;
-        const firstRun = rollout(c, first.file, [], { on: /canary-1: cordoned/, then: () => void (secondRun = rollout(c, second.file, [], undefined, "stack prod")) }, "stack dev");
-        const a = await firstRun;
-        const b = await secondRun!;
-        assert.equal(b.code, 1);
-        assert.match(b.out, /another rollout holds this cluster: stack dev@\S+\/pid \d+/);
-        assert.equal(a.code, 0, a.out);
-        const ns = await nodes(c);
-        for (const n of ["canary-1", "workers-1", "workers-2"]) assert.deepEqual(ns[n], { placement: first.hash, verified: first.hash, move: undefined, cordoned: false }, n);
-    });
+    it(
+        "F4: a late node that cannot run the target (kernel 5.10): the finish refuses, naming it, and the installer's ConfigMap is unchanged " +
+            KWOK,
+        async () => {
+            cluster = await startCluster({
+                nodes: "kwok",
+                pools: [
+                    ["canary", 1],
+                    ["workers", 2],
+                ],
+            });
+            const c = cluster;
+            const { file } = await writeSpec(c, [
+                { name: "canary", nodeSelector: "pool=canary" },
+                { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2 },
+            ]);
+            const { core } = clients(c);
+            const before = (await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" })).data![
+                "config.conf"
+            ];
+            assert.equal((await rollout(c, file, [])).code, 0);
+            await addKwokNode(c, { name: "workers-7", pool: "workers", kernel: "5.10.0-28-amd64" });
+            const r = await rollout(c, file, ["--finish"]);
+            assert.equal(r.code, 1);
+            assert.match(r.out, /workers-7/);
+            assert.match(r.out, /5\.10/);
+            assert.equal(
+                (await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" })).data![
+                    "config.conf"
+                ],
+                before,
+            );
+            const ns = await nodes(c);
+            assert.equal(ns["workers-7"].placement, null);
+            assert.ok(Object.values(ns).every((n) => !n.cordoned));
+        },
+    );
 
-    it("F9: a kube-proxy pod replaced on a moved node during the soak fails the pool and rolls that node back " + KWOK, async () => {
-        cluster = await startCluster({ nodes: "kwok", pools: [["canary", 1], ["workers", 1]] });
-        const c = cluster;
-        const { file, hash } = await writeSpec(c, [{ name: "canary", nodeSelector: "pool=canary", soak: "40s" }, { name: "workers", nodeSelector: "pool=workers" }]);
-        const { core } = clients(c);
-        const replacePod = async () => {
-            const pods = await core.listNamespacedPod({ namespace: "kube-system", labelSelector: `${MARKS.configLabel}=${hash}`, fieldSelector: "spec.nodeName=canary-1" });
-            for (const p of pods.items) await core.deleteNamespacedPod({ name: p.metadata!.name!, namespace: "kube-system" });
-        };
-        const r = await rollout(c, file, [], { on: /pool canary: soaking/, then: replacePod });
-        assert.equal(r.code, 1, r.out);
-        assert.match(r.out, /node canary-1 \(pool canary\) failed soak: kube-proxy pod \S+ was replaced by \S+ during the soak/);
-        const ns = await nodes(c);
-        assert.deepEqual(ns["canary-1"], { placement: null, verified: undefined, move: undefined, cordoned: false });
-        assert.equal(ns["workers-1"].placement, null, "the next pool did not move");
-    });
+    it(
+        "F2/F3: SIGINT mid-node rolls the node back and frees the lease; the API server killed and restarted mid-batch is ridden out " +
+            KWOK,
+        async () => {
+            cluster = await startCluster({ nodes: "kwok" });
+            const c = cluster;
+            const original = await installerSpec(c);
+            const { file, hash, config } = await writeSpec(c, [
+                { name: "canary", nodeSelector: "pool=canary" },
+                { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2 },
+                { name: "batch", nodeSelector: "pool=batch" },
+            ]);
+            steer({ sleepMs: 3000 });
+            let r = await rollout(c, file, ["--pool", "canary"], {
+                on: /canary-1: kube-proxy \S* running on configuration/,
+                signal: "SIGINT",
+            });
+            assert.ok(r.killed);
+            assert.equal(r.code, 1);
+            assert.match(r.out, /SIGINT received/);
+            assert.match(r.out, /node canary-1 \(pool canary\) failed interrupted/);
+            assert.match(r.out, /node canary-1 was rolled back to ipvs mode/);
+            assert.ok(!(await leaseHolder(c)), "the lease is released at once");
+            assert.deepEqual((await nodes(c))["canary-1"], {
+                placement: null,
+                verified: undefined,
+                move: undefined,
+                cordoned: false,
+            });
+
+            // F3: while workers-1 and workers-2 run their checks, the API server dies for 3 s and comes back
+            steer({ sleepMs: 4000 });
+            r = await rollout(c, file, [], {
+                on: /workers-2: kube-proxy \S* running on configuration/,
+                then: () => restartDaemon(c, "kube-apiserver", 3000),
+            });
+            assert.equal(r.code, 0, r.out);
+            assert.match(
+                r.out,
+                /failed \(.*(ECONNREFUSED|ECONNRESET|socket hang up|fetch failed|5\d\d).*\); retrying in/,
+            );
+            steer({});
+            r = await rollout(c, file, ["--finish"]);
+            assert.equal(r.code, 0, r.out);
+            await assertFinished(c, hash, config, original);
+        },
+    );
+
+    it(
+        "F5: a second rollout on the cluster refuses, naming the holder, and undoes nothing of the first " + KWOK,
+        async () => {
+            cluster = await startCluster({
+                nodes: "kwok",
+                pools: [
+                    ["canary", 1],
+                    ["workers", 2],
+                ],
+            });
+            const c = cluster;
+            const pools = [
+                { name: "canary", nodeSelector: "pool=canary" },
+                { name: "workers", nodeSelector: "pool=workers" },
+            ];
+            const first = await writeSpec(c, pools);
+            const second = await writeSpec(c, pools, { onFailure: "stop" });
+            steer({ sleepMs: 2000 });
+            let secondRun: Promise<Run> | undefined;
+            const firstRun = rollout(
+                c,
+                first.file,
+                [],
+                {
+                    on: /canary-1: cordoned/,
+                    then: () => void (secondRun = rollout(c, second.file, [], undefined, "stack prod")),
+                },
+                "stack dev",
+            );
+            const a = await firstRun;
+            const b = await secondRun!;
+            assert.equal(b.code, 1);
+            assert.match(b.out, /another rollout holds this cluster: stack dev@\S+\/pid \d+/);
+            assert.equal(a.code, 0, a.out);
+            const ns = await nodes(c);
+            for (const n of ["canary-1", "workers-1", "workers-2"])
+                assert.deepEqual(
+                    ns[n],
+                    { placement: first.hash, verified: first.hash, move: undefined, cordoned: false },
+                    n,
+                );
+        },
+    );
+
+    it(
+        "F9: a kube-proxy pod replaced on a moved node during the soak fails the pool and rolls that node back " + KWOK,
+        async () => {
+            cluster = await startCluster({
+                nodes: "kwok",
+                pools: [
+                    ["canary", 1],
+                    ["workers", 1],
+                ],
+            });
+            const c = cluster;
+            const { file, hash } = await writeSpec(c, [
+                { name: "canary", nodeSelector: "pool=canary", soak: "40s" },
+                { name: "workers", nodeSelector: "pool=workers" },
+            ]);
+            const { core } = clients(c);
+            const replacePod = async () => {
+                const pods = await core.listNamespacedPod({
+                    namespace: "kube-system",
+                    labelSelector: `${MARKS.configLabel}=${hash}`,
+                    fieldSelector: "spec.nodeName=canary-1",
+                });
+                for (const p of pods.items)
+                    await core.deleteNamespacedPod({ name: p.metadata!.name!, namespace: "kube-system" });
+            };
+            const r = await rollout(c, file, [], { on: /pool canary: soaking/, then: replacePod });
+            assert.equal(r.code, 1, r.out);
+            assert.match(
+                r.out,
+                /node canary-1 \(pool canary\) failed soak: kube-proxy pod \S+ was replaced by \S+ during the soak/,
+            );
+            const ns = await nodes(c);
+            assert.deepEqual(ns["canary-1"], {
+                placement: null,
+                verified: undefined,
+                move: undefined,
+                cordoned: false,
+            });
+            assert.equal(ns["workers-1"].placement, null, "the next pool did not move");
+        },
+    );
 });

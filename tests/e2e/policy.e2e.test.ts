@@ -33,7 +33,9 @@ describe("@e2e guard-rail policy pack: pulumi preview --policy-pack on the refer
     let untouched: Record<string, string>;
 
     async function pulumi(args: string[]): Promise<{ code: number | null; output: string }> {
-        const r = await runAsync("pulumi", [...args, "--non-interactive", "--cwd", project.dir], { env: project.envVars });
+        const r = await runAsync("pulumi", [...args, "--non-interactive", "--cwd", project.dir], {
+            env: project.envVars,
+        });
         return { code: r.code, output: r.stdout + r.stderr };
     }
     async function preview(which: string, packConfig?: Record<string, unknown> | string): Promise<Preview> {
@@ -46,7 +48,9 @@ describe("@e2e guard-rail policy pack: pulumi preview --policy-pack on the refer
             args.push("--policy-pack-config", file);
         }
         const { code, output } = await pulumi(args);
-        const violations = [...output.matchAll(/- \[mandatory\]\s+(\S+)\s+\(([^)]+)\)/g)].map((m) => `${m[1]} (${m[2]})`);
+        const violations = [...output.matchAll(/- \[mandatory\]\s+(\S+)\s+\(([^)]+)\)/g)].map(
+            (m) => `${m[1]} (${m[2]})`,
+        );
         return { code, output, violations };
     }
 
@@ -64,14 +68,38 @@ describe("@e2e guard-rail policy pack: pulumi preview --policy-pack on the refer
 
     before(async () => {
         assert.match(PACK, /components\/policy\/analyzer$/);
-        [cluster, other] = await Promise.all([startCluster({ nodes: "kwok", pools: [["canary", 1], ["workers", 2]] }), startCluster({ nodes: "kwok", pools: [["canary", 1]] })]);
+        [cluster, other] = await Promise.all([
+            startCluster({
+                nodes: "kwok",
+                pools: [
+                    ["canary", 1],
+                    ["workers", 2],
+                ],
+            }),
+            startCluster({ nodes: "kwok", pools: [["canary", 1]] }),
+        ]);
         project = await projectDir("kpm-e2e-policy-");
-        writeFileSync(join(project.dir, "Pulumi.yaml"), "name: guardrails\nruntime: nodejs\nmain: dist/tests/e2e/programs/guardrails.js\n");
+        writeFileSync(
+            join(project.dir, "Pulumi.yaml"),
+            "name: guardrails\nruntime: nodejs\nmain: dist/tests/e2e/programs/guardrails.js\n",
+        );
         const init = await pulumi(["stack", "init", "e2e"]);
         assert.equal(init.code, 0, init.output);
-        const set = await pulumi(["config", "set", "--secret", "guardrails:kubeconfig", readFileSync(cluster.kubeconfig, "utf8")]);
+        const set = await pulumi([
+            "config",
+            "set",
+            "--secret",
+            "guardrails:kubeconfig",
+            readFileSync(cluster.kubeconfig, "utf8"),
+        ]);
         assert.equal(set.code, 0, set.output);
-        const setOther = await pulumi(["config", "set", "--secret", "guardrails:otherKubeconfig", readFileSync(other.kubeconfig, "utf8")]);
+        const setOther = await pulumi([
+            "config",
+            "set",
+            "--secret",
+            "guardrails:otherKubeconfig",
+            readFileSync(other.kubeconfig, "utf8"),
+        ]);
         assert.equal(setOther.code, 0, setOther.output);
         untouched = await resourceVersions(cluster);
     });
@@ -87,29 +115,48 @@ describe("@e2e guard-rail policy pack: pulumi preview --policy-pack on the refer
 
     it(`${POLICY.pinned} and ${POLICY.gates}: kubeadm's unpinned mode and a misspelt gate are rejected, each naming its resource and the fix`, async () => {
         const p = await preview("unpinned-and-misspelt", { [POLICY.gates]: { kubernetesVersion: "1.37" } });
-        assertRejects(p, [`${POLICY.gates} (kubernetes:core/v1:ConfigMap: gate-typo)`, `${POLICY.pinned} (kubernetes:core/v1:ConfigMapPatch: unpinned)`]);
-        assert.match(p.output, /ConfigMapPatch kube-system\/kube-proxy \(data\["config.conf"\]\) does not pin the mode \(mode: ""\).*Fix: set mode: nftables/);
-        assert.match(p.output, /ConfigMap default\/kube-proxy-next \(data\["config.conf"\]\): NFTablesProxyMod is not a feature gate of Kubernetes 1\.37.*did you mean NFTablesProxyMode\? Fix: rename it to NFTablesProxyMode/);
+        assertRejects(p, [
+            `${POLICY.gates} (kubernetes:core/v1:ConfigMap: gate-typo)`,
+            `${POLICY.pinned} (kubernetes:core/v1:ConfigMapPatch: unpinned)`,
+        ]);
+        assert.match(
+            p.output,
+            /ConfigMapPatch kube-system\/kube-proxy \(data\["config.conf"\]\) does not pin the mode \(mode: ""\).*Fix: set mode: nftables/,
+        );
+        assert.match(
+            p.output,
+            /ConfigMap default\/kube-proxy-next \(data\["config.conf"\]\): NFTablesProxyMod is not a feature gate of Kubernetes 1\.37.*did you mean NFTablesProxyMode\? Fix: rename it to NFTablesProxyMode/,
+        );
     });
 
     it("the same stack with the mode pinned and the gate spelt right passes every policy (also with the README's example pack config)", async () => {
         const p = await preview("pinned");
         assertPasses(p);
-        assert.match(p.output, /✅ kube-proxy-mode@v0\.1\.0 \(local: .*components\/policy\/analyzer\)/, "the pack ran from its launcher");
+        assert.match(
+            p.output,
+            /✅ kube-proxy-mode@v0\.1\.0 \(local: .*components\/policy\/analyzer\)/,
+            "the pack ran from its launcher",
+        );
         assertPasses(await preview("pinned", join(ROOT, "examples", "guard-rails", "kube-proxy-policy.json")));
     });
 
     it(`${POLICY.pinned}: a kube-proxy configuration rendered by a Helm v4 Chart is read like any other`, async () => {
         const p = await preview("helm-chart-unpinned");
         assertRejects(p, [`${POLICY.pinned} (kubernetes:core/v1:ConfigMap: kube-proxy-chart:kube-system/kube-proxy)`]);
-        assert.match(p.output, /ConfigMap kube-system\/kube-proxy \(data\["config.conf"\]\) does not pin the mode \(mode: ""\)/);
+        assert.match(
+            p.output,
+            /ConfigMap kube-system\/kube-proxy \(data\["config.conf"\]\) does not pin the mode \(mode: ""\)/,
+        );
         assertPasses(await preview("helm-chart-pinned"));
     });
 
     it(`${POLICY.ipvs}: kube-proxy upgraded to 1.40 while the configuration stays on ipvs is rejected (release read from the DaemonSet's image)`, async () => {
         const p = await preview("upgrade-keeping-ipvs");
         assertRejects(p, [`${POLICY.ipvs} (kubernetes:core/v1:ConfigMapPatch: still-ipvs)`]);
-        assert.match(p.output, /kube-proxy 1\.40 exits in ipvs mode unless featureGates\.KubeProxyIPVS is true.*release from the image registry\.k8s\.io\/kube-proxy:v1\.40\.0 of DaemonSetPatch kube-system\/kube-proxy.*Fix: set mode to nftables or iptables/);
+        assert.match(
+            p.output,
+            /kube-proxy 1\.40 exits in ipvs mode unless featureGates\.KubeProxyIPVS is true.*release from the image registry\.k8s\.io\/kube-proxy:v1\.40\.0 of DaemonSetPatch kube-system\/kube-proxy.*Fix: set mode to nftables or iptables/,
+        );
         assertPasses(await preview("upgrade-keeping-ipvs-gated"));
     });
 
@@ -117,7 +164,10 @@ describe("@e2e guard-rail policy pack: pulumi preview --policy-pack on the refer
         assertPasses(await preview("component"));
         const bypass = await preview("component-and-by-hand");
         assertRejects(bypass, [`${POLICY.ownership} (kubernetes:core/v1:ConfigMapPatch: by-hand)`]);
-        assert.match(bypass.output, /ConfigMapPatch kube-system\/kube-proxy is written outside KubeProxyMode "kube-proxy" on the same cluster.*Fix: remove this resource and set what it sets on KubeProxyMode "kube-proxy"/);
+        assert.match(
+            bypass.output,
+            /ConfigMapPatch kube-system\/kube-proxy is written outside KubeProxyMode "kube-proxy" on the same cluster.*Fix: remove this resource and set what it sets on KubeProxyMode "kube-proxy"/,
+        );
     });
 
     it(`${POLICY.ownership} tells clusters apart by the API server each provider's kubeconfig names: a patch for a second cluster passes, a second provider of the same cluster is rejected`, async () => {
@@ -131,7 +181,10 @@ describe("@e2e guard-rail policy pack: pulumi preview --policy-pack on the refer
             const token = /token:\s*(\S+)|client-key-data:\s*(\S+)/.exec(readFileSync(c.kubeconfig, "utf8"));
             const secret = token?.[1] ?? token?.[2];
             assert.ok(secret, "the reference cluster's kubeconfig carries a credential");
-            assert.ok(![otherCluster.output, secondProvider.output].some((o) => o.includes(secret)), "a credential reached the preview's output");
+            assert.ok(
+                ![otherCluster.output, secondProvider.output].some((o) => o.includes(secret)),
+                "a credential reached the preview's output",
+            );
         }
     });
 });

@@ -13,7 +13,17 @@ import { LocalWorkspace, type EngineEvent } from "@pulumi/pulumi/automation";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { KUBE_PROXY_MODE_TYPE } from "../../components/core/types.js";
 import { ROOT } from "../helpers.js";
-import { clients, POOLS, projectDir, setKubeconfig, setStackConfig, startCluster, stopCluster, workspace, type Workspace } from "./support.js";
+import {
+    clients,
+    POOLS,
+    projectDir,
+    setKubeconfig,
+    setStackConfig,
+    startCluster,
+    stopCluster,
+    workspace,
+    type Workspace,
+} from "./support.js";
 
 const NFT = { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"] };
 
@@ -43,7 +53,11 @@ async function previewOf(ws: { stack: Workspace["stack"] }): Promise<Seen> {
 }
 
 /** A project running tests/e2e/programs/remoteComponent.ts, with the plugin found in this checkout's bin/ (Pulumi.yaml `plugins`). */
-async function remoteWorkspace(cluster: ClusterState, program = "remoteComponent", env: Record<string, string> = {}): Promise<Workspace> {
+async function remoteWorkspace(
+    cluster: ClusterState,
+    program = "remoteComponent",
+    env: Record<string, string> = {},
+): Promise<Workspace> {
     const { dir, envVars, pulumiCommand } = await projectDir("kpm-e2e-provider-");
     Object.assign(envVars, env);
     writeFileSync(
@@ -59,10 +73,19 @@ async function remoteWorkspace(cluster: ClusterState, program = "remoteComponent
             "",
         ].join("\n"),
     );
-    const stack = await LocalWorkspace.createOrSelectStack({ stackName: "e2e", workDir: dir }, { workDir: dir, envVars, pulumiCommand });
+    const stack = await LocalWorkspace.createOrSelectStack(
+        { stackName: "e2e", workDir: dir },
+        { workDir: dir, envVars, pulumiCommand },
+    );
     await setKubeconfig(stack, cluster);
     await setStackConfig(stack, { pools: POOLS, verify: { nodeChecks: false }, ...NFT });
-    return { dir, stack, output: [], setConfig: (v) => setStackConfig(stack, v), dispose: () => rmSync(dir, { recursive: true, force: true }) };
+    return {
+        dir,
+        stack,
+        output: [],
+        setConfig: (v) => setStackConfig(stack, v),
+        dispose: () => rmSync(dir, { recursive: true, force: true }),
+    };
 }
 
 describe("@e2e KubeProxyMode through the provider plugin (remote component) on the reference cluster (kwok nodes)", function () {
@@ -89,8 +112,16 @@ describe("@e2e KubeProxyMode through the provider plugin (remote component) on t
         previewed = viaPlugin;
         try {
             // the reviewer's view: the diff, the plan and every finding, as diagnostics on the component
-            assert.ok(viaPlugin.diagnostics.some((m) => /^info: kube-proxy configuration .* -> nftables/.test(m) && /^\+mode: nftables/m.test(m)), "the diff is shown");
-            assert.ok(viaPlugin.diagnostics.some((m) => /1\. pool canary \(pool=canary\)/.test(m)), "the plan is shown");
+            assert.ok(
+                viaPlugin.diagnostics.some(
+                    (m) => /^info: kube-proxy configuration .* -> nftables/.test(m) && /^\+mode: nftables/m.test(m),
+                ),
+                "the diff is shown",
+            );
+            assert.ok(
+                viaPlugin.diagnostics.some((m) => /1\. pool canary \(pool=canary\)/.test(m)),
+                "the plan is shown",
+            );
             assert.deepEqual(viaPlugin.diagnostics, inProcess.diagnostics);
             // the outputs: the same configuration diff, plan, findings, hash and change
             for (const k of ["configDiff", "plan", "findings", "configHash", "mode", "change"]) {
@@ -99,15 +130,24 @@ describe("@e2e KubeProxyMode through the provider plugin (remote component) on t
             }
             assert.equal(viaPlugin.outputs.mode, "nftables");
             assert.match(String(viaPlugin.outputs.configDiff), /^-mode: ipvs/m);
-            assert.deepEqual((viaPlugin.outputs.plan as any).pools.map((p: any) => p.name), ["canary", "workers", "batch"]);
+            assert.deepEqual(
+                (viaPlugin.outputs.plan as any).pools.map((p: any) => p.name),
+                ["canary", "workers", "batch"],
+            );
             // the same resources under the component (one step per pool, the finish, the ConfigMap
             // patch), plus the plugin's own provider
-            assert.ok(viaPlugin.creates.includes("pulumi:providers:kube-proxy-mode"), "the engine started the kube-proxy-mode plugin");
-            const besides = (c: string[]) => c.filter((t) => t !== "pulumi:pulumi:Stack" && t !== "pulumi:providers:kube-proxy-mode").sort();
+            assert.ok(
+                viaPlugin.creates.includes("pulumi:providers:kube-proxy-mode"),
+                "the engine started the kube-proxy-mode plugin",
+            );
+            const besides = (c: string[]) =>
+                c.filter((t) => t !== "pulumi:pulumi:Stack" && t !== "pulumi:providers:kube-proxy-mode").sort();
             assert.deepEqual(besides(viaPlugin.creates), besides(inProcess.creates));
             assert.ok(viaPlugin.creates.includes(KUBE_PROXY_MODE_TYPE));
         } catch (e) {
-            process.stderr.write(`--- in-process preview ---\n${inProcess.text.slice(-4000)}\n--- through the plugin ---\n${viaPlugin.text.slice(-6000)}\n`);
+            process.stderr.write(
+                `--- in-process preview ---\n${inProcess.text.slice(-4000)}\n--- through the plugin ---\n${viaPlugin.text.slice(-6000)}\n`,
+            );
             throw e;
         }
     });
@@ -119,16 +159,24 @@ describe("@e2e KubeProxyMode through the provider plugin (remote component) on t
         try {
             cpSync(join(ROOT, "sdk", "nodejs"), sdkDir, { recursive: true });
             symlinkSync(join(ROOT, "node_modules"), join(sdkDir, "node_modules"));
-            execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", sdkDir], { stdio: "pipe" });
+            execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", sdkDir], {
+                stdio: "pipe",
+            });
             // as Pulumi's SDK builds do: the package.json beside the compiled code (utilities.ts reads its version)
             cpSync(join(sdkDir, "package.json"), join(sdkDir, "bin", "package.json"));
-            const generated = await remoteWorkspace(cluster, "generatedSdk", { KPM_GENERATED_SDK: join(sdkDir, "bin") });
+            const generated = await remoteWorkspace(cluster, "generatedSdk", {
+                KPM_GENERATED_SDK: join(sdkDir, "bin"),
+            });
             spaces.push(generated);
             const viaSdk = await previewOf(generated);
             try {
-                assert.ok(viaSdk.creates.includes("pulumi:providers:kube-proxy-mode"), "the engine started the kube-proxy-mode plugin");
+                assert.ok(
+                    viaSdk.creates.includes("pulumi:providers:kube-proxy-mode"),
+                    "the engine started the kube-proxy-mode plugin",
+                );
                 assert.deepEqual(viaSdk.diagnostics, previewed.diagnostics);
-                for (const k of ["configDiff", "plan", "findings", "configHash", "mode", "change"]) assert.deepEqual(viaSdk.outputs[k], previewed.outputs[k], `output ${k}`);
+                for (const k of ["configDiff", "plan", "findings", "configHash", "mode", "change"])
+                    assert.deepEqual(viaSdk.outputs[k], previewed.outputs[k], `output ${k}`);
             } catch (e) {
                 process.stderr.write(`--- through the generated SDK ---\n${viaSdk.text.slice(-6000)}\n`);
                 throw e;
@@ -146,13 +194,23 @@ describe("@e2e KubeProxyMode through the provider plugin (remote component) on t
             assert.equal(up.summary.result, "succeeded");
             const out = up.outputs;
             assert.equal(out.mode.value, "nftables");
-            assert.equal(out.configHash.value, previewed.outputs.configHash, "up applied the configuration the preview showed");
+            assert.equal(
+                out.configHash.value,
+                previewed.outputs.configHash,
+                "up applied the configuration the preview showed",
+            );
             assert.match(String(out.status.value), /\S/, "the finish step's report");
-            assert.equal((out.promotion?.value as any)?.configHash, previewed.outputs.configHash, "the promotion record names the applied configuration");
+            assert.equal(
+                (out.promotion?.value as any)?.configHash,
+                previewed.outputs.configHash,
+                "the promotion record names the applied configuration",
+            );
             const { core } = clients(cluster);
             const cm = await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" });
             assert.match(cm.data!["config.conf"], /^mode: nftables$/m);
-            const cordoned = (await core.listNode()).items.filter((n) => n.spec?.unschedulable).map((n) => n.metadata!.name);
+            const cordoned = (await core.listNode()).items
+                .filter((n) => n.spec?.unschedulable)
+                .map((n) => n.metadata!.name);
             assert.deepEqual(cordoned, []);
         } catch (e) {
             process.stderr.write(`--- up through the plugin ---\n${text.slice(-6000)}\n`);

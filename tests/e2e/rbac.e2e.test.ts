@@ -26,12 +26,22 @@ describe("@e2e RBAC: the rollout as a ServiceAccount bound to exactly the shippe
     let spec: string;
 
     before(async () => {
-        cluster = await startCluster({ nodes: "kwok", pools: [["canary", 1], ["workers", 4]] });
+        cluster = await startCluster({
+            nodes: "kwok",
+            pools: [
+                ["canary", 1],
+                ["workers", 4],
+            ],
+        });
         const c = clients(cluster);
         kc = c.kc;
         objects = k8s.KubernetesObjectApi.makeApiClient(kc);
         // one pool per node, so each case moves a node of its own
-        for (const n of NODES) await c.core.patchNode({ name: n, body: { metadata: { labels: { "e2e-case": n } } } }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch));
+        for (const n of NODES)
+            await c.core.patchNode(
+                { name: n, body: { metadata: { labels: { "e2e-case": n } } } },
+                k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+            );
         // a workload pod on every node, so each drain needs pods/eviction
         for (const n of NODES) {
             await c.apps.createNamespacedReplicaSet({
@@ -41,27 +51,52 @@ describe("@e2e RBAC: the rollout as a ServiceAccount bound to exactly the shippe
                     spec: {
                         replicas: 1,
                         selector: { matchLabels: { app: n } },
-                        template: { metadata: { labels: { app: n } }, spec: { nodeSelector: { "e2e-case": n }, tolerations: [{ key: "kwok.x-k8s.io/node", operator: "Exists" }], terminationGracePeriodSeconds: 1, containers: [{ name: "c", image: "stand-in" }] } },
+                        template: {
+                            metadata: { labels: { app: n } },
+                            spec: {
+                                nodeSelector: { "e2e-case": n },
+                                tolerations: [{ key: "kwok.x-k8s.io/node", operator: "Exists" }],
+                                terminationGracePeriodSeconds: 1,
+                                containers: [{ name: "c", image: "stand-in" }],
+                            },
+                        },
                     },
                 },
             });
         }
         await c.core.createNamespacedServiceAccount({ namespace: SA.namespace, body: { metadata: { name: SA.name } } });
         for (const o of rbacObjects()) await objects.create(o as k8s.KubernetesObject);
-        const token = await c.core.createNamespacedServiceAccountToken({ name: SA.name, namespace: SA.namespace, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+        const token = await c.core.createNamespacedServiceAccountToken({
+            name: SA.name,
+            namespace: SA.namespace,
+            body: { spec: { audiences: [], expirationSeconds: 3600 } },
+        });
         const admin = kc.getCurrentCluster()!;
         const sa = new k8s.KubeConfig();
         sa.loadFromOptions({
-            clusters: [{ name: "reference", server: admin.server, caData: admin.caData, caFile: admin.caFile, skipTLSVerify: admin.skipTLSVerify }],
+            clusters: [
+                {
+                    name: "reference",
+                    server: admin.server,
+                    caData: admin.caData,
+                    caFile: admin.caFile,
+                    skipTLSVerify: admin.skipTLSVerify,
+                },
+            ],
             users: [{ name: "kube-proxy-mode", token: token.status!.token }],
             contexts: [{ name: "sa", cluster: "reference", user: "kube-proxy-mode" }],
             currentContext: "sa",
         });
         saKubeconfig = join(mkdtempSync(join(tmpdir(), "kpm-sa-")), "kubeconfig");
         writeFileSync(saKubeconfig, sa.exportConfig(), { mode: 0o600 });
-        spec = await writeSpec(cluster, NODES.map((n) => ({ name: n, nodeSelector: `e2e-case=${n}`, drain: true, drainTimeout: "60s" })));
+        spec = await writeSpec(
+            cluster,
+            NODES.map((n) => ({ name: n, nodeSelector: `e2e-case=${n}`, drain: true, drainTimeout: "60s" })),
+        );
         for (let i = 0; i < 120; i++) {
-            const running = (await c.core.listNamespacedPod({ namespace: "default" })).items.filter((p) => p.status?.phase === "Running").length;
+            const running = (await c.core.listNamespacedPod({ namespace: "default" })).items.filter(
+                (p) => p.status?.phase === "Running",
+            ).length;
             if (running === NODES.length) return;
             await new Promise((r) => setTimeout(r, 500));
         }
@@ -73,7 +108,11 @@ describe("@e2e RBAC: the rollout as a ServiceAccount bound to exactly the shippe
     async function withoutPermission(kind: "ClusterRole" | "Role", resource: string, verb: string) {
         const all = rbacObjects();
         const role = structuredClone(all.find((o) => o.kind === kind)!);
-        role.rules = role.rules.map((r: any) => (r.resources.includes(resource) ? { ...r, verbs: r.verbs.filter((v: string) => v !== verb) } : r)).filter((r: any) => r.verbs.length);
+        role.rules = role.rules
+            .map((r: any) =>
+                r.resources.includes(resource) ? { ...r, verbs: r.verbs.filter((v: string) => v !== verb) } : r,
+            )
+            .filter((r: any) => r.verbs.length);
         const full = all.find((o) => o.kind === kind)!;
         await objects.replace({ ...role, metadata: { ...full.metadata } });
         return async () => void (await objects.replace(full as k8s.KubernetesObject));
@@ -88,10 +127,34 @@ describe("@e2e RBAC: the rollout as a ServiceAccount bound to exactly the shippe
     });
 
     const cases: { node: string; kind: "ClusterRole" | "Role"; resource: string; verb: string; refused: RegExp }[] = [
-        { node: "workers-1", kind: "ClusterRole", resource: "nodes", verb: "patch", refused: /cannot patch resource "nodes"/ },
-        { node: "workers-2", kind: "ClusterRole", resource: "pods/eviction", verb: "create", refused: /cannot create resource "pods\/eviction"/ },
-        { node: "workers-3", kind: "ClusterRole", resource: "pods", verb: "list", refused: /cannot list resource "pods"/ },
-        { node: "workers-4", kind: "Role", resource: "daemonsets", verb: "get", refused: /cannot get resource "daemonsets" in API group "apps" in the namespace "kube-system"/ },
+        {
+            node: "workers-1",
+            kind: "ClusterRole",
+            resource: "nodes",
+            verb: "patch",
+            refused: /cannot patch resource "nodes"/,
+        },
+        {
+            node: "workers-2",
+            kind: "ClusterRole",
+            resource: "pods/eviction",
+            verb: "create",
+            refused: /cannot create resource "pods\/eviction"/,
+        },
+        {
+            node: "workers-3",
+            kind: "ClusterRole",
+            resource: "pods",
+            verb: "list",
+            refused: /cannot list resource "pods"/,
+        },
+        {
+            node: "workers-4",
+            kind: "Role",
+            resource: "daemonsets",
+            verb: "get",
+            refused: /cannot get resource "daemonsets" in API group "apps" in the namespace "kube-system"/,
+        },
     ];
     for (const c of cases) {
         it(`without ${c.verb} ${c.resource} (${c.kind}) the rollout fails and the error names the verb and the resource`, async () => {

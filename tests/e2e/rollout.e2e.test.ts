@@ -10,7 +10,17 @@ import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { MARKS } from "../../components/core/plan.js";
 import { ROOT } from "../helpers.js";
 import type { EngineEvent } from "@pulumi/pulumi/automation";
-import { clients, leastPrivilegeKubeconfig, nodeSpecsAndLabels, resourceVersions, startCluster, stopCluster, watchCordons, workspace, type Workspace } from "./support.js";
+import {
+    clients,
+    leastPrivilegeKubeconfig,
+    nodeSpecsAndLabels,
+    resourceVersions,
+    startCluster,
+    stopCluster,
+    watchCordons,
+    workspace,
+    type Workspace,
+} from "./support.js";
 
 const KWOK = "(kwok nodes: built-in node checks not run)";
 const NFT = { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"] };
@@ -45,7 +55,8 @@ describe("@e2e KubeProxyMode on the reference cluster " + KWOK, function () {
         lines.length = 0;
     });
     afterEach(async function () {
-        if (this.currentTest?.state === "failed") process.stderr.write(`--- pulumi output of the failed test ---\n${lines.join("").slice(-8000)}\n`);
+        if (this.currentTest?.state === "failed")
+            process.stderr.write(`--- pulumi output of the failed test ---\n${lines.join("").slice(-8000)}\n`);
         ws?.dispose();
         ws = undefined;
         await stopCluster(cluster);
@@ -57,8 +68,11 @@ describe("@e2e KubeProxyMode on the reference cluster " + KWOK, function () {
         const cm = await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" });
         const ds = await apps.readNamespacedDaemonSet({ name: "kube-proxy", namespace: "kube-system" });
         const nodes = (await core.listNode()).items;
-        const pods = (await core.listNamespacedPod({ namespace: "kube-system", labelSelector: "k8s-app=kube-proxy" })).items;
-        const dsList = (await apps.listNamespacedDaemonSet({ namespace: "kube-system" })).items.map((d) => d.metadata!.name!);
+        const pods = (await core.listNamespacedPod({ namespace: "kube-system", labelSelector: "k8s-app=kube-proxy" }))
+            .items;
+        const dsList = (await apps.listNamespacedDaemonSet({ namespace: "kube-system" })).items.map(
+            (d) => d.metadata!.name!,
+        );
         return { config: cm.data!["config.conf"], ds, nodes, pods, dsList };
     }
 
@@ -80,143 +94,260 @@ describe("@e2e KubeProxyMode on the reference cluster " + KWOK, function () {
         const after = await resourceVersions(cluster);
         assert.deepEqual(kubeSystem(after), kubeSystem(before), "preview must not write to kube-system");
         assert.deepEqual(await nodeSpecsAndLabels(cluster), nodesBefore, "preview must not touch a Node");
-        const nodeRv = (rv: Record<string, string>) => Object.fromEntries(Object.entries(rv).filter(([k]) => k.startsWith("Node ")));
+        const nodeRv = (rv: Record<string, string>) =>
+            Object.fromEntries(Object.entries(rv).filter(([k]) => k.startsWith("Node ")));
         assert.deepEqual(nodeRv(after), nodeRv(before), "no Node's resourceVersion moved during preview");
     });
 
-    it("up moves pools in order, never more than maxUnavailable nodes of a pool cordoned, and leaves kubeadm's shape " + KWOK, async () => {
-        cluster = await startCluster();
-        ws = await workspace(cluster, NFT);
-        const original = await canonical(cluster);
-        const watch = await watchCordons(cluster);
-        try {
-            await ws.stack.up({ onOutput });
-        } finally {
-            watch.stop();
-        }
-        assert.deepEqual(watch.poolOrder, ["canary", "workers", "batch"], `cordon order: ${watch.events.join(", ")}`);
-        assert.ok(watch.maxCordoned.canary <= 1 && watch.maxCordoned.workers <= 2 && watch.maxCordoned.batch <= 1, JSON.stringify(watch.maxCordoned));
-        assert.equal(watch.maxCordoned.workers, 2, "workers moved two at a time");
-        const end = await canonical(cluster);
-        assert.match(end.config, /^mode: nftables$/m, "the canonical ConfigMap holds the new configuration");
-        assert.match(end.config, /^- 0\.0\.0\.0\/0$/m);
-        assert.deepEqual(end.ds.spec!.template, original.ds.spec!.template, "the DaemonSet's pod template is kubeadm's again");
-        assert.deepEqual(end.ds.spec!.updateStrategy, original.ds.spec!.updateStrategy);
-        assert.equal(end.ds.metadata!.annotations?.[MARKS.originalSpecAnnotation], undefined);
-        assert.deepEqual(end.dsList, ["kube-proxy"], "no rollout DaemonSet is left");
-        for (const n of end.nodes) {
-            assert.equal(n.spec?.unschedulable, undefined, `${n.metadata!.name} is not cordoned`);
-            assert.equal(n.metadata!.labels?.[MARKS.configLabel], undefined, `${n.metadata!.name} runs the installer's DaemonSet`);
-        }
-        assert.equal(end.pods.length, cluster.nodes.length);
-        assert.ok(end.pods.every((p) => p.metadata!.ownerReferences?.[0]?.name === "kube-proxy" && p.status?.phase === "Running"));
-        const out = lines.join("");
-        assert.match(out, /pool canary node canary-1: moved; built-in node checks are off/);
-        assert.match(out, /finished: every node runs nftables/);
-    });
-
-    it("isolation: a kube-proxy pod deleted on a node whose turn has not come returns on the old configuration " + KWOK, async () => {
-        cluster = await startCluster();
-        ws = await workspace(cluster, { ...NFT, pools: [{ name: "canary", nodeSelector: "pool=canary", soak: "20s" }, { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2 }, { name: "batch", nodeSelector: "pool=batch" }] });
-        const { core } = clients(cluster);
-        const up = ws.stack.up({ onOutput });
-        // wait for the canary to be done and soaking
-        const until = Date.now() + 240_000;
-        while (!lines.join("").includes("pool canary: soaking")) {
-            if (Date.now() > until) throw new Error("the canary did not reach its soak");
-            await new Promise((r) => setTimeout(r, 200));
-        }
-        const victim = "batch-1";
-        const before = (await core.listNamespacedPod({ namespace: "kube-system", labelSelector: "k8s-app=kube-proxy", fieldSelector: `spec.nodeName=${victim}` })).items[0];
-        await core.deleteNamespacedPod({ name: before.metadata!.name!, namespace: "kube-system", gracePeriodSeconds: 0 });
-        let replacement;
-        for (let i = 0; i < 100; i++) {
-            replacement = (await core.listNamespacedPod({ namespace: "kube-system", labelSelector: "k8s-app=kube-proxy", fieldSelector: `spec.nodeName=${victim}` })).items.find(
-                (p) => p.metadata!.name !== before.metadata!.name && !p.metadata!.deletionTimestamp,
+    it(
+        "up moves pools in order, never more than maxUnavailable nodes of a pool cordoned, and leaves kubeadm's shape " +
+            KWOK,
+        async () => {
+            cluster = await startCluster();
+            ws = await workspace(cluster, NFT);
+            const original = await canonical(cluster);
+            const watch = await watchCordons(cluster);
+            try {
+                await ws.stack.up({ onOutput });
+            } finally {
+                watch.stop();
+            }
+            assert.deepEqual(
+                watch.poolOrder,
+                ["canary", "workers", "batch"],
+                `cordon order: ${watch.events.join(", ")}`,
             );
-            if (replacement) break;
-            await new Promise((r) => setTimeout(r, 200));
-        }
-        assert.ok(replacement, "the DaemonSet recreated the pod");
-        assert.equal(replacement.metadata!.ownerReferences![0].name, "kube-proxy", "it belongs to the installer's DaemonSet");
-        const volume = replacement.spec!.volumes!.find((v) => v.configMap)!;
-        assert.equal(volume.configMap!.name, "kube-proxy", "it mounts the canonical ConfigMap");
-        const cm = await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" });
-        assert.match(cm.data!["config.conf"], /^mode: ipvs$/m, "which still holds the old configuration while the rollout runs");
-        await up;
-    });
+            assert.ok(
+                watch.maxCordoned.canary <= 1 && watch.maxCordoned.workers <= 2 && watch.maxCordoned.batch <= 1,
+                JSON.stringify(watch.maxCordoned),
+            );
+            assert.equal(watch.maxCordoned.workers, 2, "workers moved two at a time");
+            const end = await canonical(cluster);
+            assert.match(end.config, /^mode: nftables$/m, "the canonical ConfigMap holds the new configuration");
+            assert.match(end.config, /^- 0\.0\.0\.0\/0$/m);
+            assert.deepEqual(
+                end.ds.spec!.template,
+                original.ds.spec!.template,
+                "the DaemonSet's pod template is kubeadm's again",
+            );
+            assert.deepEqual(end.ds.spec!.updateStrategy, original.ds.spec!.updateStrategy);
+            assert.equal(end.ds.metadata!.annotations?.[MARKS.originalSpecAnnotation], undefined);
+            assert.deepEqual(end.dsList, ["kube-proxy"], "no rollout DaemonSet is left");
+            for (const n of end.nodes) {
+                assert.equal(n.spec?.unschedulable, undefined, `${n.metadata!.name} is not cordoned`);
+                assert.equal(
+                    n.metadata!.labels?.[MARKS.configLabel],
+                    undefined,
+                    `${n.metadata!.name} runs the installer's DaemonSet`,
+                );
+            }
+            assert.equal(end.pods.length, cluster.nodes.length);
+            assert.ok(
+                end.pods.every(
+                    (p) => p.metadata!.ownerReferences?.[0]?.name === "kube-proxy" && p.status?.phase === "Running",
+                ),
+            );
+            const out = lines.join("");
+            assert.match(out, /pool canary node canary-1: moved; built-in node checks are off/);
+            assert.match(out, /finished: every node runs nftables/);
+        },
+    );
 
-    it("a failing hook on a node of the second pool stops the rollout, rolls that node back, and a fixed hook resumes without redoing the first pool " + KWOK, async () => {
-        cluster = await startCluster();
-        const hook = { name: "ingress-nodeport", command: [process.execPath, join(ROOT, "tests", "e2e", "hooks", "check-nodeport.js")], env: { FAIL_ON_NODE: "workers-2" } };
-        ws = await workspace(cluster, { ...NFT, verify: { nodeChecks: false, hooks: [hook] } });
-        const { core } = clients(cluster);
-        await assert.rejects(ws.stack.up({ onOutput }), (e: Error) => {
-            assert.match(e.message, /workers-2/);
-            assert.match(e.message, /hook ingress-nodeport/);
-            assert.match(e.message, /NodePort 30080 did not answer on workers-2/);
-            return true;
-        });
-        const node = async (n: string) => core.readNode({ name: n });
-        const w2 = await node("workers-2");
-        assert.equal(w2.spec?.unschedulable, undefined, "workers-2 was uncordoned");
-        assert.equal(w2.metadata!.labels?.[MARKS.configLabel], undefined, "workers-2 is back on the installer's DaemonSet");
-        assert.equal(w2.metadata!.annotations?.[MARKS.verifiedAnnotation], undefined);
-        for (const b of ["batch-1", "batch-2"]) {
-            const n = await node(b);
-            assert.equal(n.metadata!.labels?.[MARKS.configLabel], undefined, `${b} (third pool) untouched`);
-            assert.equal(n.spec?.unschedulable, undefined);
-        }
-        const canaryVerified = (await node("canary-1")).metadata!.annotations![MARKS.verifiedAnnotation];
-        assert.ok(canaryVerified, "the canary was verified before the failure");
-        const cm = await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" });
-        assert.match(cm.data!["config.conf"], /^mode: ipvs$/m, "the canonical ConfigMap did not change");
+    it(
+        "isolation: a kube-proxy pod deleted on a node whose turn has not come returns on the old configuration " +
+            KWOK,
+        async () => {
+            cluster = await startCluster();
+            ws = await workspace(cluster, {
+                ...NFT,
+                pools: [
+                    { name: "canary", nodeSelector: "pool=canary", soak: "20s" },
+                    { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2 },
+                    { name: "batch", nodeSelector: "pool=batch" },
+                ],
+            });
+            const { core } = clients(cluster);
+            const up = ws.stack.up({ onOutput });
+            // wait for the canary to be done and soaking
+            const until = Date.now() + 240_000;
+            while (!lines.join("").includes("pool canary: soaking")) {
+                if (Date.now() > until) throw new Error("the canary did not reach its soak");
+                await new Promise((r) => setTimeout(r, 200));
+            }
+            const victim = "batch-1";
+            const before = (
+                await core.listNamespacedPod({
+                    namespace: "kube-system",
+                    labelSelector: "k8s-app=kube-proxy",
+                    fieldSelector: `spec.nodeName=${victim}`,
+                })
+            ).items[0];
+            await core.deleteNamespacedPod({
+                name: before.metadata!.name!,
+                namespace: "kube-system",
+                gracePeriodSeconds: 0,
+            });
+            let replacement;
+            for (let i = 0; i < 100; i++) {
+                replacement = (
+                    await core.listNamespacedPod({
+                        namespace: "kube-system",
+                        labelSelector: "k8s-app=kube-proxy",
+                        fieldSelector: `spec.nodeName=${victim}`,
+                    })
+                ).items.find((p) => p.metadata!.name !== before.metadata!.name && !p.metadata!.deletionTimestamp);
+                if (replacement) break;
+                await new Promise((r) => setTimeout(r, 200));
+            }
+            assert.ok(replacement, "the DaemonSet recreated the pod");
+            assert.equal(
+                replacement.metadata!.ownerReferences![0].name,
+                "kube-proxy",
+                "it belongs to the installer's DaemonSet",
+            );
+            const volume = replacement.spec!.volumes!.find((v) => v.configMap)!;
+            assert.equal(volume.configMap!.name, "kube-proxy", "it mounts the canonical ConfigMap");
+            const cm = await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" });
+            assert.match(
+                cm.data!["config.conf"],
+                /^mode: ipvs$/m,
+                "which still holds the old configuration while the rollout runs",
+            );
+            await up;
+        },
+    );
 
-        lines.length = 0;
-        await ws.setConfig({ verify: { nodeChecks: false, hooks: [{ ...hook, env: { FAIL_ON_NODE: "" } }] } });
-        await ws.stack.up({ onOutput });
-        const out = lines.join("");
-        assert.match(out, /pool canary node canary-1: already verified on \w+, skipped/);
-        // the pools' steps do not move it again (the finish then hands it back to the installer's DaemonSet)
-        const steps = out.split(/ConfigMap kube-system\/kube-proxy: config.conf now holds/)[0];
-        assert.doesNotMatch(steps, /pool canary node canary-1: cordoned/);
-        assert.equal((await node("canary-1")).metadata!.annotations![MARKS.verifiedAnnotation], canaryVerified, "the canary was not redone");
-        const done = await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" });
-        assert.match(done.data!["config.conf"], /^mode: nftables$/m);
-    });
+    it(
+        "a failing hook on a node of the second pool stops the rollout, rolls that node back, and a fixed hook resumes without redoing the first pool " +
+            KWOK,
+        async () => {
+            cluster = await startCluster();
+            const hook = {
+                name: "ingress-nodeport",
+                command: [process.execPath, join(ROOT, "tests", "e2e", "hooks", "check-nodeport.js")],
+                env: { FAIL_ON_NODE: "workers-2" },
+            };
+            ws = await workspace(cluster, { ...NFT, verify: { nodeChecks: false, hooks: [hook] } });
+            const { core } = clients(cluster);
+            await assert.rejects(ws.stack.up({ onOutput }), (e: Error) => {
+                assert.match(e.message, /workers-2/);
+                assert.match(e.message, /hook ingress-nodeport/);
+                assert.match(e.message, /NodePort 30080 did not answer on workers-2/);
+                return true;
+            });
+            const node = async (n: string) => core.readNode({ name: n });
+            const w2 = await node("workers-2");
+            assert.equal(w2.spec?.unschedulable, undefined, "workers-2 was uncordoned");
+            assert.equal(
+                w2.metadata!.labels?.[MARKS.configLabel],
+                undefined,
+                "workers-2 is back on the installer's DaemonSet",
+            );
+            assert.equal(w2.metadata!.annotations?.[MARKS.verifiedAnnotation], undefined);
+            for (const b of ["batch-1", "batch-2"]) {
+                const n = await node(b);
+                assert.equal(n.metadata!.labels?.[MARKS.configLabel], undefined, `${b} (third pool) untouched`);
+                assert.equal(n.spec?.unschedulable, undefined);
+            }
+            const canaryVerified = (await node("canary-1")).metadata!.annotations![MARKS.verifiedAnnotation];
+            assert.ok(canaryVerified, "the canary was verified before the failure");
+            const cm = await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" });
+            assert.match(cm.data!["config.conf"], /^mode: ipvs$/m, "the canonical ConfigMap did not change");
 
-    it("steps as Commands (SIMULATED command plugin unless a real one is on PATH): a rotated kubeconfig re-runs no step; a new target replaces every step, which runs with the NEW kubeconfig " + KWOK, async () => {
-        cluster = await startCluster({ pools: [["canary", 1], ["workers", 2], ["batch", 1]] });
-        ws = await workspace(cluster, NFT);
-        // the first credential: its own ServiceAccount, revoked below by deleting that account
-        await ws.stack.setConfig("kube-proxy-mode:kubeconfig", { value: await leastPrivilegeKubeconfig(cluster, "kpm-e2e-first"), secret: true });
-        await ws.stack.up({ onOutput });
-        const promotion = (await ws.stack.outputs()).promotion?.value;
-        assert.ok(promotion?.finishedAt, "the first up recorded a promotion");
+            lines.length = 0;
+            await ws.setConfig({ verify: { nodeChecks: false, hooks: [{ ...hook, env: { FAIL_ON_NODE: "" } }] } });
+            await ws.stack.up({ onOutput });
+            const out = lines.join("");
+            assert.match(out, /pool canary node canary-1: already verified on \w+, skipped/);
+            // the pools' steps do not move it again (the finish then hands it back to the installer's DaemonSet)
+            const steps = out.split(/ConfigMap kube-system\/kube-proxy: config.conf now holds/)[0];
+            assert.doesNotMatch(steps, /pool canary node canary-1: cordoned/);
+            assert.equal(
+                (await node("canary-1")).metadata!.annotations![MARKS.verifiedAnnotation],
+                canaryVerified,
+                "the canary was not redone",
+            );
+            const done = await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" });
+            assert.match(done.data!["config.conf"], /^mode: nftables$/m);
+        },
+    );
 
-        // rotate: a new credential, the first one revoked (were it used again, the step would fail: 401)
-        await ws.stack.setConfig("kube-proxy-mode:kubeconfig", { value: await leastPrivilegeKubeconfig(cluster), secret: true });
-        await clients(cluster).core.deleteNamespacedServiceAccount({ name: "kpm-e2e-first", namespace: "kube-system" });
-        const rotated = stepOps();
-        lines.length = 0;
-        await ws.stack.up({ onOutput, onEvent: rotated.onEvent });
-        assert.deepEqual(rotated.ops, { "kube-proxy-pool-canary": "same", "kube-proxy-pool-workers": "same", "kube-proxy-pool-batch": "same", "kube-proxy-finish": "same" }, "no step re-ran on a rotated kubeconfig");
-        assert.deepEqual((await ws.stack.outputs()).promotion?.value, promotion, "the promotion record (and its finishedAt) is kept");
-        assert.doesNotMatch(lines.join(""), /cordoned/, "nothing moved");
+    it(
+        "steps as Commands (SIMULATED command plugin unless a real one is on PATH): a rotated kubeconfig re-runs no step; a new target replaces every step, which runs with the NEW kubeconfig " +
+            KWOK,
+        async () => {
+            cluster = await startCluster({
+                pools: [
+                    ["canary", 1],
+                    ["workers", 2],
+                    ["batch", 1],
+                ],
+            });
+            ws = await workspace(cluster, NFT);
+            // the first credential: its own ServiceAccount, revoked below by deleting that account
+            await ws.stack.setConfig("kube-proxy-mode:kubeconfig", {
+                value: await leastPrivilegeKubeconfig(cluster, "kpm-e2e-first"),
+                secret: true,
+            });
+            await ws.stack.up({ onOutput });
+            const promotion = (await ws.stack.outputs()).promotion?.value;
+            assert.ok(promotion?.finishedAt, "the first up recorded a promotion");
 
-        // a new target: every step's triggers change, so each is replaced and runs; with the stored
-        // (revoked) kubeconfig it would fail: the replacement gets the new one
-        await ws.setConfig({ nodePortAddresses: ["0.0.0.0/0", "::/0"] });
-        const moved = stepOps();
-        lines.length = 0;
-        await ws.stack.up({ onOutput, onEvent: moved.onEvent });
-        assert.deepEqual(Object.keys(moved.ops).sort(), ["kube-proxy-finish", "kube-proxy-pool-batch", "kube-proxy-pool-canary", "kube-proxy-pool-workers"]);
-        assert.ok(Object.values(moved.ops).every((op) => /replace/.test(op) && !/update|same/.test(op)), `every step replaced: ${JSON.stringify(moved.ops)}`);
-        assert.match(lines.join(""), /pool canary node canary-1: moved/);
-        assert.match((await canonical(cluster)).config, /^- ::\/0$/m, "the new target is in the canonical ConfigMap");
-        const after = (await ws.stack.outputs()).promotion?.value;
-        assert.notEqual(after?.configHash, promotion.configHash, "the promotion record is the new target's");
-    });
+            // rotate: a new credential, the first one revoked (were it used again, the step would fail: 401)
+            await ws.stack.setConfig("kube-proxy-mode:kubeconfig", {
+                value: await leastPrivilegeKubeconfig(cluster),
+                secret: true,
+            });
+            await clients(cluster).core.deleteNamespacedServiceAccount({
+                name: "kpm-e2e-first",
+                namespace: "kube-system",
+            });
+            const rotated = stepOps();
+            lines.length = 0;
+            await ws.stack.up({ onOutput, onEvent: rotated.onEvent });
+            assert.deepEqual(
+                rotated.ops,
+                {
+                    "kube-proxy-pool-canary": "same",
+                    "kube-proxy-pool-workers": "same",
+                    "kube-proxy-pool-batch": "same",
+                    "kube-proxy-finish": "same",
+                },
+                "no step re-ran on a rotated kubeconfig",
+            );
+            assert.deepEqual(
+                (await ws.stack.outputs()).promotion?.value,
+                promotion,
+                "the promotion record (and its finishedAt) is kept",
+            );
+            assert.doesNotMatch(lines.join(""), /cordoned/, "nothing moved");
+
+            // a new target: every step's triggers change, so each is replaced and runs; with the stored
+            // (revoked) kubeconfig it would fail: the replacement gets the new one
+            await ws.setConfig({ nodePortAddresses: ["0.0.0.0/0", "::/0"] });
+            const moved = stepOps();
+            lines.length = 0;
+            await ws.stack.up({ onOutput, onEvent: moved.onEvent });
+            assert.deepEqual(Object.keys(moved.ops).sort(), [
+                "kube-proxy-finish",
+                "kube-proxy-pool-batch",
+                "kube-proxy-pool-canary",
+                "kube-proxy-pool-workers",
+            ]);
+            assert.ok(
+                Object.values(moved.ops).every((op) => /replace/.test(op) && !/update|same/.test(op)),
+                `every step replaced: ${JSON.stringify(moved.ops)}`,
+            );
+            assert.match(lines.join(""), /pool canary node canary-1: moved/);
+            assert.match(
+                (await canonical(cluster)).config,
+                /^- ::\/0$/m,
+                "the new target is in the canonical ConfigMap",
+            );
+            const after = (await ws.stack.outputs()).promotion?.value;
+            assert.notEqual(after?.configHash, promotion.configHash, "the promotion record is the new target's");
+        },
+    );
 
     it("a node with kernel 5.10 in a targeted pool fails the preview, naming it, and nothing changes", async () => {
         cluster = await startCluster({ nodeKernels: { "workers-3": "5.10.205-195.807.amzn2.x86_64" } });
@@ -231,27 +362,40 @@ describe("@e2e KubeProxyMode on the reference cluster " + KWOK, function () {
         assert.deepEqual(await nodeSpecsAndLabels(cluster), nodesBefore);
     });
 
-    it("rollback is two commands: set the mode back, up; every node returns to the old configuration, ipvs settings included " + KWOK, async () => {
-        cluster = await startCluster();
-        ws = await workspace(cluster, NFT);
-        const original = await canonical(cluster);
-        assert.match(original.config, /^ {2}scheduler: lc$/m, "the reference cluster starts with scheduler lc");
-        await ws.stack.up({ onOutput });
-        const moved = (await canonical(cluster)).config;
-        assert.match(moved, /^mode: nftables$/m);
-        assert.match(moved, /^ {2}strictARP: false # kube-proxy-mode: was true in ipvs mode, restored on a move back to ipvs$/m);
-        await ws.setConfig({ mode: "ipvs", nodePortAddresses: undefined });
-        await ws.stack.up({ onOutput });
-        const back = await canonical(cluster);
-        assert.match(back.config, /^mode: ipvs$/m);
-        assert.match(back.config, /^ {2}scheduler: lc\n/m, "the scheduler the move reset is back");
-        assert.match(back.config, /^ {2}strictARP: true\n/m, "strictARP (MetalLB needs it in ipvs mode) is back");
-        assert.deepEqual(back.ds.spec!.template, original.ds.spec!.template);
-        assert.ok(back.nodes.every((n) => !n.metadata!.labels?.[MARKS.configLabel] && !n.spec?.unschedulable));
-    });
+    it(
+        "rollback is two commands: set the mode back, up; every node returns to the old configuration, ipvs settings included " +
+            KWOK,
+        async () => {
+            cluster = await startCluster();
+            ws = await workspace(cluster, NFT);
+            const original = await canonical(cluster);
+            assert.match(original.config, /^ {2}scheduler: lc$/m, "the reference cluster starts with scheduler lc");
+            await ws.stack.up({ onOutput });
+            const moved = (await canonical(cluster)).config;
+            assert.match(moved, /^mode: nftables$/m);
+            assert.match(
+                moved,
+                /^ {2}strictARP: false # kube-proxy-mode: was true in ipvs mode, restored on a move back to ipvs$/m,
+            );
+            await ws.setConfig({ mode: "ipvs", nodePortAddresses: undefined });
+            await ws.stack.up({ onOutput });
+            const back = await canonical(cluster);
+            assert.match(back.config, /^mode: ipvs$/m);
+            assert.match(back.config, /^ {2}scheduler: lc\n/m, "the scheduler the move reset is back");
+            assert.match(back.config, /^ {2}strictARP: true\n/m, "strictARP (MetalLB needs it in ipvs mode) is back");
+            assert.deepEqual(back.ds.spec!.template, original.ds.spec!.template);
+            assert.ok(back.nodes.every((n) => !n.metadata!.labels?.[MARKS.configLabel] && !n.spec?.unschedulable));
+        },
+    );
 
     it("pulumi preview --save-plan, then pulumi up --plan applies exactly that plan " + KWOK, async () => {
-        cluster = await startCluster({ pools: [["canary", 1], ["workers", 2], ["batch", 1]] });
+        cluster = await startCluster({
+            pools: [
+                ["canary", 1],
+                ["workers", 2],
+                ["batch", 1],
+            ],
+        });
         ws = await workspace(cluster, NFT);
         const plan = join(ws.dir, "plan.json");
         await ws.stack.preview({ plan, onOutput });
@@ -260,7 +404,13 @@ describe("@e2e KubeProxyMode on the reference cluster " + KWOK, function () {
     });
 
     it("deleting the stack leaves the cluster working, with no node cordoned " + KWOK, async () => {
-        cluster = await startCluster({ pools: [["canary", 1], ["workers", 2], ["batch", 1]] });
+        cluster = await startCluster({
+            pools: [
+                ["canary", 1],
+                ["workers", 2],
+                ["batch", 1],
+            ],
+        });
         ws = await workspace(cluster, NFT);
         await ws.stack.up({ onOutput });
         await ws.stack.destroy({ onOutput });

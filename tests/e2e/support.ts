@@ -5,7 +5,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
-import { clusterDown, clusterUp, enginePath, toolchainBin, type ClusterOptions, type ClusterState } from "../../scripts/referenceCluster.js";
+import {
+    clusterDown,
+    clusterUp,
+    enginePath,
+    toolchainBin,
+    type ClusterOptions,
+    type ClusterState,
+} from "../../scripts/referenceCluster.js";
 import { rbacObjects } from "../../components/core/rbac.js";
 import { ROOT } from "../helpers.js";
 
@@ -56,7 +63,9 @@ export const POOLS = [
  * root Pulumi.yaml's, over this checkout's build), a file backend beside it, and the
  * environment the engine runs with: offline, no ambient cluster.
  */
-export async function projectDir(prefix: string): Promise<{ dir: string; envVars: Record<string, string>; pulumiCommand: PulumiCommand }> {
+export async function projectDir(
+    prefix: string,
+): Promise<{ dir: string; envVars: Record<string, string>; pulumiCommand: PulumiCommand }> {
     toolchain();
     const dir = mkdtempSync(join(tmpdir(), prefix));
     writeFileSync(join(dir, "Pulumi.yaml"), readFileSync(join(ROOT, "Pulumi.yaml"), "utf8"));
@@ -84,7 +93,10 @@ export async function workspace(cluster: ClusterState, config: Record<string, un
     toolchain();
     const { dir, envVars, pulumiCommand } = await projectDir("kpm-e2e-");
     const ws = await LocalWorkspace.create({ workDir: dir, envVars, pulumiCommand });
-    const stack = await LocalWorkspace.createOrSelectStack({ stackName: "e2e", workDir: dir }, { workDir: dir, envVars, pulumiCommand });
+    const stack = await LocalWorkspace.createOrSelectStack(
+        { stackName: "e2e", workDir: dir },
+        { workDir: dir, envVars, pulumiCommand },
+    );
     void ws;
     const output: string[] = [];
     const w: Workspace = {
@@ -117,7 +129,10 @@ export async function setStackConfig(stack: Stack, values: Record<string, unknow
  * proves the shipped least privilege (a missing permission fails the suite, naming verb and resource).
  */
 export async function setKubeconfig(stack: Stack, cluster: ClusterState): Promise<void> {
-    await stack.setConfig("kube-proxy-mode:kubeconfig", { value: await leastPrivilegeKubeconfig(cluster), secret: true });
+    await stack.setConfig("kube-proxy-mode:kubeconfig", {
+        value: await leastPrivilegeKubeconfig(cluster),
+        secret: true,
+    });
 }
 
 const minted = new Map<string, string>();
@@ -133,19 +148,33 @@ export async function leastPrivilegeKubeconfig(cluster: ClusterState, account = 
     const { kc, core } = clients(cluster);
     const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
     const sa = { name: account, namespace: "kube-system" };
-    await core.createNamespacedServiceAccount({ namespace: sa.namespace, body: { metadata: { name: sa.name } } }).catch((e) => {
-        if (e?.code !== 409) throw e;
-    });
+    await core
+        .createNamespacedServiceAccount({ namespace: sa.namespace, body: { metadata: { name: sa.name } } })
+        .catch((e) => {
+            if (e?.code !== 409) throw e;
+        });
     for (const o of rbacObjects({ name: account, serviceAccount: sa })) {
         await objects.create(o as k8s.KubernetesObject).catch((e) => {
             if (e?.code !== 409) throw e;
         });
     }
-    const token = await core.createNamespacedServiceAccountToken({ name: sa.name, namespace: sa.namespace, body: { spec: { audiences: [], expirationSeconds: 6 * 3600 } } });
+    const token = await core.createNamespacedServiceAccountToken({
+        name: sa.name,
+        namespace: sa.namespace,
+        body: { spec: { audiences: [], expirationSeconds: 6 * 3600 } },
+    });
     const admin = kc.getCurrentCluster()!;
     const out = new k8s.KubeConfig();
     out.loadFromOptions({
-        clusters: [{ name: admin.name, server: admin.server, caData: admin.caData, caFile: admin.caFile, skipTLSVerify: admin.skipTLSVerify }],
+        clusters: [
+            {
+                name: admin.name,
+                server: admin.server,
+                caData: admin.caData,
+                caFile: admin.caFile,
+                skipTLSVerify: admin.skipTLSVerify,
+            },
+        ],
         users: [{ name: "kube-proxy-mode", token: token.status!.token }],
         contexts: [{ name: admin.name, cluster: admin.name, user: "kube-proxy-mode" }],
         currentContext: admin.name,
@@ -179,7 +208,12 @@ export async function resourceVersions(state: ClusterState): Promise<Record<stri
 export async function nodeSpecsAndLabels(state: ClusterState): Promise<Record<string, string>> {
     const { core } = clients(state);
     const out: Record<string, string> = {};
-    for (const n of (await core.listNode()).items) out[n.metadata!.name!] = JSON.stringify({ labels: n.metadata!.labels, annotations: n.metadata!.annotations, spec: n.spec });
+    for (const n of (await core.listNode()).items)
+        out[n.metadata!.name!] = JSON.stringify({
+            labels: n.metadata!.labels,
+            annotations: n.metadata!.annotations,
+            spec: n.spec,
+        });
     return out;
 }
 

@@ -21,10 +21,18 @@ interface Registered {
 }
 
 function node(name: string, pool: string, kernel = "6.8.0-51-generic"): NodeState {
-    return { name, labels: { pool, "kubernetes.io/os": "linux" }, kernelVersion: kernel, operatingSystem: "linux", placement: null };
+    return {
+        name,
+        labels: { pool, "kubernetes.io/os": "linux" },
+        kernelVersion: kernel,
+        operatingSystem: "linux",
+        placement: null,
+    };
 }
 
-function snapshot(nodes: NodeState[] = [node("c1", "canary"), node("w1", "workers"), node("w2", "workers")]): ClusterSnapshot {
+function snapshot(
+    nodes: NodeState[] = [node("c1", "canary"), node("w1", "workers"), node("w2", "workers")],
+): ClusterSnapshot {
     return {
         serverVersion: parseKubeVersion("v1.37.2")!,
         current: parseCurrentConfig(fixture("handwritten/ipvs-lc.yaml")),
@@ -39,13 +47,21 @@ const POOLS = [
     { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2, drain: true },
 ];
 
-async function run(preview: boolean, args: Record<string, any>, snap: ClusterSnapshot = snapshot(), reads: string[] = []) {
+async function run(
+    preview: boolean,
+    args: Record<string, any>,
+    snap: ClusterSnapshot = snapshot(),
+    reads: string[] = [],
+) {
     const registered: Registered[] = [];
     await pulumi.runtime.setMocks(
         {
             newResource: (a) => {
                 registered.push({ type: a.type, name: a.name, inputs: a.inputs, dependsOn: [] });
-                return { id: preview ? undefined : `${a.name}-id`, state: { ...a.inputs, stdout: preview ? undefined : "finished" } };
+                return {
+                    id: preview ? undefined : `${a.name}-id`,
+                    state: { ...a.inputs, stdout: preview ? undefined : "finished" },
+                };
             },
             call: () => ({}),
         },
@@ -56,7 +72,10 @@ async function run(preview: boolean, args: Record<string, any>, snap: ClusterSna
     const deps = new Map<string, string[]>();
     const capture: pulumi.ResourceTransformation = (t) => {
         const d = t.opts.dependsOn as any;
-        deps.set(t.name, (Array.isArray(d) ? d : d ? [d] : []).map((r: any) => r.__name ?? ""));
+        deps.set(
+            t.name,
+            (Array.isArray(d) ? d : d ? [d] : []).map((r: any) => r.__name ?? ""),
+        );
         return undefined;
     };
     // load after the mocks are set
@@ -100,12 +119,21 @@ describe("KubeProxyMode component (Pulumi mocks)", () => {
                 const shown = logs.join("\n");
                 assert.match(shown, /^info: kube-proxy configuration .* -> nftables/m);
                 assert.match(shown, /^\+mode: nftables/m, "the diff is shown as a diagnostic");
-                assert.match(shown, /1\. pool canary \(pool=canary\): 1 node\(s\), max 1 at a time in 1 batch, soak 600s after/);
-                assert.match(shown, /2\. pool workers \(pool=workers\): 2 node\(s\), max 2 at a time in 1 batch, drain first/);
+                assert.match(
+                    shown,
+                    /1\. pool canary \(pool=canary\): 1 node\(s\), max 1 at a time in 1 batch, soak 600s after/,
+                );
+                assert.match(
+                    shown,
+                    /2\. pool workers \(pool=workers\): 2 node\(s\), max 2 at a time in 1 batch, drain first/,
+                );
                 assert.match(shown, /^warning: nodePortAddresses: 127\.0\.0\.1:<nodePort> .*shop\/web \(30080\)/m);
                 assert.match(diff, /-mode: ipvs/);
                 assert.match(diff, /\+mode: nftables/);
-                assert.deepEqual(plan.pools.map((p) => p.name), ["canary", "workers"]);
+                assert.deepEqual(
+                    plan.pools.map((p) => p.name),
+                    ["canary", "workers"],
+                );
                 assert.deepEqual(plan.pools[0].batches, [["c1"]]);
                 assert.deepEqual(plan.pools[1].batches, [["w1", "w2"]]);
                 assert.equal(plan.pools[0].soakSeconds, 600);
@@ -114,7 +142,9 @@ describe("KubeProxyMode component (Pulumi mocks)", () => {
 
             it("registers one rollout step per pool calling the project's CLI without a shell, then the finish, then the ConfigMap", async () => {
                 const { registered } = await run(preview, {});
-                const types = registered.filter((r) => r.type !== "pulumi:providers:kubernetes").map((r) => `${r.type} ${r.name}`);
+                const types = registered
+                    .filter((r) => r.type !== "pulumi:providers:kubernetes")
+                    .map((r) => `${r.type} ${r.name}`);
                 assert.deepEqual(types, [
                     "kube-proxy-mode:index:KubeProxyMode kube-proxy",
                     "command:local:Command kube-proxy-pool-canary",
@@ -126,10 +156,16 @@ describe("KubeProxyMode component (Pulumi mocks)", () => {
                 // node and the CLI are found when the step runs; the command is a constant, the pool's arguments are in the environment
                 assert.equal(canary.inputs.create, "rollout");
                 assert.equal(canary.inputs.interpreter[0], "node");
-                assert.deepEqual(JSON.parse(plain(canary.inputs.environment).KPM_STEP_ARGS), ["--json", "--pool=canary"]);
+                assert.deepEqual(JSON.parse(plain(canary.inputs.environment).KPM_STEP_ARGS), [
+                    "--json",
+                    "--pool=canary",
+                ]);
                 const spec = JSON.parse(plain(canary.inputs.environment).KPM_ROLLOUT_SPEC);
                 assert.equal(spec.target.mode, "nftables");
-                assert.deepEqual(spec.pools.map((p: any) => p.name), ["canary", "workers"]);
+                assert.deepEqual(
+                    spec.pools.map((p: any) => p.name),
+                    ["canary", "workers"],
+                );
                 const cm = registered.find((r) => r.type === "kubernetes:core/v1:ConfigMapPatch")!;
                 assert.match(cm.inputs.data["config.conf"], /^mode: nftables/m);
             });
@@ -145,11 +181,23 @@ describe("KubeProxyMode component (Pulumi mocks)", () => {
 
             it("keeps the kubeconfig secret and out of every plain input", async () => {
                 const reads: string[] = [];
-                const { registered } = await run(preview, { kubeconfig: "apiVersion: v1\nkind: Config\nclusters: [{ name: c, cluster: { server: 'https://c:6443' } }]\nusers: [{ name: u, user: { token: SECRET-MARKER } }]\ncontexts: [{ name: c, context: { cluster: c, user: u } }]\ncurrent-context: c\n" }, snapshot(), reads);
+                const { registered } = await run(
+                    preview,
+                    {
+                        kubeconfig:
+                            "apiVersion: v1\nkind: Config\nclusters: [{ name: c, cluster: { server: 'https://c:6443' } }]\nusers: [{ name: u, user: { token: SECRET-MARKER } }]\ncontexts: [{ name: c, context: { cluster: c, user: u } }]\ncurrent-context: c\n",
+                    },
+                    snapshot(),
+                    reads,
+                );
                 assert.deepEqual(reads, ["with-kubeconfig"]);
                 const canary = registered.find((r) => r.name === "kube-proxy-pool-canary")!;
                 const env = canary.inputs.environment;
-                assert.equal(env[SECRET_SIG], SECRET_VALUE, "the Command's environment (holding the kubeconfig) must be a Pulumi secret");
+                assert.equal(
+                    env[SECRET_SIG],
+                    SECRET_VALUE,
+                    "the Command's environment (holding the kubeconfig) must be a Pulumi secret",
+                );
                 assert.equal(env.value.KPM_KUBECONFIG.includes("SECRET-MARKER"), true);
                 assert.ok(!env.value.KPM_ROLLOUT_SPEC.includes("SECRET-MARKER"));
                 assert.ok(!JSON.stringify(canary.inputs.triggers ?? []).includes("SECRET-MARKER"));
@@ -162,36 +210,77 @@ describe("KubeProxyMode component (Pulumi mocks)", () => {
         const cases: [string, Record<string, any>, RegExp, ClusterSnapshot?][] = [
             ["an empty mode", { mode: "" }, /mode is required/],
             ["an unknown mode", { mode: "nft" }, /not a kube-proxy mode/],
-            ["an unknown feature gate", { featureGates: { NFTablesProxyMod: true } }, /featureGates\.NFTablesProxyMod: .*did you mean NFTablesProxyMode/],
-            ["a bad nodePortAddresses entry", { nodePortAddresses: ["10.0.0.1"] }, /nodePortAddresses\[0\].*10\.0\.0\.1/],
-            ["overlapping pools", { pools: [{ name: "a", nodeSelector: "pool=workers" }, { name: "b", nodeSelector: "kubernetes.io/os=linux" }] }, /selected by pool a and by pool b/],
+            [
+                "an unknown feature gate",
+                { featureGates: { NFTablesProxyMod: true } },
+                /featureGates\.NFTablesProxyMod: .*did you mean NFTablesProxyMode/,
+            ],
+            [
+                "a bad nodePortAddresses entry",
+                { nodePortAddresses: ["10.0.0.1"] },
+                /nodePortAddresses\[0\].*10\.0\.0\.1/,
+            ],
+            [
+                "overlapping pools",
+                {
+                    pools: [
+                        { name: "a", nodeSelector: "pool=workers" },
+                        { name: "b", nodeSelector: "kubernetes.io/os=linux" },
+                    ],
+                },
+                /selected by pool a and by pool b/,
+            ],
             ["a node in no pool", { pools: [{ name: "canary", nodeSelector: "pool=canary" }] }, /in no pool: w1, w2/],
-            ["a bad maxUnavailable", { pools: [{ name: "all", nodeSelector: "kubernetes.io/os=linux", maxUnavailable: 0 }] }, /pools\[0\]\.maxUnavailable/],
-            ["a bad soak", { pools: [{ name: "all", nodeSelector: "kubernetes.io/os=linux", soak: "ten minutes" }] }, /pools\[0\]\.soak/],
+            [
+                "a bad maxUnavailable",
+                { pools: [{ name: "all", nodeSelector: "kubernetes.io/os=linux", maxUnavailable: 0 }] },
+                /pools\[0\]\.maxUnavailable/,
+            ],
+            [
+                "a bad soak",
+                { pools: [{ name: "all", nodeSelector: "kubernetes.io/os=linux", soak: "ten minutes" }] },
+                /pools\[0\]\.soak/,
+            ],
             ["no pools", { pools: [] }, /pools must list at least one/],
             ["a bad onFailure", { onFailure: "retry" }, /onFailure "retry"/],
             ["a bad hook", { verify: { hooks: [{ name: "x", command: [] }] } }, /verify\.hooks\[0\]\.command/],
-            ["a kernel older than 5.13 in a pool", {}, /old-1: kernel 5\.10\.0 is older than 5\.13/, snapshot([node("c1", "canary"), node("w1", "workers"), node("old-1", "workers", "5.10.0")])],
+            [
+                "a kernel older than 5.13 in a pool",
+                {},
+                /old-1: kernel 5\.10\.0 is older than 5\.13/,
+                snapshot([node("c1", "canary"), node("w1", "workers"), node("old-1", "workers", "5.10.0")]),
+            ],
         ];
         for (const [what, args, message, snap] of cases) {
             it(`${what}`, async () => {
                 const watch = captureUnhandled();
                 try {
-                    await assert.rejects(() => run(true, args, snap), (e: Error) => {
-                        assert.match(e.message, message);
-                        return true;
-                    });
+                    await assert.rejects(
+                        () => run(true, args, snap),
+                        (e: Error) => {
+                            assert.match(e.message, message);
+                            return true;
+                        },
+                    );
                 } finally {
                     watch.stop();
                 }
             });
         }
         it("an explicit provider without the kubeconfig", async () => {
-            await pulumi.runtime.setMocks({ newResource: (a) => ({ id: "id", state: a.inputs }), call: () => ({}) }, "p", "s", true);
+            await pulumi.runtime.setMocks(
+                { newResource: (a) => ({ id: "id", state: a.inputs }), call: () => ({}) },
+                "p",
+                "s",
+                true,
+            );
             const k8s = await import("@pulumi/kubernetes");
             const { KubeProxyMode } = await import("../../components/pulumi/kubeProxyMode.js");
             const provider = new k8s.Provider("p", { kubeconfig: "x" });
-            assert.throws(() => new KubeProxyMode("kp", { mode: "nftables", pools: POOLS }, { provider }), /kubeconfig is required with an explicit Kubernetes provider/);
+            assert.throws(
+                () => new KubeProxyMode("kp", { mode: "nftables", pools: POOLS }, { provider }),
+                /kubeconfig is required with an explicit Kubernetes provider/,
+            );
         });
     });
 

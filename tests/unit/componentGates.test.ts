@@ -12,7 +12,13 @@ import { parseKubeVersion } from "../../components/core/versions.js";
 import { fixture } from "../helpers.js";
 
 function node(name: string, pool: string): NodeState {
-    return { name, labels: { pool, "kubernetes.io/os": "linux" }, kernelVersion: "6.8.0-51-generic", operatingSystem: "linux", placement: null };
+    return {
+        name,
+        labels: { pool, "kubernetes.io/os": "linux" },
+        kernelVersion: "6.8.0-51-generic",
+        operatingSystem: "linux",
+        placement: null,
+    };
 }
 
 function snapshot(crd?: CrdPresence, current = fixture("handwritten/ipvs-lc.yaml")): ClusterSnapshot {
@@ -40,20 +46,50 @@ interface Run {
 }
 
 /** The component with mocks; `upstream` is the `promotion` output of the stack a StackReference reads. */
-async function run(preview: boolean, args: Record<string, any>, snap: ClusterSnapshot, opts: { upstream?: unknown; finishResult?: unknown } = {}): Promise<Run> {
+async function run(
+    preview: boolean,
+    args: Record<string, any>,
+    snap: ClusterSnapshot,
+    opts: { upstream?: unknown; finishResult?: unknown } = {},
+): Promise<Run> {
     const registered: Run["registered"] = [];
     await pulumi.runtime.setMocks(
         {
             newResource: (a) => {
                 registered.push({ type: a.type, name: a.name, inputs: a.inputs });
                 if (a.type === "pulumi:pulumi:StackReference") {
-                    return { id: a.inputs.name, state: { name: a.inputs.name, outputs: opts.upstream === undefined ? {} : { promotion: opts.upstream }, secretOutputNames: [] } };
+                    return {
+                        id: a.inputs.name,
+                        state: {
+                            name: a.inputs.name,
+                            outputs: opts.upstream === undefined ? {} : { promotion: opts.upstream },
+                            secretOutputNames: [],
+                        },
+                    };
                 }
                 const finish = a.name.endsWith("-finish") && !preview;
                 return {
                     id: preview ? undefined : `${a.name}-id`,
                     // the finish's stdout: the CLI's --json document, whose verification holds when it finished
-                    state: { ...a.inputs, ...(finish ? { stdout: JSON.stringify({ ok: true, nodes: [], verification: opts.finishResult === undefined ? undefined : { ...(opts.finishResult as object), finishedAt: "2026-03-01T10:00:00.000Z" } }), stderr: "" } : {}) },
+                    state: {
+                        ...a.inputs,
+                        ...(finish
+                            ? {
+                                  stdout: JSON.stringify({
+                                      ok: true,
+                                      nodes: [],
+                                      verification:
+                                          opts.finishResult === undefined
+                                              ? undefined
+                                              : {
+                                                    ...(opts.finishResult as object),
+                                                    finishedAt: "2026-03-01T10:00:00.000Z",
+                                                },
+                                  }),
+                                  stderr: "",
+                              }
+                            : {}),
+                    },
                 };
             },
             call: () => ({}),
@@ -83,7 +119,11 @@ function captureUnhandled(): { stop: () => void } {
 describe("KubeProxyMode alerts (Pulumi mocks)", () => {
     for (const preview of [true, false]) {
         it(`${preview ? "preview" : "up"}: creates a PrometheusRule with the four alerts, their exact expressions and the user's labels`, async () => {
-            const { registered, kp, value } = await run(preview, { alerts: { labels: { release: "kube-prometheus-stack" }, alertLabels: { team: "network" } } }, snapshot("present"));
+            const { registered, kp, value } = await run(
+                preview,
+                { alerts: { labels: { release: "kube-prometheus-stack" }, alertLabels: { team: "network" } } },
+                snapshot("present"),
+            );
             const rules = registered.filter((r) => r.type === "kubernetes:monitoring.coreos.com/v1:PrometheusRule");
             assert.equal(rules.length, 1);
             const rule = rules[0].inputs;
@@ -96,9 +136,18 @@ describe("KubeProxyMode alerts (Pulumi mocks)", () => {
             assert.deepEqual(
                 alerts.map((a: any) => [a.alert, a.expr]),
                 [
-                    ["KubeProxyNFTablesSyncFailing", "sum by (node) (rate(kubeproxy_sync_proxy_rules_nftables_sync_failures_total[5m])) > 0"],
-                    ["KubeProxyNFTablesCleanupFailing", "sum by (node) (rate(kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total[5m])) > 0"],
-                    ["KubeProxyRulesStale", "time() - max by (node) (kubeproxy_sync_proxy_rules_last_timestamp_seconds) > 300"],
+                    [
+                        "KubeProxyNFTablesSyncFailing",
+                        "sum by (node) (rate(kubeproxy_sync_proxy_rules_nftables_sync_failures_total[5m])) > 0",
+                    ],
+                    [
+                        "KubeProxyNFTablesCleanupFailing",
+                        "sum by (node) (rate(kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total[5m])) > 0",
+                    ],
+                    [
+                        "KubeProxyRulesStale",
+                        "time() - max by (node) (kubeproxy_sync_proxy_rules_last_timestamp_seconds) > 300",
+                    ],
                     [
                         "KubeProxyStillOnIPVS",
                         "max by (node) (kubeproxy_sync_proxy_rules_last_timestamp_seconds) unless on (node) max by (node) (kubeproxy_sync_full_proxy_rules_duration_seconds_count)",
@@ -106,8 +155,15 @@ describe("KubeProxyMode alerts (Pulumi mocks)", () => {
                 ],
             );
             for (const a of alerts) assert.equal(a.labels.team, "network");
-            assert.deepEqual(await value(kp.alerts), { namespace: "kube-system", name: "kube-proxy-mode", alerts: alerts.map((a: any) => a.alert) });
-            assert.deepEqual(((await value(kp.findings)) as any[]).filter((f) => f.field === "alerts"), []);
+            assert.deepEqual(await value(kp.alerts), {
+                namespace: "kube-system",
+                name: "kube-proxy-mode",
+                alerts: alerts.map((a: any) => a.alert),
+            });
+            assert.deepEqual(
+                ((await value(kp.findings)) as any[]).filter((f) => f.field === "alerts"),
+                [],
+            );
         });
     }
 
@@ -117,8 +173,14 @@ describe("KubeProxyMode alerts (Pulumi mocks)", () => {
         assert.equal(await value(kp.alerts), null);
         const finding = ((await value(kp.findings)) as any[]).find((f) => f.field === "alerts");
         assert.equal(finding.severity, "warning");
-        assert.match(finding.message, /the PrometheusRule kube-proxy-mode is not created: the CustomResourceDefinition prometheusrules\.monitoring\.coreos\.com is not installed/);
-        assert.ok(logs.some((l) => /^warning: alerts: the PrometheusRule kube-proxy-mode is not created/.test(l)), logs.join("\n"));
+        assert.match(
+            finding.message,
+            /the PrometheusRule kube-proxy-mode is not created: the CustomResourceDefinition prometheusrules\.monitoring\.coreos\.com is not installed/,
+        );
+        assert.ok(
+            logs.some((l) => /^warning: alerts: the PrometheusRule kube-proxy-mode is not created/.test(l)),
+            logs.join("\n"),
+        );
     });
 
     it("no alerts asked for: no PrometheusRule and no finding, with or without the CRD", async () => {
@@ -132,7 +194,10 @@ describe("KubeProxyMode alerts (Pulumi mocks)", () => {
     it("a bad alerts option fails the preview naming the field", async () => {
         const watch = captureUnhandled();
         try {
-            await assert.rejects(run(true, { alerts: { nodeLabel: "k8s-node" } }, snapshot("present")), /alerts\.nodeLabel: alerts\.nodeLabel must be a Prometheus label name/);
+            await assert.rejects(
+                run(true, { alerts: { nodeLabel: "k8s-node" } }, snapshot("present")),
+                /alerts\.nodeLabel: alerts\.nodeLabel must be a Prometheus label name/,
+            );
         } finally {
             watch.stop();
         }
@@ -146,7 +211,10 @@ describe("KubeProxyMode promotion gate (Pulumi mocks)", () => {
         const { kp, value } = await run(true, {}, snapshot());
         return { ...promotionTarget(await value(kp.config)), configHash: await value(kp.configHash) };
     }
-    const record = (t: { targetHash: string; target: Record<string, unknown> }, over: Partial<PromotionRecord> = {}): PromotionRecord => ({
+    const record = (
+        t: { targetHash: string; target: Record<string, unknown> },
+        over: Partial<PromotionRecord> = {},
+    ): PromotionRecord => ({
         targetHash: t.targetHash,
         target: t.target,
         configHash: "0123456789",
@@ -163,7 +231,10 @@ describe("KubeProxyMode promotion gate (Pulumi mocks)", () => {
         const watch = captureUnhandled();
         try {
             await assert.rejects(run(true, { promotion }, snapshot(), { upstream }), (e: Error) => {
-                assert.match(e.message, /KubeProxyMode kube-proxy: promotion gate refused: organization\/kube-proxy-mode\/staging is not ready to be followed/);
+                assert.match(
+                    e.message,
+                    /KubeProxyMode kube-proxy: promotion gate refused: organization\/kube-proxy-mode\/staging is not ready to be followed/,
+                );
                 assert.match(e.message, message);
                 return true;
             });
@@ -174,34 +245,66 @@ describe("KubeProxyMode promotion gate (Pulumi mocks)", () => {
 
     it("reads the upstream through a StackReference named by promotion.after", async () => {
         const t = await ownTarget();
-        const { registered } = await run(true, { promotion: { after: UPSTREAM, minSoak: "1h" } }, snapshot(), { upstream: record(t) });
+        const { registered } = await run(true, { promotion: { after: UPSTREAM, minSoak: "1h" } }, snapshot(), {
+            upstream: record(t),
+        });
         const ref = registered.find((r) => r.type === "pulumi:pulumi:StackReference");
         assert.equal(ref?.inputs.name, UPSTREAM);
     });
     it("opens when the upstream finished the same target, verified every node and held it for minSoak; says so in the preview", async () => {
         const t = await ownTarget();
-        const { logs } = await run(true, { promotion: { after: UPSTREAM, minSoak: "1h" } }, snapshot(), { upstream: record(t) });
-        assert.ok(logs.some((l) => /^info: promotion gate open: organization\/kube-proxy-mode\/staging finished nftables .* verified 3\/3 node\(s\), held for 2h/.test(l)), logs.join("\n"));
+        const { logs } = await run(true, { promotion: { after: UPSTREAM, minSoak: "1h" } }, snapshot(), {
+            upstream: record(t),
+        });
+        assert.ok(
+            logs.some((l) =>
+                /^info: promotion gate open: organization\/kube-proxy-mode\/staging finished nftables .* verified 3\/3 node\(s\), held for 2h/.test(
+                    l,
+                ),
+            ),
+            logs.join("\n"),
+        );
     });
     it("refuses while the upstream has not finished (no record)", async () => {
-        await refused(undefined, { after: UPSTREAM, minSoak: "1h" }, /has no promotion record: it has not finished a kube-proxy-mode rollout/);
+        await refused(
+            undefined,
+            { after: UPSTREAM, minSoak: "1h" },
+            /has no promotion record: it has not finished a kube-proxy-mode rollout/,
+        );
     });
     it("refuses while the upstream is unverified", async () => {
         const t = await ownTarget();
-        await refused(record(t, { nodesVerified: 2, nodesChecked: 2, unverified: ["w3"] }), { after: UPSTREAM, minSoak: "1h" }, /verified 2 of 3 node\(s\) .*not verified: w3/);
+        await refused(
+            record(t, { nodesVerified: 2, nodesChecked: 2, unverified: ["w3"] }),
+            { after: UPSTREAM, minSoak: "1h" },
+            /verified 2 of 3 node\(s\) .*not verified: w3/,
+        );
     });
     it("refuses while the upstream is too fresh", async () => {
         const t = await ownTarget();
-        await refused(record(t), { after: UPSTREAM, minSoak: "24h" }, /has held it for 2h; promotion\.minSoak is 24h: 22h left/);
+        await refused(
+            record(t),
+            { after: UPSTREAM, minSoak: "24h" },
+            /has held it for 2h; promotion\.minSoak is 24h: 22h left/,
+        );
     });
     it("refuses an upstream that finished another target of the same mode", async () => {
-        const other = promotionTarget("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: nftables\n");
-        await refused(record(other), { after: UPSTREAM, minSoak: "1h" }, /finished a different target \(nftables, target \w+\) than this stack renders \(nftables, target \w+\): .*nodePortAddresses: \(unset\) there, \["0\.0\.0\.0\/0"\] here/);
+        const other = promotionTarget(
+            "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: nftables\n",
+        );
+        await refused(
+            record(other),
+            { after: UPSTREAM, minSoak: "1h" },
+            /finished a different target \(nftables, target \w+\) than this stack renders \(nftables, target \w+\): .*nodePortAddresses: \(unset\) there, \["0\.0\.0\.0\/0"\] here/,
+        );
     });
     it("a bad promotion option fails naming the field", async () => {
         const watch = captureUnhandled();
         try {
-            await assert.rejects(run(true, { promotion: { after: "staging", minSoak: "1h" } }, snapshot()), /promotion\.after must be a fully qualified stack name/);
+            await assert.rejects(
+                run(true, { promotion: { after: "staging", minSoak: "1h" } }, snapshot()),
+                /promotion\.after must be a fully qualified stack name/,
+            );
         } finally {
             watch.stop();
         }
@@ -210,14 +313,30 @@ describe("KubeProxyMode promotion gate (Pulumi mocks)", () => {
         const { kp, value } = await run(true, {}, snapshot());
         const done: string = await value(kp.config);
         const { logs } = await run(true, { promotion: { after: UPSTREAM, minSoak: "24h" } }, snapshot(undefined, done));
-        assert.ok(logs.some((l) => /promotion gate open: this cluster already runs its target/.test(l)), logs.join("\n"));
+        assert.ok(
+            logs.some((l) => /promotion gate open: this cluster already runs its target/.test(l)),
+            logs.join("\n"),
+        );
     });
 
     it("exports the promotion record from the finish step's verification, for the stacks after it", async () => {
         const t = await ownTarget();
-        const finishResult = { configHash: t.configHash, mode: "nftables", nodesVerified: 2, nodesChecked: 2, nodesTotal: 2, unverified: [], cluster: "ref (https://127.0.0.1:6443)" };
+        const finishResult = {
+            configHash: t.configHash,
+            mode: "nftables",
+            nodesVerified: 2,
+            nodesChecked: 2,
+            nodesTotal: 2,
+            unverified: [],
+            cluster: "ref (https://127.0.0.1:6443)",
+        };
         const { kp, value } = await run(false, {}, snapshot(), { finishResult });
-        assert.deepEqual(await value(kp.promotion), { ...finishResult, targetHash: t.targetHash, target: t.target, finishedAt: "2026-03-01T10:00:00.000Z" });
+        assert.deepEqual(await value(kp.promotion), {
+            ...finishResult,
+            targetHash: t.targetHash,
+            target: t.target,
+            finishedAt: "2026-03-01T10:00:00.000Z",
+        });
     });
     it("exports what this run changes: the cluster, from and to, how many nodes move", async () => {
         const { kp, value } = await run(true, {}, { ...snapshot(), cluster: "ref (https://127.0.0.1:6443)" });
@@ -230,7 +349,16 @@ describe("KubeProxyMode promotion gate (Pulumi mocks)", () => {
     it("exports no record while the finish has not completed on this configuration", async () => {
         const { kp, value } = await run(false, {}, snapshot(), { finishResult: null });
         assert.equal(await value(kp.promotion), undefined);
-        const stale = await run(false, {}, snapshot(), { finishResult: { configHash: "another0000", mode: "nftables", nodesVerified: 2, nodesChecked: 2, nodesTotal: 2, unverified: [] } });
+        const stale = await run(false, {}, snapshot(), {
+            finishResult: {
+                configHash: "another0000",
+                mode: "nftables",
+                nodesVerified: 2,
+                nodesChecked: 2,
+                nodesTotal: 2,
+                unverified: [],
+            },
+        });
         assert.equal(await stale.value(stale.kp.promotion), undefined);
     });
 });

@@ -15,7 +15,13 @@ const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 const plain = (v: any) => (v && v[SECRET_SIG] ? v.value : v);
 
 function node(name: string, pool: string): NodeState {
-    return { name, labels: { pool, "kubernetes.io/os": "linux" }, kernelVersion: "6.8.0-51-generic", operatingSystem: "linux", placement: null };
+    return {
+        name,
+        labels: { pool, "kubernetes.io/os": "linux" },
+        kernelVersion: "6.8.0-51-generic",
+        operatingSystem: "linux",
+        placement: null,
+    };
 }
 
 function snapshot(): ClusterSnapshot {
@@ -58,7 +64,10 @@ interface Registered {
     inputs: any;
 }
 
-async function run(args: Record<string, any>, opts: { preview?: boolean; stackConfig?: Record<string, string>; extraOpts?: Record<string, any> } = {}) {
+async function run(
+    args: Record<string, any>,
+    opts: { preview?: boolean; stackConfig?: Record<string, string>; extraOpts?: Record<string, any> } = {},
+) {
     const preview = opts.preview ?? true;
     const registered: Registered[] = [];
     const reads: { kubeconfigContent?: string; context?: string }[] = [];
@@ -74,18 +83,23 @@ async function run(args: Record<string, any>, opts: { preview?: boolean; stackCo
         "stack",
         preview,
     );
-    for (const k of ["kubernetes:kubeconfig", "kubernetes:context"]) pulumi.runtime.setConfig(k, opts.stackConfig?.[k] as any);
+    for (const k of ["kubernetes:kubeconfig", "kubernetes:context"])
+        pulumi.runtime.setConfig(k, opts.stackConfig?.[k] as any);
     const { KubeProxyMode } = await import("../../components/pulumi/kubeProxyMode.js");
     const logs: string[] = [];
     (pulumi.log as any).info = (m: string) => logs.push(`info: ${m}`);
     (pulumi.log as any).warn = (m: string) => logs.push(`warning: ${m}`);
-    const kp = new KubeProxyMode("kube-proxy", { mode: "nftables", pools: POOLS, nodePortAddresses: ["0.0.0.0/0"], ...args } as any, {
-        snapshotReader: async (access) => {
-            reads.push({ kubeconfigContent: access.kubeconfigContent, context: access.context });
-            return snapshot();
+    const kp = new KubeProxyMode(
+        "kube-proxy",
+        { mode: "nftables", pools: POOLS, nodePortAddresses: ["0.0.0.0/0"], ...args } as any,
+        {
+            snapshotReader: async (access) => {
+                reads.push({ kubeconfigContent: access.kubeconfigContent, context: access.context });
+                return snapshot();
+            },
+            ...opts.extraOpts,
         },
-        ...opts.extraOpts,
-    });
+    );
     const value = <T>(o: pulumi.Output<T>) => (o as any).promise() as Promise<T>;
     const plan = await value(kp.plan);
     await new Promise((r) => setTimeout(r, 50));
@@ -116,7 +130,11 @@ async function refused(args: Record<string, any>): Promise<{ message: string; re
         (pulumi.log as any).warn = () => undefined;
         let message = "";
         try {
-            const kp = new KubeProxyMode("kube-proxy", { mode: "nftables", pools: POOLS, nodePortAddresses: ["0.0.0.0/0"], ...args } as any, { snapshotReader: async () => snapshot() });
+            const kp = new KubeProxyMode(
+                "kube-proxy",
+                { mode: "nftables", pools: POOLS, nodePortAddresses: ["0.0.0.0/0"], ...args } as any,
+                { snapshotReader: async () => snapshot() },
+            );
             await (kp.plan as any).promise();
         } catch (e) {
             message = (e as Error).message;
@@ -131,9 +149,24 @@ async function refused(args: Record<string, any>): Promise<{ message: string; re
 describe("KubeProxyMode inputs (Pulumi mocks)", () => {
     describe("pools given as an Output fail at construction with an InputPropertyError naming the field", () => {
         const cases: [string, () => Record<string, any>, RegExp, string][] = [
-            ["pools as an Output", () => ({ pools: pulumi.output(POOLS) }), /pools: is an Output: .*resource graph/, "pools"],
-            ["a pool as an Output", () => ({ pools: [pulumi.output(POOLS[0]), POOLS[1]] }), /pools\[0\]: is an Output/, "pools[0]"],
-            ["a pool's name as an Output", () => ({ pools: [{ ...POOLS[0], name: pulumi.output("canary") }, POOLS[1]] }), /pools\[0\]\.name: is an Output: .*names its step/, "pools[0].name"],
+            [
+                "pools as an Output",
+                () => ({ pools: pulumi.output(POOLS) }),
+                /pools: is an Output: .*resource graph/,
+                "pools",
+            ],
+            [
+                "a pool as an Output",
+                () => ({ pools: [pulumi.output(POOLS[0]), POOLS[1]] }),
+                /pools\[0\]: is an Output/,
+                "pools[0]",
+            ],
+            [
+                "a pool's name as an Output",
+                () => ({ pools: [{ ...POOLS[0], name: pulumi.output("canary") }, POOLS[1]] }),
+                /pools\[0\]\.name: is an Output: .*names its step/,
+                "pools[0].name",
+            ],
         ];
         for (const [what, args, message, field] of cases) {
             it(what, async () => {
@@ -141,17 +174,26 @@ describe("KubeProxyMode inputs (Pulumi mocks)", () => {
                 const onErr = (e: unknown) => errors.push(e);
                 process.on("unhandledRejection", onErr);
                 try {
-                    await pulumi.runtime.setMocks({ newResource: (a) => ({ id: undefined, state: a.inputs }), call: () => ({}) }, "project", "stack", true);
+                    await pulumi.runtime.setMocks(
+                        { newResource: (a) => ({ id: undefined, state: a.inputs }), call: () => ({}) },
+                        "project",
+                        "stack",
+                        true,
+                    );
                     const { KubeProxyMode } = await import("../../components/pulumi/kubeProxyMode.js");
                     let thrown: unknown;
                     try {
-                        new KubeProxyMode("kube-proxy", { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"], ...args() } as any, { snapshotReader: async () => snapshot() });
+                        new KubeProxyMode(
+                            "kube-proxy",
+                            { mode: "nftables", nodePortAddresses: ["0.0.0.0/0"], ...args() } as any,
+                            { snapshotReader: async () => snapshot() },
+                        );
                     } catch (e) {
                         thrown = e;
                     }
                     assert.ok(thrown, "the constructor must throw");
                     assert.ok(pulumi.InputPropertyError.isInstance(thrown), "an InputPropertyError");
-                    assert.equal((thrown).propertyPath, field);
+                    assert.equal(thrown.propertyPath, field);
                     assert.match((thrown as Error).message, message);
                 } finally {
                     process.off("unhandledRejection", onErr);
@@ -162,20 +204,71 @@ describe("KubeProxyMode inputs (Pulumi mocks)", () => {
 
     describe("every input is validated at preview, naming the field and the fix", () => {
         const cases: [string, Record<string, any>, RegExp][] = [
-            ["verify.maxSyncAge: banana", { verify: { maxSyncAge: "banana" } }, /verify\.maxSyncAge: "banana" is not a duration; write it like 30s/],
+            [
+                "verify.maxSyncAge: banana",
+                { verify: { maxSyncAge: "banana" } },
+                /verify\.maxSyncAge: "banana" is not a duration; write it like 30s/,
+            ],
             ["verify.podTimeout: 0", { verify: { podTimeout: "0" } }, /verify\.podTimeout: "0" must be longer than 0/],
-            ["verify.podTimeout: forever", { verify: { podTimeout: "forever" } }, /verify\.podTimeout: "forever" is not a duration/],
-            ['verify.hooks[].timeout: "5 minutes"', { verify: { hooks: [{ name: "h", command: ["true"], timeout: "5 minutes" }] } }, /verify\.hooks\[0\]\.timeout: "5 minutes" is not a duration/],
-            ['verify.image: ""', { verify: { image: "" } }, /verify\.image: verify\.image must not be empty; e\.g\. busybox:1\.36/],
-            ["duplicate hook names", { verify: { hooks: [{ name: "h", command: ["true"] }, { name: "h", command: ["false"] }] } }, /verify\.hooks\[1\]\.name: hook name "h" is used twice/],
-            ['target.podSelector: ""', { target: { podSelector: "" } }, /target\.podSelector: target\.podSelector must not be empty; e\.g\. k8s-app=kube-proxy/],
-            ["a misspelt target.nmespace", { target: { nmespace: "kube-system" } }, /target: unknown field\(s\) "nmespace": check the spelling/],
-            ["a pool's drainTimeout: 10 minutes", { pools: [POOLS[0], { ...POOLS[1], drain: true, drainTimeout: "10 minutes" }] }, /pools\[1\]\.drainTimeout: .*"10 minutes" is not a duration/],
-            ["a pool's soak: soon", { pools: [{ ...POOLS[0], soak: "soon" }, POOLS[1]] }, /pools\[0\]\.soak: .*"soon" is not a duration/],
-            ["a misspelt pool field", { pools: [{ ...POOLS[0], maxUnavailible: 2 }, POOLS[1]] }, /pools\[0\]: unknown field\(s\) "maxUnavailible"/],
+            [
+                "verify.podTimeout: forever",
+                { verify: { podTimeout: "forever" } },
+                /verify\.podTimeout: "forever" is not a duration/,
+            ],
+            [
+                'verify.hooks[].timeout: "5 minutes"',
+                { verify: { hooks: [{ name: "h", command: ["true"], timeout: "5 minutes" }] } },
+                /verify\.hooks\[0\]\.timeout: "5 minutes" is not a duration/,
+            ],
+            [
+                'verify.image: ""',
+                { verify: { image: "" } },
+                /verify\.image: verify\.image must not be empty; e\.g\. busybox:1\.36/,
+            ],
+            [
+                "duplicate hook names",
+                {
+                    verify: {
+                        hooks: [
+                            { name: "h", command: ["true"] },
+                            { name: "h", command: ["false"] },
+                        ],
+                    },
+                },
+                /verify\.hooks\[1\]\.name: hook name "h" is used twice/,
+            ],
+            [
+                'target.podSelector: ""',
+                { target: { podSelector: "" } },
+                /target\.podSelector: target\.podSelector must not be empty; e\.g\. k8s-app=kube-proxy/,
+            ],
+            [
+                "a misspelt target.nmespace",
+                { target: { nmespace: "kube-system" } },
+                /target: unknown field\(s\) "nmespace": check the spelling/,
+            ],
+            [
+                "a pool's drainTimeout: 10 minutes",
+                { pools: [POOLS[0], { ...POOLS[1], drain: true, drainTimeout: "10 minutes" }] },
+                /pools\[1\]\.drainTimeout: .*"10 minutes" is not a duration/,
+            ],
+            [
+                "a pool's soak: soon",
+                { pools: [{ ...POOLS[0], soak: "soon" }, POOLS[1]] },
+                /pools\[0\]\.soak: .*"soon" is not a duration/,
+            ],
+            [
+                "a misspelt pool field",
+                { pools: [{ ...POOLS[0], maxUnavailible: 2 }, POOLS[1]] },
+                /pools\[0\]: unknown field\(s\) "maxUnavailible"/,
+            ],
             ['kubeconfig: ""', { kubeconfig: "" }, /kubeconfig: is empty: pass the kubeconfig's content/],
             ['kubeconfig: "" as an Output', { kubeconfig: pulumi.output("") }, /kubeconfig: is empty/],
-            ["a context the kubeconfig does not have", { kubeconfig: TWO_CLUSTERS, context: "c" }, /cannot use kubeconfig: the kubeconfig has no context "c"; it has "a", "b"/],
+            [
+                "a context the kubeconfig does not have",
+                { kubeconfig: TWO_CLUSTERS, context: "c" },
+                /cannot use kubeconfig: the kubeconfig has no context "c"; it has "a", "b"/,
+            ],
         ];
         for (const [what, args, message] of cases) {
             it(what, async () => {
@@ -188,13 +281,25 @@ describe("KubeProxyMode inputs (Pulumi mocks)", () => {
 
     describe("one cluster: the preview, the provider, the steps and the hooks use the one reviewed", () => {
         it("context names the second cluster of a kubeconfig: the preview reads and prints it; the steps and the provider get it; the identity is in the triggers, never the token", async () => {
-            const { registered, logs, reads } = await run({ kubeconfig: TWO_CLUSTERS, context: "b" }, { preview: false });
-            assert.deepEqual(reads.map((r) => r.context), ["b"]);
-            assert.match(logs.join("\n"), /^info: cluster https:\/\/b\.example:6443 \(context b, from kubeconfig\): the cluster this preview reviewed/m);
+            const { registered, logs, reads } = await run(
+                { kubeconfig: TWO_CLUSTERS, context: "b" },
+                { preview: false },
+            );
+            assert.deepEqual(
+                reads.map((r) => r.context),
+                ["b"],
+            );
+            assert.match(
+                logs.join("\n"),
+                /^info: cluster https:\/\/b\.example:6443 \(context b, from kubeconfig\): the cluster this preview reviewed/m,
+            );
             const step = registered.find((r) => r.name === "kube-proxy-pool-canary")!;
             const env = plain(step.inputs.environment);
             assert.equal(env.KPM_CONTEXT, "b");
-            assert.deepEqual(JSON.parse(env.KPM_ROLLOUT_SPEC).cluster, { server: "https://b.example:6443", context: "b" });
+            assert.deepEqual(JSON.parse(env.KPM_ROLLOUT_SPEC).cluster, {
+                server: "https://b.example:6443",
+                context: "b",
+            });
             assert.equal(step.inputs.triggers[3], "https://b.example:6443");
             assert.ok(!JSON.stringify(step.inputs.triggers).includes("TOKEN-MARKER"));
             const provider = registered.find((r) => r.type === "pulumi:providers:kubernetes")!;
@@ -202,10 +307,16 @@ describe("KubeProxyMode inputs (Pulumi mocks)", () => {
         });
 
         it("without kubeconfig, the stack's kubernetes:kubeconfig and kubernetes:context are used (preview, provider and steps)", async () => {
-            const { registered, logs, reads } = await run({}, { preview: false, stackConfig: { "kubernetes:kubeconfig": TWO_CLUSTERS, "kubernetes:context": "b" } });
+            const { registered, logs, reads } = await run(
+                {},
+                { preview: false, stackConfig: { "kubernetes:kubeconfig": TWO_CLUSTERS, "kubernetes:context": "b" } },
+            );
             assert.equal(reads[0].context, "b");
             assert.ok(reads[0].kubeconfigContent?.includes("b.example"), "the preview read the stack's kubeconfig");
-            assert.match(logs.join("\n"), /cluster https:\/\/b\.example:6443 \(context b, from the stack's kubernetes:kubeconfig\)/);
+            assert.match(
+                logs.join("\n"),
+                /cluster https:\/\/b\.example:6443 \(context b, from the stack's kubernetes:kubeconfig\)/,
+            );
             const env = plain(registered.find((r) => r.name === "kube-proxy-pool-canary")!.inputs.environment);
             assert.ok(env.KPM_KUBECONFIG.includes("b.example"), "the steps get the stack's kubeconfig");
             assert.equal(env.KPM_CONTEXT, "b");
@@ -228,8 +339,17 @@ describe("KubeProxyMode inputs (Pulumi mocks)", () => {
             const workers = steps.find((s) => s.name === "kube-proxy-pool-workers")!;
             assert.deepEqual(JSON.parse(plain(workers.inputs.environment).KPM_STEP_ARGS), ["--json", "--pool=workers"]);
             const digest = createHash("sha256").update("w1\nw2").digest("hex");
-            assert.deepEqual(workers.inputs.triggers, [plan.target.hash, JSON.stringify(POOLS[1]), digest, "https://a.example:6443"]);
-            assert.deepEqual(plan.pools[1].nodes.map((n) => n.name).sort(), ["w1", "w2"], "the plan output keeps the names");
+            assert.deepEqual(workers.inputs.triggers, [
+                plan.target.hash,
+                JSON.stringify(POOLS[1]),
+                digest,
+                "https://a.example:6443",
+            ]);
+            assert.deepEqual(
+                plan.pools[1].nodes.map((n) => n.name).sort(),
+                ["w1", "w2"],
+                "the plan output keeps the names",
+            );
         });
 
         it("a step's interpreter and command hold no path of this checkout or of node (no provider is serialized into the state)", async () => {
@@ -244,18 +364,31 @@ describe("KubeProxyMode inputs (Pulumi mocks)", () => {
 
 describe("kube-proxy-mode rollout refuses a cluster other than the one reviewed", () => {
     const config = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: nftables\n";
-    const spec = (server: string) => ({ target: { hash: configHash(config), mode: "nftables", config }, pools: [{ name: "all", nodeSelector: "kubernetes.io/os=linux" }], cluster: { server, context: "b" } });
+    const spec = (server: string) => ({
+        target: { hash: configHash(config), mode: "nftables", config },
+        pools: [{ name: "all", nodeSelector: "kubernetes.io/os=linux" }],
+        cluster: { server, context: "b" },
+    });
 
     it("exit 2, naming both API servers, when the kubeconfig points elsewhere (no API call made)", () => {
-        const r = runCli(["rollout", "--spec", "-"], { input: JSON.stringify(spec("https://b.example:6443")), env: { KPM_KUBECONFIG: TWO_CLUSTERS, KPM_CONTEXT: "a" } });
+        const r = runCli(["rollout", "--spec", "-"], {
+            input: JSON.stringify(spec("https://b.example:6443")),
+            env: { KPM_KUBECONFIG: TWO_CLUSTERS, KPM_CONTEXT: "a" },
+        });
         assert.equal(r.code, 2, r.stderr);
-        assert.match(r.stderr, /refusing to act: the kubeconfig points at the API server https:\/\/a\.example:6443 \(context a\), not https:\/\/b\.example:6443 \(context b\), the cluster the preview reviewed/);
+        assert.match(
+            r.stderr,
+            /refusing to act: the kubeconfig points at the API server https:\/\/a\.example:6443 \(context a\), not https:\/\/b\.example:6443 \(context b\), the cluster the preview reviewed/,
+        );
         assert.ok(!r.stderr.includes("TOKEN-MARKER"));
     });
 
     it("KPM_CONTEXT selects the context the preview reviewed", () => {
         // the right cluster: the CLI goes on to the API, which does not exist here (exit 1, not 2)
-        const r = runCli(["rollout", "--spec", "-"], { input: JSON.stringify(spec("https://b.example:6443/")), env: { KPM_KUBECONFIG: TWO_CLUSTERS, KPM_CONTEXT: "b", KPM_API_RETRY_SECONDS: "0" } });
+        const r = runCli(["rollout", "--spec", "-"], {
+            input: JSON.stringify(spec("https://b.example:6443/")),
+            env: { KPM_KUBECONFIG: TWO_CLUSTERS, KPM_CONTEXT: "b", KPM_API_RETRY_SECONDS: "0" },
+        });
         assert.doesNotMatch(r.stderr, /refusing to act/);
         assert.equal(r.code, 1, r.stderr);
     });
@@ -263,9 +396,15 @@ describe("kube-proxy-mode rollout refuses a cluster other than the one reviewed"
 
 describe("preview diagnostics are terminal-safe", () => {
     it("an escape sequence in the cluster's kube-proxy configuration is printed escaped in the preview's diff", async () => {
-        const text = fixture("handwritten/ipvs-lc.yaml").replace(/^(\s*)mode: (.*)$/m, "$1mode: $2 # \u001b[2J set by hand");
+        const text = fixture("handwritten/ipvs-lc.yaml").replace(
+            /^(\s*)mode: (.*)$/m,
+            "$1mode: $2 # \u001b[2J set by hand",
+        );
         assert.ok(text.includes("\u001b"), "the fixture has a mode line to carry the escape");
-        const { logs } = await run({}, { extraOpts: { snapshotReader: async () => ({ ...snapshot(), current: parseCurrentConfig(text) }) } });
+        const { logs } = await run(
+            {},
+            { extraOpts: { snapshotReader: async () => ({ ...snapshot(), current: parseCurrentConfig(text) }) } },
+        );
         const all = logs.join("\n");
         assert.ok(all.includes("\\u001b[2J set by hand"), `the comment is shown, escaped:\n${all.slice(0, 2000)}`);
         assert.ok(!all.includes("\u001b"), "no raw escape character reaches the terminal");

@@ -2,7 +2,15 @@
 // why), which PodDisruptionBudget blocks a pod, drainTimeout 0, and the ipvs -> iptables rule
 // for pools that do not drain.
 import assert from "node:assert/strict";
-import { blockingPdbs, decideDrain, describeRefusal, drainDeadline, drainOptions, unroutedNodeFindings, type DrainPod } from "../../components/core/drain.js";
+import {
+    blockingPdbs,
+    decideDrain,
+    describeRefusal,
+    drainDeadline,
+    drainOptions,
+    unroutedNodeFindings,
+    type DrainPod,
+} from "../../components/core/drain.js";
 import { planRollout } from "../../components/core/plan.js";
 import { validatePools } from "../../components/core/pools.js";
 import { poolSchema } from "../../components/rollout/spec.js";
@@ -17,17 +25,28 @@ const pod = (name: string, extra: Partial<DrainPod> & { labels?: Record<string, 
 const pods: DrainPod[] = [
     pod("web-1", { metadata: { name: "web-1", namespace: "apps", ownerReferences: owned("ReplicaSet", "web-7f") } }),
     pod("agent-x", { metadata: { name: "agent-x", namespace: "apps", ownerReferences: owned("DaemonSet", "agent") } }),
-    pod("static-x", { metadata: { name: "static-x", namespace: "apps", annotations: { "kubernetes.io/config.mirror": "abc" } } }),
+    pod("static-x", {
+        metadata: { name: "static-x", namespace: "apps", annotations: { "kubernetes.io/config.mirror": "abc" } },
+    }),
     pod("bare", {}),
-    pod("cache-1", { metadata: { name: "cache-1", namespace: "apps", ownerReferences: owned("StatefulSet", "cache") }, spec: { volumes: [{ name: "scratch", emptyDir: {} }, { name: "cfg" }] } }),
+    pod("cache-1", {
+        metadata: { name: "cache-1", namespace: "apps", ownerReferences: owned("StatefulSet", "cache") },
+        spec: { volumes: [{ name: "scratch", emptyDir: {} }, { name: "cfg" }] },
+    }),
     pod("done-job", { status: { phase: "Succeeded" } }),
 ];
 
 describe("drain with kubectl's rules (pure decision)", () => {
     it("drain: true skips DaemonSet, mirror and finished pods, and refuses the bare pod and the emptyDir pod, naming each and its option", () => {
         const d = decideDrain(pods, drainOptions(true)!);
-        assert.deepEqual(d.evict.map((p) => p.metadata!.name), ["web-1"]);
-        assert.deepEqual(d.skipped.map((s) => s.pod), ["apps/agent-x", "apps/static-x", "apps/done-job"]);
+        assert.deepEqual(
+            d.evict.map((p) => p.metadata!.name),
+            ["web-1"],
+        );
+        assert.deepEqual(
+            d.skipped.map((s) => s.pod),
+            ["apps/agent-x", "apps/static-x", "apps/done-job"],
+        );
         assert.deepEqual(
             d.refused.map((r) => [r.pod, r.option]),
             [
@@ -36,27 +55,51 @@ describe("drain with kubectl's rules (pure decision)", () => {
             ],
         );
         const msg = describeRefusal("n1", d.refused);
-        assert.match(msg, /drain of n1 refused: apps\/bare: no controller owns it.*allowed by drain\.force; apps\/cache-1: emptyDir volume\(s\) scratch .*allowed by drain\.deleteEmptyDirData/);
+        assert.match(
+            msg,
+            /drain of n1 refused: apps\/bare: no controller owns it.*allowed by drain\.force; apps\/cache-1: emptyDir volume\(s\) scratch .*allowed by drain\.deleteEmptyDirData/,
+        );
         assert.match(msg, /Set drain: \{ force: true, deleteEmptyDirData: true \} on the pool/);
     });
     it("force evicts the bare pod but still refuses emptyDir data; both options evict both", () => {
         const forced = decideDrain(pods, { force: true, deleteEmptyDirData: false });
-        assert.deepEqual(forced.evict.map((p) => p.metadata!.name), ["web-1", "bare"]);
-        assert.deepEqual(forced.refused.map((r) => r.pod), ["apps/cache-1"]);
+        assert.deepEqual(
+            forced.evict.map((p) => p.metadata!.name),
+            ["web-1", "bare"],
+        );
+        assert.deepEqual(
+            forced.refused.map((r) => r.pod),
+            ["apps/cache-1"],
+        );
         const both = decideDrain(pods, { force: true, deleteEmptyDirData: true });
-        assert.deepEqual(both.evict.map((p) => p.metadata!.name), ["web-1", "bare", "cache-1"]);
+        assert.deepEqual(
+            both.evict.map((p) => p.metadata!.name),
+            ["web-1", "bare", "cache-1"],
+        );
         assert.equal(both.refused.length, 0);
     });
     it("a non-controller owner reference does not make a pod managed", () => {
-        const p = pod("x", { metadata: { name: "x", namespace: "apps", ownerReferences: [{ kind: "ReplicaSet", name: "r", controller: false }] } });
-        assert.deepEqual(decideDrain([p], drainOptions(true)!).refused.map((r) => r.option), ["drain.force"]);
+        const p = pod("x", {
+            metadata: {
+                name: "x",
+                namespace: "apps",
+                ownerReferences: [{ kind: "ReplicaSet", name: "r", controller: false }],
+            },
+        });
+        assert.deepEqual(
+            decideDrain([p], drainOptions(true)!).refused.map((r) => r.option),
+            ["drain.force"],
+        );
     });
     it("names the PDB whose selector selects the pod (matchLabels and matchExpressions, same namespace only)", () => {
         const web = pod("web-1", { labels: { app: "web", tier: "front" } });
         const pdbs = [
             { metadata: { name: "web-pdb", namespace: "apps" }, spec: { selector: { matchLabels: { app: "web" } } } },
             { metadata: { name: "other", namespace: "apps" }, spec: { selector: { matchLabels: { app: "db" } } } },
-            { metadata: { name: "expr", namespace: "apps" }, spec: { selector: { matchExpressions: [{ key: "tier", operator: "In", values: ["front"] }] } } },
+            {
+                metadata: { name: "expr", namespace: "apps" },
+                spec: { selector: { matchExpressions: [{ key: "tier", operator: "In", values: ["front"] }] } },
+            },
             { metadata: { name: "elsewhere", namespace: "prod" }, spec: { selector: { matchLabels: { app: "web" } } } },
             { metadata: { name: "no-selector", namespace: "apps" }, spec: {} },
         ];
@@ -67,13 +110,27 @@ describe("drain with kubectl's rules (pure decision)", () => {
         assert.equal(drainDeadline(1000, 5), 6000);
     });
     it("the pool accepts drain: { force, deleteEmptyDirData } and rejects other shapes, naming the field", () => {
-        assert.equal(poolSchema.safeParse({ name: "w", nodeSelector: "a=b", drain: { force: true, deleteEmptyDirData: true } }).success, true);
+        assert.equal(
+            poolSchema.safeParse({ name: "w", nodeSelector: "a=b", drain: { force: true, deleteEmptyDirData: true } })
+                .success,
+            true,
+        );
         assert.equal(poolSchema.safeParse({ name: "w", nodeSelector: "a=b", drain: { forced: true } }).success, false);
         assert.deepEqual(validatePools([{ name: "w", nodeSelector: "a=b", drain: { force: true } }]), []);
         const bad = validatePools([{ name: "w", nodeSelector: "a=b", drain: { force: "yes" } }]);
-        assert.deepEqual(bad.map((f) => f.field), ["pools[0].drain"]);
-        const { plan } = planRollout([{ name: "w", nodeSelector: "a=b", drain: { force: true }, drainTimeout: "0" }], [], { hash: "h", mode: "nftables", canonical: false });
-        assert.deepEqual([plan.pools[0].drain, plan.pools[0].drainOptions, plan.pools[0].drainTimeoutSeconds], [true, { force: true, deleteEmptyDirData: false }, 0]);
+        assert.deepEqual(
+            bad.map((f) => f.field),
+            ["pools[0].drain"],
+        );
+        const { plan } = planRollout(
+            [{ name: "w", nodeSelector: "a=b", drain: { force: true }, drainTimeout: "0" }],
+            [],
+            { hash: "h", mode: "nftables", canonical: false },
+        );
+        assert.deepEqual(
+            [plan.pools[0].drain, plan.pools[0].drainOptions, plan.pools[0].drainTimeoutSeconds],
+            [true, { force: true, deleteEmptyDirData: false }, 0],
+        );
     });
 });
 
@@ -94,6 +151,9 @@ describe("ipvs -> iptables leaves a node without Service routing: drain or allow
         }
         assert.deepEqual(unroutedNodeFindings([{ name: "w" }], "ipvs", "nftables"), []);
         assert.deepEqual(unroutedNodeFindings([{ name: "w" }], "nftables", "iptables"), []);
-        assert.deepEqual(unroutedNodeFindings([{ name: "w", drain: false }], "ipvs", "iptables").map((f) => f.code), ["pools.unroutedNode"]);
+        assert.deepEqual(
+            unroutedNodeFindings([{ name: "w", drain: false }], "ipvs", "iptables").map((f) => f.code),
+            ["pools.unroutedNode"],
+        );
     });
 });

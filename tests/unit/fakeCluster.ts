@@ -7,7 +7,16 @@
 import { parseCurrentConfig } from "../../components/core/config.js";
 import { configHash, MARKS } from "../../components/core/plan.js";
 import type { ProxyMode } from "../../components/core/types.js";
-import type { Installation, KubeProxyPod, LeaseHolder, Names, NodeMove, ProbeRun, RolloutCluster, RolloutNode } from "../../components/rollout/cluster.js";
+import type {
+    Installation,
+    KubeProxyPod,
+    LeaseHolder,
+    Names,
+    NodeMove,
+    ProbeRun,
+    RolloutCluster,
+    RolloutNode,
+} from "../../components/rollout/cluster.js";
 import type { Clock } from "../../components/rollout/runner.js";
 
 /** What a SIGKILL leaves: the process is gone, so every later call of that run fails too. */
@@ -69,7 +78,13 @@ export function kubeProxyConfig(mode: ProxyMode | ""): string {
 }
 
 export class FakeCluster implements RolloutCluster {
-    readonly names: Names = { namespace: "kube-system", configMap: "kube-proxy", key: "config.conf", daemonSet: "kube-proxy", podSelector: "k8s-app=kube-proxy" };
+    readonly names: Names = {
+        namespace: "kube-system",
+        configMap: "kube-proxy",
+        key: "config.conf",
+        daemonSet: "kube-proxy",
+        podSelector: "k8s-app=kube-proxy",
+    };
     readonly identity = "SIMULATED in-memory cluster";
     installerConfig: string;
     inRollout = false;
@@ -87,11 +102,21 @@ export class FakeCluster implements RolloutCluster {
         opts: { installerMode: ProxyMode | ""; pools: Record<string, number> },
     ) {
         this.installerConfig = kubeProxyConfig(opts.installerMode);
-        for (const [pool, count] of Object.entries(opts.pools)) for (let i = 1; i <= count; i++) this.addNode(`${pool}-${i}`, pool);
+        for (const [pool, count] of Object.entries(opts.pools))
+            for (let i = 1; i <= count; i++) this.addNode(`${pool}-${i}`, pool);
     }
 
     addNode(name: string, pool: string, kernel = "6.8.0-51-generic"): FakeNode {
-        const n: FakeNode = { name, labels: { pool, "kubernetes.io/os": "linux" }, kernel, placement: null, unschedulable: false, cordonedByRollout: false, restarts: 0, drained: 0 };
+        const n: FakeNode = {
+            name,
+            labels: { pool, "kubernetes.io/os": "linux" },
+            kernel,
+            placement: null,
+            unschedulable: false,
+            cordonedByRollout: false,
+            restarts: 0,
+            drained: 0,
+        };
         this.nodeMap.set(name, n);
         return n;
     }
@@ -130,7 +155,11 @@ export class FakeCluster implements RolloutCluster {
 
     async installation(): Promise<Installation> {
         this.alive("installation");
-        return { names: this.names, current: parseCurrentConfig(this.installerConfig, "installer"), inRollout: this.inRollout };
+        return {
+            names: this.names,
+            current: parseCurrentConfig(this.installerConfig, "installer"),
+            inRollout: this.inRollout,
+        };
     }
 
     async nodes(): Promise<RolloutNode[]> {
@@ -207,7 +236,8 @@ export class FakeCluster implements RolloutCluster {
 
     async drain(node: string): Promise<void> {
         this.alive("drain");
-        if (this.faults.drainFails?.(node)) throw new Error(`SIMULATED: a PodDisruptionBudget blocks the drain of ${node}`);
+        if (this.faults.drainFails?.(node))
+            throw new Error(`SIMULATED: a PodDisruptionBudget blocks the drain of ${node}`);
         this.node(node).drained++;
         this.wrote("drain", node);
     }
@@ -218,7 +248,8 @@ export class FakeCluster implements RolloutCluster {
 
     async kubeProxyPods(node?: string): Promise<KubeProxyPod[]> {
         this.alive("kubeProxyPods");
-        if (node === undefined) return (await Promise.all([...this.nodeMap.keys()].map((name) => this.kubeProxyPods(name)))).flat();
+        if (node === undefined)
+            return (await Promise.all([...this.nodeMap.keys()].map((name) => this.kubeProxyPods(name)))).flat();
         const n = this.node(node);
         if (n.placement === MARKS.holdValue) return [];
         const failing = this.faults.crashLoopOn?.(node, n.placement);
@@ -239,7 +270,9 @@ export class FakeCluster implements RolloutCluster {
     async podLog(name: string): Promise<string> {
         this.alive("podLog");
         const n = [...this.nodeMap.values()].find((x) => name === `${this.owner(x.placement)}-${x.name}`);
-        return n ? `I1201 03:00:00.000000       1 server_linux.go:1] "Using ${this.modeOf(n.placement)} Proxier"\n` : "";
+        return n
+            ? `I1201 03:00:00.000000       1 server_linux.go:1] "Using ${this.modeOf(n.placement)} Proxier"\n`
+            : "";
     }
 
     async waitForKubeProxy(node: string, placement: string | null): Promise<KubeProxyPod | undefined> {
@@ -247,7 +280,8 @@ export class FakeCluster implements RolloutCluster {
         const pods = await this.kubeProxyPods(node);
         if (placement === MARKS.holdValue) return undefined;
         const p = pods[0];
-        if (p?.problem) throw new Error(`kube-proxy pod ${p.name} on ${node} is failing (${p.problem}, ${p.restarts} restart(s))`);
+        if (p?.problem)
+            throw new Error(`kube-proxy pod ${p.name} on ${node} is failing (${p.problem}, ${p.restarts} restart(s))`);
         return p;
     }
 
@@ -297,10 +331,14 @@ export class FakeCluster implements RolloutCluster {
         this.alive("waitForDaemonSetRollout");
     }
 
-    async acquireLease(holder: string, durationSeconds: number): Promise<{ acquired: true } | { acquired: false; current: LeaseHolder }> {
+    async acquireLease(
+        holder: string,
+        durationSeconds: number,
+    ): Promise<{ acquired: true } | { acquired: false; current: LeaseHolder }> {
         this.alive("acquireLease");
         const l = this.lease;
-        if (l && l.holder !== holder && Date.parse(l.renewedAt) + l.durationSeconds * 1000 >= this.clock.now()) return { acquired: false, current: { ...l } };
+        if (l && l.holder !== holder && Date.parse(l.renewedAt) + l.durationSeconds * 1000 >= this.clock.now())
+            return { acquired: false, current: { ...l } };
         this.lease = { holder, renewedAt: new Date(this.clock.now()).toISOString(), durationSeconds };
         this.wrote("lease taken");
         return { acquired: true };
@@ -326,7 +364,8 @@ export class FakeCluster implements RolloutCluster {
 export function probeOutput(mode: string, now: number, ipvsLeftovers = false): string {
     const rules = mode === "nftables" ? "table ip kube-proxy" : "";
     const chains = mode === "iptables" ? "chain IPv4 nft nat KUBE-SERVICES" : "";
-    const ipvs0 = mode === "ipvs" || ipvsLeftovers ? "present\n    inet 10.96.0.1/32 scope global kube-ipvs0" : "absent";
+    const ipvs0 =
+        mode === "ipvs" || ipvsLeftovers ? "present\n    inet 10.96.0.1/32 scope global kube-ipvs0" : "absent";
     return [
         "### kpm:time",
         String(Math.floor(now)),

@@ -14,20 +14,48 @@ interface Case {
     desired: DesiredSettings;
 }
 
-const nft = (extra: Partial<DesiredSettings> = {}): DesiredSettings => ({ mode: "nftables", kubernetesVersion: "1.37", ...extra });
+const nft = (extra: Partial<DesiredSettings> = {}): DesiredSettings => ({
+    mode: "nftables",
+    kubernetesVersion: "1.37",
+    ...extra,
+});
 
 export const GOLDEN_CASES: Case[] = [
     { name: "kubeadm-1.37-iptables-to-nftables", input: "kubeadm/1.37/configmap.yaml", desired: nft() },
     {
         name: "kubeadm-1.37-iptables-to-nftables-keep-reach",
         input: "kubeadm/1.37/configmap.yaml",
-        desired: nft({ nodePortAddresses: ["primary", "localhost"], featureGates: { KubeProxyNFTablesLocalhostNodePorts: true }, conntrack: { tcpBeLiberal: true } }),
+        desired: nft({
+            nodePortAddresses: ["primary", "localhost"],
+            featureGates: { KubeProxyNFTablesLocalhostNodePorts: true },
+            conntrack: { tcpBeLiberal: true },
+        }),
     },
-    { name: "kubeadm-1.37-ipvs-to-nftables", input: "kubeadm/1.37-ipvs/configmap.yaml", desired: nft({ nodePortAddresses: ["0.0.0.0/0"] }) },
-    { name: "kubeadm-1.37-ipvs-to-iptables", input: "kubeadm/1.37-ipvs/configmap.yaml", desired: { mode: "iptables", kubernetesVersion: "1.37" } },
-    { name: "kubeadm-1.33-to-nftables", input: "kubeadm/1.33/configmap.yaml", desired: nft({ kubernetesVersion: "1.33" }) },
-    { name: "kubeadm-1.29-to-nftables", input: "kubeadm/1.29/configmap.yaml", desired: nft({ kubernetesVersion: "1.29", featureGates: { NFTablesProxyMode: true } }) },
-    { name: "eks-iptables-to-nftables", input: "eks/kube-proxy-config.yaml", desired: nft({ kubernetesVersion: "1.33", nodePortAddresses: ["0.0.0.0/0"] }) },
+    {
+        name: "kubeadm-1.37-ipvs-to-nftables",
+        input: "kubeadm/1.37-ipvs/configmap.yaml",
+        desired: nft({ nodePortAddresses: ["0.0.0.0/0"] }),
+    },
+    {
+        name: "kubeadm-1.37-ipvs-to-iptables",
+        input: "kubeadm/1.37-ipvs/configmap.yaml",
+        desired: { mode: "iptables", kubernetesVersion: "1.37" },
+    },
+    {
+        name: "kubeadm-1.33-to-nftables",
+        input: "kubeadm/1.33/configmap.yaml",
+        desired: nft({ kubernetesVersion: "1.33" }),
+    },
+    {
+        name: "kubeadm-1.29-to-nftables",
+        input: "kubeadm/1.29/configmap.yaml",
+        desired: nft({ kubernetesVersion: "1.29", featureGates: { NFTablesProxyMode: true } }),
+    },
+    {
+        name: "eks-iptables-to-nftables",
+        input: "eks/kube-proxy-config.yaml",
+        desired: nft({ kubernetesVersion: "1.33", nodePortAddresses: ["0.0.0.0/0"] }),
+    },
     { name: "handwritten-ipvs-lc-to-nftables", input: "handwritten/ipvs-lc.yaml", desired: nft() },
 ];
 
@@ -43,8 +71,15 @@ describe("golden cases from real configurations", () => {
             const r = renderConfiguration(current, c.desired);
 
             it("renders the reviewed configuration and diff", () => {
-                assert.deepEqual(r.findings.filter((f) => f.severity === "error"), []);
-                const record = { config: r.config, diff: r.diff, changes: r.changes.map((x) => `${x.path}: ${JSON.stringify(x.from)} -> ${JSON.stringify(x.to)}`) };
+                assert.deepEqual(
+                    r.findings.filter((f) => f.severity === "error"),
+                    [],
+                );
+                const record = {
+                    config: r.config,
+                    diff: r.diff,
+                    changes: r.changes.map((x) => `${x.path}: ${JSON.stringify(x.from)} -> ${JSON.stringify(x.to)}`),
+                };
                 const file = join(GOLDEN, `${c.name}.yaml`);
                 if (process.env.UPDATE_GOLDEN) {
                     mkdirSync(GOLDEN, { recursive: true });
@@ -61,7 +96,11 @@ describe("golden cases from real configurations", () => {
                 const fields = new Set(r.changes.map((x) => x.path.split(".").pop()!.replace(/\[.*$/, "")));
                 for (const line of removed) {
                     const key = /^-\s*([A-Za-z]+):/.exec(line)?.[1];
-                    if (key) assert.ok(fields.has(key), `the diff removes ${line.trim()} but no change is reported for ${key}`);
+                    if (key)
+                        assert.ok(
+                            fields.has(key),
+                            `the diff removes ${line.trim()} but no change is reported for ${key}`,
+                        );
                 }
             });
 

@@ -21,7 +21,19 @@ describe("terminal-safe output", () => {
         const nodes = JSON.stringify({
             apiVersion: "v1",
             kind: "List",
-            items: [{ kind: "Node", metadata: { name: "n1" }, status: { nodeInfo: { kernelVersion: "6.8.0\u001b[2J\nforged-node  6.8.0  ok", osImage: "OS\u001b]0;title\u0007", operatingSystem: "linux" } } }],
+            items: [
+                {
+                    kind: "Node",
+                    metadata: { name: "n1" },
+                    status: {
+                        nodeInfo: {
+                            kernelVersion: "6.8.0\u001b[2J\nforged-node  6.8.0  ok",
+                            osImage: "OS\u001b]0;title\u0007",
+                            operatingSystem: "linux",
+                        },
+                    },
+                },
+            ],
         });
         const r = runCli(["precheck", "--mode", "nftables", "--nodes", "-"], { input: nodes });
         const rows = r.stdout.trim().split("\n");
@@ -34,7 +46,10 @@ describe("terminal-safe output", () => {
 
 describe("names the CLI takes are DNS-1123", () => {
     it("accepts node names and refuses selector syntax, upper case and over-long names, naming the flag", () => {
-        assert.equal(requireName("ip-10-0-1-2.eu-west-1.compute.internal", "--node"), "ip-10-0-1-2.eu-west-1.compute.internal");
+        assert.equal(
+            requireName("ip-10-0-1-2.eu-west-1.compute.internal", "--node"),
+            "ip-10-0-1-2.eu-west-1.compute.internal",
+        );
         for (const bad of ["n1,metadata.name!=x", "N1", "-n1", "n1.", "a".repeat(254), "n 1", ""]) {
             assert.throws(() => requireName(bad, "--node"), /--node/, bad);
         }

@@ -4,15 +4,38 @@
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { compareNodeNames, describePlan, planRollout, PLAN_TEXT_LIMITS, type NodeState, type PoolSpec, type RolloutTarget } from "../../components/core/index.js";
+import {
+    compareNodeNames,
+    describePlan,
+    planRollout,
+    PLAN_TEXT_LIMITS,
+    type NodeState,
+    type PoolSpec,
+    type RolloutTarget,
+} from "../../components/core/index.js";
 import { FIXTURES, fixture } from "../helpers.js";
 
 const target: RolloutTarget = { hash: "abc123", mode: "nftables", canonical: false };
 
 /** canary=1 and workers=n-1, given to the planner in shuffled (string) order, as an API list may be. */
 function cluster(n: number): NodeState[] {
-    const nodes: NodeState[] = [{ name: "canary-1", labels: { pool: "canary" }, kernelVersion: "6.8.0-51-generic", operatingSystem: "linux", placement: null }];
-    for (let i = 1; i < n; i++) nodes.push({ name: `workers-${i}`, labels: { pool: "workers" }, kernelVersion: "6.8.0-51-generic", operatingSystem: "linux", placement: null });
+    const nodes: NodeState[] = [
+        {
+            name: "canary-1",
+            labels: { pool: "canary" },
+            kernelVersion: "6.8.0-51-generic",
+            operatingSystem: "linux",
+            placement: null,
+        },
+    ];
+    for (let i = 1; i < n; i++)
+        nodes.push({
+            name: `workers-${i}`,
+            labels: { pool: "workers" },
+            kernelVersion: "6.8.0-51-generic",
+            operatingSystem: "linux",
+            placement: null,
+        });
     return nodes.sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 
@@ -32,10 +55,21 @@ function golden(name: string, text: string): string {
 
 describe("node names in natural order", () => {
     it("orders runs of digits as numbers: workers-2 before workers-10 before workers-100", () => {
-        assert.deepEqual(["workers-10", "workers-100", "workers-2", "workers-1"].sort(compareNodeNames), ["workers-1", "workers-2", "workers-10", "workers-100"]);
+        assert.deepEqual(["workers-10", "workers-100", "workers-2", "workers-1"].sort(compareNodeNames), [
+            "workers-1",
+            "workers-2",
+            "workers-10",
+            "workers-100",
+        ]);
     });
     it("orders names by their text first, then numbers inside it (ip-10-0-1-5 before ip-10-0-12-1)", () => {
-        assert.deepEqual(["ip-10-0-12-1", "b-1", "ip-10-0-1-5", "a-20", "a-3"].sort(compareNodeNames), ["a-3", "a-20", "b-1", "ip-10-0-1-5", "ip-10-0-12-1"]);
+        assert.deepEqual(["ip-10-0-12-1", "b-1", "ip-10-0-1-5", "a-20", "a-3"].sort(compareNodeNames), [
+            "a-3",
+            "a-20",
+            "b-1",
+            "ip-10-0-1-5",
+            "ip-10-0-12-1",
+        ]);
     });
     it("is a total order: numbers equal by value (n-01, n-1) fall back to string order, equal names compare 0", () => {
         assert.ok(compareNodeNames("n-01", "n-1") < 0 && compareNodeNames("n-1", "n-01") > 0);
@@ -79,7 +113,10 @@ describe("plan text at any size", () => {
         const text = describePlan(plan);
         assert.equal(text, golden("plan-5000-nodes", text));
         const lines = text.split("\n");
-        assert.ok(lines.length <= 4 + PLAN_TEXT_LIMITS.headBatches + PLAN_TEXT_LIMITS.tailBatches + 1, `${lines.length} lines`);
+        assert.ok(
+            lines.length <= 4 + PLAN_TEXT_LIMITS.headBatches + PLAN_TEXT_LIMITS.tailBatches + 1,
+            `${lines.length} lines`,
+        );
         assert.match(text, /4999 node\(s\), max 50 at a time in 100 batches/);
         assert.match(text, /\.\.\. 93 more batches \(4650 nodes: workers-251 \.\. workers-4900\) \.\.\./);
         assert.match(text, /batch 100: workers-4951 \.\. workers-4999 \(49 nodes\)$/m);
@@ -91,12 +128,17 @@ describe("plan text at any size", () => {
         assert.equal(workers.nodes.length, 4999);
         assert.equal(workers.moving, 4999);
         assert.equal(workers.batches.length, 100);
-        assert.deepEqual(workers.batches.flat(), Array.from({ length: 4999 }, (_, i) => `workers-${i + 1}`));
+        assert.deepEqual(
+            workers.batches.flat(),
+            Array.from({ length: 4999 }, (_, i) => `workers-${i + 1}`),
+        );
         assert.equal(plan.moving, 5000);
     });
 
     it("names the nodes already verified by count, and leaves them out of the batches", () => {
-        const nodes = cluster(60).map((n) => (n.name === "workers-1" || n.name === "workers-2" ? { ...n, placement: "abc123", verified: "abc123" } : n));
+        const nodes = cluster(60).map((n) =>
+            n.name === "workers-1" || n.name === "workers-2" ? { ...n, placement: "abc123", verified: "abc123" } : n,
+        );
         const { plan } = planRollout(pools(10), nodes, target);
         const text = describePlan(plan);
         assert.match(text, /59 node\(s\), 2 already verified, max 10 at a time in 6 batches/);

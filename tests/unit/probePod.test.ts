@@ -11,12 +11,20 @@ describe("the probe pod's spec", () => {
     it("has no hostPID (the probe reads the host network's /proc/net and the host's tools through chroot /host, not host processes)", () => {
         assert.equal(spec.hostPID, undefined);
         assert.equal(spec.hostNetwork, true);
-        assert.doesNotMatch(PROBE_SCRIPT, /\/proc\/[0-9$]|nsenter|pidof|pgrep/, "the probe script reads no host process");
+        assert.doesNotMatch(
+            PROBE_SCRIPT,
+            /\/proc\/[0-9$]|nsenter|pidof|pgrep/,
+            "the probe script reads no host process",
+        );
     });
     it("tolerates only what the kube-proxy DaemonSet tolerates, and has the default priority unless one is configured", () => {
         assert.deepEqual(spec.tolerations, tolerations);
         assert.equal(spec.priorityClassName, undefined);
-        assert.equal(probePodSpec("n1", { image: "img", action: "probe", env: {}, tolerations, priorityClassName: "ops-low" }).priorityClassName, "ops-low");
+        assert.equal(
+            probePodSpec("n1", { image: "img", action: "probe", env: {}, tolerations, priorityClassName: "ops-low" })
+                .priorityClassName,
+            "ops-low",
+        );
     });
     it("the default image is busybox 1.36 pinned by digest, overridable by verify.image", () => {
         assert.match(verifySchema.parse({}).image, /^busybox:1\.36@sha256:[0-9a-f]{64}$/);

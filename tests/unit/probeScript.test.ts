@@ -9,7 +9,16 @@
 // it cannot look; an IPv6 ClusterIP is bracketed in the connection check's URL.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+    chmodSync,
+    existsSync,
+    mkdirSync,
+    mkdtempSync,
+    readFileSync,
+    rmSync,
+    symlinkSync,
+    writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { judgeProbe, parseProbeOutput, PROBE_SCRIPT, type ProbeExpectations } from "../../components/core/probe.js";
@@ -97,9 +106,18 @@ const SEP = "KUBE-SEP-ZP3FB6NMPNCO4VBJ";
 /** A node that ran kube-proxy (iptables chains, ipvs state, nftables tables) beside kube-router and kube-vip. */
 const IPT4 = [
     "*nat",
-    ":PREROUTING ACCEPT [0:0]", ":OUTPUT ACCEPT [0:0]", ":POSTROUTING ACCEPT [0:0]",
-    ":KUBE-SERVICES - [0:0]", ":KUBE-POSTROUTING - [0:0]", ":KUBE-MARK-MASQ - [0:0]", ":KUBE-NODE-PORT - [0:0]", `:${SVC} - [0:0]`, `:${SEP} - [0:0]`,
-    ":KUBE-KUBELET-CANARY - [0:0]", ":KUBE-NWPLCY-6MLZY3WQ4CE2 - [0:0]", ":KUBE-SVC-NOTAHASH - [0:0]",
+    ":PREROUTING ACCEPT [0:0]",
+    ":OUTPUT ACCEPT [0:0]",
+    ":POSTROUTING ACCEPT [0:0]",
+    ":KUBE-SERVICES - [0:0]",
+    ":KUBE-POSTROUTING - [0:0]",
+    ":KUBE-MARK-MASQ - [0:0]",
+    ":KUBE-NODE-PORT - [0:0]",
+    `:${SVC} - [0:0]`,
+    `:${SEP} - [0:0]`,
+    ":KUBE-KUBELET-CANARY - [0:0]",
+    ":KUBE-NWPLCY-6MLZY3WQ4CE2 - [0:0]",
+    ":KUBE-SVC-NOTAHASH - [0:0]",
     '-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
     '-A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
     '-A POSTROUTING -m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING',
@@ -111,8 +129,13 @@ const IPT4 = [
     "-A KUBE-NWPLCY-6MLZY3WQ4CE2 -m set --match-set KUBE-SRC-OGEBQ3C2ZBT4 src -j ACCEPT",
     "COMMIT",
     "*filter",
-    ":INPUT ACCEPT [0:0]", ":FORWARD ACCEPT [0:0]", ":OUTPUT ACCEPT [0:0]",
-    ":KUBE-FORWARD - [0:0]", ":KUBE-IPVS-FILTER - [0:0]", ":KUBE-FIREWALL - [0:0]", ":KUBE-ROUTER-INPUT - [0:0]",
+    ":INPUT ACCEPT [0:0]",
+    ":FORWARD ACCEPT [0:0]",
+    ":OUTPUT ACCEPT [0:0]",
+    ":KUBE-FORWARD - [0:0]",
+    ":KUBE-IPVS-FILTER - [0:0]",
+    ":KUBE-FIREWALL - [0:0]",
+    ":KUBE-ROUTER-INPUT - [0:0]",
     '-A INPUT -m comment --comment "kube-router netpol" -j KUBE-ROUTER-INPUT',
     "-A INPUT -j KUBE-FIREWALL",
     '-A INPUT -m comment --comment "kubernetes ipvs access filter" -j KUBE-IPVS-FILTER',
@@ -123,7 +146,10 @@ const IPT4 = [
 ];
 const IPT6 = [
     "*nat",
-    ":OUTPUT ACCEPT [0:0]", ":KUBE-SERVICES - [0:0]", ":KUBE-SEP-4NVHSXKSZJDJ5BIB - [0:0]", ":KUBE-ROUTER-OUTPUT - [0:0]",
+    ":OUTPUT ACCEPT [0:0]",
+    ":KUBE-SERVICES - [0:0]",
+    ":KUBE-SEP-4NVHSXKSZJDJ5BIB - [0:0]",
+    ":KUBE-ROUTER-OUTPUT - [0:0]",
     '-A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
     "-A OUTPUT -j KUBE-ROUTER-OUTPUT",
     "-A KUBE-SERVICES -j KUBE-SEP-4NVHSXKSZJDJ5BIB",
@@ -143,7 +169,19 @@ describe("the probe and its cleanup, run as the script they are (stand-in host t
         writeFileSync(join(dir, "standin.js"), `#!${process.execPath}\n${STANDIN}`);
         chmodSync(join(dir, "standin.js"), 0o755);
         // only these are on PATH: no ip, ipset, ipvsadm, nft or iptables of this machine is reachable
-        for (const t of ["iptables", "ip6tables", "iptables-nft-save", "iptables-nft-restore", "ip6tables-nft-save", "ip6tables-nft-restore", "ipset", "ipvsadm", "nft", "ip", "curl"]) {
+        for (const t of [
+            "iptables",
+            "ip6tables",
+            "iptables-nft-save",
+            "iptables-nft-restore",
+            "ip6tables-nft-save",
+            "ip6tables-nft-restore",
+            "ipset",
+            "ipvsadm",
+            "nft",
+            "ip",
+            "curl",
+        ]) {
             symlinkSync(join(dir, "standin.js"), join(bin, t));
         }
         for (const tool of ["sh", "awk", "cat", "grep", "sed", "head", "tr", "readlink", "date"]) {
@@ -159,73 +197,134 @@ describe("the probe and its cleanup, run as the script they are (stand-in host t
         const path = join(dir, `path-${n}`);
         mkdirSync(state);
         mkdirSync(path);
-        execFileSync("sh", ["-c", 'for f in "$1"/*; do b=$(basename "$f"); case " $3 " in *" $b "*) ;; *) ln -s "$(readlink "$f")" "$2/$b";; esac; done', "sh", bin, path, (opts.without ?? []).join(" ")]);
+        execFileSync("sh", [
+            "-c",
+            'for f in "$1"/*; do b=$(basename "$f"); case " $3 " in *" $b "*) ;; *) ln -s "$(readlink "$f")" "$2/$b";; esac; done',
+            "sh",
+            bin,
+            path,
+            (opts.without ?? []).join(" "),
+        ]);
         // the probe pod's tools are busybox's (Debian's busybox-static stands in for the busybox image);
         // its sh stays the host's: Debian's busybox sh prefers its own applets (ip, ...) to the stand-ins on PATH
-        if (opts.busybox) for (const t of ["awk", "cat", "grep", "sed", "head", "tr", "readlink", "date"]) execFileSync("ln", ["-sf", "/bin/busybox", join(path, t)]);
+        if (opts.busybox)
+            for (const t of ["awk", "cat", "grep", "sed", "head", "tr", "readlink", "date"])
+                execFileSync("ln", ["-sf", "/bin/busybox", join(path, t)]);
         writeFileSync(join(state, "ipt4"), IPT4.join("\n") + "\n");
         writeFileSync(join(state, "ipt6"), IPT6.join("\n") + "\n");
-        writeFileSync(join(state, "ipsets"), ["KUBE-CLUSTER-IP", "KUBE-6-CLUSTER-IP", "KUBE-LOOP-BACK", "KUBE-SRC-OGEBQ3C2ZBT4", "KUBE-DST-ABC"].join("\n") + "\n");
+        writeFileSync(
+            join(state, "ipsets"),
+            ["KUBE-CLUSTER-IP", "KUBE-6-CLUSTER-IP", "KUBE-LOOP-BACK", "KUBE-SRC-OGEBQ3C2ZBT4", "KUBE-DST-ABC"].join(
+                "\n",
+            ) + "\n",
+        );
         // kube-proxy's ClusterIP on kube-ipvs0, and kube-vip's control-plane address (not on it)
-        writeFileSync(join(state, "ipvs"), ["TCP  10.96.0.1:443 rr", "TCP  [fd00::1]:443 rr", "TCP  10.213.1.100:6443 rr"].join("\n") + "\n");
-        writeFileSync(join(state, "ip_vs"), ["IP Virtual Server version 1.2.1 (size=4096)", "Prot LocalAddress:Port Scheduler Flags", "TCP  0A600001:01BB rr", "TCP  [fd00:0000:0000:0000:0000:0000:0000:0001]:01BB rr", "TCP  0AD50164:192B rr"].join("\n") + "\n");
+        writeFileSync(
+            join(state, "ipvs"),
+            ["TCP  10.96.0.1:443 rr", "TCP  [fd00::1]:443 rr", "TCP  10.213.1.100:6443 rr"].join("\n") + "\n",
+        );
+        writeFileSync(
+            join(state, "ip_vs"),
+            [
+                "IP Virtual Server version 1.2.1 (size=4096)",
+                "Prot LocalAddress:Port Scheduler Flags",
+                "TCP  0A600001:01BB rr",
+                "TCP  [fd00:0000:0000:0000:0000:0000:0000:0001]:01BB rr",
+                "TCP  0AD50164:192B rr",
+            ].join("\n") + "\n",
+        );
         writeFileSync(join(state, "kube-ipvs0"), "10.96.0.1/32\nfd00::1/128\n");
-        writeFileSync(join(state, "nft"), ["ip kube-proxy", "ip6 kube-proxy", "inet kube-router-lb", "ip filter"].join("\n") + "\n");
+        writeFileSync(
+            join(state, "nft"),
+            ["ip kube-proxy", "ip6 kube-proxy", "inet kube-router-lb", "ip filter"].join("\n") + "\n",
+        );
         writeFileSync(join(state, "calls.log"), "");
         const read = (f: string) => readFileSync(join(state, f), "utf8");
         const run = async (env: Record<string, string>) => {
-            const r = await runAsync(join(path, "sh"), ["-c", PROBE_SCRIPT], { env: { PATH: path, FAKE_STATE: state, KPM_IPVS_PROC: join(state, "ip_vs"), ...env } });
+            const r = await runAsync(join(path, "sh"), ["-c", PROBE_SCRIPT], {
+                env: { PATH: path, FAKE_STATE: state, KPM_IPVS_PROC: join(state, "ip_vs"), ...env },
+            });
             return { code: r.code, out: r.stdout + r.stderr };
         };
         return { state, read, run };
     }
 
     for (const busybox of [false, true])
-    it(`cleanup${busybox ? " (busybox's awk, grep, sed, as in the probe pod)" : ""} removes kube-proxy's chains (IPv4 and IPv6), ipsets, IPVS virtual servers, kube-ipvs0 and nftables tables, and leaves every other agent's, reported as not ours`, async () => {
-        assert.ok(!busybox || existsSync("/bin/busybox"), "busybox-static is installed (scripts/toolchain.versions APT_PACKAGES)");
-        const nd = node({ busybox });
-        const r = await nd.run({ KPM_ACTION: "cleanup" });
-        assert.equal(r.code, 0, r.out);
-        const v4 = nd.read("ipt4");
-        const v6 = nd.read("ipt6");
-        // kube-proxy's: gone, with the rules of other chains that jumped into them
-        for (const c of ["KUBE-SERVICES", "KUBE-POSTROUTING", "KUBE-MARK-MASQ", "KUBE-NODE-PORT", SVC, SEP, "KUBE-FORWARD", "KUBE-IPVS-FILTER"]) assert.doesNotMatch(v4, new RegExp(`^:${c} `, "m"), `IPv4 ${c} removed`);
-        assert.doesNotMatch(v4, /-j KUBE-(SERVICES|POSTROUTING|FORWARD|IPVS-FILTER)$/m);
-        assert.doesNotMatch(v6, /KUBE-SERVICES|KUBE-SEP-/, "IPv6: kube-proxy's chains removed too");
-        // everybody else's: all there, rules included
-        for (const l of IPT4.filter((x) => /KUBE-(ROUTER|NWPLCY|FIREWALL|KUBELET)|KUBE-SVC-NOTAHASH|^:(INPUT|FORWARD|OUTPUT|PREROUTING|POSTROUTING) /.test(x))) assert.ok(v4.includes(l + "\n"), `IPv4 kept: ${l}`);
-        for (const l of IPT6.filter((x) => /KUBE-ROUTER/.test(x))) assert.ok(v6.includes(l + "\n"), `IPv6 kept: ${l}`);
-        assert.deepEqual(nd.read("ipsets").trim().split("\n"), ["KUBE-SRC-OGEBQ3C2ZBT4", "KUBE-DST-ABC"]);
-        assert.deepEqual(nd.read("ipvs").trim().split("\n"), ["TCP  10.213.1.100:6443 rr"], "kube-vip's virtual server stays");
-        assert.deepEqual(nd.read("nft").trim().split("\n"), ["inet kube-router-lb", "ip filter"]);
-        assert.doesNotMatch(nd.read("calls.log"), /ipvsadm -C/, "no host-wide IPVS flush");
-        // said so
-        for (const l of [
-            "not ours, left alone: iptables chain KUBE-ROUTER-INPUT (table filter, nft backend)",
-            "not ours, left alone: iptables chain KUBE-NWPLCY-6MLZY3WQ4CE2 (table nat, nft backend)",
-            "not ours, left alone: ip6tables chain KUBE-ROUTER-OUTPUT (table nat, nft backend)",
-            "not ours, left alone: ipset KUBE-SRC-OGEBQ3C2ZBT4",
-            "not ours, left alone: IPVS virtual server TCP 10.213.1.100:6443",
-            "not ours, left alone: nftables table inet kube-router-lb",
-            "removed IPVS virtual server TCP 10.96.0.1:443",
-            "removed IPVS virtual server TCP [fd00::1]:443",
-            "removed link kube-ipvs0",
-            "removed kube-proxy chain KUBE-SERVICES (ip6tables table nat, nft backend)",
-            "removed the rule of chain INPUT jumping to KUBE-IPVS-FILTER (iptables table filter, nft backend)",
-            "destroyed ipset KUBE-6-CLUSTER-IP",
-            "removed nftables table ip6 kube-proxy",
-        ]) assert.ok(r.out.includes(l + "\n"), `says "${l}":\n${r.out}`);
-        assert.doesNotMatch(r.out, /left alone: iptables chain KUBE-(FIREWALL|KUBELET-CANARY)/, "the kubelet's chains are neither removed nor called foreign");
-    });
+        it(`cleanup${busybox ? " (busybox's awk, grep, sed, as in the probe pod)" : ""} removes kube-proxy's chains (IPv4 and IPv6), ipsets, IPVS virtual servers, kube-ipvs0 and nftables tables, and leaves every other agent's, reported as not ours`, async () => {
+            assert.ok(
+                !busybox || existsSync("/bin/busybox"),
+                "busybox-static is installed (scripts/toolchain.versions APT_PACKAGES)",
+            );
+            const nd = node({ busybox });
+            const r = await nd.run({ KPM_ACTION: "cleanup" });
+            assert.equal(r.code, 0, r.out);
+            const v4 = nd.read("ipt4");
+            const v6 = nd.read("ipt6");
+            // kube-proxy's: gone, with the rules of other chains that jumped into them
+            for (const c of [
+                "KUBE-SERVICES",
+                "KUBE-POSTROUTING",
+                "KUBE-MARK-MASQ",
+                "KUBE-NODE-PORT",
+                SVC,
+                SEP,
+                "KUBE-FORWARD",
+                "KUBE-IPVS-FILTER",
+            ])
+                assert.doesNotMatch(v4, new RegExp(`^:${c} `, "m"), `IPv4 ${c} removed`);
+            assert.doesNotMatch(v4, /-j KUBE-(SERVICES|POSTROUTING|FORWARD|IPVS-FILTER)$/m);
+            assert.doesNotMatch(v6, /KUBE-SERVICES|KUBE-SEP-/, "IPv6: kube-proxy's chains removed too");
+            // everybody else's: all there, rules included
+            for (const l of IPT4.filter((x) =>
+                /KUBE-(ROUTER|NWPLCY|FIREWALL|KUBELET)|KUBE-SVC-NOTAHASH|^:(INPUT|FORWARD|OUTPUT|PREROUTING|POSTROUTING) /.test(
+                    x,
+                ),
+            ))
+                assert.ok(v4.includes(l + "\n"), `IPv4 kept: ${l}`);
+            for (const l of IPT6.filter((x) => /KUBE-ROUTER/.test(x)))
+                assert.ok(v6.includes(l + "\n"), `IPv6 kept: ${l}`);
+            assert.deepEqual(nd.read("ipsets").trim().split("\n"), ["KUBE-SRC-OGEBQ3C2ZBT4", "KUBE-DST-ABC"]);
+            assert.deepEqual(
+                nd.read("ipvs").trim().split("\n"),
+                ["TCP  10.213.1.100:6443 rr"],
+                "kube-vip's virtual server stays",
+            );
+            assert.deepEqual(nd.read("nft").trim().split("\n"), ["inet kube-router-lb", "ip filter"]);
+            assert.doesNotMatch(nd.read("calls.log"), /ipvsadm -C/, "no host-wide IPVS flush");
+            // said so
+            for (const l of [
+                "not ours, left alone: iptables chain KUBE-ROUTER-INPUT (table filter, nft backend)",
+                "not ours, left alone: iptables chain KUBE-NWPLCY-6MLZY3WQ4CE2 (table nat, nft backend)",
+                "not ours, left alone: ip6tables chain KUBE-ROUTER-OUTPUT (table nat, nft backend)",
+                "not ours, left alone: ipset KUBE-SRC-OGEBQ3C2ZBT4",
+                "not ours, left alone: IPVS virtual server TCP 10.213.1.100:6443",
+                "not ours, left alone: nftables table inet kube-router-lb",
+                "removed IPVS virtual server TCP 10.96.0.1:443",
+                "removed IPVS virtual server TCP [fd00::1]:443",
+                "removed link kube-ipvs0",
+                "removed kube-proxy chain KUBE-SERVICES (ip6tables table nat, nft backend)",
+                "removed the rule of chain INPUT jumping to KUBE-IPVS-FILTER (iptables table filter, nft backend)",
+                "destroyed ipset KUBE-6-CLUSTER-IP",
+                "removed nftables table ip6 kube-proxy",
+            ])
+                assert.ok(r.out.includes(l + "\n"), `says "${l}":\n${r.out}`);
+            assert.doesNotMatch(
+                r.out,
+                /left alone: iptables chain KUBE-(FIREWALL|KUBELET-CANARY)/,
+                "the kubelet's chains are neither removed nor called foreign",
+            );
+        });
 
     it("cleanup beside a running iptables-mode kube-proxy (KPM_MODE=iptables) keeps the chains that mode uses and removes ipvs mode's own", async () => {
         const nd = node();
         const r = await nd.run({ KPM_ACTION: "cleanup", KPM_MODE: "iptables" });
         assert.equal(r.code, 0, r.out);
         const v4 = nd.read("ipt4");
-        for (const c of ["KUBE-SERVICES", "KUBE-POSTROUTING", "KUBE-MARK-MASQ", SVC, SEP, "KUBE-FORWARD"]) assert.match(v4, new RegExp(`^:${c} `, "m"), `${c} is the live kube-proxy's`);
+        for (const c of ["KUBE-SERVICES", "KUBE-POSTROUTING", "KUBE-MARK-MASQ", SVC, SEP, "KUBE-FORWARD"])
+            assert.match(v4, new RegExp(`^:${c} `, "m"), `${c} is the live kube-proxy's`);
         assert.match(v4, /^-A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES$/m);
-        for (const c of ["KUBE-NODE-PORT", "KUBE-IPVS-FILTER"]) assert.doesNotMatch(v4, new RegExp(`^:${c} `, "m"), `${c} is ipvs mode's alone`);
+        for (const c of ["KUBE-NODE-PORT", "KUBE-IPVS-FILTER"])
+            assert.doesNotMatch(v4, new RegExp(`^:${c} `, "m"), `${c} is ipvs mode's alone`);
         assert.doesNotMatch(nd.read("nft"), /kube-proxy/);
     });
 
@@ -234,7 +333,10 @@ describe("the probe and its cleanup, run as the script they are (stand-in host t
         const late = "-A KUBE-ROUTER-INPUT -m comment --comment late -j KUBE-FORWARD";
         const r = await nd.run({ KPM_ACTION: "cleanup", FAKE_LATE_RULE: late });
         assert.equal(r.code, 1, r.out);
-        assert.match(r.out, /error: iptables-nft-restore --noflush failed, nothing removed from iptables \(nft backend\): iptables-restore: -X KUBE-FORWARD: Too many links/);
+        assert.match(
+            r.out,
+            /error: iptables-nft-restore --noflush failed, nothing removed from iptables \(nft backend\): iptables-restore: -X KUBE-FORWARD: Too many links/,
+        );
         const v4 = nd.read("ipt4");
         assert.ok(v4.includes(late + "\n"), "the late rule is there");
         assert.match(v4, /^:KUBE-SERVICES /m, "the table's transaction was not applied half");
@@ -243,7 +345,10 @@ describe("the probe and its cleanup, run as the script they are (stand-in host t
 
     it("cleanup fails, naming the tool, when iptables-save fails or ipvsadm is missing while IPVS virtual servers exist", async () => {
         const a = node();
-        const r = await a.run({ KPM_ACTION: "cleanup", FAKE_FAIL_iptables_nft_save: "iptables-nft-save: Permission denied (you must be root)" });
+        const r = await a.run({
+            KPM_ACTION: "cleanup",
+            FAKE_FAIL_iptables_nft_save: "iptables-nft-save: Permission denied (you must be root)",
+        });
         assert.equal(r.code, 1, r.out);
         assert.match(r.out, /error: iptables-nft-save failed: iptables-nft-save: Permission denied/);
         const b = node({ without: ["ipvsadm"] });
@@ -253,17 +358,23 @@ describe("the probe and its cleanup, run as the script they are (stand-in host t
     });
 
     const expect: ProbeExpectations = { mode: "nftables", maxSyncAgeSeconds: 300, connect: false, node: "workers-1" };
-    const leftovers = (out: string, e = expect) => judgeProbe(parseProbeOutput(out), e).find((c) => c.check === "leftovers")!;
+    const leftovers = (out: string, e = expect) =>
+        judgeProbe(parseProbeOutput(out), e).find((c) => c.check === "leftovers")!;
 
     it("the probe fails leftovers, naming the tool and the node, when iptables-save is missing or fails", async () => {
         const missing = await node({ without: ["iptables-nft-save", "iptables"] }).run({});
         const m = leftovers(missing.out);
         assert.equal(m.ok, false);
         assert.match(m.detail, /the probe cannot see on node workers-1: iptables-save is not on the node/);
-        const failing = await node().run({ FAKE_FAIL_ip6tables_nft_save: "ip6tables-nft-save: table nat: Permission denied" });
+        const failing = await node().run({
+            FAKE_FAIL_ip6tables_nft_save: "ip6tables-nft-save: table nat: Permission denied",
+        });
         const f = leftovers(failing.out);
         assert.equal(f.ok, false);
-        assert.match(f.detail, /on node workers-1: cannot read: ip6tables-nft-save rc=1: ip6tables-nft-save: table nat: Permission denied/);
+        assert.match(
+            f.detail,
+            /on node workers-1: cannot read: ip6tables-nft-save rc=1: ip6tables-nft-save: table nat: Permission denied/,
+        );
     });
 
     it("the probe reads both families and decodes the kernel's IPVS table: kube-proxy's leftovers are named, other agents' listed as not ours", async () => {
@@ -280,7 +391,10 @@ describe("the probe and its cleanup, run as the script they are (stand-in host t
         assert.equal(l.ok, false);
         assert.match(l.detail, /2 IPVS virtual server\(s\) of kube-proxy \(TCP 10\.96\.0\.1:443, TCP fd00::1:443\)/);
         assert.match(l.detail, /ipsets KUBE-CLUSTER-IP, KUBE-6-CLUSTER-IP, KUBE-LOOP-BACK/);
-        assert.match(l.detail, /not ours, left alone: .*IPVS virtual server TCP 10\.213\.1\.100:6443.*ipset KUBE-SRC-OGEBQ3C2ZBT4.*iptables chain KUBE-NWPLCY-6MLZY3WQ4CE2 \(nat, IPv4, nft\)/);
+        assert.match(
+            l.detail,
+            /not ours, left alone: .*IPVS virtual server TCP 10\.213\.1\.100:6443.*ipset KUBE-SRC-OGEBQ3C2ZBT4.*iptables chain KUBE-NWPLCY-6MLZY3WQ4CE2 \(nat, IPv4, nft\)/,
+        );
         assert.doesNotMatch(l.detail, /KUBE-SVC-NOTAHASH[^(]*left behind/);
     });
 
@@ -289,7 +403,10 @@ describe("the probe and its cleanup, run as the script they are (stand-in host t
         await clean.run({ KPM_ACTION: "cleanup" }); // kube-proxy's state gone; other agents' stays
         const after = leftovers((await clean.run({})).out);
         assert.equal(after.ok, true, after.detail);
-        assert.match(after.detail, /ipset is not on the node: no ipset checked, which passes because only ipvs mode uses ipsets and the node holds no other state of ipvs mode/);
+        assert.match(
+            after.detail,
+            /ipset is not on the node: no ipset checked, which passes because only ipvs mode uses ipsets and the node holds no other state of ipvs mode/,
+        );
         const before = leftovers((await node({ without: ["ipset"] }).run({})).out);
         assert.equal(before.ok, false);
         assert.match(before.detail, /ipset is not on the node, and the node holds state of ipvs mode/);

@@ -35,13 +35,17 @@ describe("kube-proxy-mode promote (input)", () => {
         try {
             const r = runCli(["promote", "--stacks", "dev", "--cwd", dir]);
             assert.equal(r.code, 2);
-            assert.match(r.stderr, /--cwd .*kpm-promote-\w+: no Pulumi\.yaml there; run promote in the project directory or pass --cwd/);
+            assert.match(
+                r.stderr,
+                /--cwd .*kpm-promote-\w+: no Pulumi\.yaml there; run promote in the project directory or pass --cwd/,
+            );
         } finally {
             rmSync(dir, { recursive: true, force: true });
         }
     });
     it("reads which upstream a gate refusal waits for out of the engine's error", () => {
-        const engine = "error: Running program failed\n    error: KubeProxyMode kube-proxy: promotion gate refused: organization/kube-proxy-mode/staging is not ready to be followed:\n    - x";
+        const engine =
+            "error: Running program failed\n    error: KubeProxyMode kube-proxy: promotion gate refused: organization/kube-proxy-mode/staging is not ready to be followed:\n    - x";
         assert.equal(gateUpstream(engine), "organization/kube-proxy-mode/staging");
         assert.equal(gateUpstream("error: node workers-1 failed"), undefined);
     });

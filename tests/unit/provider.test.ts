@@ -48,29 +48,62 @@ describe("provider plugin: package schema", () => {
         assert.equal(component.isComponent, true);
     });
     it("carries mode, onFailure and flavor as string enums and a pool's drain (boolean | object) as an object type", () => {
-        assert.deepEqual(component.inputProperties.mode, { $ref: "#/types/kube-proxy-mode:index:ProxyMode", description: component.inputProperties.mode.description });
-        assert.deepEqual(typeOf("ProxyMode").enum.map((e: any) => e.value), [...PROXY_MODES]);
-        assert.deepEqual(typeOf("OnFailure").enum.map((e: any) => e.value), ["rollback-node", "stop"]);
-        assert.deepEqual(typeOf("Flavor").enum.map((e: any) => e.value), ["kubeadm", "eks"]);
+        assert.deepEqual(component.inputProperties.mode, {
+            $ref: "#/types/kube-proxy-mode:index:ProxyMode",
+            description: component.inputProperties.mode.description,
+        });
+        assert.deepEqual(
+            typeOf("ProxyMode").enum.map((e: any) => e.value),
+            [...PROXY_MODES],
+        );
+        assert.deepEqual(
+            typeOf("OnFailure").enum.map((e: any) => e.value),
+            ["rollback-node", "stop"],
+        );
+        assert.deepEqual(
+            typeOf("Flavor").enum.map((e: any) => e.value),
+            ["kubeadm", "eks"],
+        );
         assert.deepEqual(typeOf("Pool").properties.drain, { $ref: "#/types/kube-proxy-mode:index:PoolDrain" });
         assert.deepEqual(Object.keys(typeOf("PoolDrain").properties).sort(), ["deleteEmptyDirData", "force"]);
         assert.deepEqual(typeOf("Pool").required, ["name", "nodeSelector"]);
-        assert.deepEqual(typeOf("Verify").properties.hooks, { type: "array", items: { $ref: "#/types/kube-proxy-mode:index:Hook" } });
+        assert.deepEqual(typeOf("Verify").properties.hooks, {
+            type: "array",
+            items: { $ref: "#/types/kube-proxy-mode:index:Hook" },
+        });
     });
     it("has no construct the package schema cannot carry (no oneOf/anyOf, every $ref resolves)", () => {
         const text = JSON.stringify(schema);
         assert.doesNotMatch(text, /"(oneOf|anyOf|allOf)"/);
-        for (const m of text.matchAll(/"\$ref":"#\/types\/([^"]+)"/g)) assert.ok(schema.types[m[1]], `${m[1]} is defined`);
+        for (const m of text.matchAll(/"\$ref":"#\/types\/([^"]+)"/g))
+            assert.ok(schema.types[m[1]], `${m[1]} is defined`);
     });
     it("outputs: diff, plan, findings (typed), status, hash, config, mode, promotion, change, alerts", () => {
-        assert.deepEqual(Object.keys(component.properties), ["configDiff", "plan", "findings", "status", "configHash", "config", "mode", "promotion", "change", "alerts"]);
+        assert.deepEqual(Object.keys(component.properties), [
+            "configDiff",
+            "plan",
+            "findings",
+            "status",
+            "configHash",
+            "config",
+            "mode",
+            "promotion",
+            "change",
+            "alerts",
+        ]);
         assert.deepEqual(component.properties.findings.items, { $ref: "#/types/kube-proxy-mode:index:Finding" });
         assert.equal(component.properties.plan.$ref, "pulumi.json#/Any");
     });
 });
 
 function node(name: string, pool: string): NodeState {
-    return { name, labels: { pool, "kubernetes.io/os": "linux" }, kernelVersion: "6.8.0-51-generic", operatingSystem: "linux", placement: null };
+    return {
+        name,
+        labels: { pool, "kubernetes.io/os": "linux" },
+        kernelVersion: "6.8.0-51-generic",
+        operatingSystem: "linux",
+        placement: null,
+    };
 }
 
 const snapshot = (): ClusterSnapshot => ({
@@ -109,7 +142,8 @@ describe("provider plugin: construct (Pulumi mocks)", () => {
         const { KubeProxyModeProvider } = await import("../../components/provider/provider.js");
         return new KubeProxyModeProvider({ snapshotReader: async () => snapshot() });
     };
-    const value = <T>(o: any) => (pulumi.Output.isInstance(o) ? ((o as any).promise() as Promise<T>) : Promise.resolve(o as T));
+    const value = <T>(o: any) =>
+        pulumi.Output.isInstance(o) ? ((o as any).promise() as Promise<T>) : Promise.resolve(o as T);
 
     // the inputs as the engine hands them to construct: plain values, the kubeconfig a secret Output,
     // a pool's drain as the schema's object (drain: {} is drain: true)
@@ -128,24 +162,53 @@ describe("provider plugin: construct (Pulumi mocks)", () => {
     it("maps the schema's inputs onto KubeProxyMode: its plan, diff and findings come back as the component's outputs", async () => {
         const provider = await load();
         const result = await provider.construct("kp", KUBE_PROXY_MODE_TYPE, inputs(), {});
-        const [urn, plan, diff, findings, mode] = await Promise.all([value<string>(result.urn), value<any>(result.state.plan), value<string>(result.state.configDiff), value<any[]>(result.state.findings), value<string>(result.state.mode)]);
+        const [urn, plan, diff, findings, mode] = await Promise.all([
+            value<string>(result.urn),
+            value<any>(result.state.plan),
+            value<string>(result.state.configDiff),
+            value<any[]>(result.state.findings),
+            value<string>(result.state.mode),
+        ]);
         assert.match(urn, /kube-proxy-mode:index:KubeProxyMode::kp$/);
         assert.equal(mode, "nftables");
         assert.match(diff, /^\+mode: nftables/m);
-        assert.deepEqual(plan.pools.map((p: any) => [p.name, p.maxUnavailable, p.batches]), [["canary", 1, [["c1"]]], ["workers", 2, [["w1", "w2"]]]]);
+        assert.deepEqual(
+            plan.pools.map((p: any) => [p.name, p.maxUnavailable, p.batches]),
+            [
+                ["canary", 1, [["c1"]]],
+                ["workers", 2, [["w1", "w2"]]],
+            ],
+        );
         assert.equal(plan.pools[1].drain, true, "drain: {} drains the pool");
         assert.ok(findings.every((f) => typeof f.code === "string" && typeof f.message === "string"));
         // one step per pool, in the order given, plus the finish, under the component
         await new Promise((r) => setTimeout(r, 50));
         const steps = registered.filter((r) => r.name.startsWith("kp-")).map((r) => r.name);
-        assert.ok(steps.includes("kp-pool-canary") && steps.includes("kp-pool-workers") && steps.includes("kp-finish"), steps.join(", "));
+        assert.ok(
+            steps.includes("kp-pool-canary") && steps.includes("kp-pool-workers") && steps.includes("kp-finish"),
+            steps.join(", "),
+        );
     });
     it("takes an input sent as null or as a known Output of nothing as not given (no promotion gate, no alerts), as the generated SDKs send them", async () => {
         const provider = await load();
         const before = registered.length;
-        const result = await provider.construct("kp-none", KUBE_PROXY_MODE_TYPE, { ...inputs(), promotion: pulumi.output(undefined), alerts: null, verify: pulumi.output(undefined).apply(() => undefined), conntrack: null }, {});
+        const result = await provider.construct(
+            "kp-none",
+            KUBE_PROXY_MODE_TYPE,
+            {
+                ...inputs(),
+                promotion: pulumi.output(undefined),
+                alerts: null,
+                verify: pulumi.output(undefined).apply(() => undefined),
+                conntrack: null,
+            },
+            {},
+        );
         const plan = await value<any>(result.state.plan);
-        assert.deepEqual(plan.pools.map((p: any) => p.name), ["canary", "workers"]);
+        assert.deepEqual(
+            plan.pools.map((p: any) => p.name),
+            ["canary", "workers"],
+        );
         await new Promise((r) => setTimeout(r, 50));
         const types = registered.slice(before).map((r) => r.type);
         assert.ok(!types.includes("pulumi:pulumi:StackReference"), `no promotion gate: ${types.join(", ")}`);
@@ -153,11 +216,17 @@ describe("provider plugin: construct (Pulumi mocks)", () => {
     });
     it("refuses an input the schema does not have, naming it", async () => {
         const provider = await load();
-        await assert.rejects(provider.construct("kp2", KUBE_PROXY_MODE_TYPE, { ...inputs(), pool: [] }, {}), /unknown input\(s\) "pool"/);
+        await assert.rejects(
+            provider.construct("kp2", KUBE_PROXY_MODE_TYPE, { ...inputs(), pool: [] }, {}),
+            /unknown input\(s\) "pool"/,
+        );
     });
     it("refuses another type token, naming the one it provides", async () => {
         const provider = await load();
-        await assert.rejects(provider.construct("kp3", "kube-proxy-mode:index:Other", inputs(), {}), /unknown resource type kube-proxy-mode:index:Other: this plugin provides kube-proxy-mode:index:KubeProxyMode/);
+        await assert.rejects(
+            provider.construct("kp3", "kube-proxy-mode:index:Other", inputs(), {}),
+            /unknown resource type kube-proxy-mode:index:Other: this plugin provides kube-proxy-mode:index:KubeProxyMode/,
+        );
     });
     it("serves the schema with this installation's version", async () => {
         const provider = await load();
@@ -179,7 +248,9 @@ describe("provider plugin: the executable launcher and the package", () => {
         // eslint-disable-next-line @typescript-eslint/no-require-imports -- as above
         const pb = require("@pulumi/pulumi/proto/provider_pb");
         // the engine's address: nothing listens there; GetSchema does not call the engine
-        const child = spawn(join(ROOT, "bin", "pulumi-resource-kube-proxy-mode"), ["127.0.0.1:1"], { stdio: ["ignore", "pipe", "pipe"] });
+        const child = spawn(join(ROOT, "bin", "pulumi-resource-kube-proxy-mode"), ["127.0.0.1:1"], {
+            stdio: ["ignore", "pipe", "pipe"],
+        });
         try {
             const port = await new Promise<string>((resolve, reject) => {
                 let out = "";
@@ -191,7 +262,11 @@ describe("provider plugin: the executable launcher and the package", () => {
                 child.on("exit", (code) => reject(new Error(`the launcher exited (${code}) before printing its port`)));
             });
             const client = new rpc.ResourceProviderClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-            const served = await new Promise<any>((resolve, reject) => client.getSchema(new pb.GetSchemaRequest(), (err: Error | null, res: any) => (err ? reject(err) : resolve(JSON.parse(res.getSchema())))));
+            const served = await new Promise<any>((resolve, reject) =>
+                client.getSchema(new pb.GetSchemaRequest(), (err: Error | null, res: any) =>
+                    err ? reject(err) : resolve(JSON.parse(res.getSchema())),
+                ),
+            );
             client.close();
             assert.equal(served.name, "kube-proxy-mode");
             assert.deepEqual(served, JSON.parse(readFileSync(join(ROOT, "schema.json"), "utf8")));
@@ -204,14 +279,19 @@ describe("provider plugin: the executable launcher and the package", () => {
         assert.equal(pkg.bin["pulumi-resource-kube-proxy-mode"], "bin/pulumi-resource-kube-proxy-mode");
         for (const f of ["bin", "schema.json", "provider"]) assert.ok(pkg.files.includes(f), `files lists ${f}`);
         const dir = JSON.parse(readFileSync(join(ROOT, "provider", "package.json"), "utf8"));
-        assert.equal(require.resolve(join(ROOT, "provider")), join(ROOT, "dist", "components", "provider", "main.js"), `the plugin directory's main (${dir.main}) is the provider's entry point`);
+        assert.equal(
+            require.resolve(join(ROOT, "provider")),
+            join(ROOT, "dist", "components", "provider", "main.js"),
+            `the plugin directory's main (${dir.main}) is the provider's entry point`,
+        );
         assert.match(readFileSync(join(ROOT, "provider", "PulumiPlugin.yaml"), "utf8"), /^runtime: nodejs$/m);
     });
 });
 
 /** Every file of a generated SDK, concatenated. */
 function sdkText(language: string): string {
-    const walk = (dir: string): string[] => readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? walk(join(dir, f)) : [join(dir, f)]));
+    const walk = (dir: string): string[] =>
+        readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? walk(join(dir, f)) : [join(dir, f)]));
     return walk(join(ROOT, "sdk", language))
         .filter((f) => /\.(py|go|cs|ts|json)$/.test(f))
         .map((f) => readFileSync(f, "utf8"))
@@ -220,18 +300,34 @@ function sdkText(language: string): string {
 
 describe("provider plugin: the generated SDKs (sdk/) are generated from this schema.json (else: npm run sdk)", () => {
     const committed = JSON.parse(readFileSync(join(ROOT, "schema.json"), "utf8"));
-    const names = new Set<string>([...Object.keys(committed.resources[KUBE_PROXY_MODE_TYPE].inputProperties), ...Object.keys(committed.resources[KUBE_PROXY_MODE_TYPE].properties)]);
+    const names = new Set<string>([
+        ...Object.keys(committed.resources[KUBE_PROXY_MODE_TYPE].inputProperties),
+        ...Object.keys(committed.resources[KUBE_PROXY_MODE_TYPE].properties),
+    ]);
     for (const t of Object.values<any>(committed.types)) for (const k of Object.keys(t.properties ?? {})) names.add(k);
-    const enumValues = Object.values<any>(committed.types).flatMap((t) => (t.enum ?? []).map((e: any) => e.value as string));
+    const enumValues = Object.values<any>(committed.types).flatMap((t) =>
+        (t.enum ?? []).map((e: any) => e.value as string),
+    );
     for (const language of ["python", "go", "dotnet", "nodejs"]) {
         it(`${language}: every property of the schema, every enum value and the schema's version are in the SDK`, () => {
             const text = sdkText(language);
             // TypeScript declares fields (name?:); C#'s output types take them as constructor parameters (string name,); the others quote the wire name
-            const present = (n: string) => (language === "nodejs" ? new RegExp(`\\b${n}\\??:`).test(text) : text.includes(`"${n}"`) || (language === "dotnet" && new RegExp(`\\b${n}[,)]`).test(text)));
+            const present = (n: string) =>
+                language === "nodejs"
+                    ? new RegExp(`\\b${n}\\??:`).test(text)
+                    : text.includes(`"${n}"`) || (language === "dotnet" && new RegExp(`\\b${n}[,)]`).test(text));
             const missing = [...names].filter((n) => !present(n));
             assert.deepEqual(missing, [], `properties missing from sdk/${language}`);
-            assert.deepEqual(enumValues.filter((v) => !text.includes(`"${v}"`)), [], `enum values missing from sdk/${language}`);
-            assert.match(text, new RegExp(`"version": "${committed.version.replace(/\./g, "\\.")}"`), "pulumi-plugin.json names the schema's version");
+            assert.deepEqual(
+                enumValues.filter((v) => !text.includes(`"${v}"`)),
+                [],
+                `enum values missing from sdk/${language}`,
+            );
+            assert.match(
+                text,
+                new RegExp(`"version": "${committed.version.replace(/\./g, "\\.")}"`),
+                "pulumi-plugin.json names the schema's version",
+            );
         });
     }
 });

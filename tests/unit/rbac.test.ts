@@ -11,19 +11,40 @@ import { ROOT } from "../helpers.js";
 describe("RBAC: one source for the manifest, the helper and the README", () => {
     it("rbac/kube-proxy-mode.yaml is exactly what components/core/rbac.ts renders, and says it is cluster-admin-equivalent", () => {
         const shipped = readFileSync(join(ROOT, "rbac", "kube-proxy-mode.yaml"), "utf8");
-        assert.equal(shipped, renderRbacManifest(), "regenerate: node -e 'process.stdout.write(require(\"./dist/components/core/rbac.js\").renderRbacManifest())' > rbac/kube-proxy-mode.yaml");
+        assert.equal(
+            shipped,
+            renderRbacManifest(),
+            "regenerate: node -e 'process.stdout.write(require(\"./dist/components/core/rbac.js\").renderRbacManifest())' > rbac/kube-proxy-mode.yaml",
+        );
         assert.match(shipped, /cluster-admin-equivalent/);
-        assert.deepEqual(YAML.parseAllDocuments(shipped).map((d) => d.toJS().kind), ["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]);
+        assert.deepEqual(
+            YAML.parseAllDocuments(shipped).map((d) => d.toJS().kind),
+            ["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"],
+        );
     });
     it("package.json ships the rbac folder", () => {
         assert.ok(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).files.includes("rbac"));
     });
     it("docs/rbac.md's permission table is the generated one", () => {
-        assert.ok(readFileSync(join(ROOT, "docs", "rbac.md"), "utf8").includes(permissionTable()), "docs/rbac.md must contain permissionTable() verbatim");
+        assert.ok(
+            readFileSync(join(ROOT, "docs", "rbac.md"), "utf8").includes(permissionTable()),
+            "docs/rbac.md must contain permissionTable() verbatim",
+        );
     });
     it("kubeProxyModeRbac creates the same objects, bound to the given ServiceAccount", async () => {
         const created: { type: string; inputs: any }[] = [];
-        await pulumi.runtime.setMocks({ newResource: (a) => (created.push({ type: a.type, inputs: a.inputs }), { id: `${a.name}-id`, state: a.inputs }), call: () => ({}) }, "p", "s", false);
+        await pulumi.runtime.setMocks(
+            {
+                newResource: (a) => (
+                    created.push({ type: a.type, inputs: a.inputs }),
+                    { id: `${a.name}-id`, state: a.inputs }
+                ),
+                call: () => ({}),
+            },
+            "p",
+            "s",
+            false,
+        );
         const { kubeProxyModeRbac } = await import("../../components/pulumi/rbac.js");
         const sa = { name: "rollouts", namespace: "ops" };
         const r = kubeProxyModeRbac("kpm", { serviceAccount: sa });
@@ -39,11 +60,17 @@ describe("RBAC: one source for the manifest, the helper and the README", () => {
             delete got.kind;
             assert.deepEqual(got, body, o.kind);
         }
-        assert.deepEqual(created.find((c) => c.type === typeOf("ClusterRoleBinding"))!.inputs.subjects, [{ kind: "ServiceAccount", name: "rollouts", namespace: "ops" }]);
+        assert.deepEqual(created.find((c) => c.type === typeOf("ClusterRoleBinding"))!.inputs.subjects, [
+            { kind: "ServiceAccount", name: "rollouts", namespace: "ops" },
+        ]);
     });
     it("grants exactly the calls the tool makes: pods/eviction everywhere, pods create only in kube-system, no endpointslices", () => {
         const [cr, , role] = rbacObjects();
-        const verbs = (rules: any[], res: string) => rules.filter((r) => r.resources.includes(res)).flatMap((r) => r.verbs).sort();
+        const verbs = (rules: any[], res: string) =>
+            rules
+                .filter((r) => r.resources.includes(res))
+                .flatMap((r) => r.verbs)
+                .sort();
         assert.deepEqual(verbs(cr.rules, "pods/eviction"), ["create"]);
         assert.deepEqual(verbs(cr.rules, "pods"), ["list", "watch"]);
         assert.deepEqual(verbs(role.rules, "pods"), ["create", "delete", "get", "patch"]);
@@ -57,14 +84,20 @@ describe("API errors name what the server refused", () => {
         const { readableErrors } = await import("../../components/cluster/client.js");
         const status = {
             kind: "Status",
-            message: 'nodes "n1" is forbidden: User "system:serviceaccount:kube-system:kube-proxy-mode" cannot patch resource "nodes" in API group "" at the cluster scope',
+            message:
+                'nodes "n1" is forbidden: User "system:serviceaccount:kube-system:kube-proxy-mode" cannot patch resource "nodes" in API group "" at the cluster scope',
             reason: "Forbidden",
             code: 403,
         };
         // client-node's ApiException: code, body (the Status as text), and a message of several lines with the headers
         const api = readableErrors({
             patchNode: async () => {
-                throw Object.assign(new Error(`HTTP-Code: 403\nMessage: Unknown API Status Code!\nBody: ${JSON.stringify(JSON.stringify(status))}\nHeaders: {"audit-id":"x"}`), { code: 403, body: JSON.stringify(status) });
+                throw Object.assign(
+                    new Error(
+                        `HTTP-Code: 403\nMessage: Unknown API Status Code!\nBody: ${JSON.stringify(JSON.stringify(status))}\nHeaders: {"audit-id":"x"}`,
+                    ),
+                    { code: 403, body: JSON.stringify(status) },
+                );
             },
         });
         await assert.rejects(api.patchNode(), (e: any) => {

@@ -26,7 +26,12 @@ const UP = "..";
 
 /** A path to that folder: parent-relative, its reference/ subfolder, as join() segments after "..", or absolute under /work. */
 export const OUTSIDE_PATH = new RegExp(
-    [`\\.\\./${FOLDER}\\b`, `\\b${FOLDER}/reference\\b`, `["'\`]\\.\\.["'\`]\\s*,\\s*["'\`]${FOLDER}["'\`]`, `/work/${FOLDER}\\b`].join("|"),
+    [
+        `\\.\\./${FOLDER}\\b`,
+        `\\b${FOLDER}/reference\\b`,
+        `["'\`]\\.\\.["'\`]\\s*,\\s*["'\`]${FOLDER}["'\`]`,
+        `/work/${FOLDER}\\b`,
+    ].join("|"),
 );
 
 describe("the repository stands alone", () => {
@@ -56,7 +61,11 @@ describe("the repository stands alone", () => {
             `cat /work/${FOLDER}/x`,
         ])
             assert.ok(OUTSIDE_PATH.test(line), line);
-        for (const line of [`// ${FOLDER} by every subcommand`, `const ${FOLDER} = 1;`, `join(ROOT, "docs", "facts.md")`])
+        for (const line of [
+            `// ${FOLDER} by every subcommand`,
+            `const ${FOLDER} = 1;`,
+            `join(ROOT, "docs", "facts.md")`,
+        ])
             assert.ok(!OUTSIDE_PATH.test(line), line);
     });
 });

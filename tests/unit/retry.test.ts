@@ -3,7 +3,12 @@ import assert from "node:assert/strict";
 import { isTransient, RETRY, retrying, withRetries } from "../../components/cluster/retry.js";
 
 const apiError = (code: number) => Object.assign(new Error(`HTTP-Code: ${code}`), { code, body: "{}" });
-const connectionError = (code: string) => Object.assign(new Error(`request to https://127.0.0.1:6443 failed, reason: connect ${code}`), { type: "system", code, errno: code });
+const connectionError = (code: string) =>
+    Object.assign(new Error(`request to https://127.0.0.1:6443 failed, reason: connect ${code}`), {
+        type: "system",
+        code,
+        errno: code,
+    });
 
 describe("API retries", () => {
     it("tries 429, 5xx and broken connections again; not 4xx, and not an eviction's 429 (a PodDisruptionBudget)", () => {

@@ -17,7 +17,11 @@ import {
 import { fixture } from "../helpers.js";
 
 function config(fields: Record<string, unknown>): string {
-    return YAML.stringify({ apiVersion: "kubeproxy.config.k8s.io/v1alpha1", kind: "KubeProxyConfiguration", ...fields });
+    return YAML.stringify({
+        apiVersion: "kubeproxy.config.k8s.io/v1alpha1",
+        kind: "KubeProxyConfiguration",
+        ...fields,
+    });
 }
 
 function render(current: Record<string, unknown>, desired: DesiredSettings) {
@@ -48,7 +52,10 @@ describe("rule: mode is required and pinned", () => {
     it("reports an unpinned current mode and pins it", () => {
         const r = render({ mode: "" }, { mode: "iptables", kubernetesVersion: "1.37" });
         assert.ok(codes(r.findings).includes("mode.unpinned"));
-        assert.deepEqual(r.changes.map((c) => [c.path, c.to]), [["mode", "iptables"]]);
+        assert.deepEqual(
+            r.changes.map((c) => [c.path, c.to]),
+            [["mode", "iptables"]],
+        );
     });
     it("names unknown settings", () => {
         const { findings } = validateDesired({ mode: "nftables", modee: "x" });
@@ -68,9 +75,18 @@ describe("rule: ipvs lifecycle (KEP-5495)", () => {
     ];
     for (const [version, gates, errors, warnings] of table) {
         it(`${version} ${gates ? "with" : "without"} KubeProxyIPVS: errors ${errors.join(",") || "none"}`, () => {
-            const r = render({ mode: "ipvs" }, { mode: "ipvs", kubernetesVersion: version, featureGates: gates, allowUnknownFeatureGates: true });
-            assert.deepEqual(codes(r.findings, "error").filter((c) => c.startsWith("ipvs")), errors);
-            assert.deepEqual(codes(r.findings, "warning").filter((c) => c.startsWith("ipvs")), warnings);
+            const r = render(
+                { mode: "ipvs" },
+                { mode: "ipvs", kubernetesVersion: version, featureGates: gates, allowUnknownFeatureGates: true },
+            );
+            assert.deepEqual(
+                codes(r.findings, "error").filter((c) => c.startsWith("ipvs")),
+                errors,
+            );
+            assert.deepEqual(
+                codes(r.findings, "warning").filter((c) => c.startsWith("ipvs")),
+                warnings,
+            );
         });
     }
     it("the deprecation warning carries the dates", () => {
@@ -91,51 +107,107 @@ describe("rule: nftables availability", () => {
     ];
     for (const [version, gates, errors] of table) {
         it(`${version} ${gates ? "with" : "without"} NFTablesProxyMode: ${errors.join(",") || "allowed"}`, () => {
-            const r = render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: version, featureGates: gates, nodePortAddresses: ["0.0.0.0/0"] });
-            assert.deepEqual(codes(r.findings, "error").filter((c) => c.startsWith("nftables")), errors);
+            const r = render(
+                { mode: "iptables" },
+                { mode: "nftables", kubernetesVersion: version, featureGates: gates, nodePortAddresses: ["0.0.0.0/0"] },
+            );
+            assert.deepEqual(
+                codes(r.findings, "error").filter((c) => c.startsWith("nftables")),
+                errors,
+            );
         });
     }
 });
 
 describe("rule: feature gates are the ones kube-proxy of that release knows", () => {
     it("an unknown gate is an error with the closest known name", () => {
-        const r = render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: "1.37", featureGates: { KubeProxyNFTablesLocalhostNodePort: true } });
+        const r = render(
+            { mode: "iptables" },
+            { mode: "nftables", kubernetesVersion: "1.37", featureGates: { KubeProxyNFTablesLocalhostNodePort: true } },
+        );
         const f = r.findings.find((x) => x.code === "gate.unknown")!;
         assert.equal(f.severity, "error");
         assert.equal(f.field, "featureGates.KubeProxyNFTablesLocalhostNodePort");
         assert.match(f.message, /did you mean KubeProxyNFTablesLocalhostNodePorts\?/);
     });
     it("unknown gates already in the current configuration are caught too", () => {
-        const r = render({ mode: "iptables", featureGates: { NoSuchGateAtAll: true } }, { mode: "nftables", kubernetesVersion: "1.37" });
+        const r = render(
+            { mode: "iptables", featureGates: { NoSuchGateAtAll: true } },
+            { mode: "nftables", kubernetesVersion: "1.37" },
+        );
         assert.ok(codes(r.findings, "error").includes("gate.unknown"));
     });
     it("allowUnknownFeatureGates turns the error into a warning", () => {
-        const r = render({ mode: "iptables" }, { mode: "iptables", kubernetesVersion: "1.37", featureGates: { FromTheFuture: true }, allowUnknownFeatureGates: true });
+        const r = render(
+            { mode: "iptables" },
+            {
+                mode: "iptables",
+                kubernetesVersion: "1.37",
+                featureGates: { FromTheFuture: true },
+                allowUnknownFeatureGates: true,
+            },
+        );
         assert.deepEqual(codes(r.findings, "error"), []);
         assert.ok(codes(r.findings, "warning").includes("gate.unknown"));
     });
     it("a gate locked to its default may not be set the other way", () => {
-        const r = render({ mode: "iptables" }, { mode: "iptables", kubernetesVersion: "1.37", featureGates: { NFTablesProxyMode: false } });
+        const r = render(
+            { mode: "iptables" },
+            { mode: "iptables", kubernetesVersion: "1.37", featureGates: { NFTablesProxyMode: false } },
+        );
         assert.ok(codes(r.findings, "error").includes("gate.locked"));
-        const ok = render({ mode: "iptables" }, { mode: "iptables", kubernetesVersion: "1.37", featureGates: { NFTablesProxyMode: true } });
+        const ok = render(
+            { mode: "iptables" },
+            { mode: "iptables", kubernetesVersion: "1.37", featureGates: { NFTablesProxyMode: true } },
+        );
         assert.ok(!codes(ok.findings).includes("gate.locked"));
     });
     it("a gate enabled without a gate it depends on is refused (1.35+)", () => {
-        const r = render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: "1.37", featureGates: { WorkloadWithJob: true } });
+        const r = render(
+            { mode: "iptables" },
+            { mode: "nftables", kubernetesVersion: "1.37", featureGates: { WorkloadWithJob: true } },
+        );
         const f = r.findings.find((x) => x.code === "gate.dependency")!;
         assert.equal(f.severity, "error");
         assert.match(f.message, /WorkloadWithJob needs GenericWorkload enabled/);
-        const ok = render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: "1.37", featureGates: { WorkloadWithJob: true, GenericWorkload: true } });
+        const ok = render(
+            { mode: "iptables" },
+            {
+                mode: "nftables",
+                kubernetesVersion: "1.37",
+                featureGates: { WorkloadWithJob: true, GenericWorkload: true },
+            },
+        );
         assert.ok(!codes(ok.findings).includes("gate.dependency"));
-        const off = render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: "1.37", featureGates: { APIServerIdentity: false } });
-        assert.ok(codes(off.findings, "error").includes("gate.dependency"), "turning off a gate another enabled gate needs");
+        const off = render(
+            { mode: "iptables" },
+            { mode: "nftables", kubernetesVersion: "1.37", featureGates: { APIServerIdentity: false } },
+        );
+        assert.ok(
+            codes(off.findings, "error").includes("gate.dependency"),
+            "turning off a gate another enabled gate needs",
+        );
         // the same broken pair: refused from 1.35, accepted by 1.34 (no dependency checks there)
         const pair = { ClusterTrustBundle: false, ClusterTrustBundleProjection: true };
-        assert.ok(codes(render({ mode: "iptables" }, { mode: "iptables", kubernetesVersion: "1.35", featureGates: pair }).findings, "error").includes("gate.dependency"));
-        assert.ok(!codes(render({ mode: "iptables" }, { mode: "iptables", kubernetesVersion: "1.34", featureGates: pair }).findings).includes("gate.dependency"));
+        assert.ok(
+            codes(
+                render({ mode: "iptables" }, { mode: "iptables", kubernetesVersion: "1.35", featureGates: pair })
+                    .findings,
+                "error",
+            ).includes("gate.dependency"),
+        );
+        assert.ok(
+            !codes(
+                render({ mode: "iptables" }, { mode: "iptables", kubernetesVersion: "1.34", featureGates: pair })
+                    .findings,
+            ).includes("gate.dependency"),
+        );
     });
     it("a gate that arrived in a later release is unknown in an earlier one", () => {
-        const r = render({ mode: "ipvs" }, { mode: "ipvs", kubernetesVersion: "1.33", featureGates: { KubeProxyIPVS: true } });
+        const r = render(
+            { mode: "ipvs" },
+            { mode: "ipvs", kubernetesVersion: "1.33", featureGates: { KubeProxyIPVS: true } },
+        );
         assert.ok(codes(r.findings, "error").includes("gate.unknown"));
     });
 });
@@ -158,12 +230,21 @@ describe("rule: nodePortAddresses", () => {
     ];
     for (const [version, addresses, gates, mode, errors] of table) {
         it(`${version} ${mode} ${JSON.stringify(addresses)}${gates ? " +gate" : ""}: ${errors.join(",") || "valid"}`, () => {
-            const r = render({ mode: "iptables" }, { mode: mode as any, kubernetesVersion: version, nodePortAddresses: addresses, featureGates: gates });
-            assert.deepEqual(codes(r.findings, "error").filter((c) => c.startsWith("nodePortAddresses")), errors);
+            const r = render(
+                { mode: "iptables" },
+                { mode: mode as any, kubernetesVersion: version, nodePortAddresses: addresses, featureGates: gates },
+            );
+            assert.deepEqual(
+                codes(r.findings, "error").filter((c) => c.startsWith("nodePortAddresses")),
+                errors,
+            );
         });
     }
     it("an address without a prefix gets the /32 suggestion", () => {
-        const r = render({ mode: "iptables" }, { mode: "iptables", kubernetesVersion: "1.37", nodePortAddresses: ["10.0.0.1"] });
+        const r = render(
+            { mode: "iptables" },
+            { mode: "iptables", kubernetesVersion: "1.37", nodePortAddresses: ["10.0.0.1"] },
+        );
         const f = r.findings.find((x) => x.code === "nodePortAddresses.invalid")!;
         assert.equal(f.field, "nodePortAddresses[0]");
         assert.match(f.fix!, /10\.0\.0\.1\/32/);
@@ -179,15 +260,26 @@ describe("rule: NodePort reach when moving to nftables", () => {
         assert.match(f.fix!, /0\.0\.0\.0\/0/);
     });
     it("is silent when the old reach is kept", () => {
-        const r = render({ mode: "ipvs" }, { mode: "nftables", kubernetesVersion: "1.37", nodePortAddresses: ["0.0.0.0/0", "::/0"] });
+        const r = render(
+            { mode: "ipvs" },
+            { mode: "nftables", kubernetesVersion: "1.37", nodePortAddresses: ["0.0.0.0/0", "::/0"] },
+        );
         assert.ok(!codes(r.findings).includes("nodePort.reach"));
     });
     it("warns about localhost NodePorts unless the gate and keyword are set", () => {
-        const warned = render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: "1.37", nodePortAddresses: ["primary"] });
+        const warned = render(
+            { mode: "iptables" },
+            { mode: "nftables", kubernetesVersion: "1.37", nodePortAddresses: ["primary"] },
+        );
         assert.ok(codes(warned.findings).includes("nodePort.localhost"));
         const kept = render(
             { mode: "iptables" },
-            { mode: "nftables", kubernetesVersion: "1.37", nodePortAddresses: ["primary", "localhost"], featureGates: { KubeProxyNFTablesLocalhostNodePorts: true } },
+            {
+                mode: "nftables",
+                kubernetesVersion: "1.37",
+                nodePortAddresses: ["primary", "localhost"],
+                featureGates: { KubeProxyNFTablesLocalhostNodePorts: true },
+            },
         );
         assert.ok(!codes(kept.findings).includes("nodePort.localhost"));
     });
@@ -200,26 +292,49 @@ describe("rule: NodePort reach when moving to nftables", () => {
 describe("rule: per-mode settings move with the mode", () => {
     it("carries ipvs sync periods and the iptables masquerade settings into the nftables block", () => {
         const r = render(
-            { mode: "ipvs", ipvs: { syncPeriod: "45s", minSyncPeriod: "5s" }, iptables: { masqueradeAll: true, masqueradeBit: 15 } },
+            {
+                mode: "ipvs",
+                ipvs: { syncPeriod: "45s", minSyncPeriod: "5s" },
+                iptables: { masqueradeAll: true, masqueradeBit: 15 },
+            },
             { mode: "nftables", kubernetesVersion: "1.37" },
         );
-        assert.deepEqual(r.after.nftables, { syncPeriod: "45s", minSyncPeriod: "5s", masqueradeAll: true, masqueradeBit: 15 });
-        for (const p of ["nftables.syncPeriod", "nftables.minSyncPeriod", "nftables.masqueradeAll", "nftables.masqueradeBit"]) {
+        assert.deepEqual(r.after.nftables, {
+            syncPeriod: "45s",
+            minSyncPeriod: "5s",
+            masqueradeAll: true,
+            masqueradeBit: 15,
+        });
+        for (const p of [
+            "nftables.syncPeriod",
+            "nftables.minSyncPeriod",
+            "nftables.masqueradeAll",
+            "nftables.masqueradeBit",
+        ]) {
             const c = r.changes.find((x) => x.path === p)!;
             assert.match(c.reason, /carried from/, p);
         }
     });
     it("ipvs -> iptables carries the sync periods; masquerade already lives in the iptables block", () => {
-        const r = render({ mode: "ipvs", ipvs: { syncPeriod: "45s" }, iptables: { masqueradeAll: true } }, { mode: "iptables", kubernetesVersion: "1.37" });
+        const r = render(
+            { mode: "ipvs", ipvs: { syncPeriod: "45s" }, iptables: { masqueradeAll: true } },
+            { mode: "iptables", kubernetesVersion: "1.37" },
+        );
         assert.equal(getPath(r.after, "iptables.syncPeriod"), "45s");
         assert.ok(!r.changes.some((c) => c.path === "iptables.masqueradeAll"));
     });
     it("zero values are defaults and are not carried", () => {
-        const r = render({ mode: "iptables", iptables: { syncPeriod: "0s", masqueradeBit: null } }, { mode: "nftables", kubernetesVersion: "1.37" });
+        const r = render(
+            { mode: "iptables", iptables: { syncPeriod: "0s", masqueradeBit: null } },
+            { mode: "nftables", kubernetesVersion: "1.37" },
+        );
         assert.ok(!r.changes.some((c) => c.path.startsWith("nftables.")));
     });
     it("a conflicting value already in the new block is kept and reported", () => {
-        const r = render({ mode: "iptables", iptables: { syncPeriod: "45s" }, nftables: { syncPeriod: "20s" } }, { mode: "nftables", kubernetesVersion: "1.37" });
+        const r = render(
+            { mode: "iptables", iptables: { syncPeriod: "45s" }, nftables: { syncPeriod: "20s" } },
+            { mode: "nftables", kubernetesVersion: "1.37" },
+        );
         assert.equal(getPath(r.after, "nftables.syncPeriod"), "20s");
         assert.ok(codes(r.findings, "warning").includes("carry.conflict"));
     });
@@ -228,7 +343,16 @@ describe("rule: per-mode settings move with the mode", () => {
 describe("rule: ipvs-only settings are dead outside ipvs mode", () => {
     it("resets non-default scheduler, strictARP, excludeCIDRs and timeouts, each with its reason", () => {
         const r = render(
-            { mode: "ipvs", ipvs: { scheduler: "lc", strictARP: true, excludeCIDRs: ["10.0.0.0/24"], tcpTimeout: "900s", tcpFinTimeout: "0s" } },
+            {
+                mode: "ipvs",
+                ipvs: {
+                    scheduler: "lc",
+                    strictARP: true,
+                    excludeCIDRs: ["10.0.0.0/24"],
+                    tcpTimeout: "900s",
+                    tcpFinTimeout: "0s",
+                },
+            },
             { mode: "nftables", kubernetesVersion: "1.37" },
         );
         const byPath = Object.fromEntries(r.changes.map((c) => [c.path, c]));
@@ -241,7 +365,19 @@ describe("rule: ipvs-only settings are dead outside ipvs mode", () => {
     });
     it("kubeadm's all-zero ipvs block is left alone", () => {
         const r = render(
-            { mode: "iptables", ipvs: { excludeCIDRs: null, minSyncPeriod: "0s", scheduler: "", strictARP: false, syncPeriod: "0s", tcpFinTimeout: "0s", tcpTimeout: "0s", udpTimeout: "0s" } },
+            {
+                mode: "iptables",
+                ipvs: {
+                    excludeCIDRs: null,
+                    minSyncPeriod: "0s",
+                    scheduler: "",
+                    strictARP: false,
+                    syncPeriod: "0s",
+                    tcpFinTimeout: "0s",
+                    tcpTimeout: "0s",
+                    udpTimeout: "0s",
+                },
+            },
             { mode: "nftables", kubernetesVersion: "1.37" },
         );
         assert.ok(!r.changes.some((c) => c.path.startsWith("ipvs.")));
@@ -258,12 +394,18 @@ describe("the way back to ipvs: reset ipvs-only values are remembered in the con
     it("kubeadm 1.37 on ipvs (scheduler lc, strictARP) -> nftables -> ipvs restores both, and the memory goes with the restore", () => {
         const out = renderConfiguration(ipvs137(), { mode: "nftables", kubernetesVersion: "1.37" });
         assert.equal(getPath(out.after, "ipvs.scheduler"), "");
-        assert.match(out.config, /^ {2}scheduler: "" # kube-proxy-mode: was "lc" in ipvs mode, restored on a move back to ipvs$/m);
+        assert.match(
+            out.config,
+            /^ {2}scheduler: "" # kube-proxy-mode: was "lc" in ipvs mode, restored on a move back to ipvs$/m,
+        );
         assert.deepEqual(rememberedIpvsSettings(out.config), { "ipvs.scheduler": "lc", "ipvs.strictARP": true });
         const back = again(out.config, { mode: "ipvs", kubernetesVersion: "1.37" });
         assert.equal(getPath(back.after, "ipvs.scheduler"), "lc");
         assert.equal(getPath(back.after, "ipvs.strictARP"), true);
-        assert.match(back.changes.find((c) => c.path === "ipvs.strictARP")!.reason, /^restored: ipvs.strictARP was true before this cluster left ipvs mode/);
+        assert.match(
+            back.changes.find((c) => c.path === "ipvs.strictARP")!.reason,
+            /^restored: ipvs.strictARP was true before this cluster left ipvs mode/,
+        );
         assert.deepEqual(rememberedIpvsSettings(back.config), {});
         assert.doesNotMatch(back.config, /kube-proxy-mode: was/);
         // and the round trip lands on kube-proxy's own data of the start (the carried nftables block aside)
@@ -273,10 +415,17 @@ describe("the way back to ipvs: reset ipvs-only values are remembered in the con
     });
     it("the memory survives renders that stay out of ipvs (nftables -> iptables -> ipvs still restores)", () => {
         const nft = renderConfiguration(ipvs137(), { mode: "nftables", kubernetesVersion: "1.37" });
-        assert.equal(again(nft.config, { mode: "nftables", kubernetesVersion: "1.37" }).config, nft.config, "idempotent, memory kept");
+        assert.equal(
+            again(nft.config, { mode: "nftables", kubernetesVersion: "1.37" }).config,
+            nft.config,
+            "idempotent, memory kept",
+        );
         const ipt = again(nft.config, { mode: "iptables", kubernetesVersion: "1.37" });
         assert.deepEqual(rememberedIpvsSettings(ipt.config), { "ipvs.scheduler": "lc", "ipvs.strictARP": true });
-        assert.equal(getPath(again(ipt.config, { mode: "ipvs", kubernetesVersion: "1.37" }).after, "ipvs.scheduler"), "lc");
+        assert.equal(
+            getPath(again(ipt.config, { mode: "ipvs", kubernetesVersion: "1.37" }).after, "ipvs.scheduler"),
+            "lc",
+        );
     });
     it("a value set by hand since is not overwritten; the user's own comment stays; an edited memory is not trusted", () => {
         const text = [
@@ -292,9 +441,20 @@ describe("the way back to ipvs: reset ipvs-only values are remembered in the con
         const back = again(text, { mode: "ipvs", kubernetesVersion: "1.37" });
         assert.equal(getPath(back.after, "ipvs.scheduler"), "rr", "set by hand since: kept");
         assert.equal(getPath(back.after, "ipvs.strictARP"), false);
-        const out = renderConfiguration(parseCurrentConfig(config({ mode: "ipvs", ipvs: { scheduler: "lc" } }).replace("scheduler: lc", "scheduler: lc # least connections")), { mode: "nftables", kubernetesVersion: "1.37" });
+        const out = renderConfiguration(
+            parseCurrentConfig(
+                config({ mode: "ipvs", ipvs: { scheduler: "lc" } }).replace(
+                    "scheduler: lc",
+                    "scheduler: lc # least connections",
+                ),
+            ),
+            { mode: "nftables", kubernetesVersion: "1.37" },
+        );
         assert.match(out.config, /scheduler: "" # least connections; kube-proxy-mode: was "lc" in ipvs mode/);
-        assert.match(again(out.config, { mode: "ipvs", kubernetesVersion: "1.37" }).config, /scheduler: lc # least connections\n/);
+        assert.match(
+            again(out.config, { mode: "ipvs", kubernetesVersion: "1.37" }).config,
+            /scheduler: lc # least connections\n/,
+        );
     });
 });
 
@@ -313,8 +473,15 @@ describe("rule: leaving ipvs for iptables leaves ipvs state behind", () => {
 
 describe("rule: conntrack on kernels older than 6.1", () => {
     it("warns in render unless conntrack.tcpBeLiberal is true", () => {
-        assert.ok(codes(render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: "1.37" }).findings).includes("nftables.conntrack"));
-        const ok = render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: "1.37", conntrack: { tcpBeLiberal: true } });
+        assert.ok(
+            codes(render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: "1.37" }).findings).includes(
+                "nftables.conntrack",
+            ),
+        );
+        const ok = render(
+            { mode: "iptables" },
+            { mode: "nftables", kubernetesVersion: "1.37", conntrack: { tcpBeLiberal: true } },
+        );
         assert.ok(!codes(ok.findings).includes("nftables.conntrack"));
         assert.equal(getPath(ok.after, "conntrack.tcpBeLiberal"), true);
     });
@@ -352,16 +519,30 @@ describe("rule: kernel precheck for nftables", () => {
         assert.match(v.findings[0].message, /requires kernel 5\.13 or later/);
     });
     it("windows nodes are skipped, not failed", () => {
-        assert.equal(nodeVerdict({ name: "w", labels: {}, operatingSystem: "windows", kernelVersion: "10.0.17763.5458" }, "nftables").verdict, "skip");
+        assert.equal(
+            nodeVerdict(
+                { name: "w", labels: {}, operatingSystem: "windows", kernelVersion: "10.0.17763.5458" },
+                "nftables",
+            ).verdict,
+            "skip",
+        );
     });
     it("iptables runs on any readable kernel", () => {
-        assert.equal(nodeVerdict({ name: "n", labels: {}, kernelVersion: "4.18.0-553.el8_10.x86_64" }, "iptables").verdict, "ok");
+        assert.equal(
+            nodeVerdict({ name: "n", labels: {}, kernelVersion: "4.18.0-553.el8_10.x86_64" }, "iptables").verdict,
+            "ok",
+        );
     });
 });
 
 describe("versions", () => {
     it("reads Kubernetes versions as servers and users write them", () => {
-        for (const [raw, release] of [["1.37", "1.37"], ["v1.37.2", "1.37"], ["1.30.4-eks-a737599", "1.30"], ["v1.33.1+k3s1", "1.33"]]) {
+        for (const [raw, release] of [
+            ["1.37", "1.37"],
+            ["v1.37.2", "1.37"],
+            ["1.30.4-eks-a737599", "1.30"],
+            ["v1.33.1+k3s1", "1.33"],
+        ]) {
             assert.equal(parseKubeVersion(raw)?.release, release, raw);
         }
         assert.equal(parseKubeVersion("latest"), undefined);

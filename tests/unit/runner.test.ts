@@ -4,7 +4,14 @@
 // mid-node, a node joining late, a soak interrupted or regressing.
 import assert from "node:assert/strict";
 import { configHash, MARKS } from "../../components/core/plan.js";
-import { finish, RolloutBusy, RolloutFailure, RolloutInterrupted, runPools, type Context } from "../../components/rollout/runner.js";
+import {
+    finish,
+    RolloutBusy,
+    RolloutFailure,
+    RolloutInterrupted,
+    runPools,
+    type Context,
+} from "../../components/rollout/runner.js";
 import { rolloutSpecSchema, type RolloutSpec } from "../../components/rollout/spec.js";
 import { Crash, FakeClock, FakeCluster, kubeProxyConfig } from "./fakeCluster.js";
 
@@ -23,9 +30,14 @@ function specOf(extra: Partial<Record<string, unknown>> = {}, pools?: unknown[])
     });
 }
 
-function setup(opts: { pools?: Record<string, number>; spec?: RolloutSpec; installerMode?: "ipvs" | "iptables" | "nftables" } = {}) {
+function setup(
+    opts: { pools?: Record<string, number>; spec?: RolloutSpec; installerMode?: "ipvs" | "iptables" | "nftables" } = {},
+) {
     const clock = new FakeClock();
-    const cluster = new FakeCluster(clock, { installerMode: opts.installerMode ?? "ipvs", pools: opts.pools ?? { canary: 1, workers: 3 } });
+    const cluster = new FakeCluster(clock, {
+        installerMode: opts.installerMode ?? "ipvs",
+        pools: opts.pools ?? { canary: 1, workers: 3 },
+    });
     const lines: string[] = [];
     const ctx = (holder = "run-1", more: Partial<Context> = {}): Context => ({
         cluster,
@@ -71,7 +83,10 @@ function assertFinished(cluster: FakeCluster): void {
 
 describe("runner on a SIMULATED in-memory cluster", () => {
     it("leftovers found after a move are cleaned by a cleanup told the mode the node now runs (its live objects are not leftovers)", async () => {
-        for (const [from, mode] of [["ipvs", "nftables"], ["nftables", "iptables"]] as const) {
+        for (const [from, mode] of [
+            ["ipvs", "nftables"],
+            ["nftables", "iptables"],
+        ] as const) {
             const target = kubeProxyConfig(mode);
             const spec = rolloutSpecSchema.parse({
                 target: { hash: configHash(target), mode, config: target },
@@ -83,11 +98,30 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             await runPools(ctx(), ["canary"]);
             const cleanups = cluster.probeRuns.filter((p) => p.run.action === "cleanup");
             const afterVerify = cleanups.filter((p) => p.run.env.KPM_MODE !== undefined);
-            assert.equal(afterVerify.length, 1, `${mode}: one cleanup after the first check found leftovers: ${JSON.stringify(cleanups)}`);
-            assert.equal(afterVerify[0].run.env.KPM_MODE, mode, `${mode}: the cleanup keeps the live ${mode} kube-proxy's objects`);
-            assert.equal(afterVerify[0].run.env.KPM_OWNED_IPS, "10.96.0.1", "the Service addresses are named as kube-proxy's");
-            assert.equal(cluster.node("canary-1").verified, configHash(target), `${mode}: verified once the leftovers are gone`);
-            assert.ok(lines.some((l) => /left .*kube-ipvs0.*removing them/.test(l)), lines.join("\n"));
+            assert.equal(
+                afterVerify.length,
+                1,
+                `${mode}: one cleanup after the first check found leftovers: ${JSON.stringify(cleanups)}`,
+            );
+            assert.equal(
+                afterVerify[0].run.env.KPM_MODE,
+                mode,
+                `${mode}: the cleanup keeps the live ${mode} kube-proxy's objects`,
+            );
+            assert.equal(
+                afterVerify[0].run.env.KPM_OWNED_IPS,
+                "10.96.0.1",
+                "the Service addresses are named as kube-proxy's",
+            );
+            assert.equal(
+                cluster.node("canary-1").verified,
+                configHash(target),
+                `${mode}: verified once the leftovers are gone`,
+            );
+            assert.ok(
+                lines.some((l) => /left .*kube-ipvs0.*removing them/.test(l)),
+                lines.join("\n"),
+            );
         }
     });
 
@@ -97,7 +131,10 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         assertFinished(cluster);
         assertSettled(cluster);
         assert.equal(cluster.node("workers-1").drained, 1, "drained once, for the move (not for the hand-back)");
-        assert.ok(lines.some((l) => l.includes("workers: 3/3 node(s) moved")), "progress line");
+        assert.ok(
+            lines.some((l) => l.includes("workers: 3/3 node(s) moved")),
+            "progress line",
+        );
         assert.ok(lines.some((l) => l.includes("handed back to the installer's DaemonSet, checked")));
     });
 
@@ -165,7 +202,9 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 const at = cluster.history[cluster.history.length - 1];
                 cluster.revive();
                 clock.t += 61_000; // the dead run's lease expires
-                await up(ctx("next-run")).catch((e) => assert.fail(`crash point ${k} (after "${at}"): the next run failed: ${(e as Error).message}`));
+                await up(ctx("next-run")).catch((e) =>
+                    assert.fail(`crash point ${k} (after "${at}"): the next run failed: ${(e as Error).message}`),
+                );
                 assertFinished(cluster);
                 assertSettled(cluster, ["workers-2"]);
             }
@@ -195,7 +234,11 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 assert.doesNotMatch(err.rolledBack, /nftables/, `crash point ${k}: ${err.rolledBack}`);
                 assert.equal(w1.placement, null, `crash point ${k}: workers-1 back on the installer's DaemonSet`);
                 assert.notEqual(w1.verified, HASH);
-                assert.equal(cluster.installerConfig, kubeProxyConfig("ipvs"), "the installer's ConfigMap is unchanged");
+                assert.equal(
+                    cluster.installerConfig,
+                    kubeProxyConfig("ipvs"),
+                    "the installer's ConfigMap is unchanged",
+                );
                 assertSettled(cluster);
             }
             assert.ok(sawResumedSwitch > 0, "some crash points left workers-1 mid-switch");
@@ -207,7 +250,11 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             const earlierHash = configHash(earlier);
             cluster.configs.set(earlierHash, earlier);
             cluster.inRollout = true;
-            Object.assign(cluster.node("canary-1"), { placement: earlierHash, verified: earlierHash, verifiedAt: new Date(clock.now()).toISOString() });
+            Object.assign(cluster.node("canary-1"), {
+                placement: earlierHash,
+                verified: earlierHash,
+                verifiedAt: new Date(clock.now()).toISOString(),
+            });
             cluster.faults.afterWrite = (what) => {
                 if (what === "move switching") {
                     cluster.dead = true;
@@ -266,7 +313,11 @@ describe("runner on a SIMULATED in-memory cluster", () => {
     describe("F5: one rollout per cluster", () => {
         it("a second run refuses while the first holds the lease, naming the holder, and undoes nothing", async () => {
             const { cluster, ctx } = setup();
-            cluster.lease = { holder: "stack dev@host-a/pid 42", renewedAt: new Date(ctx().clock!.now()).toISOString(), durationSeconds: 60 };
+            cluster.lease = {
+                holder: "stack dev@host-a/pid 42",
+                renewedAt: new Date(ctx().clock!.now()).toISOString(),
+                durationSeconds: 60,
+            };
             const err = await runPools(ctx("stack prod@host-b/pid 7"), ["canary"]).catch((e) => e);
             assert.ok(err instanceof RolloutBusy);
             assert.match(err.message, /stack dev@host-a\/pid 42/);
@@ -340,7 +391,12 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             const err = await runPools(ctx("run-1", { signal: stop.signal })).catch((e) => e);
             assert.ok(err instanceof RolloutInterrupted, String(err));
             assert.match(err.message, /next were workers-3/);
-            assert.deepEqual(placements(cluster), { "canary-1": HASH, "workers-1": HASH, "workers-2": HASH, "workers-3": "installer" });
+            assert.deepEqual(placements(cluster), {
+                "canary-1": HASH,
+                "workers-1": HASH,
+                "workers-2": HASH,
+                "workers-3": "installer",
+            });
             assertSettled(cluster);
         });
     });
@@ -379,7 +435,11 @@ describe("runner on a SIMULATED in-memory cluster", () => {
     });
 
     describe("F9: a soak that survives", () => {
-        const soaking = () => specOf({}, [{ name: "canary", nodeSelector: "pool=canary", soak: "24h" }, { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2 }]);
+        const soaking = () =>
+            specOf({}, [
+                { name: "canary", nodeSelector: "pool=canary", soak: "24h" },
+                { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2 },
+            ]);
 
         it("a soak interrupted at half time waits only the remainder when resumed", async () => {
             const { cluster, ctx, clock } = setup({ spec: soaking() });
@@ -395,7 +455,10 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.match(err.message, /during the soak of pool canary/);
             clock.slept = 0;
             await runPools(ctx("run-2"), ["canary"]);
-            assert.ok(clock.slept <= 12 * 3600_000 + 30_000 && clock.slept >= 12 * 3600_000 - 60_000, `resumed soak slept ${clock.slept / 3600_000}h`);
+            assert.ok(
+                clock.slept <= 12 * 3600_000 + 30_000 && clock.slept >= 12 * 3600_000 - 60_000,
+                `resumed soak slept ${clock.slept / 3600_000}h`,
+            );
             assert.equal(cluster.node("canary-1").verified, HASH);
         });
 

@@ -1,7 +1,15 @@
 // The bench's workload figures (scripts/workload.ts): the longest gap in which new connections
 // failed, from a series of probe results, and the table the bench prints.
 import assert from "node:assert/strict";
-import { gaps, longestGap, startToRouted, nodeFigures, workloadTable, type Attempt, type ClientRecord } from "../../scripts/workload.js";
+import {
+    gaps,
+    longestGap,
+    startToRouted,
+    nodeFigures,
+    workloadTable,
+    type Attempt,
+    type ClientRecord,
+} from "../../scripts/workload.js";
 
 /** Attempts every 50 ms from t=0, ok unless their index is in `failed`. */
 function series(count: number, failed: (i: number) => boolean): Attempt[] {
@@ -10,17 +18,29 @@ function series(count: number, failed: (i: number) => boolean): Attempt[] {
 
 describe("workload figures: the longest gap of new connections", () => {
     it("is null when every attempt got its answer", () => {
-        assert.equal(longestGap(series(40, () => false), 2000), null);
+        assert.equal(
+            longestGap(
+                series(40, () => false),
+                2000,
+            ),
+            null,
+        );
     });
 
     it("runs from the first failed attempt to the next successful one, and picks the longest of several runs", () => {
         // failures at 10-12 (t 500..600, next ok at 650) and 20-29 (t 1000..1450, next ok at 1500)
-        const gap = longestGap(series(40, (i) => (i >= 10 && i <= 12) || (i >= 20 && i <= 29)), 2000);
+        const gap = longestGap(
+            series(40, (i) => (i >= 10 && i <= 12) || (i >= 20 && i <= 29)),
+            2000,
+        );
         assert.deepEqual(gap, { from: 1000, to: 1500, ms: 500, recovered: true });
     });
 
     it("lists every run of failures in order", () => {
-        const all = gaps(series(40, (i) => i === 3 || (i >= 20 && i <= 21)), 2000);
+        const all = gaps(
+            series(40, (i) => i === 3 || (i >= 20 && i <= 21)),
+            2000,
+        );
         assert.deepEqual(all, [
             { from: 150, to: 200, ms: 50, recovered: true },
             { from: 1000, to: 1100, ms: 100, recovered: true },
@@ -28,11 +48,20 @@ describe("workload figures: the longest gap of new connections", () => {
     });
 
     it("counts a single failed attempt as one attempt's interval", () => {
-        assert.equal(longestGap(series(40, (i) => i === 7), 2000)?.ms, 50);
+        assert.equal(
+            longestGap(
+                series(40, (i) => i === 7),
+                2000,
+            )?.ms,
+            50,
+        );
     });
 
     it("says not recovered when the series ends failing, and counts to the client's stop", () => {
-        const gap = longestGap(series(40, (i) => i >= 30), 2100);
+        const gap = longestGap(
+            series(40, (i) => i >= 30),
+            2100,
+        );
         assert.deepEqual(gap, { from: 1500, to: 2100, ms: 600, recovered: false });
     });
 
@@ -50,31 +79,60 @@ describe("workload figures: the longest gap of new connections", () => {
 });
 
 describe("workload figures: a node's long-lived connection", () => {
-    const base: ClientRecord = { startedAt: 0, stoppedAt: 2000, attempts: series(40, () => false), stream: { openedAt: 10, closedAt: null, lastDataAt: 1990, longestStallMs: 130 } };
+    const base: ClientRecord = {
+        startedAt: 0,
+        stoppedAt: 2000,
+        attempts: series(40, () => false),
+        stream: { openedAt: 10, closedAt: null, lastDataAt: 1990, longestStallMs: 130 },
+    };
 
     it("survived when it was open from the start and still open at the stop", () => {
         const f = nodeFigures("workers-1", base);
-        assert.deepEqual(f, { node: "workers-1", attempts: 40, failed: 0, gaps: [], longestGapMs: 0, recovered: true, longLived: "survived", longestStallMs: 130 });
+        assert.deepEqual(f, {
+            node: "workers-1",
+            attempts: 40,
+            failed: 0,
+            gaps: [],
+            longestGapMs: 0,
+            recovered: true,
+            longLived: "survived",
+            longestStallMs: 130,
+        });
     });
 
     it("broke when it closed before the stop, with the reason", () => {
-        const f = nodeFigures("workers-1", { ...base, stream: { openedAt: 10, closedAt: 1510, why: "ECONNRESET", lastDataAt: 1500, longestStallMs: 130 } });
+        const f = nodeFigures("workers-1", {
+            ...base,
+            stream: { openedAt: 10, closedAt: 1510, why: "ECONNRESET", lastDataAt: 1500, longestStallMs: 130 },
+        });
         assert.equal(f.longLived, "broke after 1.5 s: ECONNRESET");
     });
 
     it("stalled, not survived, when it is still open but carried no data for over a second before the stop", () => {
-        const f = nodeFigures("canary-1", { ...base, stoppedAt: 60_000, stream: { openedAt: 19_000, closedAt: null, lastDataAt: 25_000, longestStallMs: 35_000 } });
+        const f = nodeFigures("canary-1", {
+            ...base,
+            stoppedAt: 60_000,
+            stream: { openedAt: 19_000, closedAt: null, lastDataAt: 25_000, longestStallMs: 35_000 },
+        });
         assert.equal(f.longLived, "stalled: open but no data for the last 35.0 s (held from 19 s on)");
     });
 
     it("not held when it never opened, with the last reason", () => {
-        const f = nodeFigures("workers-1", { ...base, stream: { openedAt: null, closedAt: null, why: "ECONNREFUSED", lastDataAt: null, longestStallMs: 0 } });
+        const f = nodeFigures("workers-1", {
+            ...base,
+            stream: { openedAt: null, closedAt: null, why: "ECONNREFUSED", lastDataAt: null, longestStallMs: 0 },
+        });
         assert.equal(f.longLived, "not held: never opened (ECONNREFUSED)");
         assert.equal(f.longestStallMs, null);
     });
 
     it("for a before-state that carries no traffic, says from when it was held and why not earlier", () => {
-        const f = nodeFigures("canary-1", { ...base, stream: { openedAt: 1500, closedAt: null, lastDataAt: 1950, longestStallMs: 100 } }, 1000, "SIMULATED ipvs before it");
+        const f = nodeFigures(
+            "canary-1",
+            { ...base, stream: { openedAt: 1500, closedAt: null, lastDataAt: 1950, longestStallMs: 100 } },
+            1000,
+            "SIMULATED ipvs before it",
+        );
         assert.equal(f.longLived, "survived from 2 s on (SIMULATED ipvs before it)");
     });
 });
@@ -94,11 +152,28 @@ describe("workload figures: the new kube-proxy's start to routed", () => {
 
 describe("workload figures: the table", () => {
     it("has a row per run and node, marks a SIMULATED before-state in the pair and explains it under the table", () => {
-        const node = nodeFigures("canary-1", { startedAt: 0, stoppedAt: 2000, attempts: series(40, (i) => i === 5 || i === 6), stream: { openedAt: 10, closedAt: null, lastDataAt: 1990, longestStallMs: 120 } });
+        const node = nodeFigures("canary-1", {
+            startedAt: 0,
+            stoppedAt: 2000,
+            attempts: series(40, (i) => i === 5 || i === 6),
+            stream: { openedAt: 10, closedAt: null, lastDataAt: 1990, longestStallMs: 120 },
+        });
         const text = workloadTable([
             { pair: "iptables -> nftables", procedure: "KubeProxyMode up", seconds: 41.2, nodes: [node] },
-            { pair: "ipvs -> nftables", procedure: "kubectl runbook", seconds: 9.6, nodes: [node], simulated: "the stand-in programs no traffic" },
-            { pair: "ipvs -> iptables", procedure: "KubeProxyMode up", seconds: 3, nodes: [], error: "rollout failed: node canary-1\nmore" },
+            {
+                pair: "ipvs -> nftables",
+                procedure: "kubectl runbook",
+                seconds: 9.6,
+                nodes: [node],
+                simulated: "the stand-in programs no traffic",
+            },
+            {
+                pair: "ipvs -> iptables",
+                procedure: "KubeProxyMode up",
+                seconds: 3,
+                nodes: [],
+                error: "rollout failed: node canary-1\nmore",
+            },
         ]);
         assert.equal(
             text,

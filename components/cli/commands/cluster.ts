@@ -7,7 +7,16 @@ import { STEP_RESULT_PREFIX, summarizeVerification } from "../../core/promotion.
 import type { ProxyMode } from "../../core/types.js";
 import { apiErrorMessage, clusterIdentity, loadKubeConfig, normalizeServer } from "../../cluster/client.js";
 import { KubeProxyCluster, namesFor, NotFound } from "../../cluster/kubeProxy.js";
-import { currentPlan, finish, runPools, RolloutBusy, RolloutFailure, RolloutInterrupted, verifyNode, type Context } from "../../rollout/runner.js";
+import {
+    currentPlan,
+    finish,
+    runPools,
+    RolloutBusy,
+    RolloutFailure,
+    RolloutInterrupted,
+    verifyNode,
+    type Context,
+} from "../../rollout/runner.js";
 import { rolloutSpecSchema, verifySchema, type RolloutSpec } from "../../rollout/spec.js";
 import { parseFlags, readInput, requireMode, requireName, requireNamespacedName } from "../args.js";
 import { CliError, EXIT, table } from "../output.js";
@@ -24,15 +33,26 @@ const ACCESS_HELP = `  --kubeconfig PATH, --context NAME   which cluster (defaul
                                       KPM_CONTEXT the context)
   --json                              one JSON object on stdout`;
 
-function connect(flags: Record<string, any>, flavor: Flavor, names?: RolloutSpec["names"], reviewed?: RolloutSpec["cluster"]): { cluster: KubeProxyCluster; kubeconfig?: string } {
+function connect(
+    flags: Record<string, any>,
+    flavor: Flavor,
+    names?: RolloutSpec["names"],
+    reviewed?: RolloutSpec["cluster"],
+): { cluster: KubeProxyCluster; kubeconfig?: string } {
     const content = process.env.KPM_KUBECONFIG;
     const context = flags.context ?? (process.env.KPM_CONTEXT || undefined);
     let kc: ReturnType<typeof loadKubeConfig>;
     try {
-        kc = loadKubeConfig({ kubeconfig: flags.kubeconfig, kubeconfigContent: flags.kubeconfig ? undefined : content, context });
+        kc = loadKubeConfig({
+            kubeconfig: flags.kubeconfig,
+            kubeconfigContent: flags.kubeconfig ? undefined : content,
+            context,
+        });
     } catch (e) {
         // the message of a kubeconfig parse error can quote the file: say only what failed
-        throw new CliError(`cannot load the kubeconfig${flags.kubeconfig ? ` ${flags.kubeconfig}` : ""}: ${(e as Error).name === "Error" ? (e as Error).message.split("\n")[0].slice(0, 200) : "unreadable"}`);
+        throw new CliError(
+            `cannot load the kubeconfig${flags.kubeconfig ? ` ${flags.kubeconfig}` : ""}: ${(e as Error).name === "Error" ? (e as Error).message.split("\n")[0].slice(0, 200) : "unreadable"}`,
+        );
     }
     const here = clusterIdentity(kc);
     if (reviewed && here.server !== normalizeServer(reviewed.server)) {
@@ -48,7 +68,8 @@ function connect(flags: Record<string, any>, flavor: Flavor, names?: RolloutSpec
 
 function flavorOf(value: string | undefined): Flavor {
     if (value === undefined) return "kubeadm";
-    if (value !== "kubeadm" && value !== "eks") throw new CliError(`--flavor ${JSON.stringify(value)}: use kubeadm or eks`);
+    if (value !== "kubeadm" && value !== "eks")
+        throw new CliError(`--flavor ${JSON.stringify(value)}: use kubeadm or eks`);
     return value;
 }
 
@@ -94,17 +115,33 @@ function readSpec(flags: Record<string, any>): RolloutSpec {
     }
     const parsed = rolloutSpecSchema.safeParse(raw);
     if (!parsed.success) {
-        throw new CliError("the rollout spec is invalid", EXIT.invalid, parsed.error.issues.map((i) => `error: ${i.path.join(".") || "spec"}: ${i.message}`));
+        throw new CliError(
+            "the rollout spec is invalid",
+            EXIT.invalid,
+            parsed.error.issues.map((i) => `error: ${i.path.join(".") || "spec"}: ${i.message}`),
+        );
     }
     const spec = parsed.data;
-    if (configHash(spec.target.config) !== spec.target.hash) throw new CliError(`the rollout spec's target.hash ${spec.target.hash} does not match its configuration (${configHash(spec.target.config)})`);
+    if (configHash(spec.target.config) !== spec.target.hash)
+        throw new CliError(
+            `the rollout spec's target.hash ${spec.target.hash} does not match its configuration (${configHash(spec.target.config)})`,
+        );
     const config = parseKubeProxyConfiguration(spec.target.config, "target.config");
-    if (effectiveMode(config) !== spec.target.mode) throw new CliError(`target.mode ${spec.target.mode} does not match the configuration's mode ${effectiveMode(config)}`);
+    if (effectiveMode(config) !== spec.target.mode)
+        throw new CliError(
+            `target.mode ${spec.target.mode} does not match the configuration's mode ${effectiveMode(config)}`,
+        );
     return spec;
 }
 
 export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
-    const flags = parseFlags("rollout", argv, { spec: { type: "string" }, pool: { type: "string", multiple: true }, finish: { type: "boolean" }, plan: { type: "boolean" }, ...ACCESS_FLAGS });
+    const flags = parseFlags("rollout", argv, {
+        spec: { type: "string" },
+        pool: { type: "string", multiple: true },
+        finish: { type: "boolean" },
+        plan: { type: "boolean" },
+        ...ACCESS_FLAGS,
+    });
     if (flags.help) {
         io.out(ROLLOUT_HELP);
         return EXIT.ok;
@@ -112,7 +149,10 @@ export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
     const spec = readSpec(flags);
     const { cluster, kubeconfig } = connect(flags, spec.flavor, spec.names, spec.cluster);
     const log = (l: string) => (flags.json ? io.err(`[${stamp()}] ${l}`) : io.out(`[${stamp()}] ${l}`));
-    cluster.onRetry = (call, attempt, e, delay) => log(`API ${call} failed (${apiErrorMessage(e)}); retrying in ${(delay / 1000).toFixed(1)}s (attempt ${attempt + 1})`);
+    cluster.onRetry = (call, attempt, e, delay) =>
+        log(
+            `API ${call} failed (${apiErrorMessage(e)}); retrying in ${(delay / 1000).toFixed(1)}s (attempt ${attempt + 1})`,
+        );
     // SIGINT/SIGTERM: the node in hand is finished or rolled back, the lease released, then exit 1
     const stop = new AbortController();
     const onSignal = (signal: NodeJS.Signals) => {
@@ -122,7 +162,10 @@ export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
     };
     process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
     const leaseSeconds = process.env.KPM_LEASE_SECONDS ? Number(process.env.KPM_LEASE_SECONDS) : undefined;
-    if (leaseSeconds !== undefined && !(Number.isInteger(leaseSeconds) && leaseSeconds >= 2)) throw new CliError(`KPM_LEASE_SECONDS ${JSON.stringify(process.env.KPM_LEASE_SECONDS)} must be a whole number of seconds, at least 2`);
+    if (leaseSeconds !== undefined && !(Number.isInteger(leaseSeconds) && leaseSeconds >= 2))
+        throw new CliError(
+            `KPM_LEASE_SECONDS ${JSON.stringify(process.env.KPM_LEASE_SECONDS)} must be a whole number of seconds, at least 2`,
+        );
     const ctx: Context = { cluster, spec, log, kubeconfig, signal: stop.signal, leaseSeconds };
     try {
         if (flags.plan) {
@@ -135,7 +178,10 @@ export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
             return findings.some((f) => f.severity === "error") ? EXIT.failed : EXIT.ok;
         }
         const outcomes = flags.pool || !flags.finish ? await runPools(ctx, flags.pool) : [];
-        if (stop.signal.aborted) throw new RolloutInterrupted(`the rollout was stopped (${String(stop.signal.reason)}) after its last node finished: every node it moved is verified and released`);
+        if (stop.signal.aborted)
+            throw new RolloutInterrupted(
+                `the rollout was stopped (${String(stop.signal.reason)}) after its last node finished: every node it moved is verified and released`,
+            );
         let verification: Awaited<ReturnType<typeof verificationRecord>> | undefined;
         if (flags.finish) {
             await finish(ctx);
@@ -147,17 +193,52 @@ export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
             // the finish step records this line as the stack's promotion record (see core/promotion.ts)
             if (!flags.json) io.out(`${STEP_RESULT_PREFIX}${JSON.stringify(verification)}`);
         }
-        if (flags.json) io.out(JSON.stringify({ ok: true, target: spec.target.hash, mode: spec.target.mode, nodes: outcomes, ...(verification ? { verification } : {}) }, null, 2));
+        if (flags.json)
+            io.out(
+                JSON.stringify(
+                    {
+                        ok: true,
+                        target: spec.target.hash,
+                        mode: spec.target.mode,
+                        nodes: outcomes,
+                        ...(verification ? { verification } : {}),
+                    },
+                    null,
+                    2,
+                ),
+            );
         return EXIT.ok;
     } catch (e) {
         if (e instanceof RolloutFailure) {
-            if (flags.json) io.out(JSON.stringify({ ok: false, node: e.node, pool: e.pool, check: e.check, detail: e.detail, rolledBack: e.rolledBack, leftCordoned: e.leftCordoned }, null, 2));
+            if (flags.json)
+                io.out(
+                    JSON.stringify(
+                        {
+                            ok: false,
+                            node: e.node,
+                            pool: e.pool,
+                            check: e.check,
+                            detail: e.detail,
+                            rolledBack: e.rolledBack,
+                            leftCordoned: e.leftCordoned,
+                        },
+                        null,
+                        2,
+                    ),
+                );
             io.err(`rollout failed: ${e.message}`);
             return EXIT.failed;
         }
         if (e instanceof NotFound) throw new CliError(e.message, EXIT.failed);
-        if (e instanceof RolloutBusy || e instanceof RolloutInterrupted) throw new CliError(`rollout ${e instanceof RolloutBusy ? "refused" : "stopped"}: ${e.message}`, EXIT.failed);
-        throw new CliError(`rollout failed: ${typeof (e as { code?: unknown })?.code === "number" || !(e instanceof Error) ? apiErrorMessage(e) : e.message}`, EXIT.failed);
+        if (e instanceof RolloutBusy || e instanceof RolloutInterrupted)
+            throw new CliError(
+                `rollout ${e instanceof RolloutBusy ? "refused" : "stopped"}: ${e.message}`,
+                EXIT.failed,
+            );
+        throw new CliError(
+            `rollout failed: ${typeof (e as { code?: unknown })?.code === "number" || !(e instanceof Error) ? apiErrorMessage(e) : e.message}`,
+            EXIT.failed,
+        );
     } finally {
         process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
     }
@@ -195,12 +276,22 @@ root filesystem mounted at /host); each is deleted afterwards.
 ${ACCESS_HELP}`;
 
 /** What a probe pod on the node reports: the mode its kube-proxy chose, and whether a connection to the Service flowed. */
-async function probeStatus(cluster: KubeProxyCluster, node: string, image: string, service: string, env: Record<string, string>): Promise<{ reported: string; traffic: string }> {
+async function probeStatus(
+    cluster: KubeProxyCluster,
+    node: string,
+    image: string,
+    service: string,
+    env: Record<string, string>,
+): Promise<{ reported: string; traffic: string }> {
     try {
         const { output } = await cluster.runProbe(node, { image, action: "probe", env, timeoutSeconds: 60 });
         const report = parseProbeOutput(output);
         const reported = report.proxyMode ?? `(no answer: ${report.proxyModeError?.slice(0, 40)})`;
-        const traffic = !report.connect.attempted ? `not tried (no Service ${service})` : report.connect.ok ? `flowed to ${service}` : `FAILED to ${service}`;
+        const traffic = !report.connect.attempted
+            ? `not tried (no Service ${service})`
+            : report.connect.ok
+              ? `flowed to ${service}`
+              : `FAILED to ${service}`;
         return { reported, traffic };
     } catch (e) {
         return { reported: `(probe failed: ${(e as Error).message.slice(0, 60)})`, traffic: "unknown" };
@@ -212,18 +303,29 @@ async function serviceProbeEnv(cluster: KubeProxyCluster, service: string): Prom
     const [namespace, name] = service.split("/");
     const svc = await cluster.core.readNamespacedService({ name, namespace }).catch(() => undefined);
     const port = svc?.spec?.ports?.[0]?.port;
-    return svc?.spec?.clusterIP && port !== undefined ? { KPM_SERVICE_IP: svc.spec.clusterIP, KPM_SERVICE_PORT: String(port) } : {};
+    return svc?.spec?.clusterIP && port !== undefined
+        ? { KPM_SERVICE_IP: svc.spec.clusterIP, KPM_SERVICE_PORT: String(port) }
+        : {};
 }
 
 export async function statusCommand(argv: string[], io: Io): Promise<number> {
-    const flags = parseFlags("status", argv, { flavor: { type: "string" }, probe: { type: "boolean" }, image: { type: "string" }, service: { type: "string" }, ...ACCESS_FLAGS });
+    const flags = parseFlags("status", argv, {
+        flavor: { type: "string" },
+        probe: { type: "boolean" },
+        image: { type: "string" },
+        service: { type: "string" },
+        ...ACCESS_FLAGS,
+    });
     if (flags.help) {
         io.out(STATUS_HELP);
         return EXIT.ok;
     }
     if (flags.service !== undefined) requireNamespacedName(flags.service, "--service");
     const { cluster } = connect(flags, flavorOf(flags.flavor));
-    if (flags.probe) io.err("status --probe: creating a privileged probe pod (host network, the node's root at /host) in kube-system on each node");
+    if (flags.probe)
+        io.err(
+            "status --probe: creating a privileged probe pod (host network, the node's root at /host) in kube-system on each node",
+        );
     try {
         const inst = await cluster.installation();
         const canonicalHash = configHash(inst.current.text);
@@ -233,8 +335,18 @@ export async function statusCommand(argv: string[], io: Io): Promise<number> {
             if (placement === MARKS.holdValue) return "none";
             if (!placement) return canonicalMode;
             if (!modes.has(placement)) {
-                const cm = await cluster.core.readNamespacedConfigMap({ name: rolloutObjectName(cluster.names.configMap, placement), namespace: cluster.names.namespace }).catch(() => undefined);
-                modes.set(placement, cm ? effectiveMode(parseKubeProxyConfiguration(cm.data?.[cluster.names.key] ?? "", "config")) : canonicalMode);
+                const cm = await cluster.core
+                    .readNamespacedConfigMap({
+                        name: rolloutObjectName(cluster.names.configMap, placement),
+                        namespace: cluster.names.namespace,
+                    })
+                    .catch(() => undefined);
+                modes.set(
+                    placement,
+                    cm
+                        ? effectiveMode(parseKubeProxyConfiguration(cm.data?.[cluster.names.key] ?? "", "config"))
+                        : canonicalMode,
+                );
             }
             return modes.get(placement)!;
         };
@@ -244,8 +356,14 @@ export async function statusCommand(argv: string[], io: Io): Promise<number> {
         const rows = [];
         for (const n of await cluster.nodeStates()) {
             const placement = n.placement;
-            const probed = flags.probe ? await probeStatus(cluster, n.name, flags.image ?? defaults.image, service, probeEnv) : undefined;
-            const verified = n.verified ? (n.verified === (placement ?? canonicalHash) ? `yes (${n.verified})` : `on ${n.verified}, not this config`) : "no";
+            const probed = flags.probe
+                ? await probeStatus(cluster, n.name, flags.image ?? defaults.image, service, probeEnv)
+                : undefined;
+            const verified = n.verified
+                ? n.verified === (placement ?? canonicalHash)
+                    ? `yes (${n.verified})`
+                    : `on ${n.verified}, not this config`
+                : "no";
             rows.push({
                 node: n.name,
                 pool: n.labels["pool"] ?? "",
@@ -258,15 +376,46 @@ export async function statusCommand(argv: string[], io: Io): Promise<number> {
                 verified,
             });
         }
-        if (flags.json) io.out(JSON.stringify({ canonical: { hash: canonicalHash, mode: canonicalMode }, rolloutInProgress: inst.inRollout, nodes: rows }, null, 2));
+        if (flags.json)
+            io.out(
+                JSON.stringify(
+                    {
+                        canonical: { hash: canonicalHash, mode: canonicalMode },
+                        rolloutInProgress: inst.inRollout,
+                        nodes: rows,
+                    },
+                    null,
+                    2,
+                ),
+            );
         else {
             io.out(
                 table(
-                    ["NODE", "POOL", "CONFIG", "MODE", ...(flags.probe ? ["REPORTED", "TRAFFIC"] : []), "KERNEL", "CORDONED", "VERIFIED"],
-                    rows.map((r) => [r.node, r.pool, r.config, r.mode, ...(flags.probe ? [r.reported ?? "", r.traffic ?? ""] : []), r.kernel, r.cordoned ? "yes" : "no", r.verified]),
+                    [
+                        "NODE",
+                        "POOL",
+                        "CONFIG",
+                        "MODE",
+                        ...(flags.probe ? ["REPORTED", "TRAFFIC"] : []),
+                        "KERNEL",
+                        "CORDONED",
+                        "VERIFIED",
+                    ],
+                    rows.map((r) => [
+                        r.node,
+                        r.pool,
+                        r.config,
+                        r.mode,
+                        ...(flags.probe ? [r.reported ?? "", r.traffic ?? ""] : []),
+                        r.kernel,
+                        r.cordoned ? "yes" : "no",
+                        r.verified,
+                    ]),
                 ),
             );
-            io.err(`canonical ConfigMap: ${canonicalMode} (${canonicalHash})${inst.inRollout ? "; a rollout is in progress (the installer's DaemonSet is in rollout shape)" : ""}`);
+            io.err(
+                `canonical ConfigMap: ${canonicalMode} (${canonicalHash})${inst.inRollout ? "; a rollout is in progress (the installer's DaemonSet is in rollout shape)" : ""}`,
+            );
         }
         return EXIT.ok;
     } catch (e) {
@@ -295,12 +444,22 @@ async function nodeMode(cluster: KubeProxyCluster, node: string): Promise<ProxyM
     const n = await cluster.node(node);
     const placement = n.metadata?.labels?.[MARKS.configLabel];
     if (!placement || placement === MARKS.holdValue) return effectiveMode(inst.current.config);
-    const cm = await cluster.core.readNamespacedConfigMap({ name: rolloutObjectName(cluster.names.configMap, placement), namespace: cluster.names.namespace });
+    const cm = await cluster.core.readNamespacedConfigMap({
+        name: rolloutObjectName(cluster.names.configMap, placement),
+        namespace: cluster.names.namespace,
+    });
     return effectiveMode(parseKubeProxyConfiguration(cm.data?.[cluster.names.key] ?? "", "config"));
 }
 
 export async function verifyCommand(argv: string[], io: Io): Promise<number> {
-    const flags = parseFlags("verify", argv, { node: { type: "string" }, mode: { type: "string" }, service: { type: "string" }, image: { type: "string" }, flavor: { type: "string" }, ...ACCESS_FLAGS });
+    const flags = parseFlags("verify", argv, {
+        node: { type: "string" },
+        mode: { type: "string" },
+        service: { type: "string" },
+        image: { type: "string" },
+        flavor: { type: "string" },
+        ...ACCESS_FLAGS,
+    });
     if (flags.help) {
         io.out(VERIFY_HELP);
         return EXIT.ok;
@@ -309,20 +468,40 @@ export async function verifyCommand(argv: string[], io: Io): Promise<number> {
     if (flags.service !== undefined) requireNamespacedName(flags.service, "--service");
     const flavor = flavorOf(flags.flavor);
     const mode = flags.mode !== undefined ? requireMode(flags.mode) : undefined;
-    const verify = verifySchema.parse({ ...(flags.service ? { service: flags.service } : {}), ...(flags.image ? { image: flags.image } : {}) });
+    const verify = verifySchema.parse({
+        ...(flags.service ? { service: flags.service } : {}),
+        ...(flags.image ? { image: flags.image } : {}),
+    });
     const { cluster } = connect(flags, flavor);
     const log = (l: string) => io.err(`[${stamp()}] ${l}`);
-    io.err(`verify: creating a privileged probe pod (host network, the node's root at /host) in kube-system on ${node}`);
+    io.err(
+        `verify: creating a privileged probe pod (host network, the node's root at /host) in kube-system on ${node}`,
+    );
     try {
         const expected = mode ?? (await nodeMode(cluster, node));
-        const spec = { verify, flavor, pools: [], target: { hash: "", mode: expected, config: "" }, onFailure: "stop" } as unknown as RolloutSpec;
+        const spec = {
+            verify,
+            flavor,
+            pools: [],
+            target: { hash: "", mode: expected, config: "" },
+            onFailure: "stop",
+        } as unknown as RolloutSpec;
         const checks = await verifyNode({ cluster, spec, log }, node, expected, { cleanLeftovers: false, log });
         const ok = checks.every((c) => c.ok);
         if (flags.json) io.out(JSON.stringify({ node: node, mode: expected, ok, checks }, null, 2));
-        else io.out(table(["CHECK", "RESULT", "DETAIL"], checks.map((c) => [c.check, c.ok ? "ok" : "FAILED", c.detail])));
+        else
+            io.out(
+                table(
+                    ["CHECK", "RESULT", "DETAIL"],
+                    checks.map((c) => [c.check, c.ok ? "ok" : "FAILED", c.detail]),
+                ),
+            );
         return ok ? EXIT.ok : EXIT.failed;
     } catch (e) {
-        throw new CliError(`verify ${node}: ${e instanceof NotFound ? e.message : (e as Error).message ?? apiErrorMessage(e)}`, EXIT.failed);
+        throw new CliError(
+            `verify ${node}: ${e instanceof NotFound ? e.message : ((e as Error).message ?? apiErrorMessage(e))}`,
+            EXIT.failed,
+        );
     }
 }
 
@@ -341,7 +520,12 @@ mounted at /host) to do it; it is deleted afterwards.
 ${ACCESS_HELP}`;
 
 export async function cleanupCommand(argv: string[], io: Io): Promise<number> {
-    const flags = parseFlags("cleanup", argv, { node: { type: "string" }, image: { type: "string" }, flavor: { type: "string" }, ...ACCESS_FLAGS });
+    const flags = parseFlags("cleanup", argv, {
+        node: { type: "string" },
+        image: { type: "string" },
+        flavor: { type: "string" },
+        ...ACCESS_FLAGS,
+    });
     if (flags.help) {
         io.out(CLEANUP_HELP);
         return EXIT.ok;
@@ -352,11 +536,19 @@ export async function cleanupCommand(argv: string[], io: Io): Promise<number> {
         const running = (await cluster.kubeProxyPods(node)).filter((p) => !p.deleting);
         const mode = running.length ? await nodeMode(cluster, node) : undefined;
         if (mode === "ipvs") {
-            throw new CliError(`cleanup ${node}: its kube-proxy runs in ipvs mode; move the node first (rollout), or stop kube-proxy there`, EXIT.invalid);
+            throw new CliError(
+                `cleanup ${node}: its kube-proxy runs in ipvs mode; move the node first (rollout), or stop kube-proxy there`,
+                EXIT.invalid,
+            );
         }
         const image = flags.image ?? verifySchema.parse({}).image;
         io.err(`cleanup: creating a privileged pod (host network, the node's root at /host) in kube-system on ${node}`);
-        const { output, succeeded } = await cluster.runProbe(node, { image, action: "cleanup", env: mode ? { KPM_MODE: mode } : {}, timeoutSeconds: 120 });
+        const { output, succeeded } = await cluster.runProbe(node, {
+            image,
+            action: "cleanup",
+            env: mode ? { KPM_MODE: mode } : {},
+            timeoutSeconds: 120,
+        });
         const lines = output.split("\n").filter((l) => l && !l.startsWith("###"));
         if (flags.json) io.out(JSON.stringify({ node: node, ok: succeeded, removed: lines }, null, 2));
         else io.out(lines.length ? lines.join("\n") : "nothing to remove");
@@ -366,4 +558,3 @@ export async function cleanupCommand(argv: string[], io: Io): Promise<number> {
         throw new CliError(`cleanup ${node}: ${(e as Error).message ?? apiErrorMessage(e)}`, EXIT.failed);
     }
 }
-

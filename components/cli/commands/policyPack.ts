@@ -34,11 +34,19 @@ export async function policyPackCommand(argv: string[], io: Io): Promise<number>
         accessSync(join(paths.directory, "PulumiPolicy.yaml"), constants.R_OK);
         accessSync(paths.launcher, constants.X_OK);
     } catch {
-        throw new CliError(`the policy pack is not where this installation keeps it (${paths.directory}): reinstall kube-proxy-mode`, EXIT.failed);
+        throw new CliError(
+            `the policy pack is not where this installation keeps it (${paths.directory}): reinstall kube-proxy-mode`,
+            EXIT.failed,
+        );
     }
     if (flags.json) {
         const { POLICIES } = await import("../../policy/policies.js");
-        const policies = POLICIES.map((p) => ({ name: p.name, description: p.description, enforcementLevel: p.enforcementLevel, config: Object.keys(p.configSchema?.properties ?? {}) }));
+        const policies = POLICIES.map((p) => ({
+            name: p.name,
+            description: p.description,
+            enforcementLevel: p.enforcementLevel,
+            config: Object.keys(p.configSchema?.properties ?? {}),
+        }));
         io.out(JSON.stringify({ ...paths, policies }, null, 2));
         return EXIT.ok;
     }

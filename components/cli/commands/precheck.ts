@@ -39,8 +39,14 @@ export async function precheckCommand(argv: string[], io: Io): Promise<number> {
     const mode = requireMode(flags.mode);
     const selector = flags.selector !== undefined ? parseSelector(flags.selector, "--selector") : undefined;
     let version = flags["kubernetes-version"] !== undefined ? parseKubeVersion(flags["kubernetes-version"]) : undefined;
-    if (flags["kubernetes-version"] !== undefined && !version) throw new CliError(`--kubernetes-version ${JSON.stringify(flags["kubernetes-version"])}: expected X.Y or vX.Y.Z`);
-    const tcpBeLiberal = flags["conntrack-tcp-be-liberal"] !== undefined ? parseBool(flags["conntrack-tcp-be-liberal"], "--conntrack-tcp-be-liberal") : undefined;
+    if (flags["kubernetes-version"] !== undefined && !version)
+        throw new CliError(
+            `--kubernetes-version ${JSON.stringify(flags["kubernetes-version"])}: expected X.Y or vX.Y.Z`,
+        );
+    const tcpBeLiberal =
+        flags["conntrack-tcp-be-liberal"] !== undefined
+            ? parseBool(flags["conntrack-tcp-be-liberal"], "--conntrack-tcp-be-liberal")
+            : undefined;
 
     let nodes: NodeFacts[];
     if (flags.nodes !== undefined) {
@@ -58,18 +64,41 @@ export async function precheckCommand(argv: string[], io: Io): Promise<number> {
     const verdicts = selected.map((n) => nodeVerdict(n, mode, { tcpBeLiberal }));
     const failed = verdicts.length === 0 || verdicts.some((v) => v.verdict === "fail");
     if (flags.json) {
-        io.out(JSON.stringify({ mode, kubernetesVersion: version?.release ?? null, selector: selector?.text ?? null, passed: !failed, nodes: verdicts }, null, 2));
+        io.out(
+            JSON.stringify(
+                {
+                    mode,
+                    kubernetesVersion: version?.release ?? null,
+                    selector: selector?.text ?? null,
+                    passed: !failed,
+                    nodes: verdicts,
+                },
+                null,
+                2,
+            ),
+        );
     } else {
-        if (verdicts.length === 0) io.err(`precheck: no node${selector ? ` matches selector ${JSON.stringify(selector.text)}` : " found"}; nothing can be shown to run ${mode}`);
+        if (verdicts.length === 0)
+            io.err(
+                `precheck: no node${selector ? ` matches selector ${JSON.stringify(selector.text)}` : " found"}; nothing can be shown to run ${mode}`,
+            );
         else {
             io.out(
                 table(
                     ["NODE", "KERNEL", "OS-IMAGE", "VERDICT", "WHY"],
-                    verdicts.map((v) => [v.node, v.kernel ?? "(none)", v.osImage ?? "(none)", v.verdict, v.findings.map((f) => f.message.replace(`${v.node}: `, "")).join("; ") || `can run ${mode}`]),
+                    verdicts.map((v) => [
+                        v.node,
+                        v.kernel ?? "(none)",
+                        v.osImage ?? "(none)",
+                        v.verdict,
+                        v.findings.map((f) => f.message.replace(`${v.node}: `, "")).join("; ") || `can run ${mode}`,
+                    ]),
                 ),
             );
             const count = (k: string) => verdicts.filter((v) => v.verdict === k).length;
-            io.err(`precheck ${mode}: ${verdicts.length} node(s): ${count("ok")} ok, ${count("warn")} with warnings, ${count("fail")} failing, ${count("skip")} skipped`);
+            io.err(
+                `precheck ${mode}: ${verdicts.length} node(s): ${count("ok")} ok, ${count("warn")} with warnings, ${count("fail")} failing, ${count("skip")} skipped`,
+            );
         }
     }
     return failed ? EXIT.failed : EXIT.ok;

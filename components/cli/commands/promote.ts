@@ -32,7 +32,8 @@ Summary: stack, cluster, from -> to, nodes verified, duration, result.
 Exit codes: 0 every stack previewed (and applied with --yes), 1 a stack failed or its gate
 refused, 2 invalid input (no such stack, no project).`;
 
-export type StackResult = "previewed" | "waits for upstream" | "applied" | "unchanged" | "refused by gate" | "failed" | "not run";
+export type StackResult =
+    "previewed" | "waits for upstream" | "applied" | "unchanged" | "refused by gate" | "failed" | "not run";
 
 export interface StackRow {
     stack: string;
@@ -48,7 +49,12 @@ export interface StackRow {
 
 /** What the program exports (change, promotion), as the engine reports it. */
 interface StackOutputs {
-    change?: { cluster: string | null; from: { mode: string; configHash: string }; to: { mode: string; configHash: string }; moving: number };
+    change?: {
+        cluster: string | null;
+        from: { mode: string; configHash: string };
+        to: { mode: string; configHash: string };
+        moving: number;
+    };
     promotion?: { nodesVerified: number; nodesTotal: number; nodesChecked: number };
 }
 
@@ -62,13 +68,21 @@ function failureDetail(message: string): string {
     // the refusal's lines, up to the engine's framing or the program's stack trace
     const gate = /promotion gate refused:[\s\S]*?(?=\n\s*\n|\n\s*error:|\n\s+at |$)/.exec(message);
     if (gate) return gate[0].replace(/\s+/g, " ").trim();
-    const lines = message.split("\n").map((l) => l.trim()).filter((l) => /error|failed|refuses/i.test(l) && !/^stderr:|^code:|^stdout:/.test(l));
+    const lines = message
+        .split("\n")
+        .map((l) => l.trim())
+        .filter((l) => /error|failed|refuses/i.test(l) && !/^stderr:|^code:|^stdout:/.test(l));
     return (lines.slice(-3).join(" ") || message.split("\n")[0]).slice(0, 600);
 }
 
 function describe(c: StackOutputs["change"]): Pick<StackRow, "cluster" | "from" | "to" | "moving"> {
     if (!c) return { cluster: null, from: null, to: null, moving: null };
-    return { cluster: c.cluster, from: `${c.from.mode} (${c.from.configHash})`, to: `${c.to.mode} (${c.to.configHash})`, moving: c.moving };
+    return {
+        cluster: c.cluster,
+        from: `${c.from.mode} (${c.from.configHash})`,
+        to: `${c.to.mode} (${c.to.configHash})`,
+        moving: c.moving,
+    };
 }
 
 type EngineEvent = import("@pulumi/pulumi/automation").EngineEvent;
@@ -103,7 +117,9 @@ function finished(run: Promotion, i: number, phase: string, started: number): vo
 /** The stacks named by --stacks, selected in the project at --cwd (every name checked before anything runs). */
 async function selectStacks(names: string[], workDir: string): Promise<Stack[]> {
     if (!["Pulumi.yaml", "Pulumi.yml", "Pulumi.json"].some((f) => existsSync(join(workDir, f)))) {
-        throw new CliError(`--cwd ${workDir}: no Pulumi.yaml there; run promote in the project directory or pass --cwd`);
+        throw new CliError(
+            `--cwd ${workDir}: no Pulumi.yaml there; run promote in the project directory or pass --cwd`,
+        );
     }
     // loaded here: the other commands do not need the Pulumi SDK
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded lazily, as above
@@ -113,8 +129,13 @@ async function selectStacks(names: string[], workDir: string): Promise<Stack[]> 
         try {
             stacks.push(await LocalWorkspace.selectStack({ stackName, workDir }));
         } catch (e) {
-            const first = messageOf(e).split("\n").find((l) => /error|no stack/i.test(l)) ?? "";
-            throw new CliError(`--stacks: cannot select stack ${stackName} in ${workDir}: ${first.trim() || "unknown stack"} (pulumi stack ls lists them; pulumi login selects the backend)`);
+            const first =
+                messageOf(e)
+                    .split("\n")
+                    .find((l) => /error|no stack/i.test(l)) ?? "";
+            throw new CliError(
+                `--stacks: cannot select stack ${stackName} in ${workDir}: ${first.trim() || "unknown stack"} (pulumi stack ls lists them; pulumi login selects the backend)`,
+            );
         }
     }
     return stacks;
@@ -122,7 +143,8 @@ async function selectStacks(names: string[], workDir: string): Promise<Stack[]> 
 
 /** 1. Previews every stack; returns whether any preview failed (a gate waiting for an earlier stack of this run is not a failure). */
 async function previewAll(run: Promotion): Promise<boolean> {
-    const earlier = (i: number, upstream: string) => run.names.slice(0, i).some((n) => upstream === n || upstream.endsWith(`/${n}`));
+    const earlier = (i: number, upstream: string) =>
+        run.names.slice(0, i).some((n) => upstream === n || upstream.endsWith(`/${n}`));
     let previewFailed = false;
     for (const [i, stack] of run.stacks.entries()) {
         const row = run.rows[i];
@@ -163,12 +185,22 @@ async function applyInOrder(run: Promotion): Promise<boolean> {
         const started = Date.now();
         let failed = false;
         try {
-            const r = await stack.up({ onEvent: (e) => events.push(e), onOutput: (s) => run.progress(`[${run.names[i]}] ${s.replace(/\n$/, "")}`) });
+            const r = await stack.up({
+                onEvent: (e) => events.push(e),
+                onOutput: (s) => run.progress(`[${run.names[i]}] ${s.replace(/\n$/, "")}`),
+            });
             const outputs = Object.fromEntries(Object.entries(r.outputs).map(([k, v]) => [k, v.value])) as StackOutputs;
-            const changed = Object.entries(r.summary.resourceChanges ?? {}).some(([op, n]) => op !== "same" && (n ?? 0) > 0);
-            Object.assign(row, describe(outputs.change ?? outputsFrom(events).change), { result: (changed ? "applied" : "unchanged") satisfies StackResult, detail: undefined });
+            const changed = Object.entries(r.summary.resourceChanges ?? {}).some(
+                ([op, n]) => op !== "same" && (n ?? 0) > 0,
+            );
+            Object.assign(row, describe(outputs.change ?? outputsFrom(events).change), {
+                result: (changed ? "applied" : "unchanged") satisfies StackResult,
+                detail: undefined,
+            });
             const p = outputs.promotion;
-            row.nodesVerified = p ? `${p.nodesVerified}/${p.nodesTotal}${p.nodesChecked < p.nodesVerified ? ` (${p.nodesVerified - p.nodesChecked} by hooks only)` : ""}` : null;
+            row.nodesVerified = p
+                ? `${p.nodesVerified}/${p.nodesTotal}${p.nodesChecked < p.nodesVerified ? ` (${p.nodesVerified - p.nodesChecked} by hooks only)` : ""}`
+                : null;
         } catch (e) {
             const message = messageOf(e);
             row.result = gateUpstream(message) ? "refused by gate" : "failed";
@@ -203,28 +235,50 @@ function summaryTable(rows: StackRow[]): string {
 }
 
 export async function promoteCommand(argv: string[], io: Io): Promise<number> {
-    const flags = parseFlags("promote", argv, { stacks: { type: "string" }, yes: { type: "boolean" }, cwd: { type: "string" }, json: { type: "boolean" } });
+    const flags = parseFlags("promote", argv, {
+        stacks: { type: "string" },
+        yes: { type: "boolean" },
+        cwd: { type: "string" },
+        json: { type: "boolean" },
+    });
     if (flags.help) {
         io.out(PROMOTE_HELP);
         return EXIT.ok;
     }
     const names = splitList(flags.stacks) ?? [];
-    if (names.length === 0) throw new CliError("--stacks is required: the stacks in order, e.g. --stacks dev,staging,prod");
+    if (names.length === 0)
+        throw new CliError("--stacks is required: the stacks in order, e.g. --stacks dev,staging,prod");
     const dupes = names.filter((n, i) => names.indexOf(n) !== i);
     if (dupes.length) throw new CliError(`--stacks names ${dupes.join(", ")} more than once`);
     const run: Promotion = {
         names,
         stacks: await selectStacks(names, resolve(flags.cwd ?? process.cwd())),
-        rows: names.map((stack) => ({ stack, cluster: null, from: null, to: null, moving: null, nodesVerified: null, durationSeconds: null, result: "not run" })),
+        rows: names.map((stack) => ({
+            stack,
+            cluster: null,
+            from: null,
+            to: null,
+            moving: null,
+            nodesVerified: null,
+            durationSeconds: null,
+            result: "not run",
+        })),
         progress: (l: string) => io.err(l),
     };
     const previewFailed = await previewAll(run);
     const failed = previewFailed || (flags.yes === true && (await applyInOrder(run)));
     if (flags.json) {
-        io.out(JSON.stringify({ applied: flags.yes === true && !previewFailed, ok: !failed, stacks: run.rows }, null, 2));
+        io.out(
+            JSON.stringify({ applied: flags.yes === true && !previewFailed, ok: !failed, stacks: run.rows }, null, 2),
+        );
     } else {
         io.out(summaryTable(run.rows));
-        if (!flags.yes) io.err(previewFailed ? "promote: a preview failed; nothing was applied" : "promote: preview only; pass --yes to apply the stacks in this order");
+        if (!flags.yes)
+            io.err(
+                previewFailed
+                    ? "promote: a preview failed; nothing was applied"
+                    : "promote: preview only; pass --yes to apply the stacks in this order",
+            );
         else if (previewFailed) io.err("promote: a preview failed; nothing was applied");
     }
     return failed ? EXIT.failed : EXIT.ok;

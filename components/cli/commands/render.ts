@@ -67,7 +67,14 @@ export async function renderCommand(argv: string[], io: Io): Promise<number> {
     if (flags.json) {
         io.out(
             JSON.stringify(
-                { config: failed ? null : r.config, diff: failed ? null : r.diff, changes: r.changes, warnings, errors, kubernetesVersion: r.version?.release ?? null },
+                {
+                    config: failed ? null : r.config,
+                    diff: failed ? null : r.diff,
+                    changes: r.changes,
+                    warnings,
+                    errors,
+                    kubernetesVersion: r.version?.release ?? null,
+                },
                 null,
                 2,
             ),

@@ -6,16 +6,16 @@ const { readFileSync } = require("node:fs");
 const node = process.env.NODE;
 let control = {};
 try {
-  control = JSON.parse(readFileSync(process.env.FAULT_FILE, "utf8"));
+    control = JSON.parse(readFileSync(process.env.FAULT_FILE, "utf8"));
 } catch {
-  /* no file: pass */
+    /* no file: pass */
 }
 const done = () => {
-  if ((control.fail || []).includes(node)) {
-    console.error(`SIMULATED check failure on ${node} (mode ${process.env.MODE})`);
-    process.exit(1);
-  }
-  console.log(`check passed on ${node}`);
+    if ((control.fail || []).includes(node)) {
+        console.error(`SIMULATED check failure on ${node} (mode ${process.env.MODE})`);
+        process.exit(1);
+    }
+    console.log(`check passed on ${node}`);
 };
 if (control.sleepMs) setTimeout(done, control.sleepMs);
 else done();

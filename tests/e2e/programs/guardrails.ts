@@ -12,13 +12,29 @@ const which = config.require("case");
 const provider = new k8s.Provider("cluster", { kubeconfig });
 
 const kpc = (fields: Record<string, unknown>) =>
-    YAML.stringify({ apiVersion: "kubeproxy.config.k8s.io/v1alpha1", kind: "KubeProxyConfiguration", clusterCIDR: "10.244.0.0/16", ...fields });
+    YAML.stringify({
+        apiVersion: "kubeproxy.config.k8s.io/v1alpha1",
+        kind: "KubeProxyConfiguration",
+        clusterCIDR: "10.244.0.0/16",
+        ...fields,
+    });
 const kubeProxyPatch = (name: string, fields: Record<string, unknown>, on: k8s.Provider = provider) =>
-    new k8s.core.v1.ConfigMapPatch(name, { metadata: { name: "kube-proxy", namespace: "kube-system" }, data: { "config.conf": kpc(fields) } }, { provider: on });
+    new k8s.core.v1.ConfigMapPatch(
+        name,
+        { metadata: { name: "kube-proxy", namespace: "kube-system" }, data: { "config.conf": kpc(fields) } },
+        { provider: on },
+    );
 const upgradeKubeProxy = (tag: string) =>
     new k8s.apps.v1.DaemonSetPatch(
         "kube-proxy-upgrade",
-        { metadata: { name: "kube-proxy", namespace: "kube-system" }, spec: { template: { spec: { containers: [{ name: "kube-proxy", image: `registry.k8s.io/kube-proxy:${tag}` }] } } } },
+        {
+            metadata: { name: "kube-proxy", namespace: "kube-system" },
+            spec: {
+                template: {
+                    spec: { containers: [{ name: "kube-proxy", image: `registry.k8s.io/kube-proxy:${tag}` }] },
+                },
+            },
+        },
         { provider },
     );
 const component = () =>
@@ -41,7 +57,14 @@ switch (which) {
     case "unpinned-and-misspelt":
         // kubeadm's default (mode ""), and a second configuration with a misspelt gate
         kubeProxyPatch("unpinned", { mode: "" });
-        new k8s.core.v1.ConfigMap("gate-typo", { metadata: { name: "kube-proxy-next", namespace: "default" }, data: { "config.conf": kpc({ mode: "nftables", featureGates: { NFTablesProxyMod: true } }) } }, { provider });
+        new k8s.core.v1.ConfigMap(
+            "gate-typo",
+            {
+                metadata: { name: "kube-proxy-next", namespace: "default" },
+                data: { "config.conf": kpc({ mode: "nftables", featureGates: { NFTablesProxyMod: true } }) },
+            },
+            { provider },
+        );
         break;
     case "pinned":
         kubeProxyPatch("pinned", { mode: "nftables", featureGates: { NFTablesProxyMode: true } });
@@ -65,7 +88,11 @@ switch (which) {
     case "component-and-other-cluster":
         // a stack managing two clusters: the hand-written patch is for the second one
         component();
-        kubeProxyPatch("other-cluster", { mode: "iptables" }, new k8s.Provider("other", { kubeconfig: config.requireSecret("otherKubeconfig") }));
+        kubeProxyPatch(
+            "other-cluster",
+            { mode: "iptables" },
+            new k8s.Provider("other", { kubeconfig: config.requireSecret("otherKubeconfig") }),
+        );
         break;
     case "component-and-second-provider":
         // a second provider with the same kubeconfig: another Pulumi provider, the same cluster
@@ -77,7 +104,10 @@ switch (which) {
         // kube-proxy's configuration shipped in a chart: Helm v4 Charts register what they render
         new k8s.helm.v4.Chart(
             "kube-proxy-chart",
-            { chart: path.join(__dirname, "..", "..", "..", "..", "tests", "e2e", "programs", "charts", "kube-proxy"), values: { mode: which === "helm-chart-pinned" ? "nftables" : "" } },
+            {
+                chart: path.join(__dirname, "..", "..", "..", "..", "tests", "e2e", "programs", "charts", "kube-proxy"),
+                values: { mode: which === "helm-chart-pinned" ? "nftables" : "" },
+            },
             { provider },
         );
         break;

@@ -6,7 +6,18 @@ import * as pulumi from "@pulumi/pulumi";
 import { KUBE_PROXY_MODE_TYPE } from "../../../components/core/types.js";
 import { programArgs } from "../../../components/program/args.js";
 
-const OUTPUTS = ["configDiff", "plan", "findings", "status", "configHash", "config", "mode", "promotion", "change", "alerts"] as const;
+const OUTPUTS = [
+    "configDiff",
+    "plan",
+    "findings",
+    "status",
+    "configHash",
+    "config",
+    "mode",
+    "promotion",
+    "change",
+    "alerts",
+] as const;
 
 /** The minimal remote-component class a generated Node.js SDK has: inputs in, the schema's outputs out. */
 class RemoteKubeProxyMode extends pulumi.ComponentResource {
