@@ -326,78 +326,107 @@ export interface ProbeExpectations {
 const list = (xs: string[], n = 4) => `${xs.slice(0, n).join(", ")}${xs.length > n ? ", ..." : ""}`;
 const bare = (a: string) => a.replace(/\/\d+$/, "");
 
+/** Objects on the node named like kube-proxy's that are not: another agent's IPVS servers, ipsets and chains. */
+function foreignObjects(report: ProbeReport, ipvsIps: Set<string>): string[] {
+    const foreign: string[] = [];
+    for (const v of report.ipvsServices.filter((x) => !ipvsIps.has(x.address)))
+        foreign.push(`IPVS virtual server ${v.protocol} ${v.address}${v.port !== undefined ? `:${v.port}` : ""}`);
+    for (const s of (report.ipsets ?? []).filter((x) => x.startsWith("KUBE-") && !isKubeProxyIpset(x)))
+        foreign.push(`ipset ${s}`);
+    for (const c of report.iptables) {
+        if (chainModes(c.table, c.chain).length > 0) continue;
+        if (c.chain.startsWith("KUBE-") && !KUBE_PROXY_OBJECTS.notKubeProxys.includes(c.chain))
+            foreign.push(`iptables chain ${c.chain} (${c.table}, ${c.family}, ${c.backend})`);
+    }
+    return foreign;
+}
+
+/** kube-proxy chains another mode left: nftables mode uses none; iptables mode leaves ipvs mode's own; ipvs mode is not checked. */
+function staleChains(report: ProbeReport, mode: ProxyMode): string[] {
+    const stale = new Set<string>();
+    for (const c of report.iptables) {
+        if (chainModes(c.table, c.chain).length === 0) continue;
+        if (mode === "nftables" || (mode === "iptables" && chainIsLeftover(c.table, c.chain, "iptables")))
+            stale.add(c.chain);
+    }
+    return [...stale];
+}
+
+/** What ipvs mode left on a node that runs another mode: kube-ipvs0, its ipsets and virtual servers; and whether ipsets could be seen. */
+function ipvsLeftovers(
+    report: ProbeReport,
+    ours: IpvsService[],
+): { leftovers: string[]; blind: string[]; notes: string[] } {
+    const leftovers: string[] = [];
+    const blind: string[] = [];
+    const notes: string[] = [];
+    if (report.kubeIpvs0.present) {
+        const a = report.kubeIpvs0.addresses;
+        leftovers.push(
+            `${DUMMY_INTERFACE} exists${a.length ? ` holding ${a.length} address(es) (${list(a, 3)}) that black-hole those ClusterIPs` : ""}`,
+        );
+    }
+    const sets = (report.ipsets ?? []).filter(isKubeProxyIpset);
+    if (sets.length) leftovers.push(`ipsets ${list(sets)}`);
+    if (ours.length)
+        leftovers.push(
+            `${ours.length} IPVS virtual server(s) of kube-proxy (${list(
+                ours.map((v) => `${v.protocol} ${v.address}:${v.port}`),
+                3,
+            )})`,
+        );
+    if (report.ipsets === undefined && report.missing.includes("ipset")) {
+        // ipsets are ipvs mode's alone: with no other trace of ipvs mode there is none to miss
+        const ipvsOnly = (c: { table: string; chain: string }) =>
+            chainModes(c.table, c.chain).includes("ipvs") && !chainModes(c.table, c.chain).includes("iptables");
+        if (report.kubeIpvs0.present || ours.length > 0 || report.iptables.some(ipvsOnly))
+            blind.push(
+                "ipset is not on the node, and the node holds state of ipvs mode (the mode that uses ipsets): its ipsets cannot be checked",
+            );
+        else
+            notes.push(
+                "ipset is not on the node: no ipset checked, which passes because only ipvs mode uses ipsets and the node holds no other state of ipvs mode",
+            );
+    }
+    return { leftovers, blind, notes };
+}
+
 /** What the probe could not see, what kube-proxy left, and what on the node is not kube-proxy's. Pure. */
 function leftoversCheck(report: ProbeReport, expect: ProbeExpectations): CheckResult {
     const on = expect.node ? ` on node ${expect.node}` : "";
     const blind: string[] = [];
     for (const tool of report.missing) if (tool !== "ipset") blind.push(`${tool} is not on the node`);
     for (const e of report.errors) blind.push(`cannot read: ${e}`);
-
-    const leftovers: string[] = [];
-    const foreign: string[] = [];
-    const notes: string[] = [];
     const ipvsIps = new Set([...report.kubeIpvs0.addresses.map(bare), ...(expect.serviceIPs ?? [])]);
-    const ours = report.ipvsServices.filter((v) => ipvsIps.has(v.address));
-    for (const v of report.ipvsServices.filter((x) => !ipvsIps.has(x.address)))
-        foreign.push(`IPVS virtual server ${v.protocol} ${v.address}${v.port !== undefined ? `:${v.port}` : ""}`);
-    const ipsets = report.ipsets ?? [];
-    for (const s of ipsets.filter((x) => x.startsWith("KUBE-") && !isKubeProxyIpset(x))) foreign.push(`ipset ${s}`);
-    const stale = new Set<string>();
-    for (const c of report.iptables) {
-        if (chainModes(c.table, c.chain).length === 0) {
-            if (c.chain.startsWith("KUBE-") && !KUBE_PROXY_OBJECTS.notKubeProxys.includes(c.chain))
-                foreign.push(`iptables chain ${c.chain} (${c.table}, ${c.family}, ${c.backend})`);
-            continue;
-        }
-        // nftables mode uses no chain; iptables mode leaves ipvs mode's own chains (the ones both use it rewrites); ipvs mode: unchanged, not checked
-        if (expect.mode === "nftables" || (expect.mode === "iptables" && chainIsLeftover(c.table, c.chain, "iptables")))
-            stale.add(c.chain);
-    }
+    const foreign = foreignObjects(report, ipvsIps);
+    const leftovers: string[] = [];
+    const notes: string[] = [];
     if (expect.mode !== "ipvs") {
-        if (report.kubeIpvs0.present) {
-            const a = report.kubeIpvs0.addresses;
-            leftovers.push(
-                `${DUMMY_INTERFACE} exists${a.length ? ` holding ${a.length} address(es) (${list(a, 3)}) that black-hole those ClusterIPs` : ""}`,
-            );
-        }
-        const sets = ipsets.filter(isKubeProxyIpset);
-        if (sets.length) leftovers.push(`ipsets ${list(sets)}`);
-        if (ours.length)
-            leftovers.push(
-                `${ours.length} IPVS virtual server(s) of kube-proxy (${list(
-                    ours.map((v) => `${v.protocol} ${v.address}:${v.port}`),
-                    3,
-                )})`,
-            );
-        if (report.ipsets === undefined && report.missing.includes("ipset")) {
-            // ipsets are ipvs mode's alone: with no other trace of ipvs mode there is none to miss
-            const ipvsOnly = (c: { table: string; chain: string }) =>
-                chainModes(c.table, c.chain).includes("ipvs") && !chainModes(c.table, c.chain).includes("iptables");
-            if (report.kubeIpvs0.present || ours.length > 0 || report.iptables.some(ipvsOnly))
-                blind.push(
-                    "ipset is not on the node, and the node holds state of ipvs mode (the mode that uses ipsets): its ipsets cannot be checked",
-                );
-            else
-                notes.push(
-                    "ipset is not on the node: no ipset checked, which passes because only ipvs mode uses ipsets and the node holds no other state of ipvs mode",
-                );
-        }
+        const ipvs = ipvsLeftovers(
+            report,
+            report.ipvsServices.filter((v) => ipvsIps.has(v.address)),
+        );
+        leftovers.push(...ipvs.leftovers);
+        blind.push(...ipvs.blind);
+        notes.push(...ipvs.notes);
     }
-    if (stale.size) leftovers.push(`iptables chains ${list([...stale])}`);
+    const stale = staleChains(report, expect.mode);
+    if (stale.length) leftovers.push(`iptables chains ${list(stale)}`);
     const kubeProxyTables = report.nftTables.filter((t) => (KUBE_PROXY_NFT_TABLES as string[]).includes(t));
     if (expect.mode !== "nftables" && kubeProxyTables.length)
         leftovers.push(`nftables tables ${kubeProxyTables.join(", ")}`);
     const tail = `${notes.length ? `; ${notes.join("; ")}` : ""}${foreign.length ? `; not ours, left alone: ${list([...new Set(foreign)], 6)}` : ""}`;
+    const left = leftovers.length ? `left behind: ${leftovers.join("; ")}` : "";
     if (blind.length)
         return {
             check: "leftovers",
             ok: false,
-            detail: `the probe cannot see${on}: ${blind.join("; ")}${leftovers.length ? `; left behind: ${leftovers.join("; ")}` : ""}${tail}`,
+            detail: `the probe cannot see${on}: ${blind.join("; ")}${left ? `; ${left}` : ""}${tail}`,
         };
     return {
         check: "leftovers",
         ok: leftovers.length === 0,
-        detail: `${leftovers.length ? `left behind: ${leftovers.join("; ")}` : "no state of another mode left"}${tail}`,
+        detail: `${left || "no state of another mode left"}${tail}`,
     };
 }
 
