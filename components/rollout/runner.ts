@@ -186,6 +186,57 @@ function runHook(
     });
 }
 
+/**
+ * Runs the cleanup probe pod on a node and logs what it did. `liveMode`: the mode the node's
+ * kube-proxy runs now (its objects are live state, not leftovers); unset while kube-proxy is
+ * stopped. IPVS virtual servers on Service addresses are kube-proxy's even when kube-ipvs0 is gone.
+ */
+async function cleanNode(
+    ctx: Context,
+    node: string,
+    serviceIPs: string[],
+    liveMode: ProxyMode | undefined,
+    log: Log,
+): Promise<void> {
+    const env: Record<string, string> = { KPM_OWNED_IPS: serviceIPs.join(" ") };
+    if (liveMode) env.KPM_MODE = liveMode;
+    const v = ctx.spec.verify;
+    const { output } = await ctx.cluster.runProbe(node, {
+        image: v.image,
+        action: "cleanup",
+        env,
+        timeoutSeconds: 120,
+        priorityClassName: v.priorityClassName,
+    });
+    for (const line of output.split("\n").filter((l) => l && !l.startsWith("###"))) log(`cleanup: ${line}`);
+}
+
+/** The start-up log check of the node's running kube-proxy pod. */
+async function startupLogCheck(ctx: Context, node: string, mode: ProxyMode): Promise<CheckResult> {
+    const running = (await ctx.cluster.kubeProxyPods(node)).find((p) => !p.deleting);
+    if (!running) return { check: "startup-log", ok: false, detail: "no kube-proxy pod on the node" };
+    return checkStartupLog(await ctx.cluster.podLog(running.name), mode);
+}
+
+/** The probe's environment for the connection check (the Service's address), or the check that failed to read it. */
+async function serviceProbeEnv(ctx: Context): Promise<{ env: Record<string, string>; failed?: CheckResult }> {
+    const service = ctx.spec.verify.service;
+    const [namespace, name] = service.split("/");
+    try {
+        const svc = await ctx.cluster.serviceEndpoint(namespace, name);
+        return { env: svc ? { KPM_SERVICE_IP: svc.ip, KPM_SERVICE_PORT: String(svc.port) } : {} };
+    } catch (e) {
+        return {
+            env: {},
+            failed: {
+                check: "connection",
+                ok: false,
+                detail: `cannot read Service ${service}: ${(e as Error).message}`,
+            },
+        };
+    }
+}
+
 /** The built-in checks of one node: probe pod (mode, leftovers, rules, sync, connection) and kube-proxy's start-up log. */
 export async function verifyNode(
     ctx: Context,
@@ -197,25 +248,9 @@ export async function verifyNode(
     // every built-in check reads the node's own state: without node checks (nodes that run no
     // real kube-proxy, such as kwok's) none of them can run, and none is reported as passed
     if (!v.nodeChecks) return [];
-    const results: CheckResult[] = [];
-    const pods = await ctx.cluster.kubeProxyPods(node);
-    const running = pods.find((p) => !p.deleting);
-    if (running) results.push(checkStartupLog(await ctx.cluster.podLog(running.name), mode));
-    else results.push({ check: "startup-log", ok: false, detail: "no kube-proxy pod on the node" });
-
-    const env: Record<string, string> = {};
-    const [svcNs, svcName] = v.service.split("/");
-    try {
-        const svc = await ctx.cluster.serviceEndpoint(svcNs, svcName);
-        if (svc) Object.assign(env, { KPM_SERVICE_IP: svc.ip, KPM_SERVICE_PORT: String(svc.port) });
-    } catch (e) {
-        results.push({
-            check: "connection",
-            ok: false,
-            detail: `cannot read Service ${v.service}: ${(e as Error).message}`,
-        });
-    }
-    // IPVS virtual servers on Service addresses are kube-proxy's even when kube-ipvs0 is gone
+    const results: CheckResult[] = [await startupLogCheck(ctx, node, mode)];
+    const { env, failed } = await serviceProbeEnv(ctx);
+    if (failed) results.push(failed);
     const serviceIPs = await ctx.cluster.serviceAddresses();
     const expect = {
         mode,
@@ -238,15 +273,7 @@ export async function verifyNode(
     const leftovers = checks.find((c) => c.check === "leftovers");
     if (leftovers && !leftovers.ok && opts.cleanLeftovers) {
         opts.log(`kube-proxy left ${leftovers.detail.replace(/^left behind: /, "")}; removing them`);
-        // KPM_MODE: the objects of the mode the node's kube-proxy runs now are its live state, not leftovers
-        const { output } = await ctx.cluster.runProbe(node, {
-            image: v.image,
-            action: "cleanup",
-            env: { KPM_MODE: mode, KPM_OWNED_IPS: serviceIPs.join(" ") },
-            timeoutSeconds: 120,
-            priorityClassName: v.priorityClassName,
-        });
-        for (const line of output.split("\n").filter((l) => l && !l.startsWith("###"))) opts.log(`cleanup: ${line}`);
+        await cleanNode(ctx, node, serviceIPs, mode, opts.log);
         checks = await probe();
     }
     return [...results, ...checks];
@@ -331,15 +358,7 @@ async function stopAndCleanIpvs(ctx: Context, node: string, podTimeoutSeconds: n
     await ctx.cluster.setPlacement(node, MARKS.holdValue);
     await ctx.cluster.waitForKubeProxy(node, MARKS.holdValue, podTimeoutSeconds);
     log("kube-proxy stopped; removing ipvs leftovers (iptables mode does not)");
-    const owned = (await ctx.cluster.serviceAddresses()).join(" ");
-    const { output } = await ctx.cluster.runProbe(node, {
-        image: ctx.spec.verify.image,
-        action: "cleanup",
-        env: { KPM_OWNED_IPS: owned },
-        timeoutSeconds: 120,
-        priorityClassName: ctx.spec.verify.priorityClassName,
-    });
-    for (const line of output.split("\n").filter((l) => l && !l.startsWith("###"))) log(`cleanup: ${line}`);
+    await cleanNode(ctx, node, await ctx.cluster.serviceAddresses(), undefined, log);
 }
 
 /**
