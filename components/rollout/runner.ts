@@ -398,6 +398,41 @@ function stopIfInterrupted(ctx: Context): void {
         );
 }
 
+/** Evicts the node's pods as kubectl drain would (the pool's options and timeout). */
+async function drainNode(ctx: Context, pool: PoolPlan, node: string, log: Log): Promise<void> {
+    log(`draining (timeout ${pool.drainTimeoutSeconds === 0 ? "none" : formatDuration(pool.drainTimeoutSeconds)})`);
+    await ctx.cluster.drain(node, pool.drainTimeoutSeconds, log, pool.drainOptions);
+    log("drained");
+}
+
+/**
+ * A node that passed its checks: marked verified (a hand-back keeps the time the node was first
+ * verified on this configuration), uncordoned if the rollout cordoned it, its move forgotten.
+ */
+async function releaseVerified(
+    ctx: Context,
+    n: RolloutNode,
+    target: RolloutTarget,
+    how: { handBack: boolean; ours: boolean },
+    log: Log,
+): Promise<void> {
+    if (!(how.handBack && n.verified === target.hash))
+        await ctx.cluster.markVerified(n.name, target.hash, checksMark(ctx));
+    if (how.ours) {
+        await ctx.cluster.uncordon(n.name);
+        log("uncordoned");
+    }
+    await ctx.cluster.recordMove(n.name, null);
+    const hooks = ctx.spec.verify.hooks.length;
+    log(
+        how.handBack
+            ? "handed back to the installer's DaemonSet, checked"
+            : ctx.spec.verify.nodeChecks
+              ? "verified"
+              : `moved; built-in node checks are off (verify.nodeChecks: false), ${hooks} hook(s) passed`,
+    );
+}
+
 /** Moves one node to the target, verifies it, and releases it; rolls it back to its origin on failure. */
 async function moveNode(
     ctx: Context,
@@ -425,13 +460,7 @@ async function moveNode(
         step = "drain";
         ours = await ctx.cluster.cordon(node);
         log(ours ? "cordoned" : "was already cordoned (left so)");
-        if (pool.drain && !handBack) {
-            log(
-                `draining (timeout ${pool.drainTimeoutSeconds === 0 ? "none" : formatDuration(pool.drainTimeoutSeconds)})`,
-            );
-            await ctx.cluster.drain(node, pool.drainTimeoutSeconds, log, pool.drainOptions);
-            log("drained");
-        }
+        if (pool.drain && !handBack) await drainNode(ctx, pool, node, log);
         interrupted();
         step = "restart";
         await ctx.cluster.recordMove(node, { ...move, phase: "switching" });
@@ -447,22 +476,8 @@ async function moveNode(
         interrupted();
         step = "verify";
         const checks = await checkNode(ctx, pool, node, target.mode, log);
-        // from here on the node is good: an interruption lets it finish. A hand-back keeps the
-        // time the node was first verified on this configuration.
-        if (!(handBack && n.verified === target.hash))
-            await ctx.cluster.markVerified(node, target.hash, checksMark(ctx));
-        if (ours) {
-            await ctx.cluster.uncordon(node);
-            log("uncordoned");
-        }
-        await ctx.cluster.recordMove(node, null);
-        log(
-            handBack
-                ? "handed back to the installer's DaemonSet, checked"
-                : ctx.spec.verify.nodeChecks
-                  ? "verified"
-                  : `moved; built-in node checks are off (verify.nodeChecks: false), ${ctx.spec.verify.hooks.length} hook(s) passed`,
-        );
+        // from here on the node is good: an interruption lets it finish
+        await releaseVerified(ctx, n, target, { handBack, ours }, log);
         return { node, pool: pool.name, result: ctx.spec.verify.nodeChecks ? "verified" : "moved", checks };
     } catch (e) {
         const check = e instanceof CheckFailed ? e.check : step;
