@@ -581,6 +581,56 @@ export async function runPools(ctx: Context, only?: string[]): Promise<NodeOutco
     return withLease(ctx, (c) => movePools(c, only));
 }
 
+/** One pool: its skipped nodes named, its batches moved in order (stopping at the first failure), progress, and its soak. */
+async function movePool(
+    ctx: Context,
+    inst: Installation,
+    pool: PoolPlan,
+    byName: Map<string, RolloutNode>,
+    target: RolloutTarget,
+    last: boolean,
+): Promise<NodeOutcome[]> {
+    const outcomes: NodeOutcome[] = [];
+    const started = clockOf(ctx).now();
+    const toMove = pool.batches.flat().length;
+    ctx.log(
+        `pool ${pool.name}: ${pool.nodes.length} node(s), ${toMove} to move, at most ${pool.maxUnavailable} at a time`,
+    );
+    for (const n of pool.nodes.filter((x) => x.action === "done"))
+        outcomes.push({ node: n.name, pool: pool.name, result: "skipped", checks: [] });
+    const done = pool.nodes.filter((x) => x.action === "done").map((x) => x.name);
+    // every skipped node named, up to a screenful; beyond that, how many
+    const state = (d: string) => (byName.get(d)?.verified === target.hash ? "already verified on" : "already runs");
+    if (done.length <= 50)
+        for (const d of done) ctx.log(`pool ${pool.name} node ${d}: ${state(d)} ${target.hash}, skipped`);
+    else
+        ctx.log(
+            `pool ${pool.name}: ${done.length} node(s) already on ${describePlacement(targetPlacement(target))}, skipped (${done[0]} ... ${done[done.length - 1]})`,
+        );
+    let moved = 0;
+    for (const [i, batch] of pool.batches.entries()) {
+        if (ctx.signal?.aborted) throw interruptedError(ctx, pool, batch);
+        ctx.log(
+            `pool ${pool.name}: batch ${i + 1}/${pool.batches.length}: ${batch.length <= 10 ? batch.join(", ") : `${batch[0]} .. ${batch[batch.length - 1]} (${batch.length} nodes)`}`,
+        );
+        const settled = await Promise.allSettled(
+            batch.map((node) => moveNode(ctx, inst, pool, byName.get(node)!, target)),
+        );
+        const failure = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+        for (const s of settled) if (s.status === "fulfilled") outcomes.push(s.value);
+        if (failure) {
+            ctx.log(`pool ${pool.name}: stopped at the first failure; later batches and pools are untouched`);
+            throw failure.reason;
+        }
+        moved += batch.length;
+        ctx.log(progressLine(pool, moved, toMove, clockOf(ctx).now() - started));
+    }
+    if (ctx.signal?.aborted && !last) throw interruptedError(ctx, pool, []);
+    if (pool.soakSeconds > 0 && !target.canonical) await soak(ctx, inst, pool, target);
+    ctx.log(`pool ${pool.name}: done in ${formatDuration(Math.round((clockOf(ctx).now() - started) / 1000))}`);
+    return outcomes;
+}
+
 async function movePools(ctx: Context, only?: string[]): Promise<NodeOutcome[]> {
     let { inst, plan, findings, nodes } = await currentPlan(ctx);
     const errors = findings.filter((f) => f.severity === "error");
@@ -609,44 +659,8 @@ async function movePools(ctx: Context, only?: string[]): Promise<NodeOutcome[]> 
         );
     } else if (!target.canonical)
         await ctx.cluster.prepare({ hash: target.hash, config: ctx.spec.target.config }, ctx.log);
-    for (const pool of pools) {
-        const started = clockOf(ctx).now();
-        const toMove = pool.batches.flat().length;
-        ctx.log(
-            `pool ${pool.name}: ${pool.nodes.length} node(s), ${toMove} to move, at most ${pool.maxUnavailable} at a time`,
-        );
-        for (const n of pool.nodes.filter((x) => x.action === "done"))
-            outcomes.push({ node: n.name, pool: pool.name, result: "skipped", checks: [] });
-        const done = pool.nodes.filter((x) => x.action === "done").map((x) => x.name);
-        // every skipped node named, up to a screenful; beyond that, how many
-        const state = (d: string) => (byName.get(d)?.verified === target.hash ? "already verified on" : "already runs");
-        if (done.length <= 50)
-            for (const d of done) ctx.log(`pool ${pool.name} node ${d}: ${state(d)} ${target.hash}, skipped`);
-        else
-            ctx.log(
-                `pool ${pool.name}: ${done.length} node(s) already on ${describePlacement(targetPlacement(target))}, skipped (${done[0]} ... ${done[done.length - 1]})`,
-            );
-        let moved = 0;
-        for (const [i, batch] of pool.batches.entries()) {
-            if (ctx.signal?.aborted) throw interruptedError(ctx, pool, batch);
-            ctx.log(
-                `pool ${pool.name}: batch ${i + 1}/${pool.batches.length}: ${batch.length <= 10 ? batch.join(", ") : `${batch[0]} .. ${batch[batch.length - 1]} (${batch.length} nodes)`}`,
-            );
-            const settled = await Promise.allSettled(
-                batch.map((node) => moveNode(ctx, inst, pool, byName.get(node)!, target)),
-            );
-            const failure = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
-            for (const s of settled) if (s.status === "fulfilled") outcomes.push(s.value);
-            if (failure) {
-                ctx.log(`pool ${pool.name}: stopped at the first failure; later batches and pools are untouched`);
-                throw failure.reason;
-            }
-            moved += batch.length;
-            ctx.log(progressLine(pool, moved, toMove, clockOf(ctx).now() - started));
-        }
-        if (ctx.signal?.aborted && pools.indexOf(pool) < pools.length - 1) throw interruptedError(ctx, pool, []);
-        if (pool.soakSeconds > 0 && !target.canonical) await soak(ctx, inst, pool, target);
-        ctx.log(`pool ${pool.name}: done in ${formatDuration(Math.round((clockOf(ctx).now() - started) / 1000))}`);
+    for (const [i, pool] of pools.entries()) {
+        outcomes.push(...(await movePool(ctx, inst, pool, byName, target, i === pools.length - 1)));
     }
     return outcomes;
 }
