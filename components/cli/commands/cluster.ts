@@ -308,6 +308,73 @@ async function serviceProbeEnv(cluster: KubeProxyCluster, service: string): Prom
         : {};
 }
 
+/** One row of `status`: a node, where it runs, and what it reports. */
+interface StatusRow {
+    node: string;
+    pool: string;
+    config: string;
+    mode: ProxyMode | "none";
+    reported: string | null;
+    traffic: string | null;
+    kernel: string;
+    cordoned: boolean;
+    verified: string;
+}
+
+/** The mode each placement runs (its hashed ConfigMap's, read once per placement); "none" for a held node. */
+function placementModes(
+    cluster: KubeProxyCluster,
+    canonicalMode: ProxyMode,
+): (placement: string | null) => Promise<ProxyMode | "none"> {
+    const modes = new Map<string, ProxyMode>();
+    return async (placement) => {
+        if (placement === MARKS.holdValue) return "none";
+        if (!placement) return canonicalMode;
+        if (!modes.has(placement)) {
+            const name = rolloutObjectName(cluster.names.configMap, placement);
+            const cm = await cluster.core
+                .readNamespacedConfigMap({ name, namespace: cluster.names.namespace })
+                .catch(() => undefined);
+            const text = cm?.data?.[cluster.names.key] ?? "";
+            modes.set(placement, cm ? effectiveMode(parseKubeProxyConfiguration(text, "config")) : canonicalMode);
+        }
+        return modes.get(placement)!;
+    };
+}
+
+/** The status table on stdout, the canonical ConfigMap's line on stderr. */
+function printStatus(
+    io: Io,
+    rows: StatusRow[],
+    canonical: { hash: string; mode: ProxyMode },
+    inRollout: boolean,
+    probe: boolean,
+): void {
+    const header = [
+        "NODE",
+        "POOL",
+        "CONFIG",
+        "MODE",
+        ...(probe ? ["REPORTED", "TRAFFIC"] : []),
+        "KERNEL",
+        "CORDONED",
+        "VERIFIED",
+    ];
+    const cells = rows.map((r) => [
+        r.node,
+        r.pool,
+        r.config,
+        r.mode,
+        ...(probe ? [r.reported ?? "", r.traffic ?? ""] : []),
+        r.kernel,
+        r.cordoned ? "yes" : "no",
+        r.verified,
+    ]);
+    io.out(table(header, cells));
+    const rollout = inRollout ? "; a rollout is in progress (the installer's DaemonSet is in rollout shape)" : "";
+    io.err(`canonical ConfigMap: ${canonical.mode} (${canonical.hash})${rollout}`);
+}
+
 export async function statusCommand(argv: string[], io: Io): Promise<number> {
     const flags = parseFlags("status", argv, {
         flavor: { type: "string" },
@@ -330,30 +397,11 @@ export async function statusCommand(argv: string[], io: Io): Promise<number> {
         const inst = await cluster.installation();
         const canonicalHash = configHash(inst.current.text);
         const canonicalMode = effectiveMode(inst.current.config);
-        const modes = new Map<string, ProxyMode>();
-        const modeOf = async (placement: string | null): Promise<ProxyMode | "none"> => {
-            if (placement === MARKS.holdValue) return "none";
-            if (!placement) return canonicalMode;
-            if (!modes.has(placement)) {
-                const cm = await cluster.core
-                    .readNamespacedConfigMap({
-                        name: rolloutObjectName(cluster.names.configMap, placement),
-                        namespace: cluster.names.namespace,
-                    })
-                    .catch(() => undefined);
-                modes.set(
-                    placement,
-                    cm
-                        ? effectiveMode(parseKubeProxyConfiguration(cm.data?.[cluster.names.key] ?? "", "config"))
-                        : canonicalMode,
-                );
-            }
-            return modes.get(placement)!;
-        };
+        const modeOf = placementModes(cluster, canonicalMode);
         const defaults = verifySchema.parse({});
         const service = flags.service ?? defaults.service;
         const probeEnv = flags.probe ? await serviceProbeEnv(cluster, service) : {};
-        const rows = [];
+        const rows: StatusRow[] = [];
         for (const n of await cluster.nodeStates()) {
             const placement = n.placement;
             const probed = flags.probe
@@ -376,47 +424,9 @@ export async function statusCommand(argv: string[], io: Io): Promise<number> {
                 verified,
             });
         }
-        if (flags.json)
-            io.out(
-                JSON.stringify(
-                    {
-                        canonical: { hash: canonicalHash, mode: canonicalMode },
-                        rolloutInProgress: inst.inRollout,
-                        nodes: rows,
-                    },
-                    null,
-                    2,
-                ),
-            );
-        else {
-            io.out(
-                table(
-                    [
-                        "NODE",
-                        "POOL",
-                        "CONFIG",
-                        "MODE",
-                        ...(flags.probe ? ["REPORTED", "TRAFFIC"] : []),
-                        "KERNEL",
-                        "CORDONED",
-                        "VERIFIED",
-                    ],
-                    rows.map((r) => [
-                        r.node,
-                        r.pool,
-                        r.config,
-                        r.mode,
-                        ...(flags.probe ? [r.reported ?? "", r.traffic ?? ""] : []),
-                        r.kernel,
-                        r.cordoned ? "yes" : "no",
-                        r.verified,
-                    ]),
-                ),
-            );
-            io.err(
-                `canonical ConfigMap: ${canonicalMode} (${canonicalHash})${inst.inRollout ? "; a rollout is in progress (the installer's DaemonSet is in rollout shape)" : ""}`,
-            );
-        }
+        const canonical = { hash: canonicalHash, mode: canonicalMode };
+        if (flags.json) io.out(JSON.stringify({ canonical, rolloutInProgress: inst.inRollout, nodes: rows }, null, 2));
+        else printStatus(io, rows, canonical, inst.inRollout, flags.probe === true);
         return EXIT.ok;
     } catch (e) {
         throw new CliError(`status: ${e instanceof NotFound ? e.message : apiErrorMessage(e)}`, EXIT.failed);
