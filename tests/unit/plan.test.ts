@@ -1,4 +1,5 @@
-// The plan as a reviewer reads it, at 3, 60 and 5,000 nodes: natural name order, per pool the
+// components/core/plan.ts: which nodes move, in which pool and batches (planRollout), and the plan
+// as a reviewer reads it, at 3, 60 and 5,000 nodes: natural name order, per pool the
 // counts, and names listed when few and summarized when many. The texts are compared to reviewed
 // files under tests/fixtures/golden (UPDATE_GOLDEN=1 rewrites them; review the diff before committing).
 import assert from "node:assert/strict";
@@ -6,6 +7,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
     compareNodeNames,
+    configHash,
     describePlan,
     planRollout,
     PLAN_TEXT_LIMITS,
@@ -144,5 +146,131 @@ describe("plan text at any size", () => {
         assert.match(text, /59 node\(s\), 2 already verified, max 10 at a time in 6 batches/);
         assert.match(text, /batch 1: workers-3 \.\. workers-12 \(10 nodes\)$/m);
         assert.equal(plan.pools[1].moving, 57);
+    });
+});
+
+function node(name: string, pool: string, extra: Partial<NodeState> = {}): NodeState {
+    return {
+        name,
+        labels: { pool },
+        kernelVersion: "6.8.0-51-generic",
+        operatingSystem: "linux",
+        placement: null,
+        ...extra,
+    };
+}
+
+describe("rollout plan", () => {
+    const nodes = [
+        node("c1", "canary"),
+        node("w1", "workers"),
+        node("w2", "workers"),
+        node("w3", "workers"),
+        node("b1", "batch"),
+    ];
+    const pools = [
+        { name: "canary", nodeSelector: "pool=canary" },
+        { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2 },
+        { name: "batch", nodeSelector: "pool=batch", soak: "1m" },
+    ];
+
+    it("keeps the declared pool order and cuts batches of maxUnavailable", () => {
+        const { plan, findings } = planRollout(pools, nodes, target);
+        assert.deepEqual(findings, []);
+        assert.deepEqual(
+            plan.pools.map((p) => [p.name, p.batches]),
+            [
+                ["canary", [["c1"]]],
+                ["workers", [["w1", "w2"], ["w3"]]],
+                ["batch", [["b1"]]],
+            ],
+        );
+        assert.equal(plan.moving, 5);
+        assert.equal(plan.pools[2].soakSeconds, 60);
+    });
+    it("resumes: nodes verified on the target are done and not moved again", () => {
+        const resumed = nodes.map((n) =>
+            n.name === "c1" || n.name === "w1" ? { ...n, placement: "abc123", verified: "abc123" } : n,
+        );
+        const { plan } = planRollout(pools, resumed, target);
+        assert.deepEqual(plan.pools[0].batches, []);
+        assert.deepEqual(plan.pools[1].batches, [["w2", "w3"]]);
+        assert.equal(plan.pools[0].nodes[0].action, "done");
+    });
+    it("a node on the target but not verified is moved (verified) again", () => {
+        const { plan } = planRollout(
+            pools,
+            nodes.map((n) => (n.name === "c1" ? { ...n, placement: "abc123" } : n)),
+            target,
+        );
+        assert.deepEqual(plan.pools[0].batches, [["c1"]]);
+    });
+    it("a canonical target is reached by nodes without the label", () => {
+        const t = { ...target, canonical: true };
+        const { plan } = planRollout(
+            pools,
+            nodes.map((n) => (n.name === "c1" ? { ...n, placement: "abc123" } : n)),
+            t,
+        );
+        assert.equal(plan.moving, 1);
+        assert.deepEqual(plan.pools[0].batches, [["c1"]]);
+    });
+    it("refuses overlapping pools and nodes in no pool, naming them", () => {
+        const { findings } = planRollout(
+            [
+                { name: "a", nodeSelector: "pool in (canary,workers)" },
+                { name: "b", nodeSelector: "pool=workers" },
+            ],
+            nodes,
+            target,
+        );
+        const overlap = findings.filter((f) => f.code === "pools.overlap");
+        assert.deepEqual(
+            overlap.map((f) => f.nodes![0]),
+            ["w1", "w2", "w3"],
+        );
+        const orphans = findings.find((f) => f.code === "pools.unassigned")!;
+        assert.deepEqual(orphans.nodes, ["b1"]);
+        assert.equal(orphans.severity, "error");
+    });
+    it("judges the kernels of the nodes that will move, and only those", () => {
+        const old = [...nodes.slice(0, 4), node("b1", "batch", { kernelVersion: "5.10.0" })];
+        const { findings } = planRollout(pools, old, target);
+        const f = findings.find((x) => x.code === "node.kernelTooOld")!;
+        assert.deepEqual(f.nodes, ["b1"]);
+        assert.match(f.field, /pools\[2\] \(batch\)/);
+        const done = planRollout(
+            pools,
+            old.map((n) => (n.name === "b1" ? { ...n, placement: "abc123", verified: "abc123" } : n)),
+            target,
+        );
+        assert.ok(!done.findings.some((x) => x.code === "node.kernelTooOld"));
+    });
+    it("windows nodes are not in any pool's plan and are not orphans", () => {
+        const { plan, findings } = planRollout(
+            pools,
+            [...nodes, { ...node("win1", "canary"), operatingSystem: "windows" }],
+            target,
+        );
+        assert.deepEqual(findings, []);
+        assert.ok(!plan.pools.some((p) => p.nodes.some((n) => n.name === "win1")), "win1 is in no pool's plan");
+        assert.equal(plan.moving, planRollout(pools, nodes, target).plan.moving, "it does not count as moving");
+    });
+    it("validates pool fields", () => {
+        const { findings } = planRollout(
+            [{ name: "Bad Name", nodeSelector: "pool=x", maxUnavailable: 0, soak: "soon" }],
+            nodes,
+            target,
+        );
+        assert.deepEqual(findings.map((f) => f.field).sort(), [
+            "pools[0].maxUnavailable",
+            "pools[0].name",
+            "pools[0].soak",
+        ]);
+    });
+    it("hashes configurations by content", () => {
+        assert.equal(configHash("a"), configHash("a"));
+        assert.notEqual(configHash("a"), configHash("b"));
+        assert.match(configHash("a"), /^[0-9a-f]{10}$/);
     });
 });

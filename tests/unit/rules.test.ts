@@ -1,4 +1,4 @@
-// One table per rule: each row is a configuration and the finding codes it must (and must not) produce.
+// components/core/rules.ts: one table per rule; each row is a configuration and the finding codes it must (and must not) produce.
 import assert from "node:assert/strict";
 import * as YAML from "yaml";
 import {
@@ -6,8 +6,6 @@ import {
     getPath,
     nodeVerdict,
     parseCurrentConfig,
-    parseKernelVersion,
-    parseKubeVersion,
     rememberedIpvsSettings,
     renderConfiguration,
     validateDesired,
@@ -490,66 +488,6 @@ describe("rule: conntrack on kernels older than 6.1", () => {
         assert.equal(nodeVerdict(node("5.15.0-1057-aws"), "nftables").verdict, "warn");
         assert.equal(nodeVerdict(node("6.1.0-28-cloud-amd64"), "nftables").verdict, "ok");
         assert.equal(nodeVerdict(node("5.15.0-1057-aws"), "nftables", { tcpBeLiberal: true }).verdict, "ok");
-    });
-});
-
-describe("rule: kernel precheck for nftables", () => {
-    const table: [string | undefined, string][] = [
-        ["5.14.0-427.13.1.el9_4.x86_64", "warn"],
-        ["6.8.0-51-generic", "ok"],
-        ["5.10.205-195.807.amzn2.x86_64", "fail"],
-        ["4.18.0-553.el8_10.x86_64", "fail"],
-        ["5.13.0", "warn"],
-        ["5.12.19", "fail"],
-        ["6.1.0-28-cloud-amd64", "ok"],
-        ["5.15.153.1-microsoft-standard-WSL2", "warn"],
-        ["", "fail"],
-        [undefined, "fail"],
-        ["unknown", "fail"],
-        ["v6.8", "fail"],
-    ];
-    for (const [kernel, verdict] of table) {
-        it(`${JSON.stringify(kernel)} -> ${verdict}`, () => {
-            assert.equal(nodeVerdict({ name: "n1", labels: {}, kernelVersion: kernel }, "nftables").verdict, verdict);
-        });
-    }
-    it("a failing node's finding names the node and quotes kube-proxy's own start-up error", () => {
-        const v = nodeVerdict({ name: "old-1", labels: {}, kernelVersion: "5.10.0" }, "nftables");
-        assert.match(v.findings[0].message, /old-1/);
-        assert.match(v.findings[0].message, /requires kernel 5\.13 or later/);
-    });
-    it("windows nodes are skipped, not failed", () => {
-        assert.equal(
-            nodeVerdict(
-                { name: "w", labels: {}, operatingSystem: "windows", kernelVersion: "10.0.17763.5458" },
-                "nftables",
-            ).verdict,
-            "skip",
-        );
-    });
-    it("iptables runs on any readable kernel", () => {
-        assert.equal(
-            nodeVerdict({ name: "n", labels: {}, kernelVersion: "4.18.0-553.el8_10.x86_64" }, "iptables").verdict,
-            "ok",
-        );
-    });
-});
-
-describe("versions", () => {
-    it("reads Kubernetes versions as servers and users write them", () => {
-        for (const [raw, release] of [
-            ["1.37", "1.37"],
-            ["v1.37.2", "1.37"],
-            ["1.30.4-eks-a737599", "1.30"],
-            ["v1.33.1+k3s1", "1.33"],
-        ]) {
-            assert.equal(parseKubeVersion(raw)?.release, release, raw);
-        }
-        assert.equal(parseKubeVersion("latest"), undefined);
-    });
-    it("reads kernel versions, and nothing that is not one", () => {
-        assert.deepEqual(parseKernelVersion("5.14.0-427.13.1.el9_4.x86_64")?.minor, 14);
-        assert.equal(parseKernelVersion("Linux 5.14"), undefined);
     });
 });
 
