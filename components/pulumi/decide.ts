@@ -340,16 +340,6 @@ async function decideOnce(
 }
 
 /**
- * A refusal as Pulumi's convention has it: a ResourceError against the component, which the engine
- * shows on the resource without a stack trace. Anything else (a bug) keeps its stack.
- */
-export function asRefusal(e: unknown, name: string, parent: pulumi.Resource): unknown {
-    const ours =
-        e instanceof Error && !(e instanceof pulumi.ResourceError) && e.message.startsWith(`KubeProxyMode ${name}: `);
-    return ours ? new pulumi.ResourceError(e.message, parent) : e;
-}
-
-/**
  * The decision as an Output. The kubeconfig is only read here; what comes out holds none of it,
  * so it is not secret (the reviewer must see the diff and the plan).
  */
@@ -364,12 +354,6 @@ export function decide(
     const kubeconfig = choice.kubeconfig ?? pulumi.output(undefined as string | undefined);
     const withSecret = pulumi
         .all([inputs, kubeconfig, promotion.gate, promotion.upstream])
-        .apply(async ([i, kc, gate, upstream]) => {
-            try {
-                return await decideOnce(name, parent, reader, choice.source, i, kc, gate, upstream);
-            } catch (e) {
-                throw asRefusal(e, name, parent);
-            }
-        });
+        .apply(([i, kc, gate, upstream]) => decideOnce(name, parent, reader, choice.source, i, kc, gate, upstream));
     return pulumi.unsecret(withSecret);
 }
