@@ -238,21 +238,27 @@ build_pulumi() {
     -o "$out/pulumi" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi); substep "go build"
 }
 
-build_pulumi_language_nodejs() {
-  local out=$1 w=$2 v=$PULUMI_LANGUAGE_NODEJS_VERSION
-  local p=${PULUMI_LANGUAGE_NODEJS_PACKAGE:-github.com/pulumi/pulumi/sdk/nodejs/cmd/pulumi-language-nodejs/v3}
-  local m gm
+# A language host of the Pulumi SDK: package p at version v, inside the sdk/v3
+# module for old releases (nodejs <= v3.68.0, python <= v3.68.0, go <= v3.66.0)
+# or in its own module for newer ones.
+build_sdk_language_host() { # out w binary version package
+  local out=$1 w=$2 bin=$3 v=$4 p=$5 m gm
   case $p in
-    github.com/pulumi/pulumi/sdk/v3/*) m=github.com/pulumi/pulumi/sdk/v3 ;;  # host inside sdk/v3 (<= v3.68.0)
-    *) m=$p ;;                                                              # its own module (>= v3.69.0)
+    github.com/pulumi/pulumi/sdk/v3/*) m=github.com/pulumi/pulumi/sdk/v3 ;;  # host inside sdk/v3
+    *) m=$p ;;                                                              # its own module
   esac
   gm=$(mod_field "$m@$v" GoMod); substep "go.mod of $m@$v downloaded"
-  new_wrapper "$w" pulumi-language-nodejs "$gm"
+  new_wrapper "$w" "$bin" "$gm"
   { echo; echo "require $m $v"; gomod_remote_replaces "$gm" | sed 's/^/replace /'; } >>"$w/go.mod"
   (cd "$w" && gorun go get "$p@$v"); substep "go get"
   (cd "$w" && gorun go build -trimpath \
     -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$v" \
-    -o "$out/pulumi-language-nodejs" "$p"); substep "go build"
+    -o "$out/$bin" "$p"); substep "go build"
+}
+
+build_pulumi_language_nodejs() {
+  build_sdk_language_host "$1" "$2" pulumi-language-nodejs "$PULUMI_LANGUAGE_NODEJS_VERSION" \
+    "${PULUMI_LANGUAGE_NODEJS_PACKAGE:-github.com/pulumi/pulumi/sdk/nodejs/cmd/pulumi-language-nodejs/v3}"
 }
 
 build_pulumi_kubernetes() {
@@ -298,41 +304,21 @@ build_pulumi_language_yaml() {
 }
 
 build_pulumi_language_python() {
-  local out=$1 w=$2 v=$PULUMI_LANGUAGE_PYTHON_VERSION
+  local out=$1 v=$PULUMI_LANGUAGE_PYTHON_VERSION
   local p=${PULUMI_LANGUAGE_PYTHON_PACKAGE:-github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python/v3}
-  local m gm dir
-  case $p in
-    github.com/pulumi/pulumi/sdk/v3/*) m=github.com/pulumi/pulumi/sdk/v3 ;;  # host inside sdk/v3 (<= v3.68.0)
-    *) m=$p ;;                                                              # its own module (>= v3.69.0)
-  esac
-  gm=$(mod_field "$m@$v" GoMod); dir=$(mod_field "$m@$v" Dir); substep "module $m@$v downloaded"
-  new_wrapper "$w" pulumi-language-python "$gm"
-  { echo; echo "require $m $v"; gomod_remote_replaces "$gm" | sed 's/^/replace /'; } >>"$w/go.mod"
-  (cd "$w" && gorun go get "$p@$v"); substep "go get"
-  (cd "$w" && gorun go build -trimpath \
-    -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$v" \
-    -o "$out/pulumi-language-python" "$p"); substep "go build"
+  build_sdk_language_host "$1" "$2" pulumi-language-python "$v" "$p"
   # The host runs programs through this script, found next to its own binary.
-  local shim=$dir/${p#"$m"/}/../pulumi-language-python-exec
+  local m=github.com/pulumi/pulumi/sdk/v3 dir shim
+  [[ $p == "$m"/* ]] || m=$p
+  dir=$(mod_field "$m@$v" Dir)
+  shim=$dir/${p#"$m"/}/../pulumi-language-python-exec
   [[ -f $shim ]] || die "no exec shim at $shim"
   install -m 0755 "$shim" "$out/pulumi-language-python-exec"; substep "exec shim installed"
 }
 
 build_pulumi_language_go() {
-  local out=$1 w=$2 v=$PULUMI_LANGUAGE_GO_VERSION
-  local p=${PULUMI_LANGUAGE_GO_PACKAGE:-github.com/pulumi/pulumi/sdk/go/pulumi-language-go/v3}
-  local m gm
-  case $p in
-    github.com/pulumi/pulumi/sdk/v3/*) m=github.com/pulumi/pulumi/sdk/v3 ;;  # host inside sdk/v3 (<= v3.66.0)
-    *) m=$p ;;                                                              # its own module (>= v3.67.0)
-  esac
-  gm=$(mod_field "$m@$v" GoMod); substep "go.mod of $m@$v downloaded"
-  new_wrapper "$w" pulumi-language-go "$gm"
-  { echo; echo "require $m $v"; gomod_remote_replaces "$gm" | sed 's/^/replace /'; } >>"$w/go.mod"
-  (cd "$w" && gorun go get "$p@$v"); substep "go get"
-  (cd "$w" && gorun go build -trimpath \
-    -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$v" \
-    -o "$out/pulumi-language-go" "$p"); substep "go build"
+  build_sdk_language_host "$1" "$2" pulumi-language-go "$PULUMI_LANGUAGE_GO_VERSION" \
+    "${PULUMI_LANGUAGE_GO_PACKAGE:-github.com/pulumi/pulumi/sdk/go/pulumi-language-go/v3}"
 }
 
 build_pulumi_python_sdk() {
