@@ -219,11 +219,13 @@ async function startupLogCheck(ctx: Context, node: string, mode: ProxyMode): Pro
 }
 
 /** The probe's environment for the connection check (the Service's address), or the check that failed to read it. */
-async function serviceProbeEnv(ctx: Context): Promise<{ env: Record<string, string>; failed?: CheckResult }> {
-    const service = ctx.spec.verify.service;
+export async function serviceProbeEnv(
+    cluster: Pick<RolloutCluster, "serviceEndpoint">,
+    service: string,
+): Promise<{ env: Record<string, string>; failed?: CheckResult }> {
     const [namespace, name] = service.split("/");
     try {
-        const svc = await ctx.cluster.serviceEndpoint(namespace, name);
+        const svc = await cluster.serviceEndpoint(namespace, name);
         return { env: svc ? { KPM_SERVICE_IP: svc.ip, KPM_SERVICE_PORT: String(svc.port) } : {} };
     } catch (e) {
         return {
@@ -249,7 +251,7 @@ export async function verifyNode(
     // real kube-proxy, such as kwok's) none of them can run, and none is reported as passed
     if (!v.nodeChecks) return [];
     const results: CheckResult[] = [await startupLogCheck(ctx, node, mode)];
-    const { env, failed } = await serviceProbeEnv(ctx);
+    const { env, failed } = await serviceProbeEnv(ctx.cluster, v.service);
     if (failed) results.push(failed);
     const serviceIPs = await ctx.cluster.serviceAddresses();
     const expect = {

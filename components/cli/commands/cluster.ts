@@ -14,6 +14,7 @@ import {
     RolloutBusy,
     RolloutFailure,
     RolloutInterrupted,
+    serviceProbeEnv,
     verifyNode,
     type Context,
 } from "../../rollout/runner.js";
@@ -298,16 +299,6 @@ async function probeStatus(
     }
 }
 
-/** The environment a probe needs to connect to the Service, when it has a ClusterIP and a port. */
-async function serviceProbeEnv(cluster: KubeProxyCluster, service: string): Promise<Record<string, string>> {
-    const [namespace, name] = service.split("/");
-    const svc = await cluster.core.readNamespacedService({ name, namespace }).catch(() => undefined);
-    const port = svc?.spec?.ports?.[0]?.port;
-    return svc?.spec?.clusterIP && port !== undefined
-        ? { KPM_SERVICE_IP: svc.spec.clusterIP, KPM_SERVICE_PORT: String(port) }
-        : {};
-}
-
 /** One row of `status`: a node, where it runs, and what it reports. */
 interface StatusRow {
     node: string;
@@ -400,7 +391,7 @@ export async function statusCommand(argv: string[], io: Io): Promise<number> {
         const modeOf = placementModes(cluster, canonicalMode);
         const defaults = verifySchema.parse({});
         const service = flags.service ?? defaults.service;
-        const probeEnv = flags.probe ? await serviceProbeEnv(cluster, service) : {};
+        const probeEnv = flags.probe ? (await serviceProbeEnv(cluster, service)).env : {};
         const rows: StatusRow[] = [];
         for (const n of await cluster.nodeStates()) {
             const placement = n.placement;
