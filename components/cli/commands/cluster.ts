@@ -322,12 +322,11 @@ function placementModes(
         if (placement === MARKS.holdValue) return "none";
         if (!placement) return canonicalMode;
         if (!modes.has(placement)) {
-            const name = rolloutObjectName(cluster.names.configMap, placement);
-            const cm = await cluster.core
-                .readNamespacedConfigMap({ name, namespace: cluster.names.namespace })
-                .catch(() => undefined);
-            const text = cm?.data?.[cluster.names.key] ?? "";
-            modes.set(placement, cm ? effectiveMode(parseKubeProxyConfiguration(text, "config")) : canonicalMode);
+            const text = await cluster.configurationOf(placement).catch(() => undefined);
+            modes.set(
+                placement,
+                text ? effectiveMode(parseKubeProxyConfiguration(text, `configuration ${placement}`)) : canonicalMode,
+            );
         }
         return modes.get(placement)!;
     };
