@@ -55,6 +55,26 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
         writeFileSync(faultFile, JSON.stringify(control));
     }
 
+    /** The per-node check the tests steer (fail a node, or take time), as a verify hook. */
+    function steeredHook() {
+        return {
+            name: "steered",
+            command: [process.execPath, join(ROOT, "tests", "e2e", "hooks", "fault-hook.js")],
+            env: { FAULT_FILE: faultFile },
+        };
+    }
+
+    /** A cluster of kwok nodes: canary=1 and workers=n. */
+    function startKwok(workers = 2): Promise<ClusterState> {
+        return startCluster({
+            nodes: "kwok",
+            pools: [
+                ["canary", 1],
+                ["workers", workers],
+            ],
+        });
+    }
+
     /** The rollout spec `pulumi up` would hand the CLI: the cluster's configuration moved to nftables. */
     async function writeSpec(
         c: ClusterState,
@@ -79,11 +99,7 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
         const config = rendered.stdout.endsWith("\n") ? rendered.stdout : `${rendered.stdout}\n`;
         const hash = configHash(config);
         const file = join(dir, `spec-${Object.keys(extra).join("-") || "plain"}.json`);
-        const hook = {
-            name: "steered",
-            command: [process.execPath, join(ROOT, "tests", "e2e", "hooks", "fault-hook.js")],
-            env: { FAULT_FILE: faultFile },
-        };
+        const hook = steeredHook();
         writeFileSync(
             file,
             JSON.stringify({
@@ -313,20 +329,10 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
         "F2 through the engine: Ctrl-C of `pulumi up` mid-node lets the step in flight finish its pool, starts no later pool, frees the lease; the next up completes " +
             KWOK,
         async () => {
-            cluster = await startCluster({
-                nodes: "kwok",
-                pools: [
-                    ["canary", 1],
-                    ["workers", 2],
-                ],
-            });
+            cluster = await startKwok();
             const c = cluster;
             steer({ sleepMs: 2000 });
-            const hook = {
-                name: "steered",
-                command: [process.execPath, join(ROOT, "tests", "e2e", "hooks", "fault-hook.js")],
-                env: { FAULT_FILE: faultFile },
-            };
+            const hook = steeredHook();
             const ws = await workspace(c, {
                 mode: "nftables",
                 nodePortAddresses: ["0.0.0.0/0"],
@@ -386,13 +392,7 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
         "F4: a late node that cannot run the target (kernel 5.10): the finish refuses, naming it, and the installer's ConfigMap is unchanged " +
             KWOK,
         async () => {
-            cluster = await startCluster({
-                nodes: "kwok",
-                pools: [
-                    ["canary", 1],
-                    ["workers", 2],
-                ],
-            });
+            cluster = await startKwok();
             const c = cluster;
             const { file } = await writeSpec(c, [
                 { name: "canary", nodeSelector: "pool=canary" },
@@ -471,13 +471,7 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
     it(
         "F5: a second rollout on the cluster refuses, naming the holder, and undoes nothing of the first " + KWOK,
         async () => {
-            cluster = await startCluster({
-                nodes: "kwok",
-                pools: [
-                    ["canary", 1],
-                    ["workers", 2],
-                ],
-            });
+            cluster = await startKwok();
             const c = cluster;
             const pools = [
                 { name: "canary", nodeSelector: "pool=canary" },
@@ -515,13 +509,7 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
     it(
         "F9: a kube-proxy pod replaced on a moved node during the soak fails the pool and rolls that node back " + KWOK,
         async () => {
-            cluster = await startCluster({
-                nodes: "kwok",
-                pools: [
-                    ["canary", 1],
-                    ["workers", 1],
-                ],
-            });
+            cluster = await startKwok(1);
             const c = cluster;
             const { file, hash } = await writeSpec(c, [
                 { name: "canary", nodeSelector: "pool=canary", soak: "40s" },
