@@ -2,11 +2,9 @@
 // fixture snapshot; the real API server and engine are exercised by the end-to-end tests.
 import assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
-import { parseCurrentConfig } from "../../components/core/config.js";
 import type { ClusterSnapshot } from "../../components/core/migration.js";
 import type { NodeState } from "../../components/core/plan.js";
-import { parseKubeVersion } from "../../components/core/versions.js";
-import { fixture } from "../helpers.js";
+import { clusterSnapshot, nodeState as node } from "./snapshots.js";
 
 // how Pulumi marks a secret value in resource inputs
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
@@ -20,26 +18,12 @@ interface Registered {
     dependsOn: string[];
 }
 
-function node(name: string, pool: string, kernel = "6.8.0-51-generic"): NodeState {
-    return {
-        name,
-        labels: { pool, "kubernetes.io/os": "linux" },
-        kernelVersion: kernel,
-        operatingSystem: "linux",
-        placement: null,
-    };
-}
-
 function snapshot(
     nodes: NodeState[] = [node("c1", "canary"), node("w1", "workers"), node("w2", "workers")],
 ): ClusterSnapshot {
-    return {
-        serverVersion: parseKubeVersion("v1.37.2")!,
-        current: parseCurrentConfig(fixture("handwritten/ipvs-lc.yaml")),
-        location: "kube-system/kube-proxy config.conf",
-        nodes,
+    return clusterSnapshot(nodes, {
         services: [{ namespace: "shop", name: "web", type: "NodePort", nodePorts: [30080] }],
-    };
+    });
 }
 
 const POOLS = [

@@ -6,30 +6,15 @@ import * as pulumi from "@pulumi/pulumi";
 import { parseCurrentConfig } from "../../components/core/config.js";
 import type { CrdPresence } from "../../components/core/alerts.js";
 import type { ClusterSnapshot } from "../../components/core/migration.js";
-import type { NodeState } from "../../components/core/plan.js";
 import { promotionTarget, type PromotionRecord } from "../../components/core/promotion.js";
-import { parseKubeVersion } from "../../components/core/versions.js";
 import { fixture } from "../helpers.js";
-
-function node(name: string, pool: string): NodeState {
-    return {
-        name,
-        labels: { pool, "kubernetes.io/os": "linux" },
-        kernelVersion: "6.8.0-51-generic",
-        operatingSystem: "linux",
-        placement: null,
-    };
-}
+import { clusterSnapshot, nodeState as node } from "./snapshots.js";
 
 function snapshot(crd?: CrdPresence, current = fixture("handwritten/ipvs-lc.yaml")): ClusterSnapshot {
-    return {
-        serverVersion: parseKubeVersion("v1.37.2")!,
+    return clusterSnapshot([node("c1", "canary"), node("w1", "workers")], {
         current: parseCurrentConfig(current),
-        location: "kube-system/kube-proxy config.conf",
-        nodes: [node("c1", "canary"), node("w1", "workers")],
-        services: [],
         prometheusRuleCrd: crd,
-    };
+    });
 }
 
 const POOLS = [

@@ -6,32 +6,15 @@ import { createHash } from "node:crypto";
 import * as pulumi from "@pulumi/pulumi";
 import { parseCurrentConfig } from "../../components/core/config.js";
 import type { ClusterSnapshot } from "../../components/core/migration.js";
-import type { NodeState } from "../../components/core/plan.js";
-import { parseKubeVersion } from "../../components/core/versions.js";
 import { configHash } from "../../components/core/plan.js";
 import { fixture, ROOT, runCli } from "../helpers.js";
+import { clusterSnapshot, nodeState as node } from "./snapshots.js";
 
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 const plain = (v: any) => (v && v[SECRET_SIG] ? v.value : v);
 
-function node(name: string, pool: string): NodeState {
-    return {
-        name,
-        labels: { pool, "kubernetes.io/os": "linux" },
-        kernelVersion: "6.8.0-51-generic",
-        operatingSystem: "linux",
-        placement: null,
-    };
-}
-
 function snapshot(): ClusterSnapshot {
-    return {
-        serverVersion: parseKubeVersion("v1.37.2")!,
-        current: parseCurrentConfig(fixture("handwritten/ipvs-lc.yaml")),
-        location: "kube-system/kube-proxy config.conf",
-        nodes: [node("c1", "canary"), node("w2", "workers"), node("w1", "workers")],
-        services: [],
-    };
+    return clusterSnapshot([node("c1", "canary"), node("w2", "workers"), node("w1", "workers")]);
 }
 
 const POOLS = [

@@ -5,15 +5,13 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { parseCurrentConfig } from "../../components/core/config.js";
 import type { ClusterSnapshot } from "../../components/core/migration.js";
-import type { NodeState } from "../../components/core/plan.js";
 import { KUBE_PROXY_MODE_TYPE, PROXY_MODES } from "../../components/core/types.js";
-import { parseKubeVersion } from "../../components/core/versions.js";
 import type { KubeProxyModeArgs } from "../../components/pulumi/kubeProxyMode.js";
 import { packageSchema } from "../../components/provider/schema.js";
 import { schemaText } from "../../scripts/providerSchema.js";
-import { fixture, ROOT } from "../helpers.js";
+import { ROOT } from "../helpers.js";
+import { clusterSnapshot, nodeState as node } from "./snapshots.js";
 
 // every input of the TypeScript API, checked by the compiler: a new input fails to compile here until listed
 const TS_INPUTS: Record<keyof KubeProxyModeArgs, true> = {
@@ -96,23 +94,10 @@ describe("provider plugin: package schema", () => {
     });
 });
 
-function node(name: string, pool: string): NodeState {
-    return {
-        name,
-        labels: { pool, "kubernetes.io/os": "linux" },
-        kernelVersion: "6.8.0-51-generic",
-        operatingSystem: "linux",
-        placement: null,
-    };
-}
-
-const snapshot = (): ClusterSnapshot => ({
-    serverVersion: parseKubeVersion("v1.37.2")!,
-    current: parseCurrentConfig(fixture("handwritten/ipvs-lc.yaml")),
-    location: "kube-system/kube-proxy config.conf",
-    nodes: [node("c1", "canary"), node("w1", "workers"), node("w2", "workers")],
-    services: [{ namespace: "shop", name: "web", type: "NodePort", nodePorts: [30080] }],
-});
+const snapshot = (): ClusterSnapshot =>
+    clusterSnapshot([node("c1", "canary"), node("w1", "workers"), node("w2", "workers")], {
+        services: [{ namespace: "shop", name: "web", type: "NodePort", nodePorts: [30080] }],
+    });
 
 const KUBECONFIG = `apiVersion: v1
 kind: Config
