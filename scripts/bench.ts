@@ -43,7 +43,7 @@ import { compareNodeNames, nodeFacts } from "../components/core/nodes.js";
 import { MARKS } from "../components/core/plan.js";
 import type { ProxyMode } from "../components/core/types.js";
 import { parseKubeVersion } from "../components/core/versions.js";
-import { clusterDown, clusterUp, ROOT, type ClusterState } from "./referenceCluster.js";
+import { clusterDown, clusterUp, readState, ROOT, type ClusterState } from "./referenceCluster.js";
 import { projectDir, setKubeconfig, setStackConfig, toolchain } from "../tests/e2e/support.js";
 import {
     nodeFigures,
@@ -66,11 +66,15 @@ interface Options {
     /** the workload phase: mode pairs, and real nodes per cluster */
     pairs: [ProxyMode, ProxyMode][];
     workloadNodes: number;
+    /** --cluster NAME: measure on this running reference cluster (its size) instead of starting one per size; left running */
+    cluster?: string;
 }
 
 export interface PreviewFigures {
     seconds: number;
     peakRssMB: number;
+    /** each process's own peak RSS in MB, by what it runs (the engine, the program, each plugin) */
+    byProcess: Record<string, number>;
 }
 
 export interface SizeResult {
@@ -105,6 +109,7 @@ function parseOptions(argv: string[]): Options {
             core: { type: "string" },
             pairs: { type: "string", default: "ipvs:nftables,ipvs:iptables,iptables:nftables" },
             "workload-nodes": { type: "string", default: "3" },
+            cluster: { type: "string" },
         },
     });
     const sizes = values.sizes.split(",").map((s) => Number(s.trim()));
@@ -137,7 +142,21 @@ function parseOptions(argv: string[]): Options {
     if (!Number.isInteger(maxUnavailable) || maxUnavailable < 1)
         throw new Error(`--max-unavailable ${values["max-unavailable"]}: a whole number of at least 1`);
     const core = values.core === undefined ? undefined : Number(values.core);
-    return { sizes, phases, json: values.json, maxUnavailable, soak: values.soak, core, pairs, workloadNodes };
+    if (values.cluster !== undefined && !readState(values.cluster))
+        throw new Error(
+            `--cluster ${values.cluster}: no reference cluster of that name is running (npm run cluster:up -- --name ${values.cluster} --nodes kwok --pools canary=1,workers=N)`,
+        );
+    return {
+        sizes: values.cluster !== undefined ? [readState(values.cluster)!.nodes.length] : sizes,
+        phases,
+        json: values.json,
+        maxUnavailable,
+        soak: values.soak,
+        core,
+        pairs,
+        workloadNodes,
+        cluster: values.cluster,
+    };
 }
 
 /** The processes below this one: pid -> [parent pid, resident bytes]. */
@@ -156,31 +175,67 @@ function processTree(): Map<number, [number, number]> {
     return out;
 }
 
-/** Resident memory, summed, of this process's descendants that are not `excluded` nor below one (the cluster's daemons). */
-function descendantsRss(excluded: Set<number>): number {
+/** What a process runs, in a word: its executable's name, or for node the script it runs. */
+function processName(pid: number): string {
+    try {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+        const base = (a: string | undefined) => (a ?? "?").split("/").pop()!;
+        if (base(argv[0]) !== "node") return base(argv[0]);
+        const script = argv.slice(1).find((a) => !a.startsWith("-") && !a.includes("("));
+        return `node ${base(script)}`;
+    } catch {
+        try {
+            const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+            return stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+        } catch {
+            return "?";
+        }
+    }
+}
+
+/** Resident memory of this process's descendants that are not `excluded` nor below one (the cluster's daemons), by pid. */
+function descendantsRss(excluded: Set<number>): Map<number, number> {
     const tree = processTree();
-    let total = 0;
+    const out = new Map<number, number>();
     for (const [pid, [, bytes]] of tree) {
         for (let p: number | undefined = pid; p !== undefined && p > 1; p = tree.get(p)?.[0]) {
             if (excluded.has(p)) break;
             if (p === process.pid) {
-                if (pid !== process.pid) total += bytes;
+                if (pid !== process.pid) out.set(pid, bytes);
                 break;
             }
         }
     }
-    return total;
+    return out;
 }
 
 /** Runs fn while sampling the peak RSS of the processes it starts (the processes already running are left out). */
-async function measured<T>(fn: () => Promise<T>): Promise<{ value: T; seconds: number; peakRssMB: number }> {
+async function measured<T>(fn: () => Promise<T>): Promise<{ value: T } & PreviewFigures> {
     const before = new Set([...processTree().keys()].filter((p) => p !== process.pid));
     let peak = 0;
-    const timer = setInterval(() => (peak = Math.max(peak, descendantsRss(before))), 100);
+    const peaks = new Map<number, { name: string; bytes: number }>();
+    const timer = setInterval(() => {
+        const now = descendantsRss(before);
+        let total = 0;
+        for (const [pid, bytes] of now) {
+            total += bytes;
+            const known = peaks.get(pid);
+            // a process just forked may not have exec'd yet: name it again until it has
+            const seen =
+                known && known.name !== "?" && !known.name.startsWith("node ?")
+                    ? known
+                    : { name: processName(pid), bytes: known?.bytes ?? 0 };
+            peaks.set(pid, { name: seen.name, bytes: Math.max(seen.bytes, bytes) });
+        }
+        peak = Math.max(peak, total);
+    }, 100);
     const started = performance.now();
     try {
         const value = await fn();
-        return { value, seconds: (performance.now() - started) / 1000, peakRssMB: Math.round(peak / 1e6) };
+        const byProcess: Record<string, number> = {};
+        for (const { name, bytes } of peaks.values())
+            byProcess[name] = Math.max(byProcess[name] ?? 0, Math.round(bytes / 1e6));
+        return { value, seconds: (performance.now() - started) / 1000, peakRssMB: Math.round(peak / 1e6), byProcess };
     } finally {
         clearInterval(timer);
     }
@@ -246,7 +301,7 @@ async function emptyPreview(): Promise<PreviewFigures> {
         { workDir: dir, envVars, pulumiCommand },
     );
     const r = await measured(() => stack.preview());
-    return { seconds: r.seconds, peakRssMB: r.peakRssMB };
+    return { seconds: r.seconds, peakRssMB: r.peakRssMB, byProcess: r.byProcess };
 }
 
 async function kubeProxyModeStack(state: ClusterState, opts: Options) {
@@ -397,16 +452,18 @@ async function benchSize(n: number, opts: Options): Promise<SizeResult> {
     const upStarted = performance.now();
     let state: ClusterState | undefined;
     try {
-        state = await clusterUp({
-            name: `bench-${process.pid}-${n}`,
-            pools: [
-                ["canary", 1],
-                ["workers", n - 1],
-            ],
-            nodes: "kwok",
-            mode: "ipvs",
-            log: (l) => progress(`cluster: ${l}`),
-        });
+        state = opts.cluster
+            ? readState(opts.cluster)!
+            : await clusterUp({
+                  name: `bench-${process.pid}-${n}`,
+                  pools: [
+                      ["canary", 1],
+                      ["workers", n - 1],
+                  ],
+                  nodes: "kwok",
+                  mode: "ipvs",
+                  log: (l) => progress(`cluster: ${l}`),
+              });
         const result: SizeResult = { nodes: n, clusterUpSeconds: (performance.now() - upStarted) / 1000 };
         progress(`${n} nodes: cluster up in ${result.clusterUpSeconds.toFixed(0)} s`);
         const kc = new k8s.KubeConfig();
@@ -417,10 +474,19 @@ async function benchSize(n: number, opts: Options): Promise<SizeResult> {
             progress(`${n} nodes: pulumi preview of the KubeProxyMode program`);
             const stack = await kubeProxyModeStack(state, opts);
             const r = await measured(() => stack.preview());
-            result.preview = { empty, kubeProxyMode: { seconds: r.seconds, peakRssMB: r.peakRssMB } };
+            result.preview = {
+                empty,
+                kubeProxyMode: { seconds: r.seconds, peakRssMB: r.peakRssMB, byProcess: r.byProcess },
+            };
             progress(
                 `${n} nodes: preview ${r.seconds.toFixed(1)} s / ${r.peakRssMB} MB (empty program ${empty.seconds.toFixed(1)} s / ${empty.peakRssMB} MB)`,
             );
+            const each = (f: PreviewFigures) =>
+                Object.entries(f.byProcess)
+                    .sort((a, b) => b[1] - a[1])
+                    .map(([k, v]) => `${k} ${v}`)
+                    .join(", ");
+            progress(`${n} nodes: peak MB per process: KubeProxyMode: ${each(r)}; empty: ${each(empty)}`);
         }
         if (opts.phases.has("up") || opts.phases.has("peer")) {
             progress(`${n} nodes: measuring the cluster's background API rate for 15 s`);
@@ -445,7 +511,8 @@ async function benchSize(n: number, opts: Options): Promise<SizeResult> {
         }
         return result;
     } finally {
-        if (state) await clusterDown(state.name);
+        if (opts.cluster) progress(`cluster ${opts.cluster} left running (--cluster)`);
+        else if (state) await clusterDown(state.name);
         else await clusterDown(`bench-${process.pid}-${n}`).catch(() => undefined);
     }
 }

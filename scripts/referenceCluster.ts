@@ -510,7 +510,8 @@ async function seed(
     }
     await waitFor(
         real ? "real nodes" : "kwok nodes",
-        60_000,
+        // kwok marks nodes Ready at its own rate, slower on a busy machine: 5,000 nodes took 60-200 s on 2 cores
+        60_000 + 30 * state.nodes.length,
         async () =>
             (await core.listNode()).items.every((x) =>
                 x.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),

@@ -155,6 +155,25 @@ export function readableErrors<T extends object>(api: T): T {
     });
 }
 
+/** Nodes per page of a node list: a page of 500 is about 1 MB of JSON. */
+export const NODE_PAGE = 500;
+
+/**
+ * Every node of the cluster, reduced as each page arrives (`limit`/`continue`, one consistent
+ * list): the whole NodeList is never held at once, so memory is the reduced records plus one page
+ * (about 10 KB per node as client objects, against the few hundred bytes a record keeps).
+ */
+export async function eachNode<T>(core: k8s.CoreV1Api, reduce: (node: k8s.V1Node) => T): Promise<T[]> {
+    const out: T[] = [];
+    let token: string | undefined;
+    do {
+        const page = await core.listNode({ limit: NODE_PAGE, _continue: token });
+        for (const node of page.items) out.push(reduce(node));
+        token = page.metadata?._continue || undefined;
+    } while (token);
+    return out;
+}
+
 export class Cluster {
     readonly core: k8s.CoreV1Api;
     readonly apps: k8s.AppsV1Api;
@@ -194,7 +213,6 @@ export class Cluster {
     }
 
     async nodes(): Promise<NodeFacts[]> {
-        const list = await this.core.listNode();
-        return list.items.map(nodeFacts);
+        return eachNode(this.core, nodeFacts);
     }
 }

@@ -24,7 +24,7 @@ import type {
     RolloutCluster,
     RolloutNode,
 } from "../rollout/cluster.js";
-import { apiErrorMessage, apiStatus, Cluster, clusterName } from "./client.js";
+import { apiErrorMessage, apiStatus, Cluster, clusterName, eachNode } from "./client.js";
 
 export type { KubeProxyPod, Names };
 
@@ -147,8 +147,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
 
     /** Every node with the rollout's memory of it: placement, verification, the move in progress, cordon. */
     override async nodes(): Promise<RolloutNode[]> {
-        const list = await this.core.listNode();
-        return list.items.map((n) => {
+        return eachNode(this.core, (n) => {
             const a = n.metadata?.annotations ?? {};
             const [verified, verifiedAt] = (a[MARKS.verifiedAnnotation] ?? "").split("@");
             return {
