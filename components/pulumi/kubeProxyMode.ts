@@ -549,6 +549,7 @@ export class KubeProxyMode extends pulumi.ComponentResource {
             findings: this.findings,
             status: this.status,
             configHash: this.configHash,
+            config: this.config,
             mode: this.mode,
             promotion: this.promotion,
             change: this.change,
