@@ -1,15 +1,16 @@
 // What KubeProxyMode decides before it builds its resource graph: its inputs checked, the cluster
 // read, the migration decided, the promotion gate judged and the review reported. One function per
-// step, called in this order by `decide`; every error names the component (`KubeProxyMode <name>:`).
+// step, called in this order by `decide`. Every refusal is a RefusalError against the component
+// (refusal.ts): Pulumi shows it on the component, and no step is registered.
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { planAlerts, type PrometheusRuleSpec } from "../core/alerts.js";
 import type { Flavor } from "../core/facts.js";
-import { decideMigration, type ClusterSnapshot, type Migration } from "../core/migration.js";
+import { decideMigration, MigrationRefused, type ClusterSnapshot, type Migration } from "../core/migration.js";
 import { effectiveMode } from "../core/config.js";
 import { configHash } from "../core/plan.js";
 import { checkPromotion, gateRefusal, parsePromotion, promotionTarget } from "../core/promotion.js";
-import type { ProxyMode } from "../core/types.js";
+import { InputError, type ProxyMode } from "../core/types.js";
 import { clusterIdentity, kubeconfigFromSetting, loadKubeConfig } from "../cluster/client.js";
 import { namesFor } from "../cluster/kubeProxy.js";
 import type { Names } from "../rollout/cluster.js";
@@ -25,6 +26,8 @@ import {
 } from "../rollout/spec.js";
 import { terminalSafeText } from "../cli/output.js";
 import type { KubeProxyModeArgs, SnapshotReader } from "./kubeProxyMode.js";
+import { issuePath } from "../core/schema.js";
+import type { Refuse } from "./refusal.js";
 
 export const emptyKubeconfig =
     "is empty: pass the kubeconfig's content (e.g. config.requireSecret(\"kubeconfig\")), or leave it out to use the stack's kubernetes:kubeconfig or the ambient kubeconfig";
@@ -66,16 +69,11 @@ function targetNames(t: TargetSpec | undefined): { flavor: Flavor; names: Partia
     return { flavor, names };
 }
 
-function parseOr<T>(name: string, parse: () => T): T {
-    try {
-        return parse();
-    } catch (e) {
-        throw new Error(`KubeProxyMode ${name}: ${(e as Error).message}`);
-    }
-}
-
-function invalid(name: string, issues: Parameters<typeof describeIssues>[0], prefix: string): Error {
-    return new Error(`KubeProxyMode ${name}: ${describeIssues(issues, prefix).join("; ")}`);
+/** An input zod refused: one line per issue, each issue's field named. */
+function invalid(refuse: Refuse, issues: Parameters<typeof describeIssues>[0], prefix: string): Error {
+    return refuse("input", describeIssues(issues, prefix).join("; "), {
+        fields: issues.map((i) => issuePath(i.path, prefix)),
+    });
 }
 
 /**
@@ -131,9 +129,16 @@ export function promotionGate(
     name: string,
     promotion: KubeProxyModeArgs["promotion"],
     parent: pulumi.Resource,
+    refuse: Refuse,
 ): { gate: pulumi.Output<Gate | undefined>; upstream: pulumi.Output<unknown> } {
     if (promotion === undefined) return { gate: pulumi.output(undefined), upstream: pulumi.output(undefined) };
-    const gate = pulumi.output(promotion).apply((p) => parseOr(name, () => parsePromotion(p)));
+    const gate = pulumi.output(promotion).apply((p) => {
+        try {
+            return parsePromotion(p);
+        } catch (e) {
+            throw refuse("input", (e as Error).message, { fields: ["promotion"] });
+        }
+    });
     const upstream = pulumi.unsecret(
         new pulumi.StackReference(
             `${name}-promotion-upstream`,
@@ -145,7 +150,7 @@ export function promotionGate(
 }
 
 /** Every input checked before the cluster is read, so nothing can fail later at up. */
-function checkInputs(name: string, i: DecisionInputs, kc: string | undefined, source: string) {
+function checkInputs(refuse: Refuse, i: DecisionInputs, kc: string | undefined, source: string) {
     const {
         mode,
         featureGates,
@@ -166,27 +171,29 @@ function checkInputs(name: string, i: DecisionInputs, kc: string | undefined, so
     if (kubernetesVersion !== undefined) desired.kubernetesVersion = kubernetesVersion;
     if (allowUnknown !== undefined) desired.allowUnknownFeatureGates = allowUnknown;
     const targetParsed = targetSchema.safeParse(target ?? {});
-    if (!targetParsed.success) throw invalid(name, targetParsed.error.issues, "target");
+    if (!targetParsed.success) throw invalid(refuse, targetParsed.error.issues, "target");
     const verifyParsed = verifySchema.safeParse(verify ?? {});
-    if (!verifyParsed.success) throw invalid(name, verifyParsed.error.issues, "verify");
+    if (!verifyParsed.success) throw invalid(refuse, verifyParsed.error.issues, "verify");
     if (Array.isArray(pools) && pools.length > 0) {
         const poolsParsed = z.array(poolSchema).safeParse(pools);
-        if (!poolsParsed.success) throw invalid(name, poolsParsed.error.issues, "pools");
+        if (!poolsParsed.success) throw invalid(refuse, poolsParsed.error.issues, "pools");
     }
     if (onFailure !== undefined && onFailure !== "rollback-node" && onFailure !== "stop") {
-        throw new Error(
-            `KubeProxyMode ${name}: onFailure ${JSON.stringify(onFailure)} must be "rollback-node" or "stop"`,
-        );
+        throw refuse("input", `onFailure ${JSON.stringify(onFailure)} must be "rollback-node" or "stop"`, {
+            fields: ["onFailure"],
+        });
     }
-    if (kc === "") throw new Error(`KubeProxyMode ${name}: ${source}: ${emptyKubeconfig}`);
+    if (kc === "") throw refuse("input", `${source}: ${emptyKubeconfig}`, { fields: ["kubeconfig"] });
     if (context === "")
-        throw new Error(`KubeProxyMode ${name}: context is empty: name a context of the kubeconfig, or leave it out`);
+        throw refuse("input", "context is empty: name a context of the kubeconfig, or leave it out", {
+            fields: ["context"],
+        });
     return { desired, ...targetNames(targetParsed.data), verify: verifyParsed.data };
 }
 
 /** The cluster's identity (API server, context) from the kubeconfig; a parser's message, which could quote it, is never shown. */
 function identify(
-    name: string,
+    refuse: Refuse,
     kc: string | undefined,
     context: string | undefined,
     source: string,
@@ -195,14 +202,15 @@ function identify(
         return clusterIdentity(loadKubeConfig({ kubeconfigContent: kc, context }));
     } catch (e) {
         const m = (e as Error).message ?? "";
-        throw new Error(
-            `KubeProxyMode ${name}: cannot use ${source}: ${/^the kubeconfig /.test(m) ? m.split("\n")[0] : "it is not a readable kubeconfig"}`,
+        throw refuse(
+            "cluster",
+            `cannot use ${source}: ${/^the kubeconfig /.test(m) ? m.split("\n")[0] : "it is not a readable kubeconfig"}`,
         );
     }
 }
 
 async function readCluster(
-    name: string,
+    refuse: Refuse,
     reader: SnapshotReader,
     kc: string | undefined,
     cluster: ClusterIdentity & { context: string },
@@ -212,15 +220,16 @@ async function readCluster(
     try {
         return await reader({ kubeconfigContent: kc, context: cluster.context }, flavor, names);
     } catch (e) {
-        throw new Error(
-            `KubeProxyMode ${name}: cannot read the cluster at ${cluster.server} (context ${cluster.context}): ${(e as Error).message.split("\n")[0]}`,
+        throw refuse(
+            "cluster",
+            `cannot read the cluster at ${cluster.server} (context ${cluster.context}): ${(e as Error).message.split("\n")[0]}`,
         );
     }
 }
 
 /** The alerts' plan; an error finding refuses the run, the others join the migration's findings. */
 function planAlertsOrRefuse(
-    name: string,
+    refuse: Refuse,
     alerts: DecisionInputs["alerts"],
     snapshot: ClusterSnapshot,
     namespace: string,
@@ -228,13 +237,15 @@ function planAlertsOrRefuse(
     const alertPlan = planAlerts(alerts, snapshot.prometheusRuleCrd, namespace);
     const alertErrors = alertPlan.findings.filter((f) => f.severity === "error");
     if (alertErrors.length)
-        throw new Error(`KubeProxyMode ${name}: ${alertErrors.map((f) => `${f.field}: ${f.message}`).join("; ")}`);
+        throw refuse("alerts", alertErrors.map((f) => `${f.field}: ${f.message}`).join("; "), {
+            findings: alertErrors,
+        });
     return alertPlan;
 }
 
 /** The promotion gate's verdict: refuses the run when closed, notes why it is open. */
 function openGate(
-    name: string,
+    refuse: Refuse,
     parent: pulumi.Resource,
     gate: Gate,
     upstream: unknown,
@@ -250,7 +261,7 @@ function openGate(
         requireNodeChecks: gate.requireNodeChecks,
         now: new Date(),
     });
-    if (!verdict.open) throw new Error(`KubeProxyMode ${name}: ${gateRefusal(gate.after, verdict)}`);
+    if (!verdict.open) throw refuse("promotion", gateRefusal(gate.after, verdict), { fields: ["promotion"] });
     for (const note of verdict.notes) void pulumi.log.info(`promotion gate open: ${note}`, parent);
 }
 
@@ -297,9 +308,26 @@ function report(
     }
 }
 
+/** The migration decided, or refused with the rules it breaks (a refusal of the migration carries its error findings). */
+function migrate(
+    refuse: Refuse,
+    snapshot: ClusterSnapshot,
+    desired: Record<string, unknown>,
+    pools: Parameters<typeof decideMigration>[2],
+): Migration {
+    try {
+        return decideMigration(snapshot, desired, pools);
+    } catch (e) {
+        if (e instanceof MigrationRefused)
+            throw refuse("migration", e.message, { findings: e.findings.filter((f) => f.severity === "error") });
+        if (e instanceof InputError) throw refuse("input", e.message, { fields: [e.field] });
+        throw e;
+    }
+}
+
 /** One decision from resolved inputs: check, read the cluster, decide, plan the alerts, report, judge the gate. */
 async function decideOnce(
-    name: string,
+    refuse: Refuse,
     parent: pulumi.Resource,
     reader: SnapshotReader,
     source: string,
@@ -308,10 +336,10 @@ async function decideOnce(
     gate: Gate | undefined,
     upstream: unknown,
 ): Promise<Decision> {
-    const { desired, flavor, names, verify } = checkInputs(name, i, kc, source);
-    const cluster = identify(name, kc, i.context, source);
-    const snapshot = await readCluster(name, reader, kc, cluster, flavor, names);
-    const migration = parseOr(name, () => decideMigration(snapshot, desired, i.pools ?? []));
+    const { desired, flavor, names, verify } = checkInputs(refuse, i, kc, source);
+    const cluster = identify(refuse, kc, i.context, source);
+    const snapshot = await readCluster(refuse, reader, kc, cluster, flavor, names);
+    const migration = migrate(refuse, snapshot, desired, i.pools ?? []);
     const spec: RolloutSpec = rolloutSpecSchema.parse({
         flavor,
         names,
@@ -323,11 +351,11 @@ async function decideOnce(
         cluster,
     });
     const resolvedNames = namesFor(flavor, names);
-    const alertPlan = planAlertsOrRefuse(name, i.alerts, snapshot, resolvedNames.namespace);
+    const alertPlan = planAlertsOrRefuse(refuse, i.alerts, snapshot, resolvedNames.namespace);
     migration.findings.push(...alertPlan.findings);
     const own = { ...promotionTarget(migration.config), mode: migration.mode };
     report(parent, migration, snapshot.location, cluster, source);
-    if (gate) openGate(name, parent, gate, upstream, migration, own);
+    if (gate) openGate(refuse, parent, gate, upstream, migration, own);
     return {
         migration,
         spec,
@@ -344,7 +372,7 @@ async function decideOnce(
  * so it is not secret (the reviewer must see the diff and the plan).
  */
 export function decide(
-    name: string,
+    refuse: Refuse,
     parent: pulumi.Resource,
     reader: SnapshotReader,
     inputs: pulumi.Output<DecisionInputs>,
@@ -354,6 +382,6 @@ export function decide(
     const kubeconfig = choice.kubeconfig ?? pulumi.output(undefined as string | undefined);
     const withSecret = pulumi
         .all([inputs, kubeconfig, promotion.gate, promotion.upstream])
-        .apply(([i, kc, gate, upstream]) => decideOnce(name, parent, reader, choice.source, i, kc, gate, upstream));
+        .apply(([i, kc, gate, upstream]) => decideOnce(refuse, parent, reader, choice.source, i, kc, gate, upstream));
     return pulumi.unsecret(withSecret);
 }

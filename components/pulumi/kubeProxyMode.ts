@@ -17,6 +17,7 @@ import type { ClusterSnapshot } from "../core/migration.js";
 import type { Names } from "../rollout/cluster.js";
 import { rolloutStep, stepReport, stepResult } from "./commandStep.js";
 import { chooseCluster, collectInputs, decide, emptyKubeconfig, promotionGate, type Decision } from "./decide.js";
+import { refusalsOf } from "./refusal.js";
 
 export { KUBE_PROXY_MODE_TYPE };
 
@@ -306,9 +307,10 @@ function checkConstruction(name: string, args: KubeProxyModeArgs, explicitProvid
     const refuse = (propertyPath: string, reason: string) =>
         new pulumi.InputPropertyError({ propertyPath, reason: `KubeProxyMode ${name}: ${propertyPath}: ${reason}` });
     if (explicitProvider && args.kubeconfig === undefined) {
-        throw new Error(
-            `KubeProxyMode ${name}: kubeconfig is required with an explicit Kubernetes provider: pass the same kubeconfig you gave the provider (it is kept secret); the component reads the cluster itself and a provider's kubeconfig cannot be read back`,
-        );
+        throw new pulumi.InputPropertyError({
+            propertyPath: "kubeconfig",
+            reason: `KubeProxyMode ${name}: kubeconfig is required with an explicit Kubernetes provider: pass the same kubeconfig you gave the provider (it is kept secret); the component reads the cluster itself and a provider's kubeconfig cannot be read back`,
+        });
     }
     if (args.kubeconfig === "") throw refuse("kubeconfig", emptyKubeconfig);
     if (args.context === "")
@@ -512,8 +514,10 @@ export class KubeProxyMode extends pulumi.ComponentResource {
         const pools = checkConstruction(name, args, explicitProvider !== undefined);
         const choice = chooseCluster(args, explicitProvider !== undefined);
         const inputs = collectInputs(args, choice.context);
-        const promotion = promotionGate(name, args.promotion, this);
-        const decided = decide(name, this, opts.snapshotReader ?? readSnapshot, inputs, choice, promotion);
+        // every refusal from here on is a RefusalError against this component (refusal.ts)
+        const refuse = refusalsOf(this, name);
+        const promotion = promotionGate(name, args.promotion, this, refuse);
+        const decided = decide(refuse, this, opts.snapshotReader ?? readSnapshot, inputs, choice, promotion);
 
         const environment = () => stepEnvironment(decided, choice.kubeconfig, opts.stepCli);
         const steps = poolSteps(name, this, pools, decided, environment);
@@ -545,6 +549,7 @@ export class KubeProxyMode extends pulumi.ComponentResource {
             findings: this.findings,
             status: this.status,
             configHash: this.configHash,
+            config: this.config,
             mode: this.mode,
             promotion: this.promotion,
             change: this.change,

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { MARKS } from "../../components/core/plan.js";
+import { KUBE_PROXY_MODE_TYPE } from "../../components/core/types.js";
 import { ROOT } from "../helpers.js";
 import type { EngineEvent } from "@pulumi/pulumi/automation";
 import {
@@ -349,15 +350,32 @@ describe("@e2e KubeProxyMode on the reference cluster " + KWOK, function () {
         },
     );
 
-    it("a node with kernel 5.10 in a targeted pool fails the preview, naming it, and nothing changes", async () => {
+    it("a node with kernel 5.10 in a targeted pool fails the preview, naming it, as one error on the KubeProxyMode component (no stack trace, no 'error serializing property'), and nothing changes", async () => {
         cluster = await startCluster({ nodeKernels: { "workers-3": "5.10.205-195.807.amzn2.x86_64" } });
         ws = await workspace(cluster, NFT);
         const before = kubeSystem(await resourceVersions(cluster));
         const nodesBefore = await nodeSpecsAndLabels(cluster);
-        await assert.rejects(ws.stack.preview({ onOutput }), (e: Error) => {
+        const errors: { urn: string; message: string }[] = [];
+        const onEvent = (e: EngineEvent) => {
+            const d = e.diagnosticEvent;
+            if (d?.severity === "error") errors.push({ urn: d.urn ?? "", message: d.message });
+        };
+        const started = Date.now();
+        await assert.rejects(ws.stack.preview({ onOutput, onEvent }), (e: Error) => {
             assert.match(e.message, /workers-3: kernel 5\.10\.205-195\.807\.amzn2\.x86_64 is older than 5\.13/);
             return true;
         });
+        // a figure, not an assertion: how long the engine took to report the refusal
+        process.stderr.write(
+            `      refused preview: ${((Date.now() - started) / 1000).toFixed(1)} s; error diagnostics: ${JSON.stringify(errors, null, 1).replace(/\n/g, "\n      ")}\n`,
+        );
+        // the engine's diagnostics: the refusal once, against the component's URN, as its text alone
+        const refusal = errors.filter((d) => /kernel 5\.10\.205/.test(d.message));
+        assert.equal(refusal.length, 1, `one error diagnostic with the refusal: ${JSON.stringify(errors, null, 1)}`);
+        assert.match(refusal[0].urn, new RegExp(`::${KUBE_PROXY_MODE_TYPE}::kube-proxy$`), "attached to the component");
+        assert.match(refusal[0].message, /^KubeProxyMode kube-proxy: kube-proxy-mode refuses this change/);
+        assert.doesNotMatch(refusal[0].message, /error serializing property/);
+        assert.doesNotMatch(refusal[0].message, /\n\s+at /, "no stack frames");
         assert.deepEqual(kubeSystem(await resourceVersions(cluster)), before);
         assert.deepEqual(await nodeSpecsAndLabels(cluster), nodesBefore);
     });

@@ -268,6 +268,31 @@ describe("KubeProxyMode component (Pulumi mocks)", () => {
         });
     });
 
+    it("registers its outputs once, every public Output among them", async () => {
+        const calls: string[][] = [];
+        const original = pulumi.ComponentResource.prototype["registerOutputs"];
+        pulumi.ComponentResource.prototype["registerOutputs"] = function (
+            this: pulumi.ComponentResource,
+            outputs?: pulumi.Inputs | Promise<pulumi.Inputs> | pulumi.Output<pulumi.Inputs>,
+        ) {
+            // the SDK calls registerOutputs() itself after the constructor; with none given, and once
+            // registered, that call does nothing
+            if (this.constructor.name === "KubeProxyMode" && outputs !== undefined)
+                calls.push(Object.keys(outputs).sort());
+            return original.call(this, outputs);
+        };
+        try {
+            const { kp } = await run(true, {});
+            const publicOutputs = Object.entries(kp)
+                .filter(([k, v]) => pulumi.Output.isInstance(v) && k !== "urn")
+                .map(([k]) => k)
+                .sort();
+            assert.deepEqual(calls, [publicOutputs]);
+        } finally {
+            pulumi.ComponentResource.prototype["registerOutputs"] = original;
+        }
+    });
+
     it("reads the cluster through the snapshot reader only: preview has no way to write", async () => {
         const reads: string[] = [];
         await run(true, {}, snapshot(), reads);

@@ -7,6 +7,7 @@ import { parseCurrentConfig } from "../../components/core/config.js";
 import type { CrdPresence } from "../../components/core/alerts.js";
 import type { ClusterSnapshot } from "../../components/core/migration.js";
 import { promotionTarget, type PromotionRecord } from "../../components/core/promotion.js";
+import { RefusalError } from "../../components/pulumi/refusal.js";
 import { fixture } from "../helpers.js";
 import { clusterSnapshot, nodeState as node } from "./snapshots.js";
 
@@ -216,6 +217,9 @@ describe("KubeProxyMode promotion gate (Pulumi mocks)", () => {
         const watch = captureUnhandled();
         try {
             await assert.rejects(run(true, { promotion }, snapshot(), { upstream }), (e: Error) => {
+                assert.ok(e instanceof RefusalError, `a RefusalError (a ResourceError), not ${e.constructor.name}`);
+                assert.equal(e.kind, "promotion");
+                assert.equal(e.resource?.constructor.name, "KubeProxyMode", "shown against the component");
                 assert.match(
                     e.message,
                     /KubeProxyMode kube-proxy: promotion gate refused: organization\/kube-proxy-mode\/staging is not ready to be followed/,

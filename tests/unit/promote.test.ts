@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { gateUpstream } from "../../components/cli/commands/promote.js";
+import { errorDiagnostics, failureDetail, gateUpstream } from "../../components/cli/commands/promote.js";
 import { runCli } from "../helpers.js";
 
 describe("kube-proxy-mode promote (input)", () => {
@@ -48,5 +48,57 @@ describe("kube-proxy-mode promote (input)", () => {
             "error: Running program failed\n    error: KubeProxyMode kube-proxy: promotion gate refused: organization/kube-proxy-mode/staging is not ready to be followed:\n    - x";
         assert.equal(gateUpstream(engine), "organization/kube-proxy-mode/staging");
         assert.equal(gateUpstream("error: node workers-1 failed"), undefined);
+    });
+
+    // The engine's text when the refusal is a ResourceError on the component (a `pulumi up` run by
+    // promote, as the e2e test printed it): the refusal's first line in a progress row, then more
+    // progress, then the whole refusal under the component in Diagnostics.
+    const LEFT = "promotion.minSoak is 1h: 59m55s left (retry after 2026-12-01T09:43:41.965Z)";
+    const REFUSAL =
+        "promotion gate refused: organization/kube-proxy-mode/dev is not ready to be followed: - organization/kube-proxy-mode/dev " +
+        `finished at 2026-12-01T08:43:41.965Z and has held it for 5s; ${LEFT}`;
+    const ENGINE = [
+        " +  kube-proxy-mode:index:KubeProxyMode kube-proxy creating (35s) error: KubeProxyMode kube-proxy: promotion gate refused: organization/kube-proxy-mode/dev is not ready to be followed:",
+        "@ updating...",
+        ".",
+        "",
+        " +  kube-proxy-mode:index:KubeProxyMode kube-proxy **creating failed** 1 error; 2 warnings; 3 messages",
+        " +  pulumi:pulumi:Stack kube-proxy-mode-staging created (38s) 1 warning",
+        "Diagnostics:",
+        "  kube-proxy-mode:index:KubeProxyMode (kube-proxy):",
+        "    warning: conntrack.tcpBeLiberal: on nodes with a kernel older than 6.1 ...",
+        "    error: KubeProxyMode kube-proxy: promotion gate refused: organization/kube-proxy-mode/dev is not ready to be followed:",
+        `    - organization/kube-proxy-mode/dev finished at 2026-12-01T08:43:41.965Z and has held it for 5s; ${LEFT}`,
+        "",
+        "  pulumi:pulumi:Stack (kube-proxy-mode-staging):",
+        "    warning: using pulumi-language-nodejs from $PATH",
+    ].join("\n");
+
+    it("reads a gate refusal shown on the component: the whole refusal from Diagnostics, not the progress rows after its first line", () => {
+        assert.equal(gateUpstream(ENGINE), "organization/kube-proxy-mode/dev");
+        assert.equal(failureDetail(ENGINE), REFUSAL);
+    });
+
+    it("reads a gate refusal from the engine's error diagnostics (events) as the component wrote it", () => {
+        const text =
+            "KubeProxyMode kube-proxy: promotion gate refused: organization/kube-proxy-mode/dev is not ready to be followed:\n" +
+            `- organization/kube-proxy-mode/dev finished at 2026-12-01T08:43:41.965Z and has held it for 5s; ${LEFT}\n`;
+        const diagnostic = (severity: "info" | "warning" | "error", message: string) => ({
+            sequence: 0,
+            timestamp: 0,
+            diagnosticEvent: {
+                urn: "urn:pulumi:staging::p::kube-proxy-mode:index:KubeProxyMode::kube-proxy",
+                message,
+                color: "never",
+                severity,
+            },
+        });
+        const shown = errorDiagnostics([
+            diagnostic("info", "cluster ..."),
+            diagnostic("error", text),
+            diagnostic("warning", "x"),
+        ]);
+        assert.equal(gateUpstream(shown), "organization/kube-proxy-mode/dev");
+        assert.equal(failureDetail(shown), REFUSAL);
     });
 });

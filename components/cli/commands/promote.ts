@@ -64,9 +64,15 @@ export function gateUpstream(message: string): string | undefined {
 }
 
 /** The stack's lines of a refusal or failure, without the engine's framing. */
-function failureDetail(message: string): string {
-    // the refusal's lines, up to the engine's framing or the program's stack trace
-    const gate = /promotion gate refused:[\s\S]*?(?=\n\s*\n|\n\s*error:|\n\s+at |$)/.exec(message);
+export function failureDetail(message: string): string {
+    // The refusal's lines, up to the engine's framing or the program's stack trace. The engine's
+    // text names the refusal twice: first in a progress row (its first line, then more progress),
+    // then whole in the Diagnostics section; the last one is read.
+    const from = message.lastIndexOf("promotion gate refused:");
+    const gate =
+        from < 0
+            ? null
+            : /^promotion gate refused:[\s\S]*?(?=\n\s*\n|\n\s*error:|\n\s+at |$)/.exec(message.slice(from));
     if (gate) return gate[0].replace(/\s+/g, " ").trim();
     const lines = message
         .split("\n")
@@ -86,6 +92,25 @@ function describe(c: StackOutputs["change"]): Pick<StackRow, "cluster" | "from" 
 }
 
 type EngineEvent = import("@pulumi/pulumi/automation").EngineEvent;
+
+/**
+ * The error diagnostics of a run, one per line group: a refusal is one, on the KubeProxyMode
+ * component, its text as the component wrote it (the engine's own rendering adds progress rows
+ * and indentation around it).
+ */
+export function errorDiagnostics(events: EngineEvent[]): string {
+    return events
+        .map((e) => e.diagnosticEvent)
+        .filter((d) => d?.severity === "error")
+        .map((d) => d!.message.trim())
+        .join("\n\n");
+}
+
+/** What a failed preview or update said: the error diagnostics when one is a gate's refusal, else the engine's whole message. */
+function failureText(events: EngineEvent[], e: unknown): string {
+    const diagnostics = errorDiagnostics(events);
+    return gateUpstream(diagnostics) ? diagnostics : messageOf(e);
+}
 
 /** The stack outputs a preview or update reports through its engine events (the root Stack's outputs). */
 function outputsFrom(events: EngineEvent[]): StackOutputs {
@@ -155,7 +180,7 @@ async function previewAll(run: Promotion): Promise<boolean> {
             await stack.preview({ onEvent: (e) => events.push(e) });
             Object.assign(row, describe(outputsFrom(events).change), { result: "previewed" satisfies StackResult });
         } catch (e) {
-            const message = messageOf(e);
+            const message = failureText(events, e);
             const upstream = gateUpstream(message);
             if (upstream && earlier(i, upstream)) {
                 row.result = "waits for upstream";
@@ -202,7 +227,7 @@ async function applyInOrder(run: Promotion): Promise<boolean> {
                 ? `${p.nodesVerified}/${p.nodesTotal}${p.nodesChecked < p.nodesVerified ? ` (${p.nodesVerified - p.nodesChecked} by hooks only)` : ""}`
                 : null;
         } catch (e) {
-            const message = messageOf(e);
+            const message = failureText(events, e);
             row.result = gateUpstream(message) ? "refused by gate" : "failed";
             row.detail = failureDetail(message);
             failed = true;
