@@ -57,7 +57,7 @@ export const poolInputSchema = z
 export const POOL_DEFAULTS = { soakSeconds: 0, drainTimeoutSeconds: 300 } as const;
 
 /** A declared pool with its durations in seconds (defaults filled): what the planner and the runner read. */
-export function poolSeconds({ soak, drainTimeout, ...pool }: PoolSpec) {
+function poolSeconds({ soak, drainTimeout, ...pool }: PoolSpec) {
     return {
         ...pool,
         soakSeconds: secondsOf(soak, POOL_DEFAULTS.soakSeconds),
