@@ -12,6 +12,7 @@ export * from "./selector.js";
 export * from "./nodes.js";
 export * from "./duration.js";
 export * from "./plan.js";
+export * from "./planner.js";
 export * from "./probe.js";
 export * from "./migration.js";
 export * from "./daemonset.js";

@@ -1,7 +1,9 @@
 // One migration, decided from a snapshot of the cluster: the new configuration, the plan and
 // every finding. Pure: the Pulumi component and the CLI read the cluster, then call this.
 import { effectiveMode, getPath, type CurrentConfig } from "./config.js";
-import { describePlan, configHash, planRollout, type NodeState, type PoolSpec, type RolloutPlan } from "./plan.js";
+import { describePlan, configHash, type NodeState, type RolloutPlan } from "./plan.js";
+import { planRollout } from "./planner.js";
+import { parsePools } from "./pools.js";
 import { renderConfiguration } from "./render.js";
 import { validateDesired } from "./settings.js";
 import type { CrdPresence, DesiredSettings, Finding } from "./types.js";
@@ -57,8 +59,11 @@ export class MigrationRefused extends Error {
     }
 }
 
-/** Decides a migration, or throws MigrationRefused naming every violated rule, field and node. */
-export function decideMigration(snapshot: ClusterSnapshot, desiredInput: unknown, pools: PoolSpec[]): Migration {
+/**
+ * Decides a migration, or throws MigrationRefused naming every violated rule, field and node.
+ * `poolsInput`: the pools as declared (parsed here: durations become seconds).
+ */
+export function decideMigration(snapshot: ClusterSnapshot, desiredInput: unknown, poolsInput: unknown): Migration {
     const { settings, findings: shape } = validateDesired(desiredInput);
     if (!settings) throw new MigrationRefused(shape);
     const version = settings.kubernetesVersion ? parseKubeVersion(settings.kubernetesVersion)! : snapshot.serverVersion;
@@ -74,11 +79,15 @@ export function decideMigration(snapshot: ClusterSnapshot, desiredInput: unknown
     const rendered = renderConfiguration(snapshot.current, settings, version);
     const hash = configHash(rendered.config);
     const target = { hash, mode: settings.mode, canonical: rendered.config === snapshot.current.text };
-    const { plan, findings: planFindings } = planRollout(pools, snapshot.nodes, target, {
-        tcpBeLiberal: getPath(rendered.after, "conntrack.tcpBeLiberal") === true,
-        fromMode: effectiveMode(snapshot.current.config),
-    });
-    findings.push(...rendered.findings, ...planFindings);
+    const { pools, findings: poolFindings } = parsePools(poolsInput);
+    // pools that do not parse are refused with their findings; nothing is planned from them
+    const { plan, findings: planFindings } = pools
+        ? planRollout(pools, snapshot.nodes, target, {
+              tcpBeLiberal: getPath(rendered.after, "conntrack.tcpBeLiberal") === true,
+              fromMode: effectiveMode(snapshot.current.config),
+          })
+        : { plan: { target, pools: [], moving: 0 }, findings: [] };
+    findings.push(...rendered.findings, ...poolFindings, ...planFindings);
     const exposed = snapshot.services.filter((s) => s.nodePorts.length > 0);
     for (const f of findings) {
         if ((f.code === "nodePort.reach" || f.code === "nodePort.localhost") && exposed.length) {

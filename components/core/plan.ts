@@ -1,11 +1,11 @@
-// The rollout plan: which nodes move, in which pool, in which batches. Pure.
+// The rollout plan: its shape (which nodes move, in which pool, in which batches), the marks the
+// rollout leaves in the cluster, and the plan as a reviewer reads it. Pure. The planner that
+// makes a plan is core/planner.ts; this module names no parsed input (and so no zod type), since
+// the component's public declarations name the plan.
 import { createHash } from "node:crypto";
-import { drainOptions, unroutedNodeFindings, type DrainOptions } from "./drain.js";
-import { parseDuration } from "./duration.js";
-import { compareNodeNames, nodeVerdict, type NodeFacts } from "./nodes.js";
-import { validatePools } from "./pools.js";
-import { matchesSelector, parseSelector } from "./selector.js";
-import { type Finding, type ProxyMode } from "./types.js";
+import { type DrainOptions } from "./drain.js";
+import { type NodeFacts } from "./nodes.js";
+import { type ProxyMode } from "./types.js";
 
 /** Labels and annotations the rollout keeps on nodes and objects: the rollout's memory lives in the cluster. */
 export const MARKS = {
@@ -32,28 +32,6 @@ export const MARKS = {
     /** label on probe pods */
     probeLabel: "kube-proxy-mode.io/probe",
 } as const;
-
-/**
- * A node pool: which nodes (a label selector), how many at once, soak and drain. The shape is
- * checked by `poolSchema` (core/pools.ts), which the compiler holds equal to this interface; the
- * interface exists so that zod's typings stay out of the public declarations.
- */
-export interface PoolSpec {
-    /** names the pool's rollout step; lower-case letters, digits and '-' */
-    name: string;
-    /** label selector, e.g. "pool=canary" */
-    nodeSelector: string;
-    /** nodes of this pool in flight at once (default 1) */
-    maxUnavailable?: number;
-    /** wait after the pool, e.g. "10m" (default 0s) */
-    soak?: string;
-    /** evict pods (respecting PodDisruptionBudgets) before moving a node; true = kubectl drain without --force/--delete-emptydir-data */
-    drain?: boolean | { force?: boolean; deleteEmptyDirData?: boolean };
-    /** give up draining a node after this long (default 5m; "0" waits for ever, as kubectl) */
-    drainTimeout?: string;
-    /** ipvs -> iptables without drain: accept that each node has no Service routing while kube-proxy is swapped */
-    allowUnroutedNode?: boolean;
-}
 
 /** A node as the planner sees it: its facts and where the rollout left it. */
 export interface NodeState extends NodeFacts {
@@ -114,121 +92,6 @@ export function targetPlacement(target: RolloutTarget): string | null {
 /** The names of the hashed ConfigMap and DaemonSet that carry a configuration during the rollout. */
 export function rolloutObjectName(base: string, hash: string): string {
     return `${base}-${hash}`;
-}
-
-type PlanOptions = { tcpBeLiberal?: boolean; fromMode?: ProxyMode; podTimeoutSeconds?: number };
-
-/**
- * One pool's part of the plan: its members (those not already owned by an earlier pool, in
- * natural name order), which move and which are done, the movers' kernels judged, and batches.
- */
-function planPool(
-    spec: PoolSpec,
-    i: number,
-    linux: NodeState[],
-    owner: Map<string, string>,
-    target: RolloutTarget,
-    opts: PlanOptions,
-): { pool: PoolPlan; findings: Finding[] } {
-    const findings: Finding[] = [];
-    const wanted = targetPlacement(target);
-    const selector = parseSelector(spec.nodeSelector, `pools[${i}].nodeSelector`);
-    const members = linux
-        .filter((n) => matchesSelector(selector, n.labels))
-        .sort((a, b) => compareNodeNames(a.name, b.name));
-    const planned: PlannedNode[] = [];
-    for (const n of members) {
-        const prior = owner.get(n.name);
-        if (prior) {
-            findings.push({
-                severity: "error",
-                code: "pools.overlap",
-                field: `pools[${i}].nodeSelector`,
-                nodes: [n.name],
-                message: `node ${n.name} is selected by pool ${prior} and by pool ${spec.name}: each node must be in exactly one pool`,
-                fix: `narrow one of the selectors (e.g. ${spec.nodeSelector},pool!=${prior})`,
-            });
-            continue;
-        }
-        owner.set(n.name, spec.name);
-        const done = n.placement === wanted && (target.canonical || n.verified === target.hash);
-        planned.push({ name: n.name, kernel: n.kernelVersion, action: done ? "done" : "move", from: n.placement });
-        if (done) continue;
-        for (const f of nodeVerdict(n, target.mode, opts).findings) {
-            if (f.severity !== "info")
-                findings.push({ ...f, field: `pools[${i}] (${spec.name}) node ${n.name}: ${f.field}` });
-        }
-    }
-    if (members.length === 0) {
-        findings.push({
-            severity: "warning",
-            code: "pools.noNodes",
-            field: `pools[${i}].nodeSelector`,
-            message: `pool ${spec.name} (${spec.nodeSelector}) selects no node`,
-        });
-    }
-    const maxUnavailable = spec.maxUnavailable ?? 1;
-    const moving = planned.filter((p) => p.action === "move").map((p) => p.name);
-    const batches: string[][] = [];
-    for (let b = 0; b < moving.length; b += maxUnavailable) batches.push(moving.slice(b, b + maxUnavailable));
-    const pool: PoolPlan = {
-        name: spec.name,
-        nodeSelector: spec.nodeSelector,
-        maxUnavailable,
-        soakSeconds: spec.soak ? parseDuration(spec.soak, `pools[${i}].soak`) : 0,
-        drain: drainOptions(spec.drain) !== undefined,
-        drainOptions: drainOptions(spec.drain),
-        drainTimeoutSeconds: spec.drainTimeout ? parseDuration(spec.drainTimeout, `pools[${i}].drainTimeout`) : 300,
-        nodes: planned,
-        batches,
-        moving: moving.length,
-    };
-    return { pool, findings };
-}
-
-/** Linux nodes in no pool: they would switch mode unverified at their next restart once the ConfigMap changes. */
-function unassignedFinding(orphans: string[]): Finding {
-    return {
-        severity: "error",
-        code: "pools.unassigned",
-        field: "pools",
-        nodes: orphans,
-        message:
-            `${orphans.length} node(s) run kube-proxy but are in no pool: ${orphans.slice(0, 10).join(", ")}${orphans.length > 10 ? ", ..." : ""}. ` +
-            `When the rollout finishes the canonical ConfigMap changes, and they would switch mode unverified at their next restart`,
-        fix: 'add a pool that selects them (a last pool such as { name: "rest", nodeSelector: "kubernetes.io/os=linux" } must not overlap the others: use pool!=... requirements)',
-    };
-}
-
-/**
- * Assigns every Linux node to exactly one pool, judges the kernels of the nodes that
- * will move, and cuts each pool into batches. Throws nothing: problems are findings.
- */
-export function planRollout(
-    pools: PoolSpec[],
-    nodes: NodeState[],
-    target: RolloutTarget,
-    opts: PlanOptions = {},
-): { plan: RolloutPlan; findings: Finding[] } {
-    const findings = validatePools(pools);
-    if (!findings.some((f) => f.severity === "error"))
-        findings.push(
-            ...unroutedNodeFindings(pools, opts.fromMode, target.mode, { podTimeoutSeconds: opts.podTimeoutSeconds }),
-        );
-    const plan: RolloutPlan = { target, pools: [], moving: 0 };
-    if (findings.some((f) => f.severity === "error")) return { plan, findings };
-
-    const linux = nodes.filter((n) => !n.operatingSystem || n.operatingSystem === "linux");
-    const owner = new Map<string, string>();
-    for (const [i, spec] of pools.entries()) {
-        const { pool, findings: poolFindings } = planPool(spec, i, linux, owner, target, opts);
-        findings.push(...poolFindings);
-        plan.pools.push(pool);
-        plan.moving += pool.moving;
-    }
-    const orphans = linux.filter((n) => !owner.has(n.name)).map((n) => n.name);
-    if (orphans.length > 0) findings.push(unassignedFinding(orphans));
-    return { plan, findings };
 }
 
 /** How much of a plan the text names: beyond these, batches are summarized (the plan object keeps every name). */

@@ -1,14 +1,15 @@
-// A node pool as the user declares it: the one schema of its shape (the component, the rollout
-// spec and the planner all read it), and the findings for a list of pools. Pure.
+// A node pool: the one schema of its shape (the component, the rollout spec and the planner all
+// read it), as the user declares it (durations as text) and as parsed (durations in seconds), and
+// the findings for a list of pools. Pure.
 import { z } from "zod";
-import { durationSchema, issueMessage } from "./schema.js";
+import { durationSchema, issueMessage, secondsOf } from "./schema.js";
 import { parseSelector } from "./selector.js";
-import type { PoolSpec } from "./plan.js";
 import type { Finding, FindingCode } from "./types.js";
 
 const WHOLE = "maxUnavailable must be a whole number of at least 1";
 
-export const poolSchema = z
+/** A pool as the user declares it and the step's spec stores it: durations are text ("10m"). */
+export const poolInputSchema = z
     .object({
         /** names the pool's rollout step; lower-case letters, digits and '-' */
         name: z
@@ -52,11 +53,46 @@ export const poolSchema = z
     })
     .strict();
 
-// The compiler holds the schema and the public PoolSpec interface equal, both ways.
-// (the same fields, even optional ones, and each side assignable to the other)
-type Same<A, B> = [A, keyof A] extends [B, keyof B] ? ([B, keyof B] extends [A, keyof A] ? true : false) : false;
-const poolSpecIsTheSchema: Same<z.infer<typeof poolSchema>, PoolSpec> = true;
-void poolSpecIsTheSchema;
+/** The pool's defaults: no soak; a drain gives up after 5 minutes. */
+export const POOL_DEFAULTS = { soakSeconds: 0, drainTimeoutSeconds: 300 } as const;
+
+/** A declared pool with its durations in seconds (defaults filled): what the planner and the runner read. */
+function poolSeconds({ soak, drainTimeout, ...pool }: PoolSpec) {
+    return {
+        ...pool,
+        soakSeconds: secondsOf(soak, POOL_DEFAULTS.soakSeconds),
+        drainTimeoutSeconds: secondsOf(drainTimeout, POOL_DEFAULTS.drainTimeoutSeconds),
+    };
+}
+
+/** A pool parsed: `soakSeconds`, `drainTimeoutSeconds` (a drain timeout of 0 waits for ever, as kubectl). */
+export const poolSchema = poolInputSchema.transform(poolSeconds);
+
+/** A pool as declared (the component's `pools[]`, the step's spec). */
+export type PoolSpec = z.output<typeof poolInputSchema>;
+/** A pool as parsed: durations in seconds. */
+export type Pool = z.output<typeof poolSchema>;
+
+/** A pool name used twice: the finding code its issue carries. */
+const DUPLICATE = "pools.duplicate" satisfies FindingCode;
+
+/** The pools of a rollout, in order: at least one, each name once. */
+export const poolsSchema = z
+    .array(poolSchema)
+    .min(1, "pools must list at least one node pool")
+    .superRefine((pools, ctx) => {
+        const seen = new Set<string>();
+        pools.forEach((p, i) => {
+            if (seen.has(p.name))
+                ctx.addIssue({
+                    code: "custom",
+                    path: [i, "name"],
+                    message: `pool name ${p.name} is used twice`,
+                    params: { finding: DUPLICATE },
+                });
+            seen.add(p.name);
+        });
+    });
 
 /** The finding code for a problem in a pool's field. */
 const FIELD_CODES: Record<string, FindingCode> = {
@@ -69,42 +105,36 @@ const FIELD_CODES: Record<string, FindingCode> = {
     allowUnroutedNode: "pools.allowUnroutedNode",
 };
 
-/** Every problem of a list of pools, as findings naming the field: each pool's shape, and names used twice. */
-export function validatePools(pools: unknown): Finding[] {
-    if (!Array.isArray(pools) || pools.length === 0) {
-        return [
-            {
-                severity: "error",
-                code: "pools.empty",
-                field: "pools",
-                message: "pools must list at least one node pool",
-                fix: 'add { name: "all", nodeSelector: "kubernetes.io/os=linux" }',
-            },
-        ];
+/** One zod issue of a list of pools as a finding naming the pool's field. */
+function poolFinding(issue: z.core.$ZodIssue): Finding {
+    const [i, key] = issue.path;
+    const flagged = issue.code === "custom" ? (issue.params?.finding as FindingCode | undefined) : undefined;
+    return {
+        severity: "error",
+        code: flagged ?? FIELD_CODES[String(key)] ?? "pools.field",
+        field: key !== undefined ? `pools[${String(i)}].${String(key)}` : `pools[${String(i)}]`,
+        message: issueMessage(issue),
+    };
+}
+
+/**
+ * Parses a list of pools as declared: the pools with their durations in seconds, or (pools
+ * undefined) every problem as a finding naming the field: each pool's shape, names used twice.
+ */
+export function parsePools(input: unknown): { pools?: Pool[]; findings: Finding[] } {
+    if (!Array.isArray(input) || input.length === 0) {
+        return {
+            findings: [
+                {
+                    severity: "error",
+                    code: "pools.empty",
+                    field: "pools",
+                    message: "pools must list at least one node pool",
+                    fix: 'add { name: "all", nodeSelector: "kubernetes.io/os=linux" }',
+                },
+            ],
+        };
     }
-    const out: Finding[] = [];
-    const seen = new Set<string>();
-    pools.forEach((pool: unknown, i) => {
-        const parsed = poolSchema.safeParse(pool);
-        for (const issue of parsed.success ? [] : parsed.error.issues) {
-            const key = issue.path.length ? String(issue.path[0]) : "";
-            out.push({
-                severity: "error",
-                code: FIELD_CODES[key] ?? "pools.field",
-                field: key ? `pools[${i}].${key}` : `pools[${i}]`,
-                message: issueMessage(issue),
-            });
-        }
-        const name = parsed.success ? parsed.data.name : undefined;
-        if (name === undefined) return;
-        if (seen.has(name))
-            out.push({
-                severity: "error",
-                code: "pools.duplicate",
-                field: `pools[${i}].name`,
-                message: `pool name ${name} is used twice`,
-            });
-        seen.add(name);
-    });
-    return out;
+    const parsed = poolsSchema.safeParse(input);
+    return parsed.success ? { pools: parsed.data, findings: [] } : { findings: parsed.error.issues.map(poolFinding) };
 }

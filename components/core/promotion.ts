@@ -12,9 +12,10 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { effectiveMode, getPath, isZeroValue, parseKubeProxyConfiguration } from "./config.js";
-import { formatDuration, parseDuration } from "./duration.js";
+import { formatDuration } from "./duration.js";
 import { MODE_SETTINGS } from "./facts.js";
 import { MARKS } from "./plan.js";
+import { durationSchema, secondsOf } from "./schema.js";
 import { PROXY_MODES, type PromotionRecord, type ProxyMode } from "./types.js";
 
 /** The fields of a KubeProxyConfiguration that make up a promotion target (besides the mode's block). */
@@ -80,7 +81,8 @@ void sameShape;
 
 const STACK_NAME = /^[^/\s]+\/[^/\s]+\/[^/\s]+$/;
 
-export const promotionSchema = z
+/** The `promotion` input as written: `minSoak` is text. */
+export const promotionInputSchema = z
     .object({
         /** the fully qualified upstream stack: <org>/<project>/<stack> (file backend: organization/<project>/<stack>) */
         after: z
@@ -90,17 +92,25 @@ export const promotionSchema = z
                 'promotion.after must be a fully qualified stack name "<org>/<project>/<stack>" (with a file backend: "organization/<project>/<stack>")',
             ),
         /** how long the upstream must have held the target, e.g. 24h; 0s only requires that it finished */
-        minSoak: z.string({
-            error: 'promotion.minSoak is required: how long the upstream stack must have held the target, e.g. "24h" ("0s" only requires that it finished)',
+        minSoak: durationSchema({
+            positive: false,
+            required:
+                'promotion.minSoak is required: how long the upstream stack must have held the target, e.g. "24h" ("0s" only requires that it finished)',
         }),
         /** refuse when the upstream verified nodes with hooks only (verify.nodeChecks: false); default true */
         requireNodeChecks: z.boolean().default(true),
     })
     .strict();
-export type PromotionOptions = z.infer<typeof promotionSchema>;
+
+/** The `promotion` input parsed: `minSoakSeconds`. */
+export const promotionSchema = promotionInputSchema.transform(({ minSoak, ...options }) => ({
+    ...options,
+    minSoakSeconds: secondsOf(minSoak),
+}));
+export type PromotionOptions = z.output<typeof promotionSchema>;
 
 /** Parses the `promotion` input; throws one message naming each bad field. */
-export function parsePromotion(input: unknown): PromotionOptions & { minSoakSeconds: number } {
+export function parsePromotion(input: unknown): PromotionOptions {
     const parsed = promotionSchema.safeParse(input);
     if (!parsed.success) {
         throw new Error(
@@ -115,7 +125,7 @@ export function parsePromotion(input: unknown): PromotionOptions & { minSoakSeco
                 .join("; "),
         );
     }
-    return { ...parsed.data, minSoakSeconds: parseDuration(parsed.data.minSoak, "promotion.minSoak") };
+    return parsed.data;
 }
 
 export interface GateInput {

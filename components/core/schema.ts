@@ -1,14 +1,17 @@
-// The pieces every input schema shares: durations checked with the project's own parser, and the
-// one formatter of zod's issues into "<field>: <what is wrong and the fix>" lines. Pure.
+// The pieces every input schema shares: durations checked with the project's own parser (and
+// turned into seconds by the schemas' transforms: the one place a duration is read), and the one
+// formatter of zod's issues into "<field>: <what is wrong and the fix>" lines. Pure.
 import { z } from "zod";
 import { parseDuration } from "./duration.js";
 
 /**
- * A Go-style duration ("30s", "10m", "1h30m"), checked with the project's own parser. `positive`:
- * zero is refused too (a timeout of 0 could never pass).
+ * A Go-style duration ("30s", "10m", "1h30m") as users write it, checked with the project's own
+ * parser. `positive`: zero is refused too (a timeout of 0 could never pass). `required`: the
+ * message when the field is missing. The text stays text here (the inputs and the step's spec
+ * keep what the user wrote); the schema's transform reads it with {@link secondsOf}.
  */
-export function durationSchema(opts: { positive: boolean }) {
-    return z.string().superRefine((text, ctx) => {
+export function durationSchema(opts: { positive: boolean; required?: string }) {
+    return z.string(opts.required ? { error: opts.required } : undefined).superRefine((text, ctx) => {
         let seconds: number;
         try {
             seconds = parseDuration(text, "duration");
@@ -25,6 +28,16 @@ export function durationSchema(opts: { positive: boolean }) {
                 message: `${JSON.stringify(text)} must be longer than 0; write it like 30s, 10m or 1h30m`,
             });
     });
+}
+
+/**
+ * The seconds of a duration `durationSchema` admitted, or `fallback` when the field was left out.
+ * Only the schemas' transforms call it: past the parse, code reads `...Seconds` numbers.
+ */
+export function secondsOf(text: string): number;
+export function secondsOf(text: string | undefined, fallback: number): number;
+export function secondsOf(text: string | undefined, fallback?: number): number {
+    return text === undefined ? fallback! : parseDuration(text, "duration");
 }
 
 /** The dotted/indexed path of an issue under `prefix`: pools[0].name. */

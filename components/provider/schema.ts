@@ -6,10 +6,10 @@
 // tests/unit/providerSchema.test.ts checks that the committed schema.json is this function's output.
 import { z } from "zod";
 import { alertsSchema } from "../core/alerts.js";
-import { promotionSchema } from "../core/promotion.js";
+import { promotionInputSchema } from "../core/promotion.js";
 import { desiredSettingsSchema } from "../core/settings.js";
 import { KUBE_PROXY_MODE_TYPE, PROXY_MODES } from "../core/types.js";
-import { poolSchema, targetSchema, verifySchema } from "../rollout/spec.js";
+import { poolInputSchema, targetSchema, verifyInputSchema } from "../rollout/spec.js";
 
 export const PACKAGE_NAME = "kube-proxy-mode";
 const TYPE_PREFIX = `${PACKAGE_NAME}:index:`;
@@ -19,13 +19,13 @@ const ANY = { $ref: "pulumi.json#/Any" };
 /** Every input of KubeProxyModeArgs, as the component validates it (one zod object). */
 export const componentInputSchema = desiredSettingsSchema.extend({
     target: targetSchema.optional(),
-    pools: z.array(poolSchema).min(1),
-    verify: verifySchema.optional(),
+    pools: z.array(poolInputSchema).min(1),
+    verify: verifyInputSchema.optional(),
     onFailure: z.enum(["rollback-node", "stop"]).optional(),
     kubeconfig: z.string().optional(),
     context: z.string().optional(),
     alerts: alertsSchema.optional(),
-    promotion: promotionSchema.optional(),
+    promotion: promotionInputSchema.optional(),
 });
 
 /** Names of the schema types, by their path among the inputs ("[]": an array's items). Others are derived from the path. */

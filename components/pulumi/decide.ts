@@ -17,11 +17,11 @@ import type { Names } from "../rollout/cluster.js";
 import {
     describeIssues,
     poolSchema,
-    rolloutSpecSchema,
+    rolloutSpecInputSchema,
     targetSchema,
-    verifySchema,
+    verifyInputSchema,
     type ClusterIdentity,
-    type RolloutSpec,
+    type RolloutSpecInput,
     type TargetSpec,
 } from "../rollout/spec.js";
 import { terminalSafeText } from "../cli/output.js";
@@ -47,7 +47,8 @@ export type Gate = ReturnType<typeof parsePromotion>;
 /** What the decision hands the resource graph; it holds no kubeconfig. */
 export interface Decision {
     migration: Migration;
-    spec: RolloutSpec;
+    /** the step's spec as stored: durations as written (the CLI parses them into seconds) */
+    spec: RolloutSpecInput;
     own: ReturnType<typeof promotionTarget> & { mode: ProxyMode };
     change: {
         cluster: string | null;
@@ -172,7 +173,7 @@ function checkInputs(refuse: Refuse, i: DecisionInputs, kc: string | undefined, 
     if (allowUnknown !== undefined) desired.allowUnknownFeatureGates = allowUnknown;
     const targetParsed = targetSchema.safeParse(target ?? {});
     if (!targetParsed.success) throw invalid(refuse, targetParsed.error.issues, "target");
-    const verifyParsed = verifySchema.safeParse(verify ?? {});
+    const verifyParsed = verifyInputSchema.safeParse(verify ?? {});
     if (!verifyParsed.success) throw invalid(refuse, verifyParsed.error.issues, "verify");
     if (Array.isArray(pools) && pools.length > 0) {
         const poolsParsed = z.array(poolSchema).safeParse(pools);
@@ -340,7 +341,7 @@ async function decideOnce(
     const cluster = identify(refuse, kc, i.context, source);
     const snapshot = await readCluster(refuse, reader, kc, cluster, flavor, names);
     const migration = migrate(refuse, snapshot, desired, i.pools ?? []);
-    const spec: RolloutSpec = rolloutSpecSchema.parse({
+    const spec: RolloutSpecInput = rolloutSpecInputSchema.parse({
         flavor,
         names,
         target: { hash: migration.hash, mode: migration.mode, config: migration.config },

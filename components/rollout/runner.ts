@@ -11,16 +11,16 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { effectiveMode, parseKubeProxyConfiguration } from "../core/config.js";
-import { formatDuration, parseDuration } from "../core/duration.js";
+import { formatDuration } from "../core/duration.js";
 import {
     configHash,
     MARKS,
-    planRollout,
     targetPlacement,
     type PoolPlan,
     type RolloutPlan,
     type RolloutTarget,
 } from "../core/plan.js";
+import { planRollout } from "../core/planner.js";
 import { checkStartupLog, judgeProbe, parseProbeOutput, type CheckResult } from "../core/probe.js";
 import type { Finding, ProxyMode } from "../core/types.js";
 import type { Installation, KubeProxyPod, NodeMove, RolloutCluster, RolloutNode } from "./cluster.js";
@@ -130,7 +130,7 @@ export async function currentPlan(
     const { plan, findings } = planRollout(ctx.spec.pools, nodes, target, {
         tcpBeLiberal: ctx.spec.tcpBeLiberal,
         fromMode: effectiveMode(inst.current.config),
-        podTimeoutSeconds: parseDuration(ctx.spec.verify.podTimeout, "verify.podTimeout"),
+        podTimeoutSeconds: ctx.spec.verify.podTimeoutSeconds,
     });
     return { inst, plan, findings, nodes };
 }
@@ -159,7 +159,7 @@ function runHook(
     env: Record<string, string>,
     signal?: AbortSignal,
 ): Promise<{ ok: boolean; output: string; interrupted?: boolean }> {
-    const timeout = hook.timeout ? parseDuration(hook.timeout, `verify.hooks[${hook.name}].timeout`) * 1000 : 300_000;
+    const timeout = hook.timeoutSeconds * 1000;
     return new Promise((resolve) => {
         execFile(
             hook.command[0],
@@ -256,7 +256,7 @@ export async function verifyNode(
     const serviceIPs = await ctx.cluster.serviceAddresses();
     const expect = {
         mode,
-        maxSyncAgeSeconds: parseDuration(v.maxSyncAge, "verify.maxSyncAge"),
+        maxSyncAgeSeconds: v.maxSyncAgeSeconds,
         connect: env.KPM_SERVICE_IP !== undefined,
         node,
         serviceIPs,
@@ -344,7 +344,7 @@ async function rollBack(
     await ctx.cluster.recordMove(node, { ...move, phase: "rolling-back" });
     log(`rolling back to ${describePlacement(move.from)} (${originMode})`);
     await ctx.cluster.setPlacement(node, move.from);
-    await ctx.cluster.waitForKubeProxy(node, move.from, parseDuration(ctx.spec.verify.podTimeout, "verify.podTimeout"));
+    await ctx.cluster.waitForKubeProxy(node, move.from, ctx.spec.verify.podTimeoutSeconds);
     const back = await verifyNode(ctx, node, originMode, { cleanLeftovers: false, log });
     const mode = back.find((c) => c.check === "mode");
     if (mode && !mode.ok) throw new Error(`after rollback: ${mode.detail}`);
@@ -466,7 +466,7 @@ async function moveNode(
         interrupted();
         step = "restart";
         await ctx.cluster.recordMove(node, { ...move, phase: "switching" });
-        const podTimeout = parseDuration(ctx.spec.verify.podTimeout, "verify.podTimeout");
+        const podTimeout = ctx.spec.verify.podTimeoutSeconds;
         if (fromMode === "ipvs" && target.mode === "iptables" && ctx.spec.verify.nodeChecks && n.placement !== wanted) {
             step = "cleanup";
             await stopAndCleanIpvs(ctx, node, podTimeout, log);
@@ -832,7 +832,7 @@ export async function finish(ctx: Context): Promise<void> {
         await movePools(c);
         const { inst } = await currentPlan(c);
         if (inst.inRollout) {
-            const podTimeout = parseDuration(c.spec.verify.podTimeout, "verify.podTimeout");
+            const podTimeout = c.spec.verify.podTimeoutSeconds;
             await c.cluster.restoreInstallation(c.log);
             await c.cluster.waitForDaemonSetRollout(
                 podTimeout *
@@ -850,7 +850,7 @@ export async function finish(ctx: Context): Promise<void> {
 
 /** After the installer's DaemonSet got its spec back: every node's kube-proxy settled and in the target mode, in batches. */
 async function finalCheck(ctx: Context, plan: RolloutPlan): Promise<void> {
-    const podTimeout = parseDuration(ctx.spec.verify.podTimeout, "verify.podTimeout");
+    const podTimeout = ctx.spec.verify.podTimeoutSeconds;
     for (const pool of plan.pools) {
         const names = pool.nodes.map((n) => n.name);
         for (let i = 0; i < names.length; i += pool.maxUnavailable) {

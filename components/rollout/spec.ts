@@ -1,14 +1,18 @@
 // What a rollout is told to do: everything the Pulumi component (or a user of the CLI) decided.
 // These schemas are the one place the inputs are validated: the component parses them at preview
-// (so a bad value fails before anything moves) and the CLI parses the spec it is given. Durations
-// stay strings here (the runner parses them); the schema only admits ones that parse.
+// (so a bad value fails before anything moves) and the CLI parses the spec it is given.
+//
+// Each shape comes twice from one definition: `...InputSchema` is what the user writes and what
+// the step's spec stores (durations as text, "5m", exactly as the previous versions stored them),
+// and `...Schema` is its parse, where durations become seconds (`podTimeoutSeconds`, ...). Code
+// past the parse reads only the seconds: no duration is parsed anywhere else.
 import { z } from "zod";
-import { poolSchema } from "../core/pools.js";
-import { durationSchema } from "../core/schema.js";
+import { poolInputSchema, poolSchema, poolsSchema } from "../core/pools.js";
+import { durationSchema, secondsOf } from "../core/schema.js";
 import { PROXY_MODES } from "../core/types.js";
 
 export { describeIssues, durationSchema } from "../core/schema.js";
-export { poolSchema };
+export { poolInputSchema, poolSchema, poolsSchema };
 
 const nonEmpty = (what: string, example: string) =>
     z.string().min(1, `${what} must not be empty; e.g. ${example}, or leave it out for the default`);
@@ -20,7 +24,8 @@ const nonEmpty = (what: string, example: string) =>
 export const DEFAULT_PROBE_IMAGE =
     "busybox:1.36@sha256:73aaf090f3d85aa34ee199857f03fa3a95c8ede2ffd4cc2cdb5b94e566b11662";
 
-export const hookSchema = z
+/** A hook as written: `timeout` is text. */
+export const hookInputSchema = z
     .object({
         /** names the hook in logs and errors; unique among the hooks */
         name: z.string().min(1, "hook name is required"),
@@ -32,9 +37,21 @@ export const hookSchema = z
         env: z.record(z.string(), z.string()).optional(),
     })
     .strict();
-export type Hook = z.infer<typeof hookSchema>;
+export type HookInput = z.output<typeof hookInputSchema>;
 
-export const verifySchema = z
+/** How long a hook may run when it says nothing: 5 minutes. */
+export const HOOK_TIMEOUT_SECONDS = 300;
+
+function hookSeconds({ timeout, ...hook }: HookInput) {
+    return { ...hook, timeoutSeconds: secondsOf(timeout, HOOK_TIMEOUT_SECONDS) };
+}
+
+/** A hook parsed: `timeoutSeconds`. */
+export const hookSchema = hookInputSchema.transform(hookSeconds);
+export type Hook = z.output<typeof hookSchema>;
+
+/** How nodes are verified, as written: `maxSyncAge` and `podTimeout` are text. */
+export const verifyInputSchema = z
     .object({
         /** run the built-in node checks in a probe pod on each node (needs nodes that run pods) */
         nodeChecks: z.boolean().default(true),
@@ -52,7 +69,7 @@ export const verifySchema = z
         /** how long a new kube-proxy may take to become Ready */
         podTimeout: durationSchema({ positive: true }).default("3m"),
         hooks: z
-            .array(hookSchema)
+            .array(hookInputSchema)
             .default([])
             .superRefine((hooks, ctx) => {
                 const seen = new Set<string>();
@@ -68,7 +85,20 @@ export const verifySchema = z
             }),
     })
     .strict();
-export type VerifySpec = z.infer<typeof verifySchema>;
+export type VerifyInput = z.output<typeof verifyInputSchema>;
+
+function verifySeconds({ maxSyncAge, podTimeout, hooks, ...verify }: VerifyInput) {
+    return {
+        ...verify,
+        maxSyncAgeSeconds: secondsOf(maxSyncAge),
+        podTimeoutSeconds: secondsOf(podTimeout),
+        hooks: hooks.map(hookSeconds),
+    };
+}
+
+/** How nodes are verified, parsed: `maxSyncAgeSeconds`, `podTimeoutSeconds`, each hook's `timeoutSeconds`. */
+export const verifySchema = verifyInputSchema.transform(verifySeconds);
+export type VerifySpec = z.output<typeof verifySchema>;
 
 /** Where kube-proxy's configuration and DaemonSet are; every field overrides the flavor's default. */
 export const targetSchema = z
@@ -93,17 +123,31 @@ export type TargetSpec = z.infer<typeof targetSchema>;
 export const clusterIdentitySchema = z.object({ server: z.string().min(1), context: z.string().optional() }).strict();
 export type ClusterIdentity = z.infer<typeof clusterIdentitySchema>;
 
-export const rolloutSpecSchema = z
+/**
+ * The step's spec as the component writes it (KPM_ROLLOUT_SPEC, and each pool's entry in its
+ * step's triggers): durations as text, defaults filled. A spec written by an earlier version
+ * has this same shape, so a run resumed from it reads it unchanged.
+ */
+export const rolloutSpecInputSchema = z
     .object({
         flavor: z.enum(["kubeadm", "eks"]).default("kubeadm"),
         names: targetSchema.omit({ flavor: true }).optional(),
         target: z.object({ hash: z.string(), mode: z.enum(PROXY_MODES), config: z.string() }),
-        pools: z.array(poolSchema).min(1),
-        verify: verifySchema.default(verifySchema.parse({})),
+        pools: z.array(poolInputSchema).min(1),
+        verify: verifyInputSchema.default(verifyInputSchema.parse({})),
         onFailure: z.enum(["rollback-node", "stop"]).default("rollback-node"),
         tcpBeLiberal: z.boolean().optional(),
         /** the API server the preview reviewed; the CLI refuses a kubeconfig pointing elsewhere */
         cluster: clusterIdentitySchema.optional(),
     })
     .strict();
-export type RolloutSpec = z.infer<typeof rolloutSpecSchema>;
+export type RolloutSpecInput = z.output<typeof rolloutSpecInputSchema>;
+
+/**
+ * The step's spec parsed, as the runner reads it: durations in seconds, pool names checked
+ * unique. The CLI parses KPM_ROLLOUT_SPEC (or --spec) with it, once.
+ */
+export const rolloutSpecSchema = rolloutSpecInputSchema
+    .extend({ pools: poolsSchema, verify: verifySchema.default(verifySchema.parse({})) })
+    .strict();
+export type RolloutSpec = z.output<typeof rolloutSpecSchema>;

@@ -341,4 +341,16 @@ describe("kube-proxy-mode CLI", () => {
         assert.match(r.stderr, /target\.mode/);
         assert.match(r.stderr, /pools/);
     });
+    it("rollout refuses a spec with a bad duration with exit 2, naming the field as the component does", () => {
+        const r = runCli(["rollout", "--spec", "-"], {
+            input: JSON.stringify({
+                target: { hash: "x", mode: "nftables", config: "" },
+                pools: [{ name: "all", nodeSelector: "kubernetes.io/os=linux", soak: "soon" }],
+                verify: { podTimeout: "0" },
+            }),
+        });
+        assert.equal(r.code, 2);
+        assert.match(r.stderr, /error: pools\[0\]\.soak: "soon" is not a duration; write it like 30s, 10m or 1h30m/);
+        assert.match(r.stderr, /error: verify\.podTimeout: "0" must be longer than 0/);
+    });
 });

@@ -146,6 +146,9 @@ describe("KubeProxyMode component (Pulumi mocks)", () => {
                 ]);
                 const spec = JSON.parse(plain(canary.inputs.environment).KPM_ROLLOUT_SPEC);
                 assert.equal(spec.target.mode, "nftables");
+                // the step's spec keeps durations as written, as 0.1.0 stored them (the CLI parses them into seconds)
+                assert.equal(spec.pools[0].soak, "10m");
+                assert.deepEqual([spec.verify.maxSyncAge, spec.verify.podTimeout], ["5m", "3m"]);
                 assert.deepEqual(
                     spec.pools.map((p: any) => p.name),
                     ["canary", "workers"],

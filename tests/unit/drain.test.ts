@@ -11,8 +11,8 @@ import {
     unroutedNodeFindings,
     type DrainPod,
 } from "../../components/core/drain.js";
-import { planRollout } from "../../components/core/plan.js";
-import { validatePools } from "../../components/core/pools.js";
+import { planRollout } from "../../components/core/planner.js";
+import { parsePools } from "../../components/core/pools.js";
 import { poolSchema } from "../../components/rollout/spec.js";
 
 const owned = (kind: string, name: string) => [{ kind, name, controller: true }];
@@ -116,14 +116,14 @@ describe("drain with kubectl's rules (pure decision)", () => {
             true,
         );
         assert.equal(poolSchema.safeParse({ name: "w", nodeSelector: "a=b", drain: { forced: true } }).success, false);
-        assert.deepEqual(validatePools([{ name: "w", nodeSelector: "a=b", drain: { force: true } }]), []);
-        const bad = validatePools([{ name: "w", nodeSelector: "a=b", drain: { force: "yes" } }]);
+        assert.deepEqual(parsePools([{ name: "w", nodeSelector: "a=b", drain: { force: true } }]).findings, []);
+        const bad = parsePools([{ name: "w", nodeSelector: "a=b", drain: { force: "yes" } }]).findings;
         assert.deepEqual(
             bad.map((f) => f.field),
             ["pools[0].drain"],
         );
         const { plan } = planRollout(
-            [{ name: "w", nodeSelector: "a=b", drain: { force: true }, drainTimeout: "0" }],
+            [poolSchema.parse({ name: "w", nodeSelector: "a=b", drain: { force: true }, drainTimeout: "0" })],
             [],
             { hash: "h", mode: "nftables", canonical: false },
         );
@@ -137,7 +137,9 @@ describe("drain with kubectl's rules (pure decision)", () => {
 describe("ipvs -> iptables leaves a node without Service routing: drain or allowUnroutedNode", () => {
     const target = { hash: "h", mode: "iptables" as const, canonical: false };
     it("a pool that neither drains nor allows it fails the plan, saying how long and naming the fix", () => {
-        const { findings } = planRollout([{ name: "workers", nodeSelector: "a=b" }], [], target, { fromMode: "ipvs" });
+        const { findings } = planRollout([poolSchema.parse({ name: "workers", nodeSelector: "a=b" })], [], target, {
+            fromMode: "ipvs",
+        });
         const f = findings.find((x) => x.code === "pools.unroutedNode");
         assert.ok(f, "expected a pools.unroutedNode finding");
         assert.equal(f.severity, "error");

@@ -1,4 +1,4 @@
-// components/core/plan.ts: which nodes move, in which pool and batches (planRollout), and the plan
+// components/core/plan.ts and planner.ts: which nodes move, in which pool and batches (planRollout), and the plan
 // as a reviewer reads it, at 3, 60 and 5,000 nodes: natural name order, per pool the
 // counts, and names listed when few and summarized when many. The texts are compared to reviewed
 // files under tests/fixtures/golden (UPDATE_GOLDEN=1 rewrites them; review the diff before committing).
@@ -9,13 +9,24 @@ import {
     compareNodeNames,
     configHash,
     describePlan,
-    planRollout,
+    planRollout as planParsed,
     PLAN_TEXT_LIMITS,
     type NodeState,
-    type PoolSpec,
     type RolloutTarget,
 } from "../../components/core/index.js";
+import { parsePools, poolSchema, type PoolSpec } from "../../components/core/pools.js";
 import { FIXTURES, fixture } from "../helpers.js";
+
+/** The planner given the pools as declared, parsed as the component and the CLI parse them. */
+function planRollout(
+    pools: PoolSpec[],
+    ...rest: Parameters<typeof planParsed> extends [unknown, ...infer R] ? R : never
+) {
+    return planParsed(
+        pools.map((p) => poolSchema.parse(p)),
+        ...rest,
+    );
+}
 
 const target: RolloutTarget = { hash: "abc123", mode: "nftables", canonical: false };
 
@@ -257,11 +268,10 @@ describe("rollout plan", () => {
         assert.equal(plan.moving, planRollout(pools, nodes, target).plan.moving, "it does not count as moving");
     });
     it("validates pool fields", () => {
-        const { findings } = planRollout(
-            [{ name: "Bad Name", nodeSelector: "pool=x", maxUnavailable: 0, soak: "soon" }],
-            nodes,
-            target,
-        );
+        const { pools, findings } = parsePools([
+            { name: "Bad Name", nodeSelector: "pool=x", maxUnavailable: 0, soak: "soon" },
+        ]);
+        assert.equal(pools, undefined);
         assert.deepEqual(findings.map((f) => f.field).sort(), [
             "pools[0].maxUnavailable",
             "pools[0].name",

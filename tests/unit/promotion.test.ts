@@ -227,7 +227,6 @@ describe("promotion gate", () => {
     it("reads the option: a fully qualified upstream, a required minSoak, no unknown settings", () => {
         assert.deepEqual(parsePromotion({ after: "organization/kube-proxy-mode/staging", minSoak: "24h" }), {
             after: "organization/kube-proxy-mode/staging",
-            minSoak: "24h",
             requireNodeChecks: true,
             minSoakSeconds: 86400,
         });

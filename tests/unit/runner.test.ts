@@ -3,6 +3,8 @@
 // a run killed at every write, a failing check after a resume, two runs at once, a signal
 // mid-node, a node joining late, a soak interrupted or regressing.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { configHash, MARKS } from "../../components/core/plan.js";
 import {
     finish,
@@ -13,6 +15,7 @@ import {
     type Context,
 } from "../../components/rollout/runner.js";
 import { rolloutSpecSchema, type RolloutSpec } from "../../components/rollout/spec.js";
+import { FIXTURES } from "../helpers.js";
 import { Crash, FakeClock, FakeCluster, kubeProxyConfig } from "./fakeCluster.js";
 
 const TARGET = kubeProxyConfig("nftables");
@@ -367,7 +370,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
 
         it("during a hook: the hook is ended and the node rolled back", async () => {
             const hooks = [{ name: "slow", command: [process.execPath, "-e", "setTimeout(() => {}, 30000)"] }];
-            const { cluster, ctx } = setup({ spec: { ...specOf(), verify: { ...specOf().verify, hooks } } });
+            const { cluster, ctx } = setup({ spec: specOf({ verify: { hooks } }) });
             const stop = new AbortController();
             cluster.faults.afterWrite = (what, node) => {
                 if (what === "move switching" && node === "canary-1") setTimeout(() => stop.abort("SIGINT"), 300);
@@ -431,6 +434,31 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             await runPools(ctx(), ["workers"]);
             await finish(ctx());
             assertFinished(cluster);
+        });
+    });
+
+    describe("a step created by the previous version (0.1.0)", () => {
+        it("runs from the spec 0.1.0 stored (durations as text): each soak waits its seconds, the rollout finishes", async () => {
+            // tests/fixtures/specs/rollout-spec-0.1.0.json as 0.1.0 wrote it; the fake's target, and no
+            // hooks (its hooks name scripts this machine has not)
+            const stored = JSON.parse(readFileSync(join(FIXTURES, "specs", "rollout-spec-0.1.0.json"), "utf8"));
+            stored.target = { hash: HASH, mode: "nftables", config: TARGET };
+            stored.verify.hooks = [];
+            const spec = rolloutSpecSchema.parse(stored);
+            const { cluster, ctx, clock } = setup({ pools: { canary: 1, workers: 2, rest: 1 }, spec });
+            const slept: number[] = [];
+            for (const pool of ["canary", "workers", "rest"]) {
+                clock.slept = 0;
+                await runPools(ctx(), [pool]);
+                slept.push(clock.slept / 1000);
+            }
+            // canary soaks 10m, workers 1h30m, rest none (the soak's re-checks every 30 s add nothing beyond it)
+            assert.ok(slept[0] >= 600 && slept[0] < 700, `canary slept ${slept[0]}s`);
+            assert.ok(slept[1] >= 5400 && slept[1] < 5500, `workers slept ${slept[1]}s`);
+            assert.ok(slept[2] < 100, `rest slept ${slept[2]}s`);
+            await finish(ctx());
+            assertFinished(cluster);
+            assertSettled(cluster);
         });
     });
 

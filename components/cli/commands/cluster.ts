@@ -18,7 +18,7 @@ import {
     verifyNode,
     type Context,
 } from "../../rollout/runner.js";
-import { rolloutSpecSchema, verifySchema, type RolloutSpec } from "../../rollout/spec.js";
+import { describeIssues, rolloutSpecSchema, verifySchema, type RolloutSpec } from "../../rollout/spec.js";
 import { parseFlags, readInput, requireMode, requireName, requireNamespacedName } from "../args.js";
 import { CliError, EXIT, table } from "../output.js";
 import type { Io } from "../main.js";
@@ -119,7 +119,7 @@ function readSpec(flags: Record<string, any>): RolloutSpec {
         throw new CliError(
             "the rollout spec is invalid",
             EXIT.invalid,
-            parsed.error.issues.map((i) => `error: ${i.path.join(".") || "spec"}: ${i.message}`),
+            describeIssues(parsed.error.issues, "").map((line) => `error: ${line}`),
         );
     }
     const spec = parsed.data;
