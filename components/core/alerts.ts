@@ -170,13 +170,15 @@ export function planAlerts(
             crd === "unreadable" || crd === undefined
                 ? `cannot tell whether the CustomResourceDefinition ${PROMETHEUS_RULE.crd} exists (reading it was refused)`
                 : `the CustomResourceDefinition ${PROMETHEUS_RULE.crd} is not installed (no Prometheus Operator in this cluster)`;
+        // an error, not a warning: alerts asked for and silently absent would leave the weeks after
+        // the migration unwatched while the stack says they are (a warning scrolls by in a preview)
         return {
             findings: [
                 {
-                    severity: "warning",
-                    code: "alerts.skipped",
+                    severity: "error",
+                    code: "alerts.noCrd",
                     field: "alerts",
-                    message: `the PrometheusRule ${o.name} is not created: ${why}; the migration itself is not affected`,
+                    message: `the PrometheusRule ${o.name} cannot be created: ${why}`,
                     fix:
                         crd === "absent"
                             ? `install the Prometheus Operator (its CRDs), or copy the four alerts from the README into your monitoring, or set alerts.enabled: false`

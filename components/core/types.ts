@@ -20,7 +20,7 @@ export const KUBE_PROXY_MODE_TYPE = "kube-proxy-mode:index:KubeProxyMode";
  */
 export const FINDING_CODES = [
     "alerts.shape",
-    "alerts.skipped",
+    "alerts.noCrd",
     "carry.conflict",
     "gate.dependency",
     "gate.locked",

@@ -23,7 +23,8 @@ const INPUT_NAMES = Object.keys(componentInputSchema.shape);
  * each input passes as it is; a name the schema does not have is refused, naming it. An input the
  * program left out can arrive as null, or as a known Output of nothing (the generated Node.js SDK
  * sends `promotion`, `verify` and `alerts` through an apply): both mean "not given", as leaving it
- * out does in TypeScript (a `promotion` present would otherwise be a gate).
+ * out does in TypeScript (a `promotion` present would otherwise be a gate). A known `alerts` is
+ * passed as its value: the component needs it plain to know whether it registers a PrometheusRule.
  */
 export async function componentArgs(inputs: pulumi.Inputs): Promise<KubeProxyModeArgs> {
     const unknown = Object.keys(inputs).filter((k) => !INPUT_NAMES.includes(k));
@@ -39,6 +40,11 @@ export async function componentArgs(inputs: pulumi.Inputs): Promise<KubeProxyMod
             const o = v as any;
             const [known, value] = await Promise.all([o.isKnown as Promise<boolean>, o.promise() as Promise<unknown>]);
             if (known && (value === undefined || value === null)) continue;
+            // the graph needs `alerts` plain (whether the PrometheusRule exists): a known one is unwrapped
+            if (known && k === "alerts") {
+                args[k] = value;
+                continue;
+            }
         }
         args[k] = v;
     }

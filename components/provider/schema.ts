@@ -58,7 +58,7 @@ const INPUT_DOCS: Record<string, string> = {
         "Kubeconfig content for the cluster (kept secret; never empty). Default: the stack's kubernetes:kubeconfig, else the ambient kubeconfig.",
     context:
         "The kubeconfig context to use. Default: the stack's kubernetes:context without kubeconfig, else the kubeconfig's current context.",
-    alerts: "A PrometheusRule with the alerts for the weeks after the migration (skipped, with a finding, without the CRD). Default: none.",
+    alerts: "A PrometheusRule with the alerts for the weeks after the migration (the preview refuses without the PrometheusRule CRD; set enabled: false to go without). Default: none.",
     promotion:
         "A promotion gate: refuse to move until the `after` stack finished the same target and held it for minSoak. Default: no gate.",
 };

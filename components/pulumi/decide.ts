@@ -238,9 +238,13 @@ function planAlertsOrRefuse(
     const alertPlan = planAlerts(alerts, snapshot.prometheusRuleCrd, namespace);
     const alertErrors = alertPlan.findings.filter((f) => f.severity === "error");
     if (alertErrors.length)
-        throw refuse("alerts", alertErrors.map((f) => `${f.field}: ${f.message}`).join("; "), {
-            findings: alertErrors,
-        });
+        throw refuse(
+            "alerts",
+            alertErrors.map((f) => `${f.field}: ${f.message}${f.fix ? `; fix: ${f.fix}` : ""}`).join("; "),
+            {
+                findings: alertErrors,
+            },
+        );
     return alertPlan;
 }
 

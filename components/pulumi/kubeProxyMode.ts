@@ -6,7 +6,7 @@ import type * as command from "@pulumi/command";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { createHash } from "node:crypto";
-import { ALERTS, type PrometheusRuleSpec } from "../core/alerts.js";
+import { ALERTS, PROMETHEUS_RULE, type PrometheusRuleSpec } from "../core/alerts.js";
 import type { Flavor } from "../core/facts.js";
 import type { RolloutPlan } from "../core/plan.js";
 import { promotionRecordSchema } from "../core/promotion.js";
@@ -142,10 +142,10 @@ export interface TargetInput {
 
 export interface AlertsInput {
     /**
-     * create the PrometheusRule
+     * create the PrometheusRule; a plain boolean, not an Output (whether the rule exists is part of the resource graph)
      * @default true (once `alerts` is given)
      */
-    enabled?: pulumi.Input<boolean>;
+    enabled?: boolean;
     /**
      * namespace of the PrometheusRule
      * @default kube-proxy's namespace (target.namespace)
@@ -247,10 +247,12 @@ export interface KubeProxyModeArgs {
      */
     context?: pulumi.Input<string>;
     /**
-     * a PrometheusRule with the alerts for the weeks after the migration (skipped, with a finding, without the CRD)
+     * a PrometheusRule with the alerts for the weeks after the migration; a plain object (its fields
+     * other than `enabled` may be Outputs). The preview refuses when the cluster has no
+     * PrometheusRule CRD (or reading it is refused): install the Prometheus Operator or set `enabled: false`
      * @default no PrometheusRule
      */
-    alerts?: pulumi.Input<AlertsInput>;
+    alerts?: AlertsInput;
     /**
      * a promotion gate: refuse to move until the `after` stack finished the same target and held it for minSoak
      * @default no gate
@@ -318,6 +320,19 @@ function checkConstruction(name: string, args: KubeProxyModeArgs, explicitProvid
             "context",
             "is empty: name a context of the kubeconfig, or leave context out for the kubeconfig's current context",
         );
+    if (pulumi.Output.isInstance(args.alerts) || isPromiseLike(args.alerts))
+        throw refuse(
+            "alerts",
+            "is an Output: whether the PrometheusRule exists is part of the resource graph, built when the component is constructed; pass a plain object (its fields other than enabled may be Outputs)",
+        );
+    if (args.alerts !== undefined && args.alerts !== null) {
+        const enabled: unknown = (args.alerts as { enabled?: unknown }).enabled;
+        if (pulumi.Output.isInstance(enabled) || isPromiseLike(enabled))
+            throw refuse(
+                "alerts.enabled",
+                "is an Output: whether the PrometheusRule exists is part of the resource graph, built when the component is constructed; pass a plain boolean",
+            );
+    }
     const graphNeeds =
         "the rollout has one step per pool, chained in order, and Pulumi's resource graph is built when the component is constructed, before any Output resolves";
     if (pulumi.Output.isInstance(args.pools) || isPromiseLike(args.pools)) {
@@ -463,19 +478,45 @@ function promotionRecord(
     });
 }
 
-/** The PrometheusRule, created only when the CRD is there (a snapshot fact); otherwise a finding says why not. */
+/** Whether `alerts` asks for the PrometheusRule: known when the component is constructed, as the graph needs. */
+export function alertsWanted(alerts: AlertsInput | undefined): boolean {
+    return alerts !== undefined && alerts !== null && alerts.enabled !== false;
+}
+
+/**
+ * The PrometheusRule, registered when the component is constructed whenever `alerts` asks for it
+ * (so a preview with unknown inputs shows it too); its metadata and rules come from the decision,
+ * which refuses when the cluster has no PrometheusRule CRD.
+ */
 function alertsRule(
     name: string,
     parent: pulumi.Resource,
+    wanted: boolean,
     decided: pulumi.Output<Decision>,
     providerOpts: pulumi.CustomResourceOptions,
 ): KubeProxyMode["alerts"] {
-    return decided.apply((d) => {
-        const rule: PrometheusRuleSpec | undefined = d.alertRule;
-        if (!rule) return null;
-        new k8s.apiextensions.CustomResource(`${name}-alerts`, { ...rule }, { parent, ...providerOpts });
-        return { namespace: rule.metadata.namespace, name: rule.metadata.name, alerts: Object.values(ALERTS) };
+    if (!wanted) return pulumi.output(null);
+    const rule = decided.apply((d): PrometheusRuleSpec => {
+        // the decision plans a rule whenever alerts are wanted, or refuses: a missing one is a bug here
+        if (!d.alertRule)
+            throw new Error(`KubeProxyMode ${name}: alerts are enabled but no PrometheusRule was planned`);
+        return d.alertRule;
     });
+    new k8s.apiextensions.CustomResource(
+        `${name}-alerts`,
+        {
+            apiVersion: PROMETHEUS_RULE.apiVersion,
+            kind: PROMETHEUS_RULE.kind,
+            metadata: rule.apply((r) => r.metadata),
+            spec: rule.apply((r) => r.spec),
+        },
+        { parent, ...providerOpts },
+    );
+    return rule.apply((r) => ({
+        namespace: r.metadata.namespace,
+        name: r.metadata.name,
+        alerts: Object.values(ALERTS),
+    }));
 }
 
 export class KubeProxyMode extends pulumi.ComponentResource {
@@ -542,7 +583,7 @@ export class KubeProxyMode extends pulumi.ComponentResource {
         this.status = pulumi.unsecret(finish.stderr).apply((e) => stepReport(e));
         this.change = decided.apply((d) => d.change);
         this.promotion = promotionRecord(decided, finish);
-        this.alerts = alertsRule(name, this, decided, providerOpts);
+        this.alerts = alertsRule(name, this, alertsWanted(args.alerts), decided, providerOpts);
         this.registerOutputs({
             configDiff: this.configDiff,
             plan: this.plan,

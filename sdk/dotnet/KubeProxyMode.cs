@@ -104,7 +104,7 @@ namespace Pulumi.KubeProxy
     public sealed class KubeProxyModeArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// A PrometheusRule with the alerts for the weeks after the migration (skipped, with a finding, without the CRD). Default: none.
+        /// A PrometheusRule with the alerts for the weeks after the migration (the preview refuses without the PrometheusRule CRD; set enabled: false to go without). Default: none.
         /// </summary>
         [Input("alerts")]
         public Input<Inputs.AlertsArgs>? Alerts { get; set; }

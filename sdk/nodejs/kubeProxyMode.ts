@@ -126,7 +126,7 @@ export class KubeProxyMode extends pulumi.ComponentResource {
  */
 export interface KubeProxyModeArgs {
     /**
-     * A PrometheusRule with the alerts for the weeks after the migration (skipped, with a finding, without the CRD). Default: none.
+     * A PrometheusRule with the alerts for the weeks after the migration (the preview refuses without the PrometheusRule CRD; set enabled: false to go without). Default: none.
      */
     alerts?: pulumi.Input<inputs.AlertsArgs | undefined>;
     /**

@@ -1,5 +1,5 @@
 // KubeProxyMode's alerts and promotion gate under Pulumi's mocks: the PrometheusRule with its
-// exact expressions and labels, its skip without the CRD, the gate reading the upstream stack's
+// exact expressions and labels, the refusal without the CRD, the gate reading the upstream stack's
 // record (a mocked StackReference), and the record the component exports after the finish.
 import assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
@@ -153,19 +153,80 @@ describe("KubeProxyMode alerts (Pulumi mocks)", () => {
         });
     }
 
-    it("without the CRD: no PrometheusRule, a warning on the field alerts in the preview and the findings", async () => {
-        const { registered, kp, logs, value } = await run(true, { alerts: {} }, snapshot("absent"));
-        assert.equal(registered.filter((r) => r.type.includes("PrometheusRule")).length, 0);
-        assert.equal(await value(kp.alerts), null);
-        const finding = ((await value(kp.findings)) as any[]).find((f) => f.field === "alerts");
-        assert.equal(finding.severity, "warning");
-        assert.match(
-            finding.message,
-            /the PrometheusRule kube-proxy-mode is not created: the CustomResourceDefinition prometheusrules\.monitoring\.coreos\.com is not installed/,
+    for (const [crd, why, fix] of [
+        [
+            "absent",
+            /the CustomResourceDefinition prometheusrules\.monitoring\.coreos\.com is not installed/,
+            /install the Prometheus Operator/,
+        ],
+        [
+            "unreadable",
+            /cannot tell whether the CustomResourceDefinition .* exists/,
+            /grant get on customresourcedefinitions/,
+        ],
+    ] as const) {
+        it(`alerts asked for, the CRD ${crd}: the preview refuses on the field alerts, with the fix`, async () => {
+            const watch = captureUnhandled();
+            try {
+                await assert.rejects(run(true, { alerts: {} }, snapshot(crd)), (e: unknown) => {
+                    assert.ok(e instanceof RefusalError, `a RefusalError, not ${String(e)}`);
+                    assert.equal(e.kind, "alerts");
+                    assert.match(e.message, /alerts: the PrometheusRule kube-proxy-mode cannot be created/);
+                    assert.match(e.message, why);
+                    assert.match(e.message, fix);
+                    assert.match(e.message, /alerts\.enabled: false/);
+                    return true;
+                });
+            } finally {
+                watch.stop();
+            }
+        });
+    }
+
+    it("the PrometheusRule is registered when the component is constructed, before the cluster is read (a preview with unknown inputs shows it)", async () => {
+        await pulumi.runtime.setMocks(
+            { newResource: (a) => ({ id: undefined, state: a.inputs }), call: () => ({}) },
+            "project",
+            "stack",
+            true,
         );
-        assert.ok(
-            logs.some((l) => /^warning: alerts: the PrometheusRule kube-proxy-mode is not created/.test(l)),
-            logs.join("\n"),
+        const { KubeProxyMode } = await import("../../components/pulumi/kubeProxyMode.js");
+        let read!: (s: ClusterSnapshot) => void;
+        const reading = new Promise<ClusterSnapshot>((r) => (read = r));
+        const kp = new KubeProxyMode("kube-proxy", { ...ARGS, alerts: {} } as any, { snapshotReader: () => reading });
+        const children = [...((kp as any).__childResources as Set<any>)];
+        const rule = children.find((c) => c.__pulumiType === "kubernetes:monitoring.coreos.com/v1:PrometheusRule");
+        assert.ok(rule, `children: ${children.map((c) => c.__pulumiType).join(", ")}`);
+        assert.equal(rule.__name, "kube-proxy-alerts");
+        read(snapshot("present"));
+        assert.equal(((await (kp.alerts as any).promise()) as { name: string }).name, "kube-proxy-mode");
+    });
+
+    it("alerts or alerts.enabled as an Output is refused when constructed, naming the field", async () => {
+        await pulumi.runtime.setMocks(
+            { newResource: (a) => ({ id: undefined, state: a.inputs }), call: () => ({}) },
+            "project",
+            "stack",
+            true,
+        );
+        const { KubeProxyMode } = await import("../../components/pulumi/kubeProxyMode.js");
+        const make = (alerts: unknown) => () =>
+            new KubeProxyMode("kube-proxy", { ...ARGS, alerts } as any, {
+                snapshotReader: async () => snapshot("present"),
+            });
+        assert.throws(
+            make(pulumi.output({})),
+            (e: any) =>
+                e instanceof pulumi.InputPropertyError &&
+                e.propertyPath === "alerts" &&
+                /pass a plain object/.test(e.message),
+        );
+        assert.throws(
+            make({ enabled: pulumi.output(true) }),
+            (e: any) =>
+                e instanceof pulumi.InputPropertyError &&
+                e.propertyPath === "alerts.enabled" &&
+                /pass a plain boolean/.test(e.message),
         );
     });
 

@@ -324,14 +324,16 @@ describe("alerts", () => {
         });
         for (const r of rule!.spec.groups[0].rules) assert.equal(r.labels.team, "net");
     });
-    it("is skipped with a warning on the field alerts when the CRD is absent, and when it cannot be read", () => {
+    it("is an error on the field alerts when the CRD is absent, and when it cannot be read", () => {
         const absent = planAlerts({}, "absent", "kube-system");
         assert.equal(absent.rule, undefined);
-        assert.equal(absent.findings[0].severity, "warning");
+        assert.equal(absent.findings[0].severity, "error");
+        assert.equal(absent.findings[0].code, "alerts.noCrd");
         assert.equal(absent.findings[0].field, "alerts");
         assert.match(absent.findings[0].message, /prometheusrules\.monitoring\.coreos\.com is not installed/);
         assert.match(absent.findings[0].fix!, /install the Prometheus Operator/);
         const unreadable = planAlerts({}, "unreadable", "kube-system");
+        assert.equal(unreadable.findings[0].severity, "error");
         assert.match(unreadable.findings[0].fix!, /grant get on customresourcedefinitions/);
     });
     it("nothing, and no finding, when alerts are not asked for or disabled", () => {

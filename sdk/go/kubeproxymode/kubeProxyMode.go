@@ -73,7 +73,7 @@ func NewKubeProxyMode(ctx *pulumi.Context,
 }
 
 type kubeProxyModeArgs struct {
-	// A PrometheusRule with the alerts for the weeks after the migration (skipped, with a finding, without the CRD). Default: none.
+	// A PrometheusRule with the alerts for the weeks after the migration (the preview refuses without the PrometheusRule CRD; set enabled: false to go without). Default: none.
 	Alerts *Alerts `pulumi:"alerts"`
 	// Accept feature gates this release does not know. Default: false.
 	AllowUnknownFeatureGates *bool `pulumi:"allowUnknownFeatureGates"`
@@ -105,7 +105,7 @@ type kubeProxyModeArgs struct {
 
 // The set of arguments for constructing a KubeProxyMode resource.
 type KubeProxyModeArgs struct {
-	// A PrometheusRule with the alerts for the weeks after the migration (skipped, with a finding, without the CRD). Default: none.
+	// A PrometheusRule with the alerts for the weeks after the migration (the preview refuses without the PrometheusRule CRD; set enabled: false to go without). Default: none.
 	Alerts AlertsPtrInput
 	// Accept feature gates this release does not know. Default: false.
 	AllowUnknownFeatureGates pulumi.BoolPtrInput

@@ -41,7 +41,7 @@ class KubeProxyModeArgs:
 
         :param pulumi.Input['ProxyMode'] mode: The target mode: "iptables", "ipvs" or "nftables" (an unpinned mode follows upstream's default).
         :param pulumi.Input[Sequence[pulumi.Input['PoolArgs']]] pools: Rolled out in this order; every Linux node must be in exactly one. Each pool is a step in the resource graph: the list and the names must be known at preview.
-        :param pulumi.Input['AlertsArgs'] alerts: A PrometheusRule with the alerts for the weeks after the migration (skipped, with a finding, without the CRD). Default: none.
+        :param pulumi.Input['AlertsArgs'] alerts: A PrometheusRule with the alerts for the weeks after the migration (the preview refuses without the PrometheusRule CRD; set enabled: false to go without). Default: none.
         :param pulumi.Input[_builtins.bool] allow_unknown_feature_gates: Accept feature gates this release does not know. Default: false.
         :param pulumi.Input['ConntrackArgs'] conntrack: conntrack settings; tcpBeLiberal: accept out-of-window TCP packets. Default: the current configuration's value.
         :param pulumi.Input[_builtins.str] context: The kubeconfig context to use. Default: the stack's kubernetes:context without kubeconfig, else the kubeconfig's current context.
@@ -109,7 +109,7 @@ class KubeProxyModeArgs:
     @pulumi.getter
     def alerts(self) -> pulumi.Input[Optional['AlertsArgs']]:
         """
-        A PrometheusRule with the alerts for the weeks after the migration (skipped, with a finding, without the CRD). Default: none.
+        A PrometheusRule with the alerts for the weeks after the migration (the preview refuses without the PrometheusRule CRD; set enabled: false to go without). Default: none.
         """
         return pulumi.get(self, "alerts")
 
@@ -276,7 +276,7 @@ class KubeProxyMode(pulumi.ComponentResource):
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
-        :param pulumi.Input[Union['AlertsArgs', 'AlertsArgsDict']] alerts: A PrometheusRule with the alerts for the weeks after the migration (skipped, with a finding, without the CRD). Default: none.
+        :param pulumi.Input[Union['AlertsArgs', 'AlertsArgsDict']] alerts: A PrometheusRule with the alerts for the weeks after the migration (the preview refuses without the PrometheusRule CRD; set enabled: false to go without). Default: none.
         :param pulumi.Input[_builtins.bool] allow_unknown_feature_gates: Accept feature gates this release does not know. Default: false.
         :param pulumi.Input[Union['ConntrackArgs', 'ConntrackArgsDict']] conntrack: conntrack settings; tcpBeLiberal: accept out-of-window TCP packets. Default: the current configuration's value.
         :param pulumi.Input[_builtins.str] context: The kubeconfig context to use. Default: the stack's kubernetes:context without kubeconfig, else the kubeconfig's current context.
