@@ -72,9 +72,8 @@ function flagError(command: string, e: unknown, names: string[]): CliError {
     const msg = (e as Error).message.split("\n")[0].replace(/\. To specify a positional argument.*$/, "");
     const unknown = (e as { code?: string }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && /'([^']+)'/.exec(msg)?.[1];
     const suggestion = unknown ? suggestFlag(unknown, names) : undefined;
-    return new CliError(
-        `${command}: ${msg}${suggestion ? ` (did you mean ${suggestion}?)` : ""}; see kube-proxy-mode ${command} --help`,
-    );
+    const meant = suggestion ? ` (did you mean ${suggestion}?)` : "";
+    return new CliError(`${command}: ${msg}${meant}; see kube-proxy-mode ${command} --help`);
 }
 
 /**

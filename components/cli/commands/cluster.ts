@@ -236,10 +236,8 @@ function rolloutError(e: unknown, io: Io, json: boolean): number {
     if (e instanceof NotFound) throw new CliError(e.message, EXIT.failed);
     if (e instanceof RolloutBusy || e instanceof RolloutInterrupted)
         throw new CliError(`rollout ${e instanceof RolloutBusy ? "refused" : "stopped"}: ${e.message}`, EXIT.failed);
-    throw new CliError(
-        `rollout failed: ${typeof (e as { code?: unknown })?.code === "number" || !(e instanceof Error) ? apiErrorMessage(e) : e.message}`,
-        EXIT.failed,
-    );
+    const fromApi = typeof (e as { code?: unknown })?.code === "number" || !(e instanceof Error);
+    throw new CliError(`rollout failed: ${fromApi ? apiErrorMessage(e) : e.message}`, EXIT.failed);
 }
 
 export async function rolloutCommand(argv: string[], io: Io): Promise<number> {

@@ -82,7 +82,8 @@ function printVerdicts(io: Io, verdicts: NodeVerdict[], mode: ProxyMode, selecto
     );
     const count = (k: string) => verdicts.filter((v) => v.verdict === k).length;
     io.err(
-        `precheck ${mode}: ${verdicts.length} node(s): ${count("ok")} ok, ${count("warn")} with warnings, ${count("fail")} failing, ${count("skip")} skipped`,
+        `precheck ${mode}: ${verdicts.length} node(s): ${count("ok")} ok, ${count("warn")} with warnings, ` +
+            `${count("fail")} failing, ${count("skip")} skipped`,
     );
 }
 
