@@ -1,33 +1,116 @@
 // Flag parsing shared by every subcommand: node's own parseArgs, strict, with errors
 // that name the flag and point at the command's help.
 import { readFileSync } from "node:fs";
-import { parseArgs, type ParseArgsConfig } from "node:util";
+import { parseArgs } from "node:util";
+import { closest, distance } from "fastest-levenshtein";
+import { FLAVORS, type Flavor } from "../core/facts.js";
+import { poolInputSchema } from "../core/pools.js";
+import { parseSelector, type Selector } from "../core/selector.js";
 import { PROXY_MODES, type ProxyMode } from "../core/types.js";
+import { parseKubeVersion, type KubeVersion } from "../core/versions.js";
 import { CliError } from "./output.js";
 
-export function parseFlags<T extends NonNullable<ParseArgsConfig["options"]>>(
-    command: string,
-    argv: string[],
-    options: T,
-) {
+/** How one flag's text becomes its typed value; throws a CliError naming the flag when it cannot. */
+export type FlagValue<T> = (raw: string, flag: string) => T;
+
+/** A flag that takes one value (the last one given wins, as parseArgs). */
+export interface ValueFlag<T> {
+    type: "string";
+    multiple?: false;
+    value: FlagValue<T>;
+}
+
+/** A repeatable flag: every value, in order. */
+export interface ListFlag<T> {
+    type: "string";
+    multiple: true;
+    value: FlagValue<T>;
+}
+
+/** A switch: present or not; it takes no value. */
+export interface SwitchFlag {
+    type: "boolean";
+}
+
+export type FlagSpec = ValueFlag<unknown> | ListFlag<unknown> | SwitchFlag;
+
+/** A command's flags, by name (without the leading --): the one place a reader sees what a command takes. */
+export type FlagSet = Record<string, FlagSpec>;
+
+/** The typed values of a command's flags: a flag not given is undefined. `help` is every command's. */
+export type Flags<S extends FlagSet> = {
+    [K in keyof S]?: S[K] extends ListFlag<infer T> ? T[] : S[K] extends ValueFlag<infer T> ? T : boolean;
+} & { help?: boolean };
+
+const asText: FlagValue<string> = (raw) => raw;
+
+/** Builders for a FlagSet's entries. */
+export const flag = {
+    /** one value, checked and converted by `value` (default: the text as given) */
+    value<T = string>(value?: FlagValue<T>): ValueFlag<T> {
+        return { type: "string", value: value ?? (asText as FlagValue<T>) };
+    },
+    /** repeatable; each value checked and converted by `value` */
+    list<T = string>(value?: FlagValue<T>): ListFlag<T> {
+        return { type: "string", multiple: true, value: value ?? (asText as FlagValue<T>) };
+    },
+    switch(): SwitchFlag {
+        return { type: "boolean" };
+    },
+};
+
+/** The declared flag closest to a misspelt one, when it is close enough to be a typo. */
+function suggestFlag(given: string, names: string[]): string | undefined {
+    const bare = given.replace(/^-+/, "").replace(/=.*$/, "");
+    if (bare === "") return undefined;
+    const best = closest(bare, names);
+    return distance(bare, best) <= Math.max(2, Math.floor(bare.length / 4)) ? `--${best}` : undefined;
+}
+
+/** parseArgs' refusal as one line naming the flag, with the declared flag a misspelt one was meant to be. */
+function flagError(command: string, e: unknown, names: string[]): CliError {
+    const msg = (e as Error).message.split("\n")[0].replace(/\. To specify a positional argument.*$/, "");
+    const unknown = (e as { code?: string }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && /'([^']+)'/.exec(msg)?.[1];
+    const suggestion = unknown ? suggestFlag(unknown, names) : undefined;
+    const meant = suggestion ? ` (did you mean ${suggestion}?)` : "";
+    return new CliError(`${command}: ${msg}${meant}; see kube-proxy-mode ${command} --help`);
+}
+
+/**
+ * Parses a command's argv against its FlagSet: strict (an unknown flag, a missing value, a value
+ * given to a switch and a stray argument are refused, naming the flag), then every value through
+ * its flag's `value`, so the command receives typed values and a wrongly typed one is refused
+ * before the command reads any input or touches a cluster.
+ */
+export function parseFlags<S extends FlagSet>(command: string, argv: string[], flags: S): Flags<S> {
+    const names = [...Object.keys(flags), "help"];
+    let values: Record<string, string | boolean | (string | boolean)[] | undefined>;
     try {
-        const { values } = parseArgs({
+        ({ values } = parseArgs({
             args: argv,
-            options: { ...options, help: { type: "boolean", short: "h" } },
+            options: {
+                ...Object.fromEntries(
+                    Object.entries(flags).map(([name, f]) => [
+                        name,
+                        f.type === "boolean" ? { type: f.type } : { type: f.type, multiple: f.multiple === true },
+                    ]),
+                ),
+                help: { type: "boolean", short: "h" },
+            },
             strict: true,
             allowPositionals: false,
-        });
-        return values as {
-            [K in keyof T]?: T[K] extends { multiple: true }
-                ? string[]
-                : T[K] extends { type: "boolean" }
-                  ? boolean
-                  : string;
-        } & { help?: boolean };
+        }));
     } catch (e) {
-        const msg = (e as Error).message.split("\n")[0].replace(/\. To specify a positional argument.*$/, "");
-        throw new CliError(`${command}: ${msg}; see kube-proxy-mode ${command} --help`);
+        throw flagError(command, e, names);
     }
+    const typed: Record<string, unknown> = {};
+    for (const [name, given] of Object.entries(values)) {
+        const spec = flags[name];
+        if (!spec || spec.type === "boolean") typed[name] = given;
+        else if (Array.isArray(given)) typed[name] = given.map((v) => spec.value(String(v), `--${name}`));
+        else if (given !== undefined) typed[name] = spec.value(String(given), `--${name}`);
+    }
+    return typed as Flags<S>;
 }
 
 /** Reads a file argument; "-" is standard input. */
@@ -117,3 +200,53 @@ export function requireNamespacedName(value: string, flag: string): string {
     requireName(parts[1], `${flag} name`, "label");
     return value;
 }
+
+// The values the commands' flags take, each checked once here (the FlagSets name them).
+
+/** --mode: one of the proxy modes. */
+export const modeValue: FlagValue<ProxyMode> = (raw, name) => requireMode(raw, name);
+
+/** true or false, spelt out (a flag whose value is a setting, not a switch). */
+export const booleanValue: FlagValue<boolean> = (raw, name) => parseBool(raw, name);
+
+/** X.Y or vX.Y.Z. */
+export const kubeVersionValue: FlagValue<KubeVersion> = (raw, name) => {
+    const version = parseKubeVersion(raw);
+    if (!version) throw new CliError(`${name} ${JSON.stringify(raw)}: expected X.Y or vX.Y.Z`);
+    return version;
+};
+
+/** Where the installer keeps kube-proxy. */
+export const flavorValue: FlagValue<Flavor> = (raw, name) => {
+    if (!Object.keys(FLAVORS).includes(raw))
+        throw new CliError(`${name} ${JSON.stringify(raw)}: use ${Object.keys(FLAVORS).join(" or ")}`);
+    return raw as Flavor;
+};
+
+/** A node's name (a DNS-1123 subdomain). */
+export const nodeNameValue: FlagValue<string> = (raw, name) => requireName(raw, name);
+
+/** NAMESPACE/NAME of a Service. */
+export const serviceValue: FlagValue<string> = (raw, name) => requireNamespacedName(raw, name);
+
+/** A pool's name, by the rule the pools' schema holds. */
+export const poolNameValue: FlagValue<string> = (raw, name) => {
+    const parsed = poolInputSchema.shape.name.safeParse(raw);
+    if (!parsed.success) throw new CliError(`${name} ${JSON.stringify(raw)}: ${parsed.error.issues[0].message}`);
+    return parsed.data;
+};
+
+/** A label selector. */
+export const selectorValue: FlagValue<Selector> = (raw, name) => parseSelector(raw, name);
+
+/** Any text but the empty one (an image, a path, a context). */
+export const nonEmptyValue: FlagValue<string> = (raw, name) => {
+    if (raw.trim() === "") throw new CliError(`${name} needs a value; see --help`);
+    return raw;
+};
+
+/** A comma-separated list (A,B,C); empty entries dropped. */
+export const listValue: FlagValue<string[]> = (raw) => splitList(raw) ?? [];
+
+/** --feature-gate NAME=true|false (or A=true,B=false in one flag). */
+export const featureGatesValue: FlagValue<Record<string, boolean>> = (raw) => parseFeatureGates([raw]) ?? {};

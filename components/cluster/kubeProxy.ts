@@ -11,6 +11,7 @@ import {
     drainDeadline,
     podName,
     type DrainOptions,
+    type DrainPod,
 } from "../core/drain.js";
 import { nodeFacts } from "../core/nodes.js";
 import { MARKS, rolloutObjectName, type NodeState } from "../core/plan.js";
@@ -75,6 +76,36 @@ function parseMove(text: string | undefined): NodeMove | undefined {
 }
 
 export class NotFound extends Error {}
+
+/** Why a drain gave up: the pods still on the node, and what blocked their evictions. */
+function drainTimedOut(node: string, timeoutSeconds: number, left: DrainPod[], blockedBy: Map<string, string>): string {
+    const blocked = [...blockedBy.entries()].map(([pod, why]) => `${pod}: ${why}`);
+    return (
+        `drain of ${node} timed out after ${timeoutSeconds}s with ${left.length} pod(s) left (${left.map(podName).join(", ")})` +
+        (blocked.length ? `; ${blocked.join("; ")}` : "")
+    );
+}
+
+/** Whether `holder` may take the Lease: nobody holds it, `holder` does, or its holder's last renewal expired. */
+function leaseIsFree(lease: k8s.V1Lease, holder: string, now: Date): boolean {
+    const s = lease.spec ?? {};
+    const renewed = s.renewTime ? new Date(s.renewTime).getTime() : 0;
+    return (
+        !s.holderIdentity ||
+        s.holderIdentity === holder ||
+        renewed + (s.leaseDurationSeconds ?? 0) * 1000 < now.getTime()
+    );
+}
+
+/** Who holds the Lease, as a refusal names it. */
+function leaseHolder(lease: k8s.V1Lease | undefined): LeaseHolder {
+    const s = lease?.spec ?? {};
+    return {
+        holder: s.holderIdentity ?? "unknown",
+        renewedAt: s.renewTime ? new Date(s.renewTime).toISOString() : "never",
+        durationSeconds: s.leaseDurationSeconds ?? 0,
+    };
+}
 
 function isNotFound(e: unknown): boolean {
     return apiStatus(e) === 404;
@@ -360,50 +391,50 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 if (decision.refused.length) throw new Error(describeRefusal(node, decision.refused));
                 const left = decision.evict;
                 if (left.length === 0) return;
-                if (Date.now() > deadline) {
-                    const blocked = [...blockedBy.entries()].map(([pod, why]) => `${pod}: ${why}`);
-                    throw new Error(
-                        `drain of ${node} timed out after ${timeoutSeconds}s with ${left.length} pod(s) left (${left.map(podName).join(", ")})` +
-                            (blocked.length ? `; ${blocked.join("; ")}` : ""),
-                    );
-                }
-                for (const p of left) {
-                    if (p.metadata?.deletionTimestamp) continue;
-                    const name = p.metadata!.name!;
-                    const namespace = p.metadata!.namespace!;
-                    try {
-                        const grace = p.spec?.terminationGracePeriodSeconds;
-                        await this.core.createNamespacedPodEviction({
-                            name,
-                            namespace,
-                            body: {
-                                apiVersion: "policy/v1",
-                                kind: "Eviction",
-                                metadata: { name, namespace },
-                                ...(grace !== undefined ? { deleteOptions: { gracePeriodSeconds: grace } } : {}),
-                            },
-                        });
-                        blockedBy.delete(podName(p));
-                        log(`evicted ${podName(p)}${grace !== undefined ? ` (grace period ${grace}s)` : ""}`);
-                    } catch (e) {
-                        if (apiStatus(e) === 429) {
-                            if (!blockedBy.has(podName(p))) {
-                                const pdbs = blockingPdbs(
-                                    (await this.policy.listNamespacedPodDisruptionBudget({ namespace })).items,
-                                    p,
-                                );
-                                const why = `eviction refused by PodDisruptionBudget ${pdbs.length ? pdbs.join(", ") : "(none found selecting it)"}: ${apiErrorMessage(e)}`;
-                                blockedBy.set(podName(p), why);
-                                log(`${podName(p)}: ${why}; waiting`);
-                            }
-                        } else if (!isNotFound(e)) throw e;
-                    }
-                }
+                if (Date.now() > deadline) throw new Error(drainTimedOut(node, timeoutSeconds, left, blockedBy));
+                for (const p of left) if (!p.metadata?.deletionTimestamp) await this.evict(p, blockedBy, log);
                 // the watch wakes us when a pod on the node changes; retry a blocked eviction every 5s
                 await changes.next(Math.min(5000, Math.max(0, deadline - Date.now()) + 100));
             }
         } finally {
             changes.stop();
+        }
+    }
+
+    /**
+     * Evicts one pod through the Eviction API with its own grace period. An eviction a
+     * PodDisruptionBudget refuses (429) is not an error: the first refusal of a pod is recorded in
+     * `blockedBy` with the budgets that cover it (and logged); the drain retries it.
+     */
+    private async evict(pod: DrainPod, blockedBy: Map<string, string>, log: (l: string) => void): Promise<void> {
+        const name = pod.metadata!.name!;
+        const namespace = pod.metadata!.namespace!;
+        try {
+            const grace = pod.spec?.terminationGracePeriodSeconds;
+            await this.core.createNamespacedPodEviction({
+                name,
+                namespace,
+                body: {
+                    apiVersion: "policy/v1",
+                    kind: "Eviction",
+                    metadata: { name, namespace },
+                    ...(grace !== undefined ? { deleteOptions: { gracePeriodSeconds: grace } } : {}),
+                },
+            });
+            blockedBy.delete(podName(pod));
+            log(`evicted ${podName(pod)}${grace !== undefined ? ` (grace period ${grace}s)` : ""}`);
+        } catch (e) {
+            if (apiStatus(e) === 429) {
+                if (!blockedBy.has(podName(pod))) {
+                    const pdbs = blockingPdbs(
+                        (await this.policy.listNamespacedPodDisruptionBudget({ namespace })).items,
+                        pod,
+                    );
+                    const why = `eviction refused by PodDisruptionBudget ${pdbs.length ? pdbs.join(", ") : "(none found selecting it)"}: ${apiErrorMessage(e)}`;
+                    blockedBy.set(podName(pod), why);
+                    log(`${podName(pod)}: ${why}; waiting`);
+                }
+            } else if (!isNotFound(e)) throw e;
         }
     }
 
@@ -804,11 +835,11 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         }
     }
 
+    /** Takes the rollout's Lease for `holder`, unless another holder renewed it within its duration. */
     async acquireLease(
         holder: string,
         durationSeconds: number,
     ): Promise<{ acquired: true } | { acquired: false; current: LeaseHolder }> {
-        const namespace = this.names.namespace;
         const now = new Date();
         const spec: k8s.V1LeaseSpec = {
             holderIdentity: holder,
@@ -819,62 +850,49 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         for (let attempt = 0; attempt < 3; attempt++) {
             const lease = await this.readLease();
             if (!lease) {
-                const created = await createUnlessExists(() =>
-                    this.coordination.createNamespacedLease({
-                        namespace,
-                        fieldManager: FIELD_MANAGER,
-                        body: {
-                            metadata: {
-                                name: LEASE_NAME,
-                                namespace,
-                                labels: { [MARKS.managedByLabel]: MARKS.managedByValue },
-                            },
-                            spec,
-                        },
-                    }),
-                );
-                if (created) return { acquired: true };
+                if (await this.createLease(spec)) return { acquired: true };
                 continue;
             }
-            const s = lease.spec ?? {};
-            const renewed = s.renewTime ? new Date(s.renewTime).getTime() : 0;
-            const expired =
-                !s.holderIdentity ||
-                s.holderIdentity === holder ||
-                renewed + (s.leaseDurationSeconds ?? 0) * 1000 < now.getTime();
-            if (!expired) {
-                return {
-                    acquired: false,
-                    current: {
-                        holder: s.holderIdentity!,
-                        renewedAt: new Date(renewed).toISOString(),
-                        durationSeconds: s.leaseDurationSeconds ?? 0,
-                    },
-                };
-            }
-            try {
-                // resourceVersion makes this a compare-and-swap: two runs taking over at once, one wins
-                await this.coordination.replaceNamespacedLease({
-                    name: LEASE_NAME,
-                    namespace,
-                    fieldManager: FIELD_MANAGER,
-                    body: { ...lease, spec: { ...spec, leaseTransitions: (s.leaseTransitions ?? 0) + 1 } },
-                });
-                return { acquired: true };
-            } catch (e) {
-                if ((e as { code?: number })?.code !== 409) throw e;
-            }
+            if (!leaseIsFree(lease, holder, now)) return { acquired: false, current: leaseHolder(lease) };
+            if (await this.takeOverLease(lease, spec)) return { acquired: true };
         }
-        const lease = await this.readLease();
-        const s = lease?.spec ?? {};
-        return {
-            acquired: false,
-            current: {
-                holder: s.holderIdentity ?? "unknown",
-                renewedAt: s.renewTime ? new Date(s.renewTime).toISOString() : "never",
-                durationSeconds: s.leaseDurationSeconds ?? 0,
-            },
-        };
+        return { acquired: false, current: leaseHolder(await this.readLease()) };
+    }
+
+    /** Creates the Lease; false when another run created it first. */
+    private async createLease(spec: k8s.V1LeaseSpec): Promise<boolean> {
+        const namespace = this.names.namespace;
+        return createUnlessExists(() =>
+            this.coordination.createNamespacedLease({
+                namespace,
+                fieldManager: FIELD_MANAGER,
+                body: {
+                    metadata: {
+                        name: LEASE_NAME,
+                        namespace,
+                        labels: { [MARKS.managedByLabel]: MARKS.managedByValue },
+                    },
+                    spec,
+                },
+            }),
+        );
+    }
+
+    /** Replaces a free Lease with ours; false when another run took it over first (409). */
+    private async takeOverLease(lease: k8s.V1Lease, spec: k8s.V1LeaseSpec): Promise<boolean> {
+        try {
+            // resourceVersion makes this a compare-and-swap: two runs taking over at once, one wins
+            await this.coordination.replaceNamespacedLease({
+                name: LEASE_NAME,
+                namespace: this.names.namespace,
+                fieldManager: FIELD_MANAGER,
+                body: { ...lease, spec: { ...spec, leaseTransitions: (lease.spec?.leaseTransitions ?? 0) + 1 } },
+            });
+            return true;
+        } catch (e) {
+            if ((e as { code?: number })?.code !== 409) throw e;
+            return false;
+        }
     }
 
     async renewLease(holder: string): Promise<boolean> {

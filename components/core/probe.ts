@@ -240,9 +240,14 @@ function parseMetrics(lines: string[]): Record<string, number> {
     return metrics;
 }
 
-export function parseProbeOutput(text: string): ProbeReport {
-    const sections = probeSections(text);
-    const lines = (name: string) => (sections[name] ?? []).map((l) => l.trim()).filter((l) => l !== "");
+/** A section's non-empty lines, trimmed. */
+type SectionLines = (name: string) => string[];
+
+/**
+ * The probe's "missing <tool>" and "error <command>" lines, from whichever section they are in;
+ * `note` collects one and says whether the line was one (the sections' other lines are data).
+ */
+function probeNotes(): { missing: string[]; errors: string[]; note: (line: string) => boolean } {
     const missing: string[] = [];
     const errors: string[] = [];
     const note = (l: string) => {
@@ -251,13 +256,31 @@ export function parseProbeOutput(text: string): ProbeReport {
         else return false;
         return true;
     };
+    return { missing, errors, note };
+}
+
+/** The mode kube-proxy answers on /proxyMode, or why there is no answer. */
+function reportedMode(lines: SectionLines): Pick<ProbeReport, "proxyMode" | "proxyModeError"> {
     const modeLines = lines("proxyMode");
     const rc = modeLines.find((l) => l.startsWith("rc="));
     const modeText = modeLines
         .filter((l) => !l.startsWith("rc="))
         .join(" ")
         .trim();
-    const metrics = parseMetrics(lines("metrics"));
+    const modeOk = rc === "rc=0" && /^(iptables|ipvs|nftables|kernelspace)$/.test(modeText);
+    return {
+        proxyMode: modeOk ? modeText : undefined,
+        proxyModeError: modeOk ? undefined : modeText || rc || "no answer",
+    };
+}
+
+type Leftovers = Pick<ProbeReport, "kubeIpvs0" | "ipsets" | "ipvsServices" | "iptables" | "nftTables" | "nftError">;
+
+/**
+ * What the modes leave on a node: kube-ipvs0 and its addresses, ipsets, IPVS virtual servers,
+ * iptables chains, nftables tables.
+ */
+function leftovers(sections: Record<string, string[]>, lines: SectionLines, note: (l: string) => boolean): Leftovers {
     const ipvs0 = lines("kube-ipvs0").filter((l) => !note(l));
     const present = ipvs0[0] === "present";
     const addresses = present ? ipvs0.map((l) => /\binet6?\s+(\S+)/.exec(l)?.[1]).filter((a): a is string => !!a) : [];
@@ -277,15 +300,7 @@ export function parseProbeOutput(text: string): ProbeReport {
     }
     const nftLines = lines("nftables").filter((l) => !note(l));
     const nftTables = nftLines.filter((l) => l.startsWith("table ")).map((l) => l.slice("table ".length).trim());
-    const connect = lines("connect")[0] ?? "";
-    const via = /^ran via: ([^;]+)/.exec(lines("host")[0] ?? "")?.[1];
-    const modeOk = rc === "rc=0" && /^(iptables|ipvs|nftables|kernelspace)$/.test(modeText);
     return {
-        via,
-        time: lines("time")[0] ? Number(lines("time")[0]) : undefined,
-        proxyMode: modeOk ? modeText : undefined,
-        proxyModeError: modeOk ? undefined : modeText || rc || "no answer",
-        metrics,
         kubeIpvs0: { present, addresses },
         ipsets: ipsetsSeen ? setLines.filter((l) => l.startsWith("set ")).map((l) => l.slice(4)) : undefined,
         ipvsServices,
@@ -295,6 +310,23 @@ export function parseProbeOutput(text: string): ProbeReport {
             nftTables.length === 0 && nftLines.length > 0 && !nftLines.every((l) => l.startsWith("table "))
                 ? nftLines.join(" ")
                 : undefined,
+    };
+}
+
+export function parseProbeOutput(text: string): ProbeReport {
+    const sections = probeSections(text);
+    const lines: SectionLines = (name) => (sections[name] ?? []).map((l) => l.trim()).filter((l) => l !== "");
+    const { missing, errors, note } = probeNotes();
+    const mode = reportedMode(lines);
+    const metrics = parseMetrics(lines("metrics"));
+    const left = leftovers(sections, lines, note);
+    const connect = lines("connect")[0] ?? "";
+    return {
+        via: /^ran via: ([^;]+)/.exec(lines("host")[0] ?? "")?.[1],
+        time: lines("time")[0] ? Number(lines("time")[0]) : undefined,
+        ...mode,
+        metrics,
+        ...left,
         missing,
         errors,
         connect: { attempted: connect !== "skipped" && connect !== "", ok: connect === "connected", detail: connect },

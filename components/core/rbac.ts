@@ -98,13 +98,36 @@ export interface RbacOptions {
     serviceAccount?: { name: string; namespace: string };
 }
 
+interface RbacMetadata {
+    name: string;
+    namespace?: string;
+    labels: Record<string, string>;
+}
+
+/** A ClusterRole or Role, as the manifest and the Pulumi helper write it. */
+export interface RbacRole {
+    apiVersion: "rbac.authorization.k8s.io/v1";
+    kind: "ClusterRole" | "Role";
+    metadata: RbacMetadata;
+    rules: PolicyRule[];
+}
+
+/** A ClusterRoleBinding or RoleBinding of the role to the identity that runs rollouts. */
+export interface RbacBinding {
+    apiVersion: "rbac.authorization.k8s.io/v1";
+    kind: "ClusterRoleBinding" | "RoleBinding";
+    metadata: RbacMetadata;
+    roleRef: { apiGroup: "rbac.authorization.k8s.io"; kind: "ClusterRole" | "Role"; name: string };
+    subjects: { kind: "ServiceAccount"; name: string; namespace: string }[];
+}
+
 /** The RBAC objects, in the order they are applied: ClusterRole, ClusterRoleBinding, Role, RoleBinding. */
-export function rbacObjects(opts: RbacOptions = {}): Record<string, any>[] {
+export function rbacObjects(opts: RbacOptions = {}): [RbacRole, RbacBinding, RbacRole, RbacBinding] {
     const name = opts.name ?? "kube-proxy-mode";
     const namespace = opts.namespace ?? "kube-system";
     const sa = opts.serviceAccount ?? { name: "kube-proxy-mode", namespace: "kube-system" };
     const labels = { "app.kubernetes.io/name": "kube-proxy-mode" };
-    const subjects = [{ kind: "ServiceAccount", name: sa.name, namespace: sa.namespace }];
+    const subjects: RbacBinding["subjects"] = [{ kind: "ServiceAccount", name: sa.name, namespace: sa.namespace }];
     const rules = (scope: Permission["scope"]) =>
         PERMISSIONS.filter((p) => p.scope === scope).map((p) => ({ ...p.rule }));
     return [

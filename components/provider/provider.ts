@@ -17,6 +17,12 @@ export function packageVersion(): string {
 
 const INPUT_NAMES = Object.keys(componentInputSchema.shape);
 
+/** What every SDK Output carries but the SDK's typings do not declare (@pulumi/pulumi output.js). */
+interface OutputInternals {
+    isKnown: Promise<boolean>;
+    promise(): Promise<unknown>;
+}
+
 /**
  * The component's arguments from the inputs a program sent. The schema's shapes are the
  * TypeScript API's (a pool's `drain` object is the TypeScript object form; `{}` is `true`), so
@@ -37,8 +43,8 @@ export async function componentArgs(inputs: pulumi.Inputs): Promise<KubeProxyMod
         const v = inputs[k];
         if (v === undefined || v === null) continue;
         if (pulumi.Output.isInstance(v)) {
-            const o = v as any;
-            const [known, value] = await Promise.all([o.isKnown as Promise<boolean>, o.promise() as Promise<unknown>]);
+            const o = v as unknown as OutputInternals;
+            const [known, value] = await Promise.all([o.isKnown, o.promise()]);
             if (known && (value === undefined || value === null)) continue;
             // the graph needs `alerts` plain (whether the PrometheusRule exists): a known one is unwrapped
             if (known && k === "alerts") {

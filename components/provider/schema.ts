@@ -65,8 +65,60 @@ const INPUT_DOCS: Record<string, string> = {
 
 const SECRET_INPUTS = new Set(["kubeconfig"]);
 
-type Json = Record<string, any>;
-type PulumiType = Json;
+/** The part of a JSON-schema node (zod's toJSONSchema output) that the package schema is made from. */
+interface JsonSchemaNode {
+    type?: string;
+    enum?: unknown[];
+    anyOf?: JsonSchemaNode[];
+    items?: JsonSchemaNode;
+    properties?: Record<string, JsonSchemaNode>;
+    additionalProperties?: JsonSchemaNode;
+    required?: string[];
+    default?: unknown;
+}
+
+/** A Pulumi package-schema type or property (https://www.pulumi.com/docs/iac/extending-pulumi/schema/). */
+interface PulumiType {
+    type?: string;
+    $ref?: string;
+    description?: string;
+    items?: PulumiType;
+    additionalProperties?: PulumiType;
+    enum?: { name: string; value: string }[];
+    properties?: Record<string, PulumiType>;
+    required?: string[];
+    default?: unknown;
+    secret?: boolean;
+}
+
+/** The component resource in the package schema. */
+interface ResourceSpec {
+    isComponent: true;
+    description: string;
+    inputProperties: Record<string, PulumiType>;
+    requiredInputs: string[];
+    properties: Record<string, PulumiType>;
+    required: string[];
+}
+
+/** The package schema (a Pulumi PackageSpec), as far as this package fills it in. */
+export interface PackageSchema {
+    name: string;
+    displayName: string;
+    version: string;
+    description: string;
+    keywords: string[];
+    license: string;
+    language: Record<string, Record<string, unknown>>;
+    types: Record<string, PulumiType>;
+    resources: Record<string, ResourceSpec>;
+}
+
+/** The body of an object type: its properties and the required ones. */
+interface ObjectBody {
+    properties: Record<string, PulumiType>;
+    required?: string[];
+}
 
 /** The outputs of KubeProxyMode (components/pulumi/kubeProxyMode.ts), in the schema's terms. */
 function outputProperties(): Record<string, PulumiType> {
@@ -103,7 +155,7 @@ function outputProperties(): Record<string, PulumiType> {
     };
 }
 
-const FINDING_TYPE: Json = {
+const FINDING_TYPE: PulumiType = {
     type: "object",
     description: "A finding of the preview: what breaks, what is blocked, what the reviewer should know.",
     properties: {
@@ -136,11 +188,11 @@ function typeName(path: string): string {
  * in `types`. Union types the schema cannot carry are flattened: `boolean | { ... }` (a pool's
  * `drain`) becomes the object, whose presence means true (`drain: {}` is `drain: true`).
  */
-function flatten(node: Json, path: string, types: Record<string, Json>): PulumiType {
+function flatten(node: JsonSchemaNode, path: string, types: Record<string, PulumiType>): PulumiType {
     if (node.anyOf) {
-        const object = node.anyOf.find((b: Json) => b.type === "object" && b.properties);
-        const others = node.anyOf.filter((b: Json) => b !== object);
-        if (!object || !others.every((b: Json) => b.type === "boolean"))
+        const object = node.anyOf.find((b) => b.type === "object" && b.properties);
+        const others = node.anyOf.filter((b) => b !== object);
+        if (!object || !others.every((b) => b.type === "boolean"))
             throw new Error(`schema: ${path}: a union the package schema cannot carry`);
         return flatten(object, path, types);
     }
@@ -149,11 +201,11 @@ function flatten(node: Json, path: string, types: Record<string, Json>): PulumiT
         // each value named for the SDKs (Go: ProxyModeNftables, OnFailureRollbackNode; Python: NFTABLES)
         types[TYPE_PREFIX + name] = {
             type: "string",
-            enum: node.enum.map((value: string) => ({ name: value.split("-").map(pascal).join(""), value })),
+            enum: node.enum.map(String).map((value) => ({ name: value.split("-").map(pascal).join(""), value })),
         };
         return ref(name);
     }
-    if (node.type === "array") return { type: "array", items: flatten(node.items, `${path}[]`, types) };
+    if (node.type === "array") return { type: "array", items: flatten(node.items ?? {}, `${path}[]`, types) };
     if (node.type === "object" && node.properties) {
         const name = typeName(path);
         types[TYPE_PREFIX + name] = { type: "object", ...objectBody(node, path, types) };
@@ -161,15 +213,21 @@ function flatten(node: Json, path: string, types: Record<string, Json>): PulumiT
     }
     if (node.type === "object")
         return { type: "object", additionalProperties: flatten(node.additionalProperties ?? {}, `${path}{}`, types) };
-    if (["string", "boolean", "integer", "number"].includes(node.type)) return { type: node.type };
+    if (node.type !== undefined && ["string", "boolean", "integer", "number"].includes(node.type))
+        return { type: node.type };
     if (Object.keys(node).filter((k) => k !== "default").length === 0) return ANY;
     throw new Error(`schema: ${path}: JSON schema ${JSON.stringify(node)} has no package-schema form`);
 }
 
-function objectBody(node: Json, path: string, types: Record<string, Json>, docs: Record<string, string> = {}): Json {
-    const properties: Record<string, Json> = {};
-    for (const [key, child] of Object.entries<Json>(node.properties)) {
-        const p: Json = { ...flatten(child, path ? `${path}.${key}` : key, types) };
+function objectBody(
+    node: JsonSchemaNode,
+    path: string,
+    types: Record<string, PulumiType>,
+    docs: Record<string, string> = {},
+): ObjectBody {
+    const properties: Record<string, PulumiType> = {};
+    for (const [key, child] of Object.entries(node.properties ?? {})) {
+        const p: PulumiType = { ...flatten(child, path ? `${path}.${key}` : key, types) };
         if (docs[key]) p.description = docs[key];
         if (child.default !== undefined) p.default = child.default;
         if (!path && SECRET_INPUTS.has(key)) p.secret = true;
@@ -182,11 +240,12 @@ function objectBody(node: Json, path: string, types: Record<string, Json>, docs:
 }
 
 /** The package schema (a Pulumi PackageSpec) of the `kube-proxy-mode` plugin at `version`. */
-export function packageSchema(version: string): Json {
-    const types: Record<string, Json> = {};
-    const json = z.toJSONSchema(componentInputSchema, { io: "input", unrepresentable: "any" }) as Json;
+export function packageSchema(version: string): PackageSchema {
+    const types: Record<string, PulumiType> = {};
+    // zod's JSON schema, read as the nodes `flatten` knows (it throws on any other form)
+    const json = z.toJSONSchema(componentInputSchema, { io: "input", unrepresentable: "any" }) as JsonSchemaNode;
     const inputs = objectBody(json, "", types, INPUT_DOCS);
-    if (!(types[`${TYPE_PREFIX}ProxyMode`]?.enum ?? []).every((e: Json, i: number) => e.value === PROXY_MODES[i]))
+    if (!(types[`${TYPE_PREFIX}ProxyMode`]?.enum ?? []).every((e, i) => e.value === PROXY_MODES[i]))
         throw new Error("schema: mode is not the proxy modes");
     types[`${TYPE_PREFIX}Finding`] = FINDING_TYPE;
     const outputs = outputProperties();

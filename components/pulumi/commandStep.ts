@@ -32,61 +32,75 @@
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
 
+// The launcher is these three functions' source (see STEP_LAUNCHER): each is self-contained (its
+// own require calls, nothing from this module's scope) and calls the others by name only.
+
 /**
- * The program the step's interpreter runs (`node -e STEP_LAUNCHER <create>`): finds the CLI when
- * the step runs and calls it with `<create>` then the JSON array of KPM_STEP_ARGS, as argv (never
- * through a shell). A function so it is type-checked and testable; its source is the constant.
+ * The CLI's main.js for the project in `cwd`: KPM_CLI, else the kube-proxy-mode package the
+ * project installed, else a kube-proxy-mode package at or above `cwd` (the package itself, or a
+ * link to its build). Part of the step launcher's source.
  */
-function stepLauncher(): void {
+function findStepCli(cwd: string): string | undefined {
     /* eslint-disable @typescript-eslint/no-require-imports */
     const fs = require("node:fs") as typeof import("node:fs");
     const path = require("node:path") as typeof import("node:path");
-    const cwd = process.cwd();
-    const find = (): string | undefined => {
-        if (process.env.KPM_CLI) return process.env.KPM_CLI;
-        try {
-            return path.join(
-                path.dirname(require.resolve("kube-proxy-mode/package.json", { paths: [cwd] })),
-                "dist",
-                "components",
-                "cli",
-                "main.js",
-            );
-        } catch {
-            // the project is the package itself (or links to its build): look upwards
-        }
-        for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
-            try {
-                if (
-                    (JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as { name?: unknown }).name ===
-                    "kube-proxy-mode"
-                )
-                    return path.join(dir, "dist", "components", "cli", "main.js");
-            } catch {
-                // no package.json we can read here: go on up
-            }
-            if (dir === path.dirname(dir)) return undefined;
-        }
-    };
-    const main = find();
-    if (!main || !fs.existsSync(main)) {
-        process.stderr.write(
-            `cannot find the kube-proxy-mode CLI from ${cwd}: install the kube-proxy-mode package in the Pulumi project (npm install kube-proxy-mode), or set KPM_CLI to its dist/components/cli/main.js\n`,
-        );
-        process.exit(2);
+    if (process.env.KPM_CLI) return process.env.KPM_CLI;
+    const main = (root: string) => path.join(root, "dist", "components", "cli", "main.js");
+    try {
+        return main(path.dirname(require.resolve("kube-proxy-mode/package.json", { paths: [cwd] })));
+    } catch {
+        // the project is the package itself (or links to its build): look upwards
     }
+    for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
+        try {
+            const name = (JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as { name?: unknown })
+                .name;
+            if (name === "kube-proxy-mode") return main(dir);
+        } catch {
+            // no package.json we can read here: go on up
+        }
+        if (dir === path.dirname(dir)) return undefined;
+    }
+    /* eslint-enable @typescript-eslint/no-require-imports */
+}
+
+/**
+ * The CLI's arguments after the step's command: KPM_STEP_ARGS, a JSON array of strings; else
+ * exit 2. Part of the step launcher's source.
+ */
+function stepArgs(): string[] {
     let args: unknown;
     try {
         args = JSON.parse(process.env.KPM_STEP_ARGS ?? "[]");
     } catch {
         args = undefined;
     }
-    if (!Array.isArray(args) || !args.every((a) => typeof a === "string")) {
+    if (!Array.isArray(args) || !args.every((a): a is string => typeof a === "string")) {
         process.stderr.write(
             "KPM_STEP_ARGS must be a JSON array of strings (the CLI's arguments after the step's command)\n",
         );
         process.exit(2);
     }
+    return args;
+}
+
+/**
+ * The program the step's interpreter runs (`node -e STEP_LAUNCHER <create>`): finds the CLI when
+ * the step runs and calls it with `<create>` then the JSON array of KPM_STEP_ARGS, as argv (never
+ * through a shell). Functions so it is type-checked and testable; their source is the constant.
+ */
+function stepLauncher(): void {
+    /* eslint-disable @typescript-eslint/no-require-imports */
+    const fs = require("node:fs") as typeof import("node:fs");
+    const cwd = process.cwd();
+    const main = findStepCli(cwd);
+    if (!main || !fs.existsSync(main)) {
+        process.stderr.write(
+            `cannot find the kube-proxy-mode CLI from ${cwd}: install the kube-proxy-mode package in the Pulumi project (npm install kube-proxy-mode), or set KPM_CLI to its dist/components/cli/main.js\n`,
+        );
+        process.exit(2);
+    }
+    const args = stepArgs();
     // The CLI runs in a child process that writes straight into the step's output. The command
     // provider kills the step's process (SIGKILL) when the engine cancels (a first Ctrl-C of
     // `pulumi up`): that is this launcher, never the CLI. The CLI sees its parent gone and stops
@@ -103,10 +117,11 @@ function stepLauncher(): void {
         process.exit(2);
     });
     child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+    /* eslint-enable @typescript-eslint/no-require-imports */
 }
 
 /** The launcher's source: the interpreter's program, the same on every machine. */
-export const STEP_LAUNCHER = `(${stepLauncher.toString()})()`;
+export const STEP_LAUNCHER = [findStepCli, stepArgs, stepLauncher].map(String).join("\n") + "\nstepLauncher();";
 
 /** The step's `create`: a constant, the CLI's subcommand (its other arguments are in KPM_STEP_ARGS). */
 export const STEP_CREATE = "rollout";

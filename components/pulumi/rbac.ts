@@ -2,7 +2,7 @@
 // Rendered from the same data as the shipped rbac/kube-proxy-mode.yaml (components/core/rbac.ts).
 import * as pulumi from "@pulumi/pulumi";
 import * as k8s from "@pulumi/kubernetes";
-import { rbacObjects, type RbacOptions } from "../core/rbac.js";
+import { rbacObjects, type RbacBinding, type RbacOptions, type RbacRole } from "../core/rbac.js";
 
 export interface KubeProxyModeRbac {
     clusterRole: k8s.rbac.v1.ClusterRole;
@@ -21,12 +21,18 @@ export function kubeProxyModeRbac(
     args: RbacOptions & { serviceAccount: { name: string; namespace: string } },
     opts?: pulumi.CustomResourceOptions,
 ): KubeProxyModeRbac {
-    const [cr, crb, role, rb] = rbacObjects(args);
-    const strip = ({ apiVersion: _a, kind: _k, ...rest }: Record<string, any>): any => rest;
+    const [cr, crb, r, rb] = rbacObjects(args);
+    // the resource classes set apiVersion and kind themselves
+    const role = ({ metadata, rules }: RbacRole) => ({ metadata, rules });
+    const binding = ({ metadata, roleRef, subjects }: RbacBinding) => ({
+        metadata,
+        roleRef,
+        subjects,
+    });
     return {
-        clusterRole: new k8s.rbac.v1.ClusterRole(`${name}-clusterrole`, strip(cr), opts),
-        clusterRoleBinding: new k8s.rbac.v1.ClusterRoleBinding(`${name}-clusterrolebinding`, strip(crb), opts),
-        role: new k8s.rbac.v1.Role(`${name}-role`, strip(role), opts),
-        roleBinding: new k8s.rbac.v1.RoleBinding(`${name}-rolebinding`, strip(rb), opts),
+        clusterRole: new k8s.rbac.v1.ClusterRole(`${name}-clusterrole`, role(cr), opts),
+        clusterRoleBinding: new k8s.rbac.v1.ClusterRoleBinding(`${name}-clusterrolebinding`, binding(crb), opts),
+        role: new k8s.rbac.v1.Role(`${name}-role`, role(r), opts),
+        roleBinding: new k8s.rbac.v1.RoleBinding(`${name}-rolebinding`, binding(rb), opts),
     };
 }

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
-import { rbacObjects } from "../../components/core/rbac.js";
+import { rbacObjects, type RbacRole } from "../../components/core/rbac.js";
 import { MARKS } from "../../components/core/plan.js";
 import { clients, startCluster, stopCluster } from "./support.js";
 import { rollout, writeSpec } from "./drainSupport.js";
@@ -107,7 +107,7 @@ describe("@e2e RBAC: the rollout as a ServiceAccount bound to exactly the shippe
     /** Replaces the ClusterRole or Role with one whose rule for `resource` lacks `verb`. */
     async function withoutPermission(kind: "ClusterRole" | "Role", resource: string, verb: string) {
         const all = rbacObjects();
-        const role = structuredClone(all.find((o) => o.kind === kind)!);
+        const role = structuredClone(all.find((o): o is RbacRole => o.kind === kind)!);
         role.rules = role.rules
             .map((r: any) =>
                 r.resources.includes(resource) ? { ...r, verbs: r.verbs.filter((v: string) => v !== verb) } : r,

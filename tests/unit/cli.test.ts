@@ -204,7 +204,7 @@ describe("kube-proxy-mode CLI", () => {
                 "a bad version",
                 ["render", "--current", KUBEADM, "--mode", "nftables", "--kubernetes-version", "latest"],
                 undefined,
-                /kubernetesVersion must look like "1\.37"/,
+                /--kubernetes-version "latest": expected X\.Y or vX\.Y\.Z/,
             ],
         ];
         for (const [what, args, input, message] of invalid) {

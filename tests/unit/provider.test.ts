@@ -51,21 +51,21 @@ describe("provider plugin: package schema", () => {
             description: component.inputProperties.mode.description,
         });
         assert.deepEqual(
-            typeOf("ProxyMode").enum.map((e: any) => e.value),
+            typeOf("ProxyMode").enum?.map((e) => e.value),
             [...PROXY_MODES],
         );
         assert.deepEqual(
-            typeOf("OnFailure").enum.map((e: any) => e.value),
+            typeOf("OnFailure").enum?.map((e) => e.value),
             ["rollback-node", "stop"],
         );
         assert.deepEqual(
-            typeOf("Flavor").enum.map((e: any) => e.value),
+            typeOf("Flavor").enum?.map((e) => e.value),
             ["kubeadm", "eks"],
         );
-        assert.deepEqual(typeOf("Pool").properties.drain, { $ref: "#/types/kube-proxy-mode:index:PoolDrain" });
-        assert.deepEqual(Object.keys(typeOf("PoolDrain").properties).sort(), ["deleteEmptyDirData", "force"]);
+        assert.deepEqual(typeOf("Pool").properties?.drain, { $ref: "#/types/kube-proxy-mode:index:PoolDrain" });
+        assert.deepEqual(Object.keys(typeOf("PoolDrain").properties ?? {}).sort(), ["deleteEmptyDirData", "force"]);
         assert.deepEqual(typeOf("Pool").required, ["name", "nodeSelector"]);
-        assert.deepEqual(typeOf("Verify").properties.hooks, {
+        assert.deepEqual(typeOf("Verify").properties?.hooks, {
             type: "array",
             items: { $ref: "#/types/kube-proxy-mode:index:Hook" },
         });

@@ -19,15 +19,28 @@ import {
     type Context,
 } from "../../rollout/runner.js";
 import { describeIssues, rolloutSpecSchema, verifySchema, type RolloutSpec } from "../../rollout/spec.js";
-import { parseFlags, readInput, requireMode, requireName, requireNamespacedName } from "../args.js";
+import {
+    flag,
+    flavorValue,
+    modeValue,
+    nodeNameValue,
+    nonEmptyValue,
+    parseFlags,
+    poolNameValue,
+    readInput,
+    requireName,
+    serviceValue,
+    type Flags,
+} from "../args.js";
 import { CliError, EXIT, table } from "../output.js";
 import type { Io } from "../main.js";
 
+/** The flags of every command that acts on a cluster: which cluster, and JSON output. */
 const ACCESS_FLAGS = {
-    kubeconfig: { type: "string" },
-    context: { type: "string" },
-    json: { type: "boolean" },
-} as const;
+    kubeconfig: flag.value(),
+    context: flag.value(),
+    json: flag.switch(),
+};
 
 const ACCESS_HELP = `  --kubeconfig PATH, --context NAME   which cluster (default: $KUBECONFIG or ~/.kube/config;
                                       KPM_KUBECONFIG may hold a kubeconfig's content instead,
@@ -35,7 +48,7 @@ const ACCESS_HELP = `  --kubeconfig PATH, --context NAME   which cluster (defaul
   --json                              one JSON object on stdout`;
 
 function connect(
-    flags: Record<string, any>,
+    flags: Flags<typeof ACCESS_FLAGS>,
     flavor: Flavor,
     names?: RolloutSpec["names"],
     reviewed?: RolloutSpec["cluster"],
@@ -65,13 +78,6 @@ function connect(
     }
     // hooks get this very cluster and identity (the context applied), in a private file while they run
     return { cluster: new KubeProxyCluster(kc, namesFor(flavor, names ?? {})), kubeconfig: kc.exportConfig() };
-}
-
-function flavorOf(value: string | undefined): Flavor {
-    if (value === undefined) return "kubeadm";
-    if (value !== "kubeadm" && value !== "eks")
-        throw new CliError(`--flavor ${JSON.stringify(value)}: use kubeadm or eks`);
-    return value;
 }
 
 function stamp(): string {
@@ -105,7 +111,18 @@ run against that API server: a kubeconfig pointing elsewhere is refused (exit 2)
 
 Exit codes: 0 done, 1 a node failed (the message names it, the check and its output), 2 invalid spec.`;
 
-function readSpec(flags: Record<string, any>): RolloutSpec {
+/** rollout's flags. */
+export const ROLLOUT_FLAGS = {
+    spec: flag.value(),
+    pool: flag.list(poolNameValue),
+    finish: flag.switch(),
+    plan: flag.switch(),
+    ...ACCESS_FLAGS,
+};
+
+type RolloutFlags = Flags<typeof ROLLOUT_FLAGS>;
+
+function readSpec(flags: RolloutFlags): RolloutSpec {
     const text = flags.spec !== undefined ? readInput(flags.spec, "--spec") : process.env.KPM_ROLLOUT_SPEC;
     if (!text) throw new CliError("no rollout spec: pass --spec FILE or set KPM_ROLLOUT_SPEC");
     let raw: unknown;
@@ -135,14 +152,96 @@ function readSpec(flags: Record<string, any>): RolloutSpec {
     return spec;
 }
 
+/** KPM_LEASE_SECONDS: how long the rollout's Lease holds after its last renewal; undefined for the default. */
+function leaseSecondsFromEnv(): number | undefined {
+    const text = process.env.KPM_LEASE_SECONDS;
+    if (!text) return undefined;
+    const seconds = Number(text);
+    if (!(Number.isInteger(seconds) && seconds >= 2))
+        throw new CliError(`KPM_LEASE_SECONDS ${JSON.stringify(text)} must be a whole number of seconds, at least 2`);
+    return seconds;
+}
+
+/**
+ * SIGINT/SIGTERM while the rollout runs: the node in hand is finished or rolled back, the lease
+ * released, then the command exits 1. `release` removes the handlers.
+ */
+function stopOnSignal(log: (l: string) => void): { signal: AbortSignal; release: () => void } {
+    const stop = new AbortController();
+    const onSignal = (signal: NodeJS.Signals) => {
+        if (stop.signal.aborted) return;
+        log(`${signal} received: finishing or rolling back the node(s) in hand, then stopping`);
+        stop.abort(signal);
+    };
+    process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
+    return { signal: stop.signal, release: () => void process.off("SIGINT", onSignal).off("SIGTERM", onSignal) };
+}
+
+/** --plan: the plan on stdout, its findings on stderr (or both as JSON); exit 1 on an error finding. */
+async function printRolloutPlan(ctx: Context, io: Io, json: boolean): Promise<number> {
+    const { plan, findings } = await currentPlan(ctx);
+    if (json) io.out(JSON.stringify({ plan, findings }, null, 2));
+    else {
+        io.out(describePlan(plan));
+        for (const f of findings) io.err(`${f.severity}: ${f.field}: ${f.message}`);
+    }
+    return findings.some((f) => f.severity === "error") ? EXIT.failed : EXIT.ok;
+}
+
+/** --finish: the canonical hand-back, then the verification record (logged, and printed as the step's result line). */
+async function finishRollout(ctx: Context, io: Io, json: boolean): Promise<VerificationRecord> {
+    await finish(ctx);
+    const verification = await verificationRecord(ctx);
+    ctx.log(
+        `verified ${verification.nodesVerified} of ${verification.nodesTotal} node(s) on configuration ${ctx.spec.target.hash} ` +
+            `(${verification.nodesChecked} by the built-in node checks)${verification.unverified.length ? `; not verified: ${verification.unverified.join(", ")}` : ""}`,
+    );
+    // the finish step records this line as the stack's promotion record (see core/promotion.ts)
+    if (!json) io.out(`${STEP_RESULT_PREFIX}${JSON.stringify(verification)}`);
+    return verification;
+}
+
+/** The pools asked for (every pool without --pool, none for a lone --finish), then the finish if asked. */
+async function moveAndFinish(ctx: Context, flags: RolloutFlags, io: Io): Promise<number> {
+    const outcomes = flags.pool || !flags.finish ? await runPools(ctx, flags.pool) : [];
+    if (ctx.signal?.aborted)
+        throw new RolloutInterrupted(
+            `the rollout was stopped (${String(ctx.signal.reason)}) after its last node finished: every node it moved is verified and released`,
+        );
+    const verification = flags.finish ? await finishRollout(ctx, io, flags.json === true) : undefined;
+    if (flags.json) {
+        const { spec } = ctx;
+        const report = {
+            ok: true,
+            target: spec.target.hash,
+            mode: spec.target.mode,
+            nodes: outcomes,
+            ...(verification ? { verification } : {}),
+        };
+        io.out(JSON.stringify(report, null, 2));
+    }
+    return EXIT.ok;
+}
+
+/** A failed rollout as the CLI reports it: a node's failure (exit 1, with --json its record), or a CliError. */
+function rolloutError(e: unknown, io: Io, json: boolean): number {
+    if (e instanceof RolloutFailure) {
+        if (json) {
+            const { node, pool, check, detail, rolledBack, leftCordoned } = e;
+            io.out(JSON.stringify({ ok: false, node, pool, check, detail, rolledBack, leftCordoned }, null, 2));
+        }
+        io.err(`rollout failed: ${e.message}`);
+        return EXIT.failed;
+    }
+    if (e instanceof NotFound) throw new CliError(e.message, EXIT.failed);
+    if (e instanceof RolloutBusy || e instanceof RolloutInterrupted)
+        throw new CliError(`rollout ${e instanceof RolloutBusy ? "refused" : "stopped"}: ${e.message}`, EXIT.failed);
+    const fromApi = typeof (e as { code?: unknown })?.code === "number" || !(e instanceof Error);
+    throw new CliError(`rollout failed: ${fromApi ? apiErrorMessage(e) : e.message}`, EXIT.failed);
+}
+
 export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
-    const flags = parseFlags("rollout", argv, {
-        spec: { type: "string" },
-        pool: { type: "string", multiple: true },
-        finish: { type: "boolean" },
-        plan: { type: "boolean" },
-        ...ACCESS_FLAGS,
-    });
+    const flags = parseFlags("rollout", argv, ROLLOUT_FLAGS);
     if (flags.help) {
         io.out(ROLLOUT_HELP);
         return EXIT.ok;
@@ -154,99 +253,20 @@ export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
         log(
             `API ${call} failed (${apiErrorMessage(e)}); retrying in ${(delay / 1000).toFixed(1)}s (attempt ${attempt + 1})`,
         );
-    // SIGINT/SIGTERM: the node in hand is finished or rolled back, the lease released, then exit 1
-    const stop = new AbortController();
-    const onSignal = (signal: NodeJS.Signals) => {
-        if (stop.signal.aborted) return;
-        log(`${signal} received: finishing or rolling back the node(s) in hand, then stopping`);
-        stop.abort(signal);
-    };
-    process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
-    const leaseSeconds = process.env.KPM_LEASE_SECONDS ? Number(process.env.KPM_LEASE_SECONDS) : undefined;
-    if (leaseSeconds !== undefined && !(Number.isInteger(leaseSeconds) && leaseSeconds >= 2))
-        throw new CliError(
-            `KPM_LEASE_SECONDS ${JSON.stringify(process.env.KPM_LEASE_SECONDS)} must be a whole number of seconds, at least 2`,
-        );
+    const leaseSeconds = leaseSecondsFromEnv();
+    const stop = stopOnSignal(log);
     const ctx: Context = { cluster, spec, log, kubeconfig, signal: stop.signal, leaseSeconds };
     try {
-        if (flags.plan) {
-            const { plan, findings } = await currentPlan(ctx);
-            if (flags.json) io.out(JSON.stringify({ plan, findings }, null, 2));
-            else {
-                io.out(describePlan(plan));
-                for (const f of findings) io.err(`${f.severity}: ${f.field}: ${f.message}`);
-            }
-            return findings.some((f) => f.severity === "error") ? EXIT.failed : EXIT.ok;
-        }
-        const outcomes = flags.pool || !flags.finish ? await runPools(ctx, flags.pool) : [];
-        if (stop.signal.aborted)
-            throw new RolloutInterrupted(
-                `the rollout was stopped (${String(stop.signal.reason)}) after its last node finished: every node it moved is verified and released`,
-            );
-        let verification: Awaited<ReturnType<typeof verificationRecord>> | undefined;
-        if (flags.finish) {
-            await finish(ctx);
-            verification = await verificationRecord(ctx);
-            log(
-                `verified ${verification.nodesVerified} of ${verification.nodesTotal} node(s) on configuration ${spec.target.hash} ` +
-                    `(${verification.nodesChecked} by the built-in node checks)${verification.unverified.length ? `; not verified: ${verification.unverified.join(", ")}` : ""}`,
-            );
-            // the finish step records this line as the stack's promotion record (see core/promotion.ts)
-            if (!flags.json) io.out(`${STEP_RESULT_PREFIX}${JSON.stringify(verification)}`);
-        }
-        if (flags.json)
-            io.out(
-                JSON.stringify(
-                    {
-                        ok: true,
-                        target: spec.target.hash,
-                        mode: spec.target.mode,
-                        nodes: outcomes,
-                        ...(verification ? { verification } : {}),
-                    },
-                    null,
-                    2,
-                ),
-            );
-        return EXIT.ok;
+        return flags.plan ? await printRolloutPlan(ctx, io, flags.json === true) : await moveAndFinish(ctx, flags, io);
     } catch (e) {
-        if (e instanceof RolloutFailure) {
-            if (flags.json)
-                io.out(
-                    JSON.stringify(
-                        {
-                            ok: false,
-                            node: e.node,
-                            pool: e.pool,
-                            check: e.check,
-                            detail: e.detail,
-                            rolledBack: e.rolledBack,
-                            leftCordoned: e.leftCordoned,
-                        },
-                        null,
-                        2,
-                    ),
-                );
-            io.err(`rollout failed: ${e.message}`);
-            return EXIT.failed;
-        }
-        if (e instanceof NotFound) throw new CliError(e.message, EXIT.failed);
-        if (e instanceof RolloutBusy || e instanceof RolloutInterrupted)
-            throw new CliError(
-                `rollout ${e instanceof RolloutBusy ? "refused" : "stopped"}: ${e.message}`,
-                EXIT.failed,
-            );
-        throw new CliError(
-            `rollout failed: ${typeof (e as { code?: unknown })?.code === "number" || !(e instanceof Error) ? apiErrorMessage(e) : e.message}`,
-            EXIT.failed,
-        );
+        return rolloutError(e, io, flags.json === true);
     } finally {
-        process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
+        stop.release();
     }
 }
 
 /** After the finish: which nodes of the pools are verified on the target, and how (the promotion record's counts). */
-async function verificationRecord(ctx: Context) {
+async function verificationRecord(ctx: Context): Promise<VerificationRecord> {
     const { plan } = await currentPlan(ctx);
     const poolNodes = plan.pools.flatMap((p) => p.nodes.map((n) => n.name));
     const nodes = await ctx.cluster.nodes();
@@ -258,6 +278,14 @@ async function verificationRecord(ctx: Context) {
         /** when the finish completed: the promotion record's finishedAt */
         finishedAt: new Date().toISOString(),
     };
+}
+
+/** What the finish reports and the promotion record is made of. */
+interface VerificationRecord extends ReturnType<typeof summarizeVerification> {
+    configHash: string;
+    mode: ProxyMode;
+    cluster: KubeProxyCluster["identity"];
+    finishedAt: string;
 }
 
 export const STATUS_HELP = `kube-proxy-mode status [--flavor kubeadm|eks] [--probe]
@@ -365,20 +393,22 @@ function printStatus(
     io.err(`canonical ConfigMap: ${canonical.mode} (${canonical.hash})${rollout}`);
 }
 
+/** status's flags. */
+export const STATUS_FLAGS = {
+    flavor: flag.value(flavorValue),
+    probe: flag.switch(),
+    image: flag.value(nonEmptyValue),
+    service: flag.value(serviceValue),
+    ...ACCESS_FLAGS,
+};
+
 export async function statusCommand(argv: string[], io: Io): Promise<number> {
-    const flags = parseFlags("status", argv, {
-        flavor: { type: "string" },
-        probe: { type: "boolean" },
-        image: { type: "string" },
-        service: { type: "string" },
-        ...ACCESS_FLAGS,
-    });
+    const flags = parseFlags("status", argv, STATUS_FLAGS);
     if (flags.help) {
         io.out(STATUS_HELP);
         return EXIT.ok;
     }
-    if (flags.service !== undefined) requireNamespacedName(flags.service, "--service");
-    const { cluster } = connect(flags, flavorOf(flags.flavor));
+    const { cluster } = connect(flags, flags.flavor ?? "kubeadm");
     if (flags.probe)
         io.err(
             "status --probe: creating a privileged probe pod (host network, the node's root at /host) in kube-system on each node",
@@ -451,23 +481,25 @@ async function nodeMode(cluster: KubeProxyCluster, node: string): Promise<ProxyM
     return effectiveMode(parseKubeProxyConfiguration(cm.data?.[cluster.names.key] ?? "", "config"));
 }
 
+/** verify's flags. */
+export const VERIFY_FLAGS = {
+    node: flag.value(nodeNameValue),
+    mode: flag.value(modeValue),
+    service: flag.value(serviceValue),
+    image: flag.value(nonEmptyValue),
+    flavor: flag.value(flavorValue),
+    ...ACCESS_FLAGS,
+};
+
 export async function verifyCommand(argv: string[], io: Io): Promise<number> {
-    const flags = parseFlags("verify", argv, {
-        node: { type: "string" },
-        mode: { type: "string" },
-        service: { type: "string" },
-        image: { type: "string" },
-        flavor: { type: "string" },
-        ...ACCESS_FLAGS,
-    });
+    const flags = parseFlags("verify", argv, VERIFY_FLAGS);
     if (flags.help) {
         io.out(VERIFY_HELP);
         return EXIT.ok;
     }
     const node = requireName(flags.node, "--node");
-    if (flags.service !== undefined) requireNamespacedName(flags.service, "--service");
-    const flavor = flavorOf(flags.flavor);
-    const mode = flags.mode !== undefined ? requireMode(flags.mode) : undefined;
+    const flavor = flags.flavor ?? "kubeadm";
+    const mode = flags.mode;
     const verify = verifySchema.parse({
         ...(flags.service ? { service: flags.service } : {}),
         ...(flags.image ? { image: flags.image } : {}),
@@ -505,7 +537,7 @@ export async function verifyCommand(argv: string[], io: Io): Promise<number> {
     }
 }
 
-export const CLEANUP_HELP = `kube-proxy-mode cleanup --node NAME [--yes]
+export const CLEANUP_HELP = `kube-proxy-mode cleanup --node NAME [--image IMAGE]
 
 Removes kube-proxy's leftovers from one node (kube-ipvs0 and the IPVS virtual servers on it,
 kube-proxy's ipsets, iptables chains and nftables tables; those of the mode its kube-proxy runs
@@ -519,19 +551,22 @@ mounted at /host) to do it; it is deleted afterwards.
   --flavor kubeadm|eks
 ${ACCESS_HELP}`;
 
+/** cleanup's flags. */
+export const CLEANUP_FLAGS = {
+    node: flag.value(nodeNameValue),
+    image: flag.value(nonEmptyValue),
+    flavor: flag.value(flavorValue),
+    ...ACCESS_FLAGS,
+};
+
 export async function cleanupCommand(argv: string[], io: Io): Promise<number> {
-    const flags = parseFlags("cleanup", argv, {
-        node: { type: "string" },
-        image: { type: "string" },
-        flavor: { type: "string" },
-        ...ACCESS_FLAGS,
-    });
+    const flags = parseFlags("cleanup", argv, CLEANUP_FLAGS);
     if (flags.help) {
         io.out(CLEANUP_HELP);
         return EXIT.ok;
     }
     const node = requireName(flags.node, "--node");
-    const { cluster } = connect(flags, flavorOf(flags.flavor));
+    const { cluster } = connect(flags, flags.flavor ?? "kubeadm");
     try {
         const running = (await cluster.kubeProxyPods(node)).filter((p) => !p.deleting);
         const mode = running.length ? await nodeMode(cluster, node) : undefined;

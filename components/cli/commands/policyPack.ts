@@ -1,6 +1,6 @@
 import { accessSync, constants } from "node:fs";
 import { join } from "node:path";
-import { parseFlags } from "../args.js";
+import { flag, parseFlags } from "../args.js";
 import { CliError, EXIT } from "../output.js";
 import type { Io } from "../main.js";
 
@@ -23,8 +23,11 @@ export function policyPackPaths(): { directory: string; launcher: string } {
     return { directory, launcher: join(directory, "analyzer") };
 }
 
+/** policy-pack's flags. */
+export const POLICY_PACK_FLAGS = { launcher: flag.switch(), json: flag.switch() };
+
 export async function policyPackCommand(argv: string[], io: Io): Promise<number> {
-    const flags = parseFlags("policy-pack", argv, { launcher: { type: "boolean" }, json: { type: "boolean" } });
+    const flags = parseFlags("policy-pack", argv, POLICY_PACK_FLAGS);
     if (flags.help) {
         io.out(POLICY_PACK_HELP);
         return EXIT.ok;

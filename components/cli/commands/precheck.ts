@@ -1,8 +1,19 @@
 import { Cluster, apiErrorMessage } from "../../cluster/client.js";
-import { nodeVerdict, parseNodeList, type NodeFacts } from "../../core/nodes.js";
-import { matchesSelector, parseSelector } from "../../core/selector.js";
-import { parseKubeVersion } from "../../core/versions.js";
-import { parseBool, parseFlags, readInput, requireMode } from "../args.js";
+import { nodeVerdict, parseNodeList, type NodeFacts, type NodeVerdict } from "../../core/nodes.js";
+import { matchesSelector, type Selector } from "../../core/selector.js";
+import type { ProxyMode } from "../../core/types.js";
+import type { KubeVersion } from "../../core/versions.js";
+import {
+    booleanValue,
+    flag,
+    kubeVersionValue,
+    modeValue,
+    parseFlags,
+    readInput,
+    requireMode,
+    selectorValue,
+    type Flags,
+} from "../args.js";
 import { CliError, EXIT, table } from "../output.js";
 import type { Io } from "../main.js";
 
@@ -21,85 +32,82 @@ Judges every node by what its Node object reports (kernel, OS) and prints one ro
 
 Exit codes: 0 every node can run MODE (warnings allowed), 1 a node cannot, 2 invalid input.`;
 
+/** precheck's flags. */
+export const PRECHECK_FLAGS = {
+    mode: flag.value(modeValue),
+    nodes: flag.value(),
+    selector: flag.value(selectorValue),
+    "kubernetes-version": flag.value(kubeVersionValue),
+    "conntrack-tcp-be-liberal": flag.value(booleanValue),
+    kubeconfig: flag.value(),
+    context: flag.value(),
+    json: flag.switch(),
+};
+
+type PrecheckFlags = Flags<typeof PRECHECK_FLAGS>;
+
+/** The nodes to judge and the cluster's release: from --nodes, else read from the cluster. */
+async function readNodes(flags: PrecheckFlags): Promise<{ nodes: NodeFacts[]; version: KubeVersion | undefined }> {
+    const version = flags["kubernetes-version"];
+    if (flags.nodes !== undefined)
+        return { nodes: parseNodeList(readInput(flags.nodes, "--nodes"), "--nodes"), version };
+    try {
+        const cluster = Cluster.connect({ kubeconfig: flags.kubeconfig, context: flags.context });
+        const nodes = await cluster.nodes();
+        return { nodes, version: version ?? (await cluster.serverVersion()) };
+    } catch (e) {
+        throw new CliError(`precheck: cannot read the cluster's nodes: ${apiErrorMessage(e)}`, EXIT.failed);
+    }
+}
+
+/** One row per node on stdout, the counts on stderr; a line on stderr when no node was selected. */
+function printVerdicts(io: Io, verdicts: NodeVerdict[], mode: ProxyMode, selector: Selector | undefined): void {
+    if (verdicts.length === 0) {
+        io.err(
+            `precheck: no node${selector ? ` matches selector ${JSON.stringify(selector.text)}` : " found"}; nothing can be shown to run ${mode}`,
+        );
+        return;
+    }
+    io.out(
+        table(
+            ["NODE", "KERNEL", "OS-IMAGE", "VERDICT", "WHY"],
+            verdicts.map((v) => [
+                v.node,
+                v.kernel ?? "(none)",
+                v.osImage ?? "(none)",
+                v.verdict,
+                v.findings.map((f) => f.message.replace(`${v.node}: `, "")).join("; ") || `can run ${mode}`,
+            ]),
+        ),
+    );
+    const count = (k: string) => verdicts.filter((v) => v.verdict === k).length;
+    io.err(
+        `precheck ${mode}: ${verdicts.length} node(s): ${count("ok")} ok, ${count("warn")} with warnings, ` +
+            `${count("fail")} failing, ${count("skip")} skipped`,
+    );
+}
+
 export async function precheckCommand(argv: string[], io: Io): Promise<number> {
-    const flags = parseFlags("precheck", argv, {
-        mode: { type: "string" },
-        nodes: { type: "string" },
-        selector: { type: "string" },
-        "kubernetes-version": { type: "string" },
-        "conntrack-tcp-be-liberal": { type: "string" },
-        kubeconfig: { type: "string" },
-        context: { type: "string" },
-        json: { type: "boolean" },
-    });
+    const flags = parseFlags("precheck", argv, PRECHECK_FLAGS);
     if (flags.help) {
         io.out(PRECHECK_HELP);
         return EXIT.ok;
     }
     const mode = requireMode(flags.mode);
-    const selector = flags.selector !== undefined ? parseSelector(flags.selector, "--selector") : undefined;
-    let version = flags["kubernetes-version"] !== undefined ? parseKubeVersion(flags["kubernetes-version"]) : undefined;
-    if (flags["kubernetes-version"] !== undefined && !version)
-        throw new CliError(
-            `--kubernetes-version ${JSON.stringify(flags["kubernetes-version"])}: expected X.Y or vX.Y.Z`,
-        );
-    const tcpBeLiberal =
-        flags["conntrack-tcp-be-liberal"] !== undefined
-            ? parseBool(flags["conntrack-tcp-be-liberal"], "--conntrack-tcp-be-liberal")
-            : undefined;
-
-    let nodes: NodeFacts[];
-    if (flags.nodes !== undefined) {
-        nodes = parseNodeList(readInput(flags.nodes, "--nodes"), "--nodes");
-    } else {
-        try {
-            const cluster = Cluster.connect({ kubeconfig: flags.kubeconfig, context: flags.context });
-            nodes = await cluster.nodes();
-            version ??= await cluster.serverVersion();
-        } catch (e) {
-            throw new CliError(`precheck: cannot read the cluster's nodes: ${apiErrorMessage(e)}`, EXIT.failed);
-        }
-    }
+    const selector = flags.selector;
+    const { nodes, version } = await readNodes(flags);
     const selected = selector ? nodes.filter((n) => matchesSelector(selector, n.labels)) : nodes;
-    const verdicts = selected.map((n) => nodeVerdict(n, mode, { tcpBeLiberal }));
+    const verdicts = selected.map((n) => nodeVerdict(n, mode, { tcpBeLiberal: flags["conntrack-tcp-be-liberal"] }));
     const failed = verdicts.length === 0 || verdicts.some((v) => v.verdict === "fail");
     if (flags.json) {
-        io.out(
-            JSON.stringify(
-                {
-                    mode,
-                    kubernetesVersion: version?.release ?? null,
-                    selector: selector?.text ?? null,
-                    passed: !failed,
-                    nodes: verdicts,
-                },
-                null,
-                2,
-            ),
-        );
-    } else {
-        if (verdicts.length === 0)
-            io.err(
-                `precheck: no node${selector ? ` matches selector ${JSON.stringify(selector.text)}` : " found"}; nothing can be shown to run ${mode}`,
-            );
-        else {
-            io.out(
-                table(
-                    ["NODE", "KERNEL", "OS-IMAGE", "VERDICT", "WHY"],
-                    verdicts.map((v) => [
-                        v.node,
-                        v.kernel ?? "(none)",
-                        v.osImage ?? "(none)",
-                        v.verdict,
-                        v.findings.map((f) => f.message.replace(`${v.node}: `, "")).join("; ") || `can run ${mode}`,
-                    ]),
-                ),
-            );
-            const count = (k: string) => verdicts.filter((v) => v.verdict === k).length;
-            io.err(
-                `precheck ${mode}: ${verdicts.length} node(s): ${count("ok")} ok, ${count("warn")} with warnings, ${count("fail")} failing, ${count("skip")} skipped`,
-            );
-        }
-    }
+        const report = {
+            mode,
+            kubernetesVersion: version?.release ?? null,
+            selector: selector?.text ?? null,
+            passed: !failed,
+            nodes: verdicts,
+        };
+        io.out(JSON.stringify(report, null, 2));
+    } else printVerdicts(io, verdicts, mode, selector);
     return failed ? EXIT.failed : EXIT.ok;
 }

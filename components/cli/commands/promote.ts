@@ -5,7 +5,7 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatDuration } from "../../core/duration.js";
-import { parseFlags, splitList } from "../args.js";
+import { flag, listValue, parseFlags } from "../args.js";
 import { CliError, EXIT, table } from "../output.js";
 import type { Io } from "../main.js";
 
@@ -259,18 +259,21 @@ function summaryTable(rows: StackRow[]): string {
     );
 }
 
+/** promote's flags. */
+export const PROMOTE_FLAGS = {
+    stacks: flag.value(listValue),
+    yes: flag.switch(),
+    cwd: flag.value(),
+    json: flag.switch(),
+};
+
 export async function promoteCommand(argv: string[], io: Io): Promise<number> {
-    const flags = parseFlags("promote", argv, {
-        stacks: { type: "string" },
-        yes: { type: "boolean" },
-        cwd: { type: "string" },
-        json: { type: "boolean" },
-    });
+    const flags = parseFlags("promote", argv, PROMOTE_FLAGS);
     if (flags.help) {
         io.out(PROMOTE_HELP);
         return EXIT.ok;
     }
-    const names = splitList(flags.stacks) ?? [];
+    const names = flags.stacks ?? [];
     if (names.length === 0)
         throw new CliError("--stacks is required: the stacks in order, e.g. --stacks dev,staging,prod");
     const dupes = names.filter((n, i) => names.indexOf(n) !== i);

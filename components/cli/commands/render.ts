@@ -2,7 +2,18 @@ import { parseCurrentConfig } from "../../core/config.js";
 import { renderConfiguration } from "../../core/render.js";
 import { validateDesired } from "../../core/settings.js";
 import { hasErrors, type DesiredSettings } from "../../core/types.js";
-import { parseBool, parseFeatureGates, parseFlags, readInput, requireMode, splitList } from "../args.js";
+import {
+    booleanValue,
+    featureGatesValue,
+    flag,
+    kubeVersionValue,
+    listValue,
+    modeValue,
+    parseFlags,
+    readInput,
+    requireMode,
+    type Flags,
+} from "../args.js";
 import { CliError, EXIT, formatChange, formatFinding } from "../output.js";
 import type { Io } from "../main.js";
 
@@ -24,16 +35,29 @@ field, comment and key order it does not own. Changes and findings go to stderr.
 
 Exit codes: 0 rendered (warnings allowed), 2 invalid input or a violated rule.`;
 
-export function desiredFromFlags(flags: Record<string, any>): DesiredSettings {
+/** render's flags. */
+export const RENDER_FLAGS = {
+    current: flag.value(),
+    mode: flag.value(modeValue),
+    "kubernetes-version": flag.value(kubeVersionValue),
+    "feature-gate": flag.list(featureGatesValue),
+    "node-port-addresses": flag.value(listValue),
+    "conntrack-tcp-be-liberal": flag.value(booleanValue),
+    "allow-unknown-feature-gates": flag.switch(),
+    diff: flag.switch(),
+    json: flag.switch(),
+};
+
+/** The settings the flags ask for, validated by the same rules as the component's inputs. */
+export function desiredFromFlags(flags: Flags<typeof RENDER_FLAGS>): DesiredSettings {
     const input: Record<string, unknown> = { mode: requireMode(flags.mode) };
-    if (flags["kubernetes-version"] !== undefined) input.kubernetesVersion = flags["kubernetes-version"];
-    const gates = parseFeatureGates(flags["feature-gate"]);
-    if (gates) input.featureGates = gates;
-    const npa = splitList(flags["node-port-addresses"]);
+    if (flags["kubernetes-version"] !== undefined) input.kubernetesVersion = flags["kubernetes-version"].raw;
+    const gates = flags["feature-gate"];
+    if (gates?.length) input.featureGates = Object.assign({}, ...gates) as Record<string, boolean>;
+    const npa = flags["node-port-addresses"];
     if (npa) input.nodePortAddresses = npa;
-    if (flags["conntrack-tcp-be-liberal"] !== undefined) {
-        input.conntrack = { tcpBeLiberal: parseBool(flags["conntrack-tcp-be-liberal"], "--conntrack-tcp-be-liberal") };
-    }
+    if (flags["conntrack-tcp-be-liberal"] !== undefined)
+        input.conntrack = { tcpBeLiberal: flags["conntrack-tcp-be-liberal"] };
     if (flags["allow-unknown-feature-gates"]) input.allowUnknownFeatureGates = true;
     const { settings, findings } = validateDesired(input);
     if (!settings) throw new CliError("invalid settings", EXIT.invalid, findings.map(formatFinding));
@@ -42,17 +66,7 @@ export function desiredFromFlags(flags: Record<string, any>): DesiredSettings {
 
 // eslint-disable-next-line @typescript-eslint/require-await -- every command has the same async signature
 export async function renderCommand(argv: string[], io: Io): Promise<number> {
-    const flags = parseFlags("render", argv, {
-        current: { type: "string" },
-        mode: { type: "string" },
-        "kubernetes-version": { type: "string" },
-        "feature-gate": { type: "string", multiple: true },
-        "node-port-addresses": { type: "string" },
-        "conntrack-tcp-be-liberal": { type: "string" },
-        "allow-unknown-feature-gates": { type: "boolean" },
-        diff: { type: "boolean" },
-        json: { type: "boolean" },
-    });
+    const flags = parseFlags("render", argv, RENDER_FLAGS);
     if (flags.help) {
         io.out(RENDER_HELP);
         return EXIT.ok;
