@@ -354,7 +354,7 @@ async function up(
     const outputs = await stack.outputs();
     const plan = outputs.plan?.value as {
         moving: number;
-        pools: { name: string; batches: string[][]; soakSeconds: number }[];
+        pools: { name: string; batches: string[]; soakSeconds: number }[];
     };
     // The per-batch floor: the canary pool's step, one batch of one node, measured end to end (the
     // step's CLI start, reading the cluster, the node's kube-proxy restart, its first sync and the

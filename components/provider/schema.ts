@@ -124,7 +124,11 @@ interface ObjectBody {
 function outputProperties(): Record<string, PulumiType> {
     return {
         configDiff: { type: "string", description: "Unified diff of the kube-proxy configuration." },
-        plan: { ...ANY, description: "Pools in order, nodes per pool, batches, soak (a JSON object)." },
+        plan: {
+            ...ANY,
+            description:
+                "Pools in order: node counts, batches (every name, one string per batch, separated by a space), soak, drain (a JSON object).",
+        },
         findings: {
             type: "array",
             items: ref("Finding"),

@@ -8,7 +8,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { createHash } from "node:crypto";
 import { ALERTS, PROMETHEUS_RULE, type PrometheusRuleSpec } from "../core/alerts.js";
 import type { Flavor } from "../core/facts.js";
-import type { RolloutPlan } from "../core/plan.js";
+import { planOutput, type RolloutPlanOutput } from "../core/plan.js";
 import { promotionRecordSchema } from "../core/promotion.js";
 import { KUBE_PROXY_MODE_TYPE, type Finding, type PromotionRecord, type ProxyMode } from "../core/types.js";
 import type { ClusterAccess } from "../cluster/access.js";
@@ -522,8 +522,8 @@ function alertsRule(
 export class KubeProxyMode extends pulumi.ComponentResource {
     /** unified diff of the kube-proxy configuration */
     public readonly configDiff: pulumi.Output<string>;
-    /** pools in order, nodes per pool, batches, soak */
-    public readonly plan: pulumi.Output<RolloutPlan>;
+    /** pools in order: node counts, batches (every name, one string per batch), soak, drain */
+    public readonly plan: pulumi.Output<RolloutPlanOutput>;
     /** warnings and notes the reviewer should read (errors fail the preview) */
     public readonly findings: pulumi.Output<Finding[]>;
     /** the finish step's report once `up` completed; unknown during preview */
@@ -575,7 +575,7 @@ export class KubeProxyMode extends pulumi.ComponentResource {
         canonicalConfig(name, this, decided, finish, providerOpts);
 
         this.configDiff = decided.apply((d) => d.migration.diff);
-        this.plan = decided.apply((d) => d.migration.plan);
+        this.plan = decided.apply((d) => planOutput(d.migration.plan));
         this.findings = decided.apply((d) => d.migration.findings);
         this.configHash = decided.apply((d) => d.migration.hash);
         this.config = decided.apply((d) => d.migration.config);

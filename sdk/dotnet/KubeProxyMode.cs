@@ -58,7 +58,7 @@ namespace Pulumi.KubeProxy
         public Output<Pulumi.KubeProxy.ProxyMode> Mode { get; private set; } = null!;
 
         /// <summary>
-        /// Pools in order, nodes per pool, batches, soak (a JSON object).
+        /// Pools in order: node counts, batches (every name, one string per batch, separated by a space), soak, drain (a JSON object).
         /// </summary>
         [Output("plan")]
         public Output<object> Plan { get; private set; } = null!;

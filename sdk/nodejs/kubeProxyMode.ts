@@ -54,7 +54,7 @@ export class KubeProxyMode extends pulumi.ComponentResource {
      */
     declare public readonly mode: pulumi.Output<enums.ProxyMode>;
     /**
-     * Pools in order, nodes per pool, batches, soak (a JSON object).
+     * Pools in order: node counts, batches (every name, one string per batch, separated by a space), soak, drain (a JSON object).
      */
     declare public /*out*/ readonly plan: pulumi.Output<any>;
     /**

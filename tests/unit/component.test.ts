@@ -118,8 +118,9 @@ describe("KubeProxyMode component (Pulumi mocks)", () => {
                     plan.pools.map((p) => p.name),
                     ["canary", "workers"],
                 );
-                assert.deepEqual(plan.pools[0].batches, [["c1"]]);
-                assert.deepEqual(plan.pools[1].batches, [["w1", "w2"]]);
+                assert.deepEqual(plan.pools[0].batches, ["c1"]);
+                assert.deepEqual(plan.pools[1].batches, ["w1 w2"]);
+                assert.equal(plan.pools[1].nodes, 2);
                 assert.equal(plan.pools[0].soakSeconds, 600);
                 assert.equal(plan.pools[1].drain, true);
             });

@@ -160,8 +160,8 @@ describe("provider plugin: construct (Pulumi mocks)", () => {
         assert.deepEqual(
             plan.pools.map((p: any) => [p.name, p.maxUnavailable, p.batches]),
             [
-                ["canary", 1, [["c1"]]],
-                ["workers", 2, [["w1", "w2"]]],
+                ["canary", 1, ["c1"]],
+                ["workers", 2, ["w1 w2"]],
             ],
         );
         assert.equal(plan.pools[1].drain, true, "drain: {} drains the pool");

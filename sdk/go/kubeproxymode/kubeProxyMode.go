@@ -30,7 +30,7 @@ type KubeProxyMode struct {
 	Findings FindingArrayOutput `pulumi:"findings"`
 	// The target mode.
 	Mode ProxyModeOutput `pulumi:"mode"`
-	// Pools in order, nodes per pool, batches, soak (a JSON object).
+	// Pools in order: node counts, batches (every name, one string per batch, separated by a space), soak, drain (a JSON object).
 	Plan pulumi.AnyOutput `pulumi:"plan"`
 	// What a downstream promotion gate reads (export it as the stack output `promotion`); absent until the finish step completed on the current target (a JSON object).
 	Promotion pulumi.AnyOutput `pulumi:"promotion"`
@@ -207,7 +207,7 @@ func (o KubeProxyModeOutput) Mode() ProxyModeOutput {
 	return o.ApplyT(func(v *KubeProxyMode) ProxyModeOutput { return v.Mode }).(ProxyModeOutput)
 }
 
-// Pools in order, nodes per pool, batches, soak (a JSON object).
+// Pools in order: node counts, batches (every name, one string per batch, separated by a space), soak, drain (a JSON object).
 func (o KubeProxyModeOutput) Plan() pulumi.AnyOutput {
 	return o.ApplyT(func(v *KubeProxyMode) pulumi.AnyOutput { return v.Plan }).(pulumi.AnyOutput)
 }

@@ -432,7 +432,7 @@ class KubeProxyMode(pulumi.ComponentResource):
     @pulumi.getter
     def plan(self) -> pulumi.Output[Any]:
         """
-        Pools in order, nodes per pool, batches, soak (a JSON object).
+        Pools in order: node counts, batches (every name, one string per batch, separated by a space), soak, drain (a JSON object).
         """
         return pulumi.get(self, "plan")
 
