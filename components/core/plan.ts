@@ -107,7 +107,7 @@ export interface PoolPlanOutput {
  * The plan as the component outputs it (`plan`). The engine keeps a stack's outputs in its state
  * and diffs them on every preview: one value per node (name, kernel, action, origin, and the name
  * again in its batch) cost the engine 84 MB and the program 36 MB at 5,000 nodes; a few strings per
- * pool carry the same names. Each node's kernel and origin: `kube-proxy-mode precheck --json`.
+ * pool carry the same names. Each node with its kernel, action and origin: `kube-proxy-mode rollout --plan --json`.
  */
 export interface RolloutPlanOutput {
     target: RolloutTarget;
