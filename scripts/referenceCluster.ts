@@ -140,13 +140,24 @@ async function freePort(): Promise<number> {
 }
 
 /** The objects kubeadm would create, cut out of its own `--dry-run` output. */
-export function kubeadmObjects(dir: string): any[] {
+export function kubeadmObjects(dir: string): KubeadmObject[] {
     const text = readFileSync(join(KUBEADM, dir, "dry-run.stdout.txt"), "utf8");
     const parts = text.split("[dryrun] Attached object:\n").slice(1);
-    return parts.map((p) => YAML.parse(p.split(/\n\[(dryrun|addons)\]/)[0]));
+    return parts.map((p, i) => {
+        const obj: unknown = YAML.parse(p.split(/\n\[(dryrun|addons)\]/)[0]);
+        if (!isKubeadmObject(obj))
+            throw new Error(`tests/fixtures/kubeadm/${dir}/dry-run.stdout.txt: object ${i + 1} has no apiVersion/kind`);
+        return obj;
+    });
 }
 
-function seedConfigMap(mode: ProxyMode): { objects: any[] } {
+function isKubeadmObject(v: unknown): v is KubeadmObject {
+    if (typeof v !== "object" || v === null) return false;
+    const o = v as Record<string, unknown>;
+    return typeof o.apiVersion === "string" && typeof o.kind === "string";
+}
+
+function seedConfigMap(mode: ProxyMode): { objects: KubeadmObject[] } {
     const source = mode === "ipvs" ? "1.37-ipvs" : "1.37";
     const objects = kubeadmObjects(source);
     const base = objects.find((o) => o.kind === "DaemonSet")
@@ -154,6 +165,7 @@ function seedConfigMap(mode: ProxyMode): { objects: any[] } {
         : [...objects, ...kubeadmObjects("1.37").filter((o) => o.kind === "DaemonSet")];
     if (mode === "nftables") {
         const cm = base.find((o) => o.kind === "ConfigMap");
+        if (!cm?.data) throw new Error(`tests/fixtures/kubeadm/${source}: no kube-proxy ConfigMap with data`);
         const r = renderConfiguration(parseCurrentConfig(YAML.stringify(cm)), {
             mode: "nftables",
             kubernetesVersion: "1.37",
@@ -241,8 +253,10 @@ function kubeconfigYaml(server: string, caFile: string, token: string, name: str
     });
 }
 
-export async function clusterUp(opts: ClusterOptions = {}): Promise<ClusterState> {
-    const log = opts.log ?? ((l: string) => process.stderr.write(`[cluster] ${l}\n`));
+type Log = (line: string) => void;
+
+/** Checks the options and lays out the cluster: its name, directory, ports, nodes in pools. */
+async function planCluster(opts: ClusterOptions): Promise<{ state: ClusterState; started: number }> {
     const name = opts.name ?? "reference";
     if (!/^[a-z0-9][a-z0-9-]{0,30}$/.test(name))
         throw new Error(`cluster name ${JSON.stringify(name)}: lower-case letters, digits and '-'`);
@@ -273,193 +287,203 @@ export async function clusterUp(opts: ClusterOptions = {}): Promise<ClusterState
             return { name: nodeName, pool, kernel: opts.nodeKernels?.[nodeName] ?? opts.kernel ?? "6.8.0-51-generic" };
         }),
     );
-    const state: ClusterState = {
-        name,
-        dir,
-        kubeconfig: join(dir, "kubeconfig"),
-        ports,
-        pids: {},
-        nodes,
-        mode,
-        kind,
-        bin,
+    return {
+        state: { name, dir, kubeconfig: join(dir, "kubeconfig"), ports, pids: {}, nodes, mode, kind, bin },
+        started,
     };
+}
+
+/** Credentials: a service-account key pair and a static admin token (returned, never logged). */
+function writeCredentials(dir: string): string {
+    const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+    writeFileSync(join(dir, "pki", "sa.key"), privateKey.export({ type: "pkcs1", format: "pem" }), { mode: 0o600 });
+    writeFileSync(join(dir, "pki", "sa.pub"), publicKey.export({ type: "spki", format: "pem" }));
+    const token = randomBytes(24).toString("hex");
+    writeFileSync(join(dir, "pki", "tokens.csv"), `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
+    return token;
+}
+
+/** `openssl req -x509` arguments for a self-signed certificate (its own CA) in the cluster's pki dir. */
+function selfSignedCertArgs(dir: string, file: string, commonName: string, sans?: string[]): string[] {
+    return [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "30",
+        "-subj",
+        `/CN=${commonName}`,
+        ...(sans ? ["-addext", `subjectAltName=${sans.join(",")}`] : []),
+        "-keyout",
+        join(dir, "pki", `${file}.key`),
+        "-out",
+        join(dir, "pki", `${file}.crt`),
+    ];
+}
+
+async function startEtcd(state: ClusterState, log: Log): Promise<void> {
+    const { name, dir, ports } = state;
+    log(`starting etcd on 127.0.0.1:${ports.etcd}`);
+    spawnDaemon(state, "etcd", join(state.bin, "etcd"), [
+        `--name=${name}`,
+        `--data-dir=${join(dir, "etcd")}`,
+        `--listen-client-urls=http://127.0.0.1:${ports.etcd}`,
+        `--advertise-client-urls=http://127.0.0.1:${ports.etcd}`,
+        `--listen-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+        `--initial-cluster=${name}=http://127.0.0.1:${ports.etcdPeer}`,
+        "--log-level=warn",
+    ]);
+    await waitFor("etcd", 30_000, async () => (await fetch(`http://127.0.0.1:${ports.etcd}/health`)).ok, state, "etcd");
+}
+
+/**
+ * Starts kube-apiserver with its serving certificate (self-signed: it is its own CA), valid for
+ * loopback and, with real nodes, for the bridge address the namespaces reach it through; writes
+ * the admin kubeconfig and waits until the server lists kube-system.
+ */
+async function startApiServer(state: ClusterState, token: string, log: Log): Promise<k8s.KubeConfig> {
+    const { dir, ports } = state;
+    const sans = ["DNS:localhost", "IP:127.0.0.1", "IP:10.96.0.1"];
+    const tls = spawnSync("openssl", selfSignedCertArgs(dir, "apiserver", "kube-apiserver", sans), {
+        encoding: "utf8",
+    });
+    if (tls.status !== 0) throw new Error(`openssl could not make the API server certificate: ${tls.stderr}`);
+    log(`starting kube-apiserver on https://127.0.0.1:${ports.apiserver}`);
+    spawnDaemon(state, "kube-apiserver", join(state.bin, "kube-apiserver"), [
+        `--etcd-servers=http://127.0.0.1:${ports.etcd}`,
+        // real nodes reach the API server from their namespaces through the bridge
+        `--bind-address=${state.kind === "real" ? "0.0.0.0" : "127.0.0.1"}`,
+        `--secure-port=${ports.apiserver}`,
+        `--tls-cert-file=${join(dir, "pki", "apiserver.crt")}`,
+        `--tls-private-key-file=${join(dir, "pki", "apiserver.key")}`,
+        `--service-account-issuer=https://kubernetes.default.svc.cluster.local`,
+        `--service-account-key-file=${join(dir, "pki", "sa.pub")}`,
+        `--service-account-signing-key-file=${join(dir, "pki", "sa.key")}`,
+        "--service-cluster-ip-range=10.96.0.0/16",
+        `--token-auth-file=${join(dir, "pki", "tokens.csv")}`,
+        "--authorization-mode=RBAC",
+        "--allow-privileged=true",
+        "--endpoint-reconciler-type=none",
+        "--v=1",
+    ]);
+    const ca = join(dir, "pki", "apiserver.crt");
+    await waitFor("kube-apiserver certificate", 60_000, async () => existsSync(ca), state, "kube-apiserver");
+    writeFileSync(
+        state.kubeconfig,
+        kubeconfigYaml(`https://127.0.0.1:${ports.apiserver}`, ca, token, `kpm-${state.name}`),
+        {
+            mode: 0o600,
+        },
+    );
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(state.kubeconfig);
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    await waitFor(
+        "kube-apiserver",
+        90_000,
+        async () => (await core.listNamespace()).items.some((n) => n.metadata?.name === "kube-system"),
+        state,
+        "kube-apiserver",
+    );
+    return kc;
+}
+
+function startControllers(state: ClusterState, log: Log): void {
+    log("starting kube-controller-manager and kube-scheduler");
+    spawnDaemon(state, "kube-controller-manager", join(state.bin, "kube-controller-manager"), [
+        `--kubeconfig=${state.kubeconfig}`,
+        "--leader-elect=false",
+        `--service-account-private-key-file=${join(state.dir, "pki", "sa.key")}`,
+        `--root-ca-file=${join(state.dir, "pki", "apiserver.crt")}`,
+        "--use-service-account-credentials=false",
+        "--secure-port=0",
+        "--controllers=*,-nodeipam",
+        // the default 20 requests/s makes the DaemonSet controller take minutes to create
+        // 5,000 kube-proxy pods (a reference cluster on loopback has the server to itself)
+        "--kube-api-qps=500",
+        "--kube-api-burst=1000",
+        "--v=1",
+    ]);
+    spawnDaemon(state, "kube-scheduler", join(state.bin, "kube-scheduler"), [
+        `--kubeconfig=${state.kubeconfig}`,
+        "--leader-elect=false",
+        "--secure-port=0",
+        "--kube-api-qps=500",
+        "--kube-api-burst=1000",
+        "--v=1",
+    ]);
+}
+
+/** Real nodes: a network namespace per node on a bridge, and the backend's namespace serving. */
+function startRealNetwork(state: ClusterState, log: Log): void {
+    const network = planNetwork(
+        freeIndex(clustersDir()),
+        state.nodes.map((n) => n.name),
+    );
+    state.network = network;
+    writeFileSync(join(state.dir, "state.json"), JSON.stringify(state, null, 2));
+    createNetwork(network);
+    log(`real nodes: ${network.nodes.map((n) => `${n.name}=${n.ip}`).join(", ")} on bridge ${network.bridge}`);
+    spawnSync("openssl", selfSignedCertArgs(state.dir, "agent", "localhost"), { stdio: "ignore" });
+    spawnDaemon(state, "backend", "ip", [
+        "netns",
+        "exec",
+        network.backend.netns,
+        process.execPath,
+        join(__dirname, "backend.js"),
+        String(network.backend.port),
+        "backend",
+    ]);
+}
+
+function startKwok(state: ClusterState, log: Log): void {
+    log(`starting kwok for ${state.nodes.length} node(s)`);
+    writeFileSync(join(state.dir, "kwok.yaml"), kwokStages());
+    spawnDaemon(state, "kwok", join(state.bin, "kwok"), [
+        `--config=${join(state.dir, "kwok.yaml")}`,
+        `--kubeconfig=${state.kubeconfig}`,
+        "--node-lease-duration-seconds=40",
+        "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+        "--node-ip=127.0.0.1",
+        `--node-port=${state.ports.kwok}`,
+        `--server-address=127.0.0.1:${state.ports.kwok}`,
+        "--cidr=10.244.0.0/16",
+    ]);
+}
+
+export async function clusterUp(opts: ClusterOptions = {}): Promise<ClusterState> {
+    const log = opts.log ?? ((l: string) => process.stderr.write(`[cluster] ${l}\n`));
+    const { state, started } = await planCluster(opts);
     try {
-        // credentials: a service-account key pair and a static admin token
-        const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-        writeFileSync(join(dir, "pki", "sa.key"), privateKey.export({ type: "pkcs1", format: "pem" }), { mode: 0o600 });
-        writeFileSync(join(dir, "pki", "sa.pub"), publicKey.export({ type: "spki", format: "pem" }));
-        const token = randomBytes(24).toString("hex");
-        writeFileSync(join(dir, "pki", "tokens.csv"), `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
-
-        log(`starting etcd on 127.0.0.1:${ports.etcd}`);
-        spawnDaemon(state, "etcd", join(bin, "etcd"), [
-            `--name=${name}`,
-            `--data-dir=${join(dir, "etcd")}`,
-            `--listen-client-urls=http://127.0.0.1:${ports.etcd}`,
-            `--advertise-client-urls=http://127.0.0.1:${ports.etcd}`,
-            `--listen-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
-            `--initial-advertise-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
-            `--initial-cluster=${name}=http://127.0.0.1:${ports.etcdPeer}`,
-            "--log-level=warn",
-        ]);
-        await waitFor(
-            "etcd",
-            30_000,
-            async () => (await fetch(`http://127.0.0.1:${ports.etcd}/health`)).ok,
-            state,
-            "etcd",
-        );
-
-        // the API server's serving certificate (self-signed: it is its own CA), valid for
-        // loopback and, with real nodes, for the bridge address the namespaces reach it through
-        const sans = ["DNS:localhost", "IP:127.0.0.1", "IP:10.96.0.1"];
-        const tls = spawnSync(
-            "openssl",
-            [
-                "req",
-                "-x509",
-                "-newkey",
-                "rsa:2048",
-                "-nodes",
-                "-days",
-                "30",
-                "-subj",
-                "/CN=kube-apiserver",
-                "-addext",
-                `subjectAltName=${sans.join(",")}`,
-                "-keyout",
-                join(dir, "pki", "apiserver.key"),
-                "-out",
-                join(dir, "pki", "apiserver.crt"),
-            ],
-            { encoding: "utf8" },
-        );
-        if (tls.status !== 0) throw new Error(`openssl could not make the API server certificate: ${tls.stderr}`);
-        log(`starting kube-apiserver on https://127.0.0.1:${ports.apiserver}`);
-        spawnDaemon(state, "kube-apiserver", join(bin, "kube-apiserver"), [
-            `--etcd-servers=http://127.0.0.1:${ports.etcd}`,
-            // real nodes reach the API server from their namespaces through the bridge
-            `--bind-address=${kind === "real" ? "0.0.0.0" : "127.0.0.1"}`,
-            `--secure-port=${ports.apiserver}`,
-            `--tls-cert-file=${join(dir, "pki", "apiserver.crt")}`,
-            `--tls-private-key-file=${join(dir, "pki", "apiserver.key")}`,
-            `--service-account-issuer=https://kubernetes.default.svc.cluster.local`,
-            `--service-account-key-file=${join(dir, "pki", "sa.pub")}`,
-            `--service-account-signing-key-file=${join(dir, "pki", "sa.key")}`,
-            "--service-cluster-ip-range=10.96.0.0/16",
-            `--token-auth-file=${join(dir, "pki", "tokens.csv")}`,
-            "--authorization-mode=RBAC",
-            "--allow-privileged=true",
-            "--endpoint-reconciler-type=none",
-            "--v=1",
-        ]);
-        const ca = join(dir, "pki", "apiserver.crt");
-        await waitFor("kube-apiserver certificate", 60_000, async () => existsSync(ca), state, "kube-apiserver");
-        writeFileSync(
-            state.kubeconfig,
-            kubeconfigYaml(`https://127.0.0.1:${ports.apiserver}`, ca, token, `kpm-${name}`),
-            { mode: 0o600 },
-        );
-        const kc = new k8s.KubeConfig();
-        kc.loadFromFile(state.kubeconfig);
-        const core = kc.makeApiClient(k8s.CoreV1Api);
-        await waitFor(
-            "kube-apiserver",
-            90_000,
-            async () => (await core.listNamespace()).items.some((n) => n.metadata?.name === "kube-system"),
-            state,
-            "kube-apiserver",
-        );
-
-        log("starting kube-controller-manager and kube-scheduler");
-        spawnDaemon(state, "kube-controller-manager", join(bin, "kube-controller-manager"), [
-            `--kubeconfig=${state.kubeconfig}`,
-            "--leader-elect=false",
-            `--service-account-private-key-file=${join(dir, "pki", "sa.key")}`,
-            `--root-ca-file=${ca}`,
-            "--use-service-account-credentials=false",
-            "--secure-port=0",
-            "--controllers=*,-nodeipam",
-            // the default 20 requests/s makes the DaemonSet controller take minutes to create
-            // 5,000 kube-proxy pods (a reference cluster on loopback has the server to itself)
-            "--kube-api-qps=500",
-            "--kube-api-burst=1000",
-            "--v=1",
-        ]);
-        spawnDaemon(state, "kube-scheduler", join(bin, "kube-scheduler"), [
-            `--kubeconfig=${state.kubeconfig}`,
-            "--leader-elect=false",
-            "--secure-port=0",
-            "--kube-api-qps=500",
-            "--kube-api-burst=1000",
-            "--v=1",
-        ]);
-
-        if (kind === "real") {
-            state.network = planNetwork(
-                freeIndex(clustersDir()),
-                nodes.map((n) => n.name),
-            );
-            writeFileSync(join(dir, "state.json"), JSON.stringify(state, null, 2));
-            createNetwork(state.network);
-            log(
-                `real nodes: ${state.network.nodes.map((n) => `${n.name}=${n.ip}`).join(", ")} on bridge ${state.network.bridge}`,
-            );
-            spawnSync(
-                "openssl",
-                [
-                    "req",
-                    "-x509",
-                    "-newkey",
-                    "rsa:2048",
-                    "-nodes",
-                    "-days",
-                    "30",
-                    "-subj",
-                    "/CN=localhost",
-                    "-keyout",
-                    join(dir, "pki", "agent.key"),
-                    "-out",
-                    join(dir, "pki", "agent.crt"),
-                ],
-                { stdio: "ignore" },
-            );
-            spawnDaemon(state, "backend", "ip", [
-                "netns",
-                "exec",
-                state.network.backend.netns,
-                process.execPath,
-                join(__dirname, "backend.js"),
-                String(state.network.backend.port),
-                "backend",
-            ]);
-        }
-        log(`starting kwok for ${nodes.length} node(s)`);
-        writeFileSync(join(dir, "kwok.yaml"), kwokStages());
-        spawnDaemon(state, "kwok", join(bin, "kwok"), [
-            `--config=${join(dir, "kwok.yaml")}`,
-            `--kubeconfig=${state.kubeconfig}`,
-            "--node-lease-duration-seconds=40",
-            "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
-            "--node-ip=127.0.0.1",
-            `--node-port=${ports.kwok}`,
-            `--server-address=127.0.0.1:${ports.kwok}`,
-            "--cidr=10.244.0.0/16",
-        ]);
-
+        const token = writeCredentials(state.dir);
+        await startEtcd(state, log);
+        const kc = await startApiServer(state, token, log);
+        startControllers(state, log);
+        if (state.kind === "real") startRealNetwork(state, log);
+        startKwok(state, log);
         await seed(kc, state, opts.nodeLabels ?? {});
+        const pools = opts.pools ?? DEFAULT_POOLS;
         log(
-            `ready in ${((Date.now() - started) / 1000).toFixed(1)}s: ${nodes.length} nodes in pools ${pools.map(([p, c]) => `${p}(${c})`).join(", ")}, kube-proxy in ${mode} mode`,
+            `ready in ${((Date.now() - started) / 1000).toFixed(1)}s: ${state.nodes.length} nodes in pools ${pools.map(([p, c]) => `${p}(${c})`).join(", ")}, kube-proxy in ${state.mode} mode`,
         );
         return state;
     } catch (e) {
-        await clusterDown(name).catch(() => undefined);
+        await clusterDown(state.name).catch(() => undefined);
         throw e;
     }
 }
 
-async function apply(kc: k8s.KubeConfig, obj: any): Promise<void> {
+/** An object cut from kubeadm's dry-run output, with the fields the seeding reads or strips. */
+export type KubeadmObject = k8s.KubernetesObject & {
+    data?: Record<string, string>;
+    spec?: { template?: { metadata?: k8s.V1ObjectMeta } };
+    status?: unknown;
+};
+
+async function apply(kc: k8s.KubeConfig, obj: KubeadmObject): Promise<void> {
     const client = k8s.KubernetesObjectApi.makeApiClient(kc);
     delete obj.metadata?.creationTimestamp;
     if (obj.spec?.template?.metadata) delete obj.spec.template.metadata.creationTimestamp;
@@ -492,22 +516,9 @@ async function createNodeObject(
     });
 }
 
-async function seed(
-    kc: k8s.KubeConfig,
-    state: ClusterState,
-    nodeLabels: Record<string, Record<string, string>>,
-): Promise<void> {
-    const core = kc.makeApiClient(k8s.CoreV1Api);
-    const apps = kc.makeApiClient(k8s.AppsV1Api);
-    for (const obj of seedConfigMap(state.mode).objects) await apply(kc, obj);
+/** Waits until every node reports Ready (kwok, or the node agent for real nodes). */
+async function waitNodesReady(core: k8s.CoreV1Api, state: ClusterState): Promise<void> {
     const real = state.kind === "real";
-    for (const n of state.nodes) {
-        await createNodeObject(core, n, real, nodeLabels[n.name]);
-    }
-    if (real) {
-        // the node agent keeps the nodes' status (with this machine's real kernel) and runs their pods
-        spawnDaemon(state, "node-agent", process.execPath, [join(__dirname, "nodeAgent.js"), state.dir]);
-    }
     await waitFor(
         real ? "real nodes" : "kwok nodes",
         // kwok marks nodes Ready at its own rate, slower on a busy machine: 5,000 nodes took 60-200 s on 2 cores
@@ -519,11 +530,14 @@ async function seed(
         state,
         real ? "node-agent" : "kwok",
     );
-    // kwok fills in the node's status; the kernel is ours to set (real nodes report the real one)
-    if (!real) for (const n of state.nodes) await setKernel(core, n.name, n.kernel);
+}
+
+/** The workload a rollout must not disrupt: namespace demo, Deployment web (3 replicas), its PDB and Service. */
+async function seedWorkload(kc: k8s.KubeConfig): Promise<void> {
+    const core = kc.makeApiClient(k8s.CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: "demo" } } });
     const labels = { app: "web" };
-    await apps.createNamespacedDeployment({
+    await kc.makeApiClient(k8s.AppsV1Api).createNamespacedDeployment({
         namespace: "demo",
         body: {
             metadata: { name: "web", namespace: "demo" },
@@ -554,33 +568,39 @@ async function seed(
             spec: { selector: labels, ports: [{ port: 80, targetPort: 8080 }] },
         },
     });
-    if (state.network) {
-        // the backend: a selectorless Service with an EndpointSlice to the backend namespace's real address
-        const b = state.network.backend;
-        await core.createNamespacedService({
-            namespace: "demo",
-            body: {
-                metadata: { name: "backend", namespace: "demo" },
-                spec: { ports: [{ name: "http", port: 80, targetPort: b.port, protocol: "TCP" }] },
-            },
-        });
-        await kc.makeApiClient(k8s.DiscoveryV1Api).createNamespacedEndpointSlice({
-            namespace: "demo",
-            body: {
-                metadata: {
-                    name: "backend-1",
-                    namespace: "demo",
-                    labels: {
-                        "kubernetes.io/service-name": "backend",
-                        "endpointslice.kubernetes.io/managed-by": "kube-proxy-mode-reference-cluster",
-                    },
+}
+
+/** Real nodes' backend: a selectorless Service with an EndpointSlice to the backend namespace's real address. */
+async function seedBackend(kc: k8s.KubeConfig, network: RealNetwork): Promise<void> {
+    const b = network.backend;
+    await kc.makeApiClient(k8s.CoreV1Api).createNamespacedService({
+        namespace: "demo",
+        body: {
+            metadata: { name: "backend", namespace: "demo" },
+            spec: { ports: [{ name: "http", port: 80, targetPort: b.port, protocol: "TCP" }] },
+        },
+    });
+    await kc.makeApiClient(k8s.DiscoveryV1Api).createNamespacedEndpointSlice({
+        namespace: "demo",
+        body: {
+            metadata: {
+                name: "backend-1",
+                namespace: "demo",
+                labels: {
+                    "kubernetes.io/service-name": "backend",
+                    "endpointslice.kubernetes.io/managed-by": "kube-proxy-mode-reference-cluster",
                 },
-                addressType: "IPv4",
-                endpoints: [{ addresses: [b.ip], conditions: { ready: true } }],
-                ports: [{ name: "http", port: b.port, protocol: "TCP" }],
             },
-        });
-    }
+            addressType: "IPv4",
+            endpoints: [{ addresses: [b.ip], conditions: { ready: true } }],
+            ports: [{ name: "http", port: b.port, protocol: "TCP" }],
+        },
+    });
+}
+
+/** Waits until the kube-proxy DaemonSet has a Ready pod on every node. */
+async function waitKubeProxyReady(kc: k8s.KubeConfig, state: ClusterState): Promise<void> {
+    const apps = kc.makeApiClient(k8s.AppsV1Api);
     await waitFor(
         "kube-proxy pods on every node",
         90_000 + 60 * state.nodes.length,
@@ -591,6 +611,34 @@ async function seed(
         state,
         "kube-controller-manager",
     );
+}
+
+/**
+ * Seeds the installer's objects (kube-proxy as kubeadm creates it), the nodes in their pools
+ * (kernels set), the demo workload and, with real nodes, the backend; waits until kube-proxy
+ * runs on every node.
+ */
+async function seed(
+    kc: k8s.KubeConfig,
+    state: ClusterState,
+    nodeLabels: Record<string, Record<string, string>>,
+): Promise<void> {
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    for (const obj of seedConfigMap(state.mode).objects) await apply(kc, obj);
+    const real = state.kind === "real";
+    for (const n of state.nodes) {
+        await createNodeObject(core, n, real, nodeLabels[n.name]);
+    }
+    if (real) {
+        // the node agent keeps the nodes' status (with this machine's real kernel) and runs their pods
+        spawnDaemon(state, "node-agent", process.execPath, [join(__dirname, "nodeAgent.js"), state.dir]);
+    }
+    await waitNodesReady(core, state);
+    // kwok fills in the node's status; the kernel is ours to set (real nodes report the real one)
+    if (!real) for (const n of state.nodes) await setKernel(core, n.name, n.kernel);
+    await seedWorkload(kc);
+    if (state.network) await seedBackend(kc, state.network);
+    await waitKubeProxyReady(kc, state);
 }
 
 /** Sets status.nodeInfo.kernelVersion (kwok keeps what is there). */
