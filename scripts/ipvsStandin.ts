@@ -19,7 +19,9 @@ function run(cmd: string, args: string[], input?: string): void {
     try {
         execFileSync(cmd, args, { input, stdio: ["pipe", "ignore", "pipe"] });
     } catch (e) {
-        log(`${cmd} ${args.join(" ")}: ${String((e as any).stderr ?? e).trim()}`);
+        // execFileSync's error carries the command's stderr
+        const stderr: unknown = typeof e === "object" && e !== null && "stderr" in e ? e.stderr : undefined;
+        log(`${cmd} ${args.join(" ")}: ${String(stderr ?? e).trim()}`);
     }
 }
 

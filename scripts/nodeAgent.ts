@@ -35,6 +35,7 @@ import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import * as YAML from "yaml";
 import type { ClusterState } from "./referenceCluster.js";
+import type { RealNetwork } from "./realNodes.js";
 
 const MERGE = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
 import { PAUSE_TOOLS_LABEL, pauseDir, WITHOUT_TOOLS_LABEL } from "./nodeAgent.constants.js";
@@ -51,15 +52,21 @@ interface Run {
     lastExit?: { code: number | null; at: string };
 }
 
-const state: ClusterState & { network: any; ports: Record<string, number>; bin: string } = JSON.parse(
-    readFileSync(join(process.argv[2], "state.json"), "utf8"),
-);
+/** The cluster's state.json (written by referenceCluster.ts); the agent serves only real-nodes clusters. */
+function readRealCluster(dir: string): ClusterState & { network: RealNetwork } {
+    const parsed = JSON.parse(readFileSync(join(dir, "state.json"), "utf8")) as ClusterState;
+    const network = parsed.network;
+    if (!network) throw new Error(`${join(dir, "state.json")}: no network: the node agent runs only with --nodes real`);
+    return { ...parsed, network };
+}
+
+const state = readRealCluster(process.argv[2]);
 const kc = new k8s.KubeConfig();
 kc.loadFromFile(state.kubeconfig);
 const core = kc.makeApiClient(k8s.CoreV1Api);
 const coordination = kc.makeApiClient(k8s.CoordinationV1Api);
 const nodes = new Map<string, { netns: string; ip: string }>(
-    state.network.nodes.map((n: any) => [n.name, { netns: n.netns, ip: n.ip }]),
+    state.network.nodes.map((n) => [n.name, { netns: n.netns, ip: n.ip }]),
 );
 const runs = new Map<string, Run>();
 const agentDir = join(state.dir, "agent");
@@ -91,8 +98,8 @@ async function heartbeat(): Promise<void> {
                                     status: "True",
                                     reason: "KubeletReady",
                                     message: "kube-proxy-mode node agent is posting ready status",
-                                    lastHeartbeatTime: t as any,
-                                    lastTransitionTime: t as any,
+                                    lastHeartbeatTime: t,
+                                    lastTransitionTime: t,
                                 },
                             ],
                             // the API server reaches the agent's log server through the Hostname address
@@ -123,7 +130,7 @@ async function heartbeat(): Promise<void> {
             .catch((e) => log(`heartbeat ${name}: ${(e as Error).message}`));
         const lease = {
             metadata: { name, namespace: "kube-node-lease" },
-            spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime: new Date().toISOString() as any },
+            spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime: new k8s.V1MicroTime() },
         };
         await coordination
             .replaceNamespacedLease({ name, namespace: "kube-node-lease", body: lease })
@@ -250,12 +257,22 @@ function classify(pod: k8s.V1Pod): Run["kind"] {
     return "other";
 }
 
+/**
+ * A container's state as the status patch sends it (the wire format: times as RFC 3339 strings,
+ * which the merge-patch body passes through as they are).
+ */
+interface ContainerStatePatch {
+    running?: { startedAt?: string };
+    terminated?: { exitCode: number; reason: string; finishedAt: string };
+    waiting?: { reason: string; message: string };
+}
+
 async function setStatus(
     run: Run,
-    state: { phase: string; ready: boolean; container: any; lastState?: any },
+    state: { phase: string; ready: boolean; container: ContainerStatePatch; lastState?: ContainerStatePatch },
 ): Promise<void> {
     const t = now();
-    const cond = (type: string, ok: boolean) => ({ type, status: ok ? "True" : "False", lastTransitionTime: t as any });
+    const cond = (type: string, ok: boolean) => ({ type, status: ok ? "True" : "False", lastTransitionTime: t });
     const n = nodes.get(run.node)!;
     await core
         .patchNamespacedPodStatus(
@@ -268,7 +285,7 @@ async function setStatus(
                         hostIP: n.ip,
                         podIP: n.ip,
                         podIPs: [{ ip: n.ip }],
-                        startTime: (run.startedAt ?? t) as any,
+                        startTime: run.startedAt ?? t,
                         conditions: [
                             cond("PodScheduled", true),
                             cond("Initialized", true),
