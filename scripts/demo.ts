@@ -20,8 +20,8 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: string, a
     return r.status ?? 1;
 }
 
-async function main(): Promise<number> {
-    const started = Date.now();
+/** The toolchain (built once, cached outside the repository): its bin dir, and the engine's PATH. */
+function toolchain(): { bin: string; engine: ReturnType<typeof enginePath> } {
     step("toolchain (built once, cached outside the repository)");
     const tc = spawnSync("bash", [join(ROOT, "scripts", "toolchain.sh")], {
         encoding: "utf8",
@@ -34,7 +34,51 @@ async function main(): Promise<number> {
     step(
         `command provider plugin: ${engine.simulated ? `SIMULATED stand-in (no real pulumi-resource-command on PATH): ${engine.commandPlugin}` : engine.commandPlugin}`,
     );
+    return { bin, engine };
+}
 
+/** The example project in dir, pointed at this checkout's build (kwok nodes: no node checks). */
+function writeExampleProject(dir: string, nodes: "real" | "kwok"): void {
+    const example = join(ROOT, "examples", "ipvs-to-nftables");
+    writeFileSync(join(dir, "Pulumi.yaml"), readFileSync(join(ROOT, "Pulumi.yaml")));
+    for (const entry of ["dist", "node_modules", "package.json"]) symlinkSync(join(ROOT, entry), join(dir, entry));
+    const stackConfig = YAML.parse(readFileSync(join(example, "Pulumi.demo.yaml"), "utf8")) as {
+        config: Record<string, unknown>;
+    };
+    if (nodes === "kwok") stackConfig.config["kube-proxy-mode:verify"] = { nodeChecks: false };
+    writeFileSync(join(dir, "Pulumi.demo.yaml"), YAML.stringify(stackConfig));
+    mkdirSync(join(dir, ".state"));
+}
+
+/** The stack on a local file backend, the kubeconfig as a secret; preview, up, then every node's status. */
+function previewUpStatus(dir: string, env: NodeJS.ProcessEnv, kubeconfig: string, nodes: "real" | "kwok"): void {
+    run("pulumi", ["stack", "select", "--create", "demo"], env, dir);
+    run(
+        "pulumi",
+        ["config", "set", "--secret", "kube-proxy-mode:kubeconfig", "--", readFileSync(kubeconfig, "utf8")],
+        env,
+        dir,
+    );
+    step("pulumi preview --diff: the change review (configuration diff, plan, findings); nothing is written");
+    run("pulumi", ["preview", "--diff", "--non-interactive"], env, dir);
+    step("pulumi up: pool by pool, node by node, each verified");
+    run("pulumi", ["up", "--yes", "--non-interactive", "--skip-preview"], env, dir);
+    step("status: what every node runs now");
+    run(
+        process.execPath,
+        [
+            join(ROOT, "bin", "kube-proxy-mode"),
+            "status",
+            ...(nodes === "real" ? ["--probe", "--service", "demo/backend"] : []),
+        ],
+        env,
+        dir,
+    );
+}
+
+async function main(): Promise<number> {
+    const started = Date.now();
+    const { engine } = toolchain();
     const support = realNodesSupported();
     const nodes = support.ok ? "real" : "kwok";
     step(
@@ -49,14 +93,7 @@ async function main(): Promise<number> {
     });
     const dir = mkdtempSync(join(tmpdir(), "kpm-demo-"));
     try {
-        // the example project, pointed at this checkout's build and at the reference cluster
-        const example = join(ROOT, "examples", "ipvs-to-nftables");
-        writeFileSync(join(dir, "Pulumi.yaml"), readFileSync(join(ROOT, "Pulumi.yaml")));
-        for (const entry of ["dist", "node_modules", "package.json"]) symlinkSync(join(ROOT, entry), join(dir, entry));
-        const stackConfig = YAML.parse(readFileSync(join(example, "Pulumi.demo.yaml"), "utf8"));
-        if (nodes === "kwok") stackConfig.config["kube-proxy-mode:verify"] = { nodeChecks: false };
-        writeFileSync(join(dir, "Pulumi.demo.yaml"), YAML.stringify(stackConfig));
-        mkdirSync(join(dir, ".state"));
+        writeExampleProject(dir, nodes);
         const env = {
             ...process.env,
             PATH: engine.path,
@@ -67,28 +104,7 @@ async function main(): Promise<number> {
             PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
             KUBECONFIG: cluster.kubeconfig,
         };
-        run("pulumi", ["stack", "select", "--create", "demo"], env, dir);
-        run(
-            "pulumi",
-            ["config", "set", "--secret", "kube-proxy-mode:kubeconfig", "--", readFileSync(cluster.kubeconfig, "utf8")],
-            env,
-            dir,
-        );
-        step("pulumi preview --diff: the change review (configuration diff, plan, findings); nothing is written");
-        run("pulumi", ["preview", "--diff", "--non-interactive"], env, dir);
-        step("pulumi up: pool by pool, node by node, each verified");
-        run("pulumi", ["up", "--yes", "--non-interactive", "--skip-preview"], env, dir);
-        step("status: what every node runs now");
-        run(
-            process.execPath,
-            [
-                join(ROOT, "bin", "kube-proxy-mode"),
-                "status",
-                ...(nodes === "real" ? ["--probe", "--service", "demo/backend"] : []),
-            ],
-            env,
-            dir,
-        );
+        previewUpStatus(dir, env, cluster.kubeconfig, nodes);
         process.stdout.write(`\ndemo finished in ${((Date.now() - started) / 1000).toFixed(0)}s\n`);
         return 0;
     } finally {
