@@ -97,6 +97,23 @@ export interface SizeResult {
 
 const progress = (line: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 
+/** --pairs: comma-separated from:to mode pairs, each to iptables or nftables. */
+function parsePairs(text: string): [ProxyMode, ProxyMode][] {
+    const pairs = text.split(",").map((s) => s.trim().split(":") as [ProxyMode, ProxyMode]);
+    for (const pair of pairs) {
+        if (
+            pair.length !== 2 ||
+            pair.some((m) => !["ipvs", "iptables", "nftables"].includes(m)) ||
+            pair[0] === pair[1] ||
+            pair[1] === "ipvs"
+        )
+            throw new Error(
+                `--pairs ${text}: comma-separated from:to mode pairs, to iptables or nftables (e.g. --pairs iptables:nftables,ipvs:nftables)`,
+            );
+    }
+    return pairs;
+}
+
 function parseOptions(argv: string[]): Options {
     const { values } = parseArgs({
         args: argv,
@@ -121,18 +138,7 @@ function parseOptions(argv: string[]): Options {
     for (const p of phases)
         if (!["preview", "up", "peer", "workload"].includes(p))
             throw new Error(`--phases: unknown phase ${p} (use preview, up, peer, workload)`);
-    const pairs = values.pairs.split(",").map((s) => s.trim().split(":") as [ProxyMode, ProxyMode]);
-    for (const pair of pairs) {
-        if (
-            pair.length !== 2 ||
-            pair.some((m) => !["ipvs", "iptables", "nftables"].includes(m)) ||
-            pair[0] === pair[1] ||
-            pair[1] === "ipvs"
-        )
-            throw new Error(
-                `--pairs ${values.pairs}: comma-separated from:to mode pairs, to iptables or nftables (e.g. --pairs iptables:nftables,ipvs:nftables)`,
-            );
-    }
+    const pairs = parsePairs(values.pairs);
     const workloadNodes = Number(values["workload-nodes"]);
     if (!Number.isInteger(workloadNodes) || workloadNodes < 2 || workloadNodes > 12)
         throw new Error(
@@ -445,6 +451,52 @@ async function runbook(state: ClusterState, mode: string): Promise<number> {
     return nodes.length;
 }
 
+/** The preview of the KubeProxyMode program beside an empty program's, time and peak memory. */
+async function previewPhase(n: number, state: ClusterState, opts: Options): Promise<SizeResult["preview"]> {
+    progress(`${n} nodes: pulumi preview of an empty program`);
+    const empty = await emptyPreview();
+    progress(`${n} nodes: pulumi preview of the KubeProxyMode program`);
+    const stack = await kubeProxyModeStack(state, opts);
+    const r = await measured(() => stack.preview());
+    progress(
+        `${n} nodes: preview ${r.seconds.toFixed(1)} s / ${r.peakRssMB} MB (empty program ${empty.seconds.toFixed(1)} s / ${empty.peakRssMB} MB)`,
+    );
+    const each = (f: PreviewFigures) =>
+        Object.entries(f.byProcess)
+            .sort((a, b) => b[1] - a[1])
+            .map(([k, v]) => `${k} ${v}`)
+            .join(", ");
+    progress(`${n} nodes: peak MB per process: KubeProxyMode: ${each(r)}; empty: ${each(empty)}`);
+    return { empty, kubeProxyMode: { seconds: r.seconds, peakRssMB: r.peakRssMB, byProcess: r.byProcess } };
+}
+
+/** `pulumi up` (ipvs -> nftables) and the runbook as a plain script, each against the background API rate. */
+async function upAndPeerPhases(
+    n: number,
+    state: ClusterState,
+    kc: k8s.KubeConfig,
+    opts: Options,
+    result: SizeResult,
+): Promise<void> {
+    progress(`${n} nodes: measuring the cluster's background API rate for 15 s`);
+    const background = await backgroundRate(kc, 15);
+    progress(`${n} nodes: background ${background.toFixed(1)} request(s)/s`);
+    if (opts.phases.has("up")) {
+        progress(`${n} nodes: pulumi up (ipvs -> nftables)`);
+        result.up = await up(state, kc, opts, background);
+        progress(
+            `${n} nodes: up ${result.up.seconds.toFixed(0)} s (floor ${result.up.floorSeconds.toFixed(0)} s, finish ${result.up.finishSeconds.toFixed(0)} s)`,
+        );
+    }
+    if (opts.phases.has("peer")) {
+        progress(`${n} nodes: the runbook as a plain script (ConfigMap edit, kubectl delete pod node by node)`);
+        const r = await counted(kc, background, () => runbook(state, opts.phases.has("up") ? "iptables" : "nftables"));
+        result.peer = { seconds: r.seconds, apiRequestsPerNode: r.requests / r.value };
+        if (result.up) result.ratio = result.up.seconds / result.peer.seconds;
+        progress(`${n} nodes: peer ${r.seconds.toFixed(0)} s`);
+    }
+}
+
 async function benchSize(n: number, opts: Options): Promise<SizeResult> {
     progress(
         `${n} nodes: starting a reference cluster with SIMULATED (kwok) nodes, pools canary=1 workers=${n - 1}, on ipvs`,
@@ -468,47 +520,8 @@ async function benchSize(n: number, opts: Options): Promise<SizeResult> {
         progress(`${n} nodes: cluster up in ${result.clusterUpSeconds.toFixed(0)} s`);
         const kc = new k8s.KubeConfig();
         kc.loadFromFile(state.kubeconfig);
-        if (opts.phases.has("preview")) {
-            progress(`${n} nodes: pulumi preview of an empty program`);
-            const empty = await emptyPreview();
-            progress(`${n} nodes: pulumi preview of the KubeProxyMode program`);
-            const stack = await kubeProxyModeStack(state, opts);
-            const r = await measured(() => stack.preview());
-            result.preview = {
-                empty,
-                kubeProxyMode: { seconds: r.seconds, peakRssMB: r.peakRssMB, byProcess: r.byProcess },
-            };
-            progress(
-                `${n} nodes: preview ${r.seconds.toFixed(1)} s / ${r.peakRssMB} MB (empty program ${empty.seconds.toFixed(1)} s / ${empty.peakRssMB} MB)`,
-            );
-            const each = (f: PreviewFigures) =>
-                Object.entries(f.byProcess)
-                    .sort((a, b) => b[1] - a[1])
-                    .map(([k, v]) => `${k} ${v}`)
-                    .join(", ");
-            progress(`${n} nodes: peak MB per process: KubeProxyMode: ${each(r)}; empty: ${each(empty)}`);
-        }
-        if (opts.phases.has("up") || opts.phases.has("peer")) {
-            progress(`${n} nodes: measuring the cluster's background API rate for 15 s`);
-            const background = await backgroundRate(kc, 15);
-            progress(`${n} nodes: background ${background.toFixed(1)} request(s)/s`);
-            if (opts.phases.has("up")) {
-                progress(`${n} nodes: pulumi up (ipvs -> nftables)`);
-                result.up = await up(state, kc, opts, background);
-                progress(
-                    `${n} nodes: up ${result.up.seconds.toFixed(0)} s (floor ${result.up.floorSeconds.toFixed(0)} s, finish ${result.up.finishSeconds.toFixed(0)} s)`,
-                );
-            }
-            if (opts.phases.has("peer")) {
-                progress(`${n} nodes: the runbook as a plain script (ConfigMap edit, kubectl delete pod node by node)`);
-                const r = await counted(kc, background, () =>
-                    runbook(state!, opts.phases.has("up") ? "iptables" : "nftables"),
-                );
-                result.peer = { seconds: r.seconds, apiRequestsPerNode: r.requests / r.value };
-                if (result.up) result.ratio = result.up.seconds / result.peer.seconds;
-                progress(`${n} nodes: peer ${r.seconds.toFixed(0)} s`);
-            }
-        }
+        if (opts.phases.has("preview")) result.preview = await previewPhase(n, state, opts);
+        if (opts.phases.has("up") || opts.phases.has("peer")) await upAndPeerPhases(n, state, kc, opts, result);
         return result;
     } finally {
         if (opts.cluster) progress(`cluster ${opts.cluster} left running (--cluster)`);
@@ -592,6 +605,113 @@ async function watchKubeProxyPods(
     };
 }
 
+type KubeProxyPodWatch = Awaited<ReturnType<typeof watchKubeProxyPods>>;
+
+/** The move under test as KubeProxyMode does it: `pulumi up` of a stack over the real-nodes cluster. */
+async function kubeProxyModeUp(state: ClusterState, from: ProxyMode, to: ProxyMode, pair: string): Promise<void> {
+    const { dir, envVars, pulumiCommand } = await projectDir("kpm-bench-workload-");
+    const stack = await LocalWorkspace.createOrSelectStack(
+        { stackName: "bench", workDir: dir },
+        { workDir: dir, envVars, pulumiCommand },
+    );
+    await setKubeconfig(stack, state);
+    // real nodes: the built-in node checks run (the probe pod); one node at a time in each pool
+    await setStackConfig(stack, {
+        mode: to,
+        nodePortAddresses: ["0.0.0.0/0"],
+        // ipvs -> iptables stops kube-proxy for the cleanup, and the runner refuses it without
+        // drain or allowUnroutedNode; the clients run in the node's own network (no pod to
+        // drain), and that gap is what this phase measures: accept it
+        pools: ["canary", "workers"].map((p) => ({
+            name: p,
+            nodeSelector: `pool=${p}`,
+            maxUnavailable: 1,
+            ...(from === "ipvs" && to === "iptables" ? { allowUnroutedNode: true } : {}),
+        })),
+        // the connection check goes through the same Service the clients use
+        verify: { service: "demo/backend" },
+    });
+    await stack.up({
+        onEvent: (e: EngineEvent) => {
+            const done = stepName(e.resOutputsEvent?.metadata.urn);
+            if (done) progress(`workload ${pair}: ${done} done`);
+        },
+    });
+}
+
+/**
+ * Runs the procedure while the clients run (3 s of traffic before and after it) and returns what
+ * each client saw; a failed procedure is recorded in run.error, the clients are stopped either way.
+ */
+async function procedureUnderTraffic(
+    state: ClusterState,
+    kc: k8s.KubeConfig,
+    run: WorkloadRun,
+    from: ProxyMode,
+    to: ProxyMode,
+): Promise<{ records: Map<string, ClientRecord>; watch: KubeProxyPodWatch }> {
+    const svc = await kc.makeApiClient(k8s.CoreV1Api).readNamespacedService({ name: "backend", namespace: "demo" });
+    const ip = svc.spec!.clusterIP!;
+    const port = svc.spec!.ports![0].port;
+    const watch = await watchKubeProxyPods(kc);
+    const clients = startClients(state, ip, port);
+    let records: Map<string, ClientRecord>;
+    const started = performance.now();
+    try {
+        await new Promise((r) => setTimeout(r, 3000));
+        if (run.procedure === "KubeProxyMode up") await kubeProxyModeUp(state, from, to, run.pair);
+        else await runbook(state, to);
+        run.seconds = (performance.now() - started) / 1000;
+        await new Promise((r) => setTimeout(r, 3000));
+    } catch (e) {
+        run.seconds = (performance.now() - started) / 1000;
+        run.error = (e as Error).message;
+        progress(
+            `workload ${run.pair}, ${run.procedure}: FAILED: ${
+                run.error
+                    .split("\n")
+                    .filter((l) => /rollout failed|FAILED|error/i.test(l))
+                    .slice(0, 6)
+                    .join(" / ") || run.error.slice(0, 500)
+            }`,
+        );
+    } finally {
+        records = await clients.stop();
+        watch.abort();
+    }
+    return { records, watch };
+}
+
+/** Each node's figures from its client's record, with its kube-proxy pods' events relative to the client's start. */
+function workloadNodeFigures(
+    state: ClusterState,
+    records: Map<string, ClientRecord>,
+    watch: KubeProxyPodWatch,
+    from: ProxyMode,
+): WorkloadRun["nodes"] {
+    return state.nodes.map((node) => {
+        const r = records.get(node.name)!;
+        // the pods' events relative to the client's start, for reading the gaps against
+        const events = (watch.events.get(node.name) ?? [])
+            .filter((e) => e.t >= r.startedAt)
+            .map((e) => ({ ...e, t: e.t - r.startedAt }));
+        const figures = nodeFigures(
+            node.name,
+            r,
+            from === "ipvs" ? (watch.firstStop(node.name) ?? r.stoppedAt) : undefined,
+            from === "ipvs" ? "SIMULATED ipvs before it" : undefined,
+        );
+        figures.gaps = figures.gaps.map((g) => ({ ...g, from: g.from - r.startedAt, to: g.to - r.startedAt }));
+        const longest = figures.gaps.find((g) => g.ms === figures.longestGapMs);
+        const startToRoutedMs = longest ? startToRouted(longest, events) : undefined;
+        return {
+            ...figures,
+            ...(startToRoutedMs !== undefined ? { startToRoutedMs } : {}),
+            podEvents: events,
+        };
+    });
+}
+
 /** One mode pair under one procedure, on a fresh real-nodes cluster: the nodes' clients run through the whole procedure. */
 async function workloadRun(
     from: ProxyMode,
@@ -626,86 +746,8 @@ async function workloadRun(
         });
         const kc = new k8s.KubeConfig();
         kc.loadFromFile(state.kubeconfig);
-        const svc = await kc.makeApiClient(k8s.CoreV1Api).readNamespacedService({ name: "backend", namespace: "demo" });
-        const ip = svc.spec!.clusterIP!;
-        const port = svc.spec!.ports![0].port;
-        const watch = await watchKubeProxyPods(kc);
-        const clients = startClients(state, ip, port);
-        let records: Map<string, ClientRecord>;
-        const started = performance.now();
-        try {
-            await new Promise((r) => setTimeout(r, 3000));
-            if (procedure === "KubeProxyMode up") {
-                const { dir, envVars, pulumiCommand } = await projectDir("kpm-bench-workload-");
-                const stack = await LocalWorkspace.createOrSelectStack(
-                    { stackName: "bench", workDir: dir },
-                    { workDir: dir, envVars, pulumiCommand },
-                );
-                await setKubeconfig(stack, state);
-                // real nodes: the built-in node checks run (the probe pod); one node at a time in each pool
-                await setStackConfig(stack, {
-                    mode: to,
-                    nodePortAddresses: ["0.0.0.0/0"],
-                    // ipvs -> iptables stops kube-proxy for the cleanup, and the runner refuses it without
-                    // drain or allowUnroutedNode; the clients run in the node's own network (no pod to
-                    // drain), and that gap is what this phase measures: accept it
-                    pools: ["canary", "workers"].map((p) => ({
-                        name: p,
-                        nodeSelector: `pool=${p}`,
-                        maxUnavailable: 1,
-                        ...(from === "ipvs" && to === "iptables" ? { allowUnroutedNode: true } : {}),
-                    })),
-                    // the connection check goes through the same Service the clients use
-                    verify: { service: "demo/backend" },
-                });
-                await stack.up({
-                    onEvent: (e: EngineEvent) => {
-                        const done = stepName(e.resOutputsEvent?.metadata.urn);
-                        if (done) progress(`workload ${pair}: ${done} done`);
-                    },
-                });
-            } else {
-                await runbook(state, to);
-            }
-            run.seconds = (performance.now() - started) / 1000;
-            await new Promise((r) => setTimeout(r, 3000));
-        } catch (e) {
-            run.seconds = (performance.now() - started) / 1000;
-            run.error = (e as Error).message;
-            progress(
-                `workload ${pair}, ${procedure}: FAILED: ${
-                    run.error
-                        .split("\n")
-                        .filter((l) => /rollout failed|FAILED|error/i.test(l))
-                        .slice(0, 6)
-                        .join(" / ") || run.error.slice(0, 500)
-                }`,
-            );
-        } finally {
-            records = await clients.stop();
-            watch.abort();
-        }
-        for (const node of state.nodes) {
-            const r = records.get(node.name)!;
-            // the pods' events relative to the client's start, for reading the gaps against
-            const events = (watch.events.get(node.name) ?? [])
-                .filter((e) => e.t >= r.startedAt)
-                .map((e) => ({ ...e, t: e.t - r.startedAt }));
-            const figures = nodeFigures(
-                node.name,
-                r,
-                from === "ipvs" ? (watch.firstStop(node.name) ?? r.stoppedAt) : undefined,
-                from === "ipvs" ? "SIMULATED ipvs before it" : undefined,
-            );
-            figures.gaps = figures.gaps.map((g) => ({ ...g, from: g.from - r.startedAt, to: g.to - r.startedAt }));
-            const longest = figures.gaps.find((g) => g.ms === figures.longestGapMs);
-            const startToRoutedMs = longest ? startToRouted(longest, events) : undefined;
-            run.nodes.push({
-                ...figures,
-                ...(startToRoutedMs !== undefined ? { startToRoutedMs } : {}),
-                podEvents: events,
-            });
-        }
+        const { records, watch } = await procedureUnderTraffic(state, kc, run, from, to);
+        run.nodes.push(...workloadNodeFigures(state, records, watch, from));
         progress(
             `workload ${pair}, ${procedure}: ${run.nodes.map((n) => `${n.node} gap ${n.longestGapMs} ms, long-lived ${n.longLived}`).join("; ")}`,
         );
