@@ -83,6 +83,20 @@ function now(): string {
 
 // ---- nodes: status and leases, as a kubelet keeps them -------------------------------------
 
+/**
+ * Renews the node's Lease as a kubelet does (created on the first beat). renewTime is a MicroTime:
+ * the API server takes only RFC 3339 with microseconds (V1MicroTime serialises so); a merge patch
+ * needs no resourceVersion, which a replace would.
+ */
+async function renewLease(name: string): Promise<void> {
+    const namespace = "kube-node-lease";
+    const spec = { holderIdentity: name, leaseDurationSeconds: 40, renewTime: new k8s.V1MicroTime() };
+    await coordination
+        .patchNamespacedLease({ name, namespace, body: { spec } }, MERGE)
+        .catch(() => coordination.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec } }))
+        .catch((e) => log(`lease ${name}: ${(e as Error).message}`));
+}
+
 async function heartbeat(): Promise<void> {
     for (const [name, n] of nodes) {
         const t = now();
@@ -128,17 +142,7 @@ async function heartbeat(): Promise<void> {
                 MERGE,
             )
             .catch((e) => log(`heartbeat ${name}: ${(e as Error).message}`));
-        const lease = {
-            metadata: { name, namespace: "kube-node-lease" },
-            spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime: new k8s.V1MicroTime() },
-        };
-        await coordination
-            .replaceNamespacedLease({ name, namespace: "kube-node-lease", body: lease })
-            .catch(() =>
-                coordination
-                    .createNamespacedLease({ namespace: "kube-node-lease", body: lease })
-                    .catch(() => undefined),
-            );
+        await renewLease(name);
     }
 }
 

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import * as k8s from "@kubernetes/client-node";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { realNodesSupported } from "../../scripts/realNodes.js";
 import { PAUSE_TOOLS_LABEL, pauseDir, WITHOUT_TOOLS_LABEL } from "../../scripts/nodeAgent.constants.js";
@@ -639,6 +640,24 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
         assert.match(
             readFileSync(join(cluster.dir, "logs", "node-agent.log"), "utf8"),
             new RegExp(`${node}: ${pod.metadata!.name} did not stop within its 10s grace period: SIGKILL`),
+        );
+    });
+
+    it("the node agent keeps each node's Lease in kube-node-lease renewed, as a kubelet does: held by the node, renewTime advances from one heartbeat (10 s) to the next", async () => {
+        cluster = await startCluster({ nodes: "real", mode: "iptables", pools: [["canary", 1]] });
+        const kc = clients(cluster).kc;
+        const coordination = kc.makeApiClient(k8s.CoordinationV1Api);
+        const renewed = async () => {
+            const lease = await coordination.readNamespacedLease({ name: "canary-1", namespace: "kube-node-lease" });
+            assert.equal(lease.spec?.holderIdentity, "canary-1");
+            return new Date(lease.spec!.renewTime!).getTime();
+        };
+        const first = await renewed();
+        await new Promise((r) => setTimeout(r, 12_000));
+        const second = await renewed();
+        assert.ok(
+            second > first,
+            `renewTime advanced in 12 s: ${new Date(first).toISOString()} -> ${new Date(second).toISOString()}`,
         );
     });
 
