@@ -84,19 +84,9 @@ export interface RolloutPlan {
  * One pool of the plan as the component outputs it: every name, one string per batch. Node names
  * are DNS subdomains, so a space never occurs in one and `batch.split(" ")` gives them back.
  */
-export interface PoolPlanOutput {
-    name: string;
-    nodeSelector: string;
-    maxUnavailable: number;
-    soakSeconds: number;
-    drain: boolean;
-    /** what the drain may evict (set when drain is) */
-    drainOptions?: DrainOptions;
-    drainTimeoutSeconds: number;
+export interface PoolPlanOutput extends Omit<PoolPlan, "nodes" | "batches"> {
     /** how many nodes the pool has */
     nodes: number;
-    /** how many of them move (the others are already verified on the target) */
-    moving: number;
     /** the nodes to move: one string per batch of at most maxUnavailable, names separated by a space, in natural name order */
     batches: string[];
     /** the nodes already verified on the target, separated by a space */
@@ -109,11 +99,8 @@ export interface PoolPlanOutput {
  * again in its batch) cost the engine 84 MB and the program 36 MB at 5,000 nodes; a few strings per
  * pool carry the same names. Each node with its kernel, action and origin: `kube-proxy-mode rollout --plan --json`.
  */
-export interface RolloutPlanOutput {
-    target: RolloutTarget;
+export interface RolloutPlanOutput extends Omit<RolloutPlan, "pools"> {
     pools: PoolPlanOutput[];
-    /** how many nodes will move */
-    moving: number;
 }
 
 export function planOutput(plan: RolloutPlan): RolloutPlanOutput {
