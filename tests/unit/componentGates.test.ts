@@ -9,6 +9,7 @@ import type { ClusterSnapshot } from "../../components/core/migration.js";
 import { promotionTarget, type PromotionRecord } from "../../components/core/promotion.js";
 import { RefusalError } from "../../components/pulumi/refusal.js";
 import { fixture } from "../helpers.js";
+import { previewMocks } from "./mocks.js";
 import { clusterSnapshot, nodeState as node } from "./snapshots.js";
 
 function snapshot(crd?: CrdPresence, current = fixture("handwritten/ipvs-lc.yaml")): ClusterSnapshot {
@@ -184,13 +185,7 @@ describe("KubeProxyMode alerts (Pulumi mocks)", () => {
     }
 
     it("the PrometheusRule is registered when the component is constructed, before the cluster is read (a preview with unknown inputs shows it)", async () => {
-        await pulumi.runtime.setMocks(
-            { newResource: (a) => ({ id: undefined, state: a.inputs }), call: () => ({}) },
-            "project",
-            "stack",
-            true,
-        );
-        const { KubeProxyMode } = await import("../../components/pulumi/kubeProxyMode.js");
+        const KubeProxyMode = await previewMocks();
         let read!: (s: ClusterSnapshot) => void;
         const reading = new Promise<ClusterSnapshot>((r) => (read = r));
         const kp = new KubeProxyMode("kube-proxy", { ...ARGS, alerts: {} } as any, { snapshotReader: () => reading });
@@ -203,13 +198,7 @@ describe("KubeProxyMode alerts (Pulumi mocks)", () => {
     });
 
     it("alerts or alerts.enabled as an Output is refused when constructed, naming the field", async () => {
-        await pulumi.runtime.setMocks(
-            { newResource: (a) => ({ id: undefined, state: a.inputs }), call: () => ({}) },
-            "project",
-            "stack",
-            true,
-        );
-        const { KubeProxyMode } = await import("../../components/pulumi/kubeProxyMode.js");
+        const KubeProxyMode = await previewMocks();
         const make = (alerts: unknown) => () =>
             new KubeProxyMode("kube-proxy", { ...ARGS, alerts } as any, {
                 snapshotReader: async () => snapshot("present"),

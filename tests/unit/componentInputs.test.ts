@@ -9,6 +9,7 @@ import type { ClusterSnapshot } from "../../components/core/migration.js";
 import { configHash } from "../../components/core/plan.js";
 import { fixture, ROOT, runCli } from "../helpers.js";
 import { clusterSnapshot, nodeState as node } from "./snapshots.js";
+import { previewMocks } from "./mocks.js";
 
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 const plain = (v: any) => (v && v[SECRET_SIG] ? v.value : v);
@@ -157,13 +158,7 @@ describe("KubeProxyMode inputs (Pulumi mocks)", () => {
                 const onErr = (e: unknown) => errors.push(e);
                 process.on("unhandledRejection", onErr);
                 try {
-                    await pulumi.runtime.setMocks(
-                        { newResource: (a) => ({ id: undefined, state: a.inputs }), call: () => ({}) },
-                        "project",
-                        "stack",
-                        true,
-                    );
-                    const { KubeProxyMode } = await import("../../components/pulumi/kubeProxyMode.js");
+                    const KubeProxyMode = await previewMocks();
                     let thrown: unknown;
                     try {
                         new KubeProxyMode(
