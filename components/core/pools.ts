@@ -2,7 +2,7 @@
 // read it), as the user declares it (durations as text) and as parsed (durations in seconds), and
 // the findings for a list of pools. Pure.
 import { z } from "zod";
-import { durationSchema, issueMessage, secondsOf } from "./schema.js";
+import { durationSchema, issueMessage, secondsOf, uniqueNames } from "./schema.js";
 import { parseSelector } from "./selector.js";
 import type { Finding, FindingCode } from "./types.js";
 
@@ -80,19 +80,7 @@ const DUPLICATE = "pools.duplicate" satisfies FindingCode;
 export const poolsSchema = z
     .array(poolSchema)
     .min(1, "pools must list at least one node pool")
-    .superRefine((pools, ctx) => {
-        const seen = new Set<string>();
-        pools.forEach((p, i) => {
-            if (seen.has(p.name))
-                ctx.addIssue({
-                    code: "custom",
-                    path: [i, "name"],
-                    message: `pool name ${p.name} is used twice`,
-                    params: { finding: DUPLICATE },
-                });
-            seen.add(p.name);
-        });
-    });
+    .superRefine(uniqueNames((name) => `pool name ${name} is used twice`, { finding: DUPLICATE }));
 
 /** The finding code for a problem in a pool's field. */
 const FIELD_CODES: Record<string, FindingCode> = {

@@ -41,6 +41,21 @@ export function secondsOf(text: string | undefined, fallback?: number): number {
 }
 
 /** The dotted/indexed path of an issue under `prefix`: pools[0].name. */
+/**
+ * A refinement for a list whose items' names must differ: an issue at the second use of a name
+ * (`path: [i, "name"]`), with `message(name)` and the optional `params`.
+ */
+export function uniqueNames(message: (name: string) => string, params?: Record<string, unknown>) {
+    return (items: readonly { name: string }[], ctx: z.RefinementCtx): void => {
+        const seen = new Set<string>();
+        items.forEach((item, i) => {
+            if (seen.has(item.name))
+                ctx.addIssue({ code: "custom", path: [i, "name"], message: message(item.name), params });
+            seen.add(item.name);
+        });
+    };
+}
+
 export function issuePath(path: readonly PropertyKey[], prefix: string): string {
     return path.reduce<string>(
         (acc, p) => (typeof p === "number" ? `${acc}[${p}]` : `${acc}${acc ? "." : ""}${String(p)}`),

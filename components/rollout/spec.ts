@@ -8,7 +8,7 @@
 // past the parse reads only the seconds: no duration is parsed anywhere else.
 import { z } from "zod";
 import { poolInputSchema, poolSchema, poolsSchema } from "../core/pools.js";
-import { durationSchema, secondsOf } from "../core/schema.js";
+import { durationSchema, secondsOf, uniqueNames } from "../core/schema.js";
 import { PROXY_MODES } from "../core/types.js";
 
 export { describeIssues, durationSchema } from "../core/schema.js";
@@ -71,18 +71,9 @@ export const verifyInputSchema = z
         hooks: z
             .array(hookInputSchema)
             .default([])
-            .superRefine((hooks, ctx) => {
-                const seen = new Set<string>();
-                hooks.forEach((h, i) => {
-                    if (seen.has(h.name))
-                        ctx.addIssue({
-                            code: "custom",
-                            path: [i, "name"],
-                            message: `hook name ${JSON.stringify(h.name)} is used twice; give each hook its own name`,
-                        });
-                    seen.add(h.name);
-                });
-            }),
+            .superRefine(
+                uniqueNames((name) => `hook name ${JSON.stringify(name)} is used twice; give each hook its own name`),
+            ),
     })
     .strict();
 export type VerifyInput = z.output<typeof verifyInputSchema>;
