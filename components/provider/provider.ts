@@ -17,6 +17,13 @@ export function packageVersion(): string {
 
 const INPUT_NAMES = Object.keys(componentInputSchema.shape);
 
+/**
+ * Inputs the component needs as plain values because they shape its resource graph (KubeProxyMode
+ * refuses an Output there): a known Output is passed as its value. `alerts`: whether the
+ * PrometheusRule exists.
+ */
+const SHAPES_THE_GRAPH = new Set<string>(["alerts"]);
+
 /** What every SDK Output carries but the SDK's typings do not declare (@pulumi/pulumi output.js). */
 interface OutputInternals {
     isKnown: Promise<boolean>;
@@ -29,8 +36,8 @@ interface OutputInternals {
  * each input passes as it is; a name the schema does not have is refused, naming it. An input the
  * program left out can arrive as null, or as a known Output of nothing (the generated Node.js SDK
  * sends `promotion`, `verify` and `alerts` through an apply): both mean "not given", as leaving it
- * out does in TypeScript (a `promotion` present would otherwise be a gate). A known `alerts` is
- * passed as its value: the component needs it plain to know whether it registers a PrometheusRule.
+ * out does in TypeScript (a `promotion` present would otherwise be a gate). A known input
+ * that shapes the graph (SHAPES_THE_GRAPH) is passed as its value.
  */
 export async function componentArgs(inputs: pulumi.Inputs): Promise<KubeProxyModeArgs> {
     const unknown = Object.keys(inputs).filter((k) => !INPUT_NAMES.includes(k));
@@ -46,8 +53,7 @@ export async function componentArgs(inputs: pulumi.Inputs): Promise<KubeProxyMod
             const o = v as unknown as OutputInternals;
             const [known, value] = await Promise.all([o.isKnown, o.promise()]);
             if (known && (value === undefined || value === null)) continue;
-            // the graph needs `alerts` plain (whether the PrometheusRule exists): a known one is unwrapped
-            if (known && k === "alerts") {
+            if (known && SHAPES_THE_GRAPH.has(k)) {
                 args[k] = value;
                 continue;
             }

@@ -479,7 +479,7 @@ function promotionRecord(
 }
 
 /** Whether `alerts` asks for the PrometheusRule: known when the component is constructed, as the graph needs. */
-export function alertsWanted(alerts: AlertsInput | undefined): boolean {
+function alertsWanted(alerts: AlertsInput | undefined): boolean {
     return alerts !== undefined && alerts !== null && alerts.enabled !== false;
 }
 
