@@ -36,7 +36,7 @@ import { request } from "node:https";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
-import { LocalWorkspace, type EngineEvent } from "@pulumi/pulumi/automation";
+import { LocalWorkspace, type EngineEvent, type Stack } from "@pulumi/pulumi/automation";
 import { parseCurrentConfig } from "../components/core/config.js";
 import { decideMigration, type ClusterSnapshot } from "../components/core/migration.js";
 import { compareNodeNames, nodeFacts, type NodeObject } from "../components/core/nodes.js";
@@ -295,27 +295,30 @@ async function counted<T>(
     return { value, requests: Math.max(0, after - before - background * seconds), seconds };
 }
 
-async function emptyPreview(): Promise<PreviewFigures> {
-    const { dir, envVars, pulumiCommand } = await projectDir("kpm-bench-empty-");
-    writeFileSync(
-        join(dir, "Pulumi.yaml"),
-        "name: kpm-bench-empty\nruntime:\n  name: nodejs\n  options:\n    typescript: false\nmain: index.js\n",
-    );
-    writeFileSync(join(dir, "index.js"), "// an empty program: the engine's own cost\n");
-    const stack = await LocalWorkspace.createOrSelectStack(
+/** A stack named bench in a fresh project directory (projectDir); `write` may replace the project's files first. */
+async function benchStack(prefix: string, write?: (dir: string) => void): Promise<Stack> {
+    const { dir, envVars, pulumiCommand } = await projectDir(prefix);
+    write?.(dir);
+    return LocalWorkspace.createOrSelectStack(
         { stackName: "bench", workDir: dir },
         { workDir: dir, envVars, pulumiCommand },
     );
+}
+
+async function emptyPreview(): Promise<PreviewFigures> {
+    const stack = await benchStack("kpm-bench-empty-", (dir) => {
+        writeFileSync(
+            join(dir, "Pulumi.yaml"),
+            "name: kpm-bench-empty\nruntime:\n  name: nodejs\n  options:\n    typescript: false\nmain: index.js\n",
+        );
+        writeFileSync(join(dir, "index.js"), "// an empty program: the engine's own cost\n");
+    });
     const r = await measured(() => stack.preview());
     return { seconds: r.seconds, peakRssMB: r.peakRssMB, byProcess: r.byProcess };
 }
 
 async function kubeProxyModeStack(state: ClusterState, opts: Options) {
-    const { dir, envVars, pulumiCommand } = await projectDir("kpm-bench-");
-    const stack = await LocalWorkspace.createOrSelectStack(
-        { stackName: "bench", workDir: dir },
-        { workDir: dir, envVars, pulumiCommand },
-    );
+    const stack = await benchStack("kpm-bench-");
     await setKubeconfig(stack, state);
     await setStackConfig(stack, {
         mode: "nftables",
@@ -609,11 +612,7 @@ type KubeProxyPodWatch = Awaited<ReturnType<typeof watchKubeProxyPods>>;
 
 /** The move under test as KubeProxyMode does it: `pulumi up` of a stack over the real-nodes cluster. */
 async function kubeProxyModeUp(state: ClusterState, from: ProxyMode, to: ProxyMode, pair: string): Promise<void> {
-    const { dir, envVars, pulumiCommand } = await projectDir("kpm-bench-workload-");
-    const stack = await LocalWorkspace.createOrSelectStack(
-        { stackName: "bench", workDir: dir },
-        { workDir: dir, envVars, pulumiCommand },
-    );
+    const stack = await benchStack("kpm-bench-workload-");
     await setKubeconfig(stack, state);
     // real nodes: the built-in node checks run (the probe pod); one node at a time in each pool
     await setStackConfig(stack, {
