@@ -521,7 +521,8 @@ async function waitNodesReady(core: k8s.CoreV1Api, state: ClusterState): Promise
     const real = state.kind === "real";
     await waitFor(
         real ? "real nodes" : "kwok nodes",
-        // kwok marks nodes Ready at its own rate, slower on a busy machine: 5,000 nodes took 60-200 s on 2 cores
+        // kwok marks nodes Ready at its own rate, slower on a busy machine: on 2 busy cores 5,000 nodes were
+        // not Ready within 60 s once, nor within 210 s once; the start that succeeded took 165 s in all
         60_000 + 30 * state.nodes.length,
         async () =>
             (await core.listNode()).items.every((x) =>
