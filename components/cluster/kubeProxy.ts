@@ -21,11 +21,13 @@ import type {
     KubeProxyPod,
     LeaseHolder,
     Names,
+    NodeChange,
     NodeMove,
     RolloutCluster,
     RolloutNode,
 } from "../rollout/cluster.js";
 import { apiErrorMessage, apiStatus, Cluster, clusterName, eachNode } from "./client.js";
+import { KubeProxyPodCache, kubeProxyPodOf } from "./podCache.js";
 
 export type { KubeProxyPod, Names };
 
@@ -120,6 +122,23 @@ async function createUnlessExists(create: () => Promise<unknown>): Promise<boole
         if (apiStatus(e) === 409) return false;
         throw e;
     }
+}
+
+/** How many of the restore's pod label patches are in flight at once. */
+const POD_PATCHES_AT_ONCE = 16;
+
+/** Runs fn on every item, at most `limit` at a time; the first failure rejects, and no item starts after it. */
+async function eachAtMost<T>(limit: number, items: T[], fn: (item: T) => Promise<void>): Promise<void> {
+    let next = 0;
+    let failed = false;
+    const worker = async () => {
+        while (!failed && next < items.length)
+            await fn(items[next++]).catch((e: unknown) => {
+                failed = true;
+                throw e;
+            });
+    };
+    await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 export function sleep(ms: number): Promise<void> {
@@ -233,18 +252,6 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         return [...out];
     }
 
-    async recordMove(node: string, move: NodeMove | null): Promise<void> {
-        await this.core.patchNode(
-            {
-                name: node,
-                body: {
-                    metadata: { annotations: { [MARKS.moveAnnotation]: move === null ? null : JSON.stringify(move) } },
-                },
-            },
-            MERGE,
-        );
-    }
-
     async node(name: string): Promise<k8s.V1Node> {
         return this.core.readNode({ name });
     }
@@ -304,57 +311,62 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             );
     }
 
-    /** Puts a node on a configuration: a hash, "hold" (no kube-proxy) or null (the canonical DaemonSet). */
-    async setPlacement(node: string, placement: string | null): Promise<void> {
-        await this.core.patchNode(
-            { name: node, body: { metadata: { labels: { [MARKS.configLabel]: placement } } } },
-            MERGE,
-        );
+    /**
+     * The move's memory and the cordon in one patch, made against the node as just read (its
+     * resourceVersion): a node someone cordons between the read and the write is read again, so
+     * a cordon that is not the rollout's is never taken for its own.
+     */
+    async startMove(node: string, move: NodeMove): Promise<boolean> {
+        for (let attempt = 1; ; attempt++) {
+            const n = await this.node(node);
+            const cordoned = !!n.spec?.unschedulable;
+            const ours = !cordoned || n.metadata?.annotations?.[MARKS.cordonedAnnotation] === MARKS.managedByValue;
+            try {
+                await this.core.patchNode(
+                    {
+                        name: node,
+                        body: {
+                            metadata: {
+                                resourceVersion: n.metadata?.resourceVersion,
+                                annotations: {
+                                    [MARKS.moveAnnotation]: JSON.stringify(move),
+                                    ...(cordoned ? {} : { [MARKS.cordonedAnnotation]: MARKS.managedByValue }),
+                                },
+                            },
+                            ...(cordoned ? {} : { spec: { unschedulable: true } }),
+                        },
+                    },
+                    MERGE,
+                );
+                return ours;
+            } catch (e) {
+                if (apiStatus(e) !== 409 || attempt >= 5) throw e;
+            }
+        }
     }
 
-    async markVerified(node: string, hash: string | null, checks: string): Promise<void> {
-        const value = hash === null ? null : `${hash}@${new Date().toISOString()}`;
+    /** One merge patch of the node: the parts of `change` that are given, together. */
+    async writeNode(node: string, change: NodeChange): Promise<void> {
+        const annotations: Record<string, string | null> = {};
+        const labels: Record<string, string | null> = {};
+        if (change.move !== undefined)
+            annotations[MARKS.moveAnnotation] = change.move === null ? null : JSON.stringify(change.move);
+        if (change.placement !== undefined) labels[MARKS.configLabel] = change.placement;
+        if (change.verified) {
+            const { hash, checks } = change.verified;
+            annotations[MARKS.verifiedAnnotation] = hash === null ? null : `${hash}@${new Date().toISOString()}`;
+            annotations[MARKS.checksAnnotation] = hash === null ? null : checks;
+        }
+        if (change.uncordon) annotations[MARKS.cordonedAnnotation] = null;
         await this.core.patchNode(
             {
                 name: node,
                 body: {
                     metadata: {
-                        annotations: {
-                            [MARKS.verifiedAnnotation]: value,
-                            [MARKS.checksAnnotation]: hash === null ? null : checks,
-                        },
+                        ...(Object.keys(annotations).length ? { annotations } : {}),
+                        ...(Object.keys(labels).length ? { labels } : {}),
                     },
-                },
-            },
-            MERGE,
-        );
-    }
-
-    /** Cordons a node; returns false when it was already unschedulable (then it is not ours to uncordon). */
-    async cordon(node: string): Promise<boolean> {
-        const n = await this.node(node);
-        if (n.spec?.unschedulable) return n.metadata?.annotations?.[MARKS.cordonedAnnotation] === MARKS.managedByValue;
-        await this.core.patchNode(
-            {
-                name: node,
-                body: {
-                    spec: { unschedulable: true },
-                    metadata: { annotations: { [MARKS.cordonedAnnotation]: MARKS.managedByValue } },
-                },
-            },
-            MERGE,
-        );
-        return true;
-    }
-
-    /** Uncordons a node the rollout cordoned. */
-    async uncordon(node: string): Promise<void> {
-        await this.core.patchNode(
-            {
-                name: node,
-                body: {
-                    spec: { unschedulable: null },
-                    metadata: { annotations: { [MARKS.cordonedAnnotation]: null } },
+                    ...(change.uncordon ? { spec: { unschedulable: null } } : {}),
                 },
             },
             MERGE,
@@ -445,24 +457,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             labelSelector: this.names.podSelector,
             ...(node ? { fieldSelector: `spec.nodeName=${node}` } : {}),
         });
-        return pods.items.map((p) => {
-            const cs = p.status?.containerStatuses?.[0];
-            const problem =
-                cs?.state?.waiting?.reason ??
-                (cs?.state?.terminated
-                    ? `${cs.state.terminated.reason ?? "Terminated"} (exit ${cs.state.terminated.exitCode})`
-                    : undefined);
-            return {
-                name: p.metadata!.name!,
-                node: p.spec?.nodeName ?? node ?? "",
-                owner: p.metadata?.ownerReferences?.find((o) => o.kind === "DaemonSet")?.name,
-                phase: p.status?.phase,
-                ready: p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false,
-                restarts: cs?.restartCount ?? 0,
-                problem: problem === "ContainerCreating" || problem === "PodInitializing" ? undefined : problem,
-                deleting: !!p.metadata?.deletionTimestamp,
-            };
-        });
+        return pods.items.map((p) => kubeProxyPodOf(p, node));
     }
 
     async podLog(name: string, previous = false): Promise<string> {
@@ -478,122 +473,102 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         }
     }
 
+    private podCache?: KubeProxyPodCache;
+
+    /** kube-proxy's pods on every node, from one informer started at the run's first wait. */
+    private async pods(): Promise<KubeProxyPodCache> {
+        this.podCache ??= new KubeProxyPodCache(this.kc, this.core, this.names.namespace, this.names.podSelector);
+        await this.podCache.start();
+        return this.podCache;
+    }
+
+    close(): void {
+        this.podCache?.close();
+        this.podCache = undefined;
+    }
+
     /**
      * Waits until the node runs exactly one kube-proxy, from the DaemonSet for `placement`,
-     * Running and Ready; or, for "hold", none. Fails early, with kube-proxy's own log, when
-     * the new process crashes.
+     * Running and Ready (and then still so, with no restart, for `settleSeconds`); or, for
+     * "hold", none. Fails early, with kube-proxy's own log, when the new process crashes. Waits
+     * on the run's pod informer, woken by its events; the verdict it reaches there is then
+     * confirmed by one read of the node's pods, so a watch that died without a word (a network
+     * partition keeps its socket open) can delay a wait but never pass it.
      */
     async waitForKubeProxy(
         node: string,
         placement: string | null,
         timeoutSeconds: number,
-        settleMs = 3000,
+        settleSeconds = 3,
     ): Promise<KubeProxyPod | undefined> {
         const owner = placement === null ? this.names.daemonSet : rolloutObjectName(this.names.daemonSet, placement);
+        const settleMs = settleSeconds * 1000;
         const deadline = Date.now() + timeoutSeconds * 1000;
+        const cache = await this.pods();
         let last = "";
         let settledSince: number | undefined;
-        const changes = this.watchPods(`spec.nodeName=${node}`);
-        try {
-            for (;;) {
-                const pods = await this.kubeProxyPods(node);
-                const others = pods.filter((p) => p.owner !== owner || p.deleting);
-                const mine = pods.filter((p) => p.owner === owner && !p.deleting);
-                if (placement === MARKS.holdValue) {
-                    if (pods.length === 0) return undefined;
-                    last = `${pods.length} kube-proxy pod(s) still on the node`;
-                } else if (others.length === 0 && mine.length === 1) {
-                    const p = mine[0];
-                    if (p.problem || p.restarts > 0 || p.phase === "Failed") {
-                        const log = (await this.podLog(p.name, p.restarts > 0)).trim().split("\n").slice(-8).join("\n");
-                        throw new Error(
-                            `kube-proxy pod ${p.name} on ${node} is failing (${p.problem ?? p.phase}, ${p.restarts} restart(s)); its log ends:\n${log}`,
-                        );
-                    }
-                    if (p.phase === "Running" && p.ready) {
-                        // kube-proxy that cannot run its mode exits within a second or two of starting
-                        // (unknown gate, old kernel, missing nft): watch it briefly before trusting Ready
-                        if (settledSince === undefined) settledSince = Date.now();
-                        if (Date.now() - settledSince >= settleMs) return p;
-                        last = `pod ${p.name} is Running, watching it for ${settleMs / 1000}s`;
-                        await changes.next(settledSince + settleMs - Date.now());
-                        continue;
-                    }
-                    settledSince = undefined;
-                    last = `pod ${p.name} is ${p.phase}${p.ready ? "" : ", not ready"}`;
-                } else {
-                    last = `${others.length} old and ${mine.length} new kube-proxy pod(s) on the node`;
-                }
-                if (Date.now() > deadline)
-                    throw new Error(
-                        `kube-proxy on ${node} did not settle on ${owner} within ${timeoutSeconds}s: ${last}`,
-                    );
-                await changes.next(Math.min(5000, deadline - Date.now() + 10));
-            }
-        } finally {
-            changes.stop();
+        for (;;) {
+            const verdict = cache.synced ? this.judgePods(cache.onNode(node), owner, placement) : undefined;
+            let wait = Math.min(5000, deadline - Date.now() + 10);
+            if (verdict?.kind === "running") {
+                // kube-proxy that cannot run its mode exits within a second or two of starting
+                // (unknown gate, old kernel, missing nft): watch it briefly before trusting Ready
+                settledSince ??= Date.now();
+                wait = settledSince + settleMs - Date.now();
+                last = `pod ${verdict.pod.name} is Running, watching it for ${settleSeconds}s`;
+            } else settledSince = undefined;
+            if (verdict?.kind === "failing") throw await this.failing(node, verdict.pod);
+            if (verdict?.kind === "gone" || (verdict?.kind === "running" && wait <= 0)) {
+                const fresh = this.judgePods(await this.kubeProxyPods(node), owner, placement);
+                if (fresh.kind === "failing") throw await this.failing(node, fresh.pod);
+                if (fresh.kind === "gone" && verdict.kind === "gone") return undefined;
+                if (fresh.kind === "running" && verdict.kind === "running" && fresh.pod.name === verdict.pod.name)
+                    return fresh.pod;
+                // the API server disagrees with the watch: wait for the watch to catch up
+                settledSince = undefined;
+                last = `the API server's pods differ from the watch's (${fresh.kind === "waiting" ? fresh.detail : fresh.kind})`;
+                wait = 1000;
+            } else if (verdict?.kind === "waiting") last = verdict.detail;
+            else if (!verdict) last = "the watch of kube-proxy's pods is reconnecting";
+            if (Date.now() > deadline)
+                throw new Error(`kube-proxy on ${node} did not settle on ${owner} within ${timeoutSeconds}s: ${last}`);
+            await cache.next(node, wait);
         }
     }
 
-    /**
-     * Wakes a wait when kube-proxy's pods (on one node, by field selector) change: a watch, opened
-     * again when it drops (the caller lists afresh on every wake-up, so nothing is missed); `next`
-     * also returns after at most `ms` even with no event.
-     */
-    private watchPods(fieldSelector: string): { next(ms: number): Promise<void>; stop(): void } {
-        let wake: (() => void) | undefined;
-        let pending = false;
-        let stopped = false;
-        let abort: (() => void) | undefined;
-        const notify = () => {
-            pending = true;
-            wake?.();
-        };
-        const open = () => {
-            if (stopped) return;
-            new k8s.Watch(this.kc)
-                .watch(
-                    `/api/v1/namespaces/${this.names.namespace}/pods`,
-                    { labelSelector: this.names.podSelector, fieldSelector },
-                    notify,
-                    () => {
-                        // dropped (API server restart, timeout): wake the caller to re-list, and watch again
-                        notify();
-                        if (!stopped) setTimeout(open, 1000).unref?.();
-                    },
-                )
-                .then(
-                    (req) => {
-                        abort = () => req.abort();
-                        if (stopped) req.abort();
-                    },
-                    () => {
-                        if (!stopped) setTimeout(open, 1000).unref?.();
-                    },
-                );
-        };
-        open();
-        return {
-            next: (ms) =>
-                new Promise<void>((resolve) => {
-                    if (pending) {
-                        pending = false;
-                        return resolve();
-                    }
-                    const t = setTimeout(done, Math.max(0, ms));
-                    function done() {
-                        clearTimeout(t);
-                        wake = undefined;
-                        pending = false;
-                        resolve();
-                    }
-                    wake = done;
-                }),
-            stop: () => {
-                stopped = true;
-                abort?.();
-            },
-        };
+    /** The error of a kube-proxy pod that crashed or cannot start, with the end of its log. */
+    private async failing(node: string, p: KubeProxyPod): Promise<Error> {
+        const log = (await this.podLog(p.name, p.restarts > 0)).trim().split("\n").slice(-8).join("\n");
+        return new Error(
+            `kube-proxy pod ${p.name} on ${node} is failing (${p.problem ?? p.phase}, ${p.restarts} restart(s)); its log ends:\n${log}`,
+        );
+    }
+
+    /** What the node's kube-proxy pods say about a wait for `owner`'s pod (or, for hold, for none). */
+    private judgePods(
+        pods: KubeProxyPod[],
+        owner: string,
+        placement: string | null,
+    ):
+        | { kind: "gone" }
+        | { kind: "failing"; pod: KubeProxyPod }
+        | { kind: "running"; pod: KubeProxyPod }
+        | { kind: "waiting"; detail: string } {
+        if (placement === MARKS.holdValue)
+            return pods.length === 0
+                ? { kind: "gone" }
+                : { kind: "waiting", detail: `${pods.length} kube-proxy pod(s) still on the node` };
+        const others = pods.filter((p) => p.owner !== owner || p.deleting);
+        const mine = pods.filter((p) => p.owner === owner && !p.deleting);
+        if (others.length > 0 || mine.length !== 1)
+            return {
+                kind: "waiting",
+                detail: `${others.length} old and ${mine.length} new kube-proxy pod(s) on the node`,
+            };
+        const p = mine[0];
+        if (p.problem || p.restarts > 0 || p.phase === "Failed") return { kind: "failing", pod: p };
+        if (p.phase === "Running" && p.ready) return { kind: "running", pod: p };
+        return { kind: "waiting", detail: `pod ${p.name} is ${p.phase}${p.ready ? "" : ", not ready"}` };
     }
 
     /**
@@ -770,13 +745,15 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 !p.metadata?.deletionTimestamp &&
                 p.metadata?.ownerReferences?.some((o) => o.kind === "DaemonSet" && o.name === this.names.daemonSet),
         );
-        for (const p of pods) {
+        const stale = pods.filter((p) => {
             const labels = p.metadata?.labels ?? {};
-            if (
+            return !(
                 labels["controller-revision-hash"] === hash &&
                 (!generation || labels["pod-template-generation"] === generation)
-            )
-                continue;
+            );
+        });
+        // one patch per pod, a few at a time (at 5,000 nodes one after another took minutes)
+        await eachAtMost(POD_PATCHES_AT_ONCE, stale, async (p) => {
             await this.core.patchNamespacedPod(
                 {
                     name: p.metadata!.name!,
@@ -792,7 +769,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 },
                 MERGE,
             );
-        }
+        });
         return pods.length;
     }
 

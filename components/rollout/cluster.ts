@@ -56,6 +56,18 @@ export interface NodeMove {
  */
 export type MovePhase = "started" | "switching" | "rolling-back";
 
+/** What one write of a node's rollout state changes; a part left out is left as it is. */
+export interface NodeChange {
+    /** the move memory; null clears it */
+    move?: NodeMove | null;
+    /** a configuration hash, MARKS.holdValue (no kube-proxy) or null (the installer's DaemonSet) */
+    placement?: string | null;
+    /** verified on `hash` now, how (MARKS.checksBuiltIn / checksHooksOnly); hash null: verified on nothing */
+    verified?: { hash: string | null; checks: string };
+    /** lifts the rollout's cordon */
+    uncordon?: true;
+}
+
 /** A node as the runner sees it: the planner's view plus the rollout's memory. */
 export interface RolloutNode extends NodeState {
     /** the move in progress, if a run left one */
@@ -104,23 +116,31 @@ export interface RolloutCluster {
 
     /** the installer's DaemonSet in its rollout shape, and the target's ConfigMap and DaemonSet exist. Idempotent. */
     prepare(target: { hash: string; config: string }, log: (l: string) => void): Promise<void>;
-    /** a configuration hash, MARKS.holdValue (no kube-proxy) or null (the installer's DaemonSet) */
-    setPlacement(node: string, placement: string | null): Promise<void>;
-    /** the move memory of a node; null clears it */
-    recordMove(node: string, move: NodeMove | null): Promise<void>;
-    /** records that the node was verified on `hash` (null: not verified on anything) */
-    markVerified(node: string, hash: string | null, checks: string): Promise<void>;
-    /** returns true when the rollout now holds the cordon (it cordoned it now, or earlier) */
-    cordon(node: string): Promise<boolean>;
-    uncordon(node: string): Promise<void>;
+    /**
+     * Records a node's move and cordons it, in one write (so the memory and the cordon exist
+     * together or not at all); true when the rollout holds the cordon (it cordoned it now, or
+     * earlier), false when someone else had cordoned it (then it is left cordoned at the end).
+     */
+    startMove(node: string, move: NodeMove): Promise<boolean>;
+    /** One write of a node's rollout state: only the parts given change. */
+    writeNode(node: string, change: NodeChange): Promise<void>;
     /** evicts what kubectl drain would, with its rules; timeoutSeconds 0 = no limit */
     drain(node: string, timeoutSeconds: number, log: (l: string) => void, options?: DrainOptions): Promise<void>;
 
     /** kube-proxy's pods on one node; without a node, on every node (one request) */
     kubeProxyPods(node?: string): Promise<KubeProxyPod[]>;
     podLog(name: string, previous?: boolean): Promise<string>;
-    /** until the node runs exactly one settled kube-proxy of `placement`'s DaemonSet (none for hold) */
-    waitForKubeProxy(node: string, placement: string | null, timeoutSeconds: number): Promise<KubeProxyPod | undefined>;
+    /**
+     * until the node runs exactly one kube-proxy of `placement`'s DaemonSet (none for hold),
+     * Running, Ready and then unchanged for `settleSeconds` (3 unless given: a kube-proxy that
+     * cannot run its mode exits within a second or two; 0 for pods that already settled earlier)
+     */
+    waitForKubeProxy(
+        node: string,
+        placement: string | null,
+        timeoutSeconds: number,
+        settleSeconds?: number,
+    ): Promise<KubeProxyPod | undefined>;
     runProbe(node: string, run: ProbeRun): Promise<{ output: string; succeeded: boolean }>;
     /** every Service's ClusterIPs, external IPs and load-balancer IPs (an IPVS virtual server on one is kube-proxy's) */
     serviceAddresses(): Promise<string[]>;
@@ -140,4 +160,6 @@ export interface RolloutCluster {
     /** false when the lease is no longer ours */
     renewLease(holder: string): Promise<boolean>;
     releaseLease(holder: string): Promise<void>;
+    /** Lets go of what the client holds open for the run (its watches); the run calls it at its end. */
+    close(): void;
 }

@@ -341,23 +341,24 @@ async function rollBack(
     ours: boolean,
     log: Log,
 ): Promise<string> {
-    await ctx.cluster.recordMove(node, { ...move, phase: "rolling-back" });
     log(`rolling back to ${describePlacement(move.from)} (${originMode})`);
-    await ctx.cluster.setPlacement(node, move.from);
+    await ctx.cluster.writeNode(node, { move: { ...move, phase: "rolling-back" }, placement: move.from });
     await ctx.cluster.waitForKubeProxy(node, move.from, ctx.spec.verify.podTimeoutSeconds);
     const back = await verifyNode(ctx, node, originMode, { cleanLeftovers: false, log });
     const mode = back.find((c) => c.check === "mode");
     if (mode && !mode.ok) throw new Error(`after rollback: ${mode.detail}`);
     // verified again on a configuration hash it went back to; nothing recorded for the installer's
-    await ctx.cluster.markVerified(node, move.from, move.from === null ? "" : checksMark(ctx));
-    if (ours) await ctx.cluster.uncordon(node);
-    await ctx.cluster.recordMove(node, null);
+    await ctx.cluster.writeNode(node, {
+        verified: { hash: move.from, checks: move.from === null ? "" : checksMark(ctx) },
+        move: null,
+        ...(ours ? { uncordon: true as const } : {}),
+    });
     return `node ${node} was rolled back to ${originMode} mode (${describePlacement(move.from)}) and ${ours ? "uncordoned" : "left cordoned as it was before"}`;
 }
 
 /** ipvs -> iptables: iptables mode does not remove ipvs state, so stop kube-proxy on the node, clean, then start the new one. */
 async function stopAndCleanIpvs(ctx: Context, node: string, podTimeoutSeconds: number, log: Log): Promise<void> {
-    await ctx.cluster.setPlacement(node, MARKS.holdValue);
+    await ctx.cluster.writeNode(node, { placement: MARKS.holdValue });
     await ctx.cluster.waitForKubeProxy(node, MARKS.holdValue, podTimeoutSeconds);
     log("kube-proxy stopped; removing ipvs leftovers (iptables mode does not)");
     await cleanNode(ctx, node, await ctx.cluster.serviceAddresses(), undefined, log);
@@ -379,8 +380,7 @@ async function recoverNode(
     try {
         if (step === "start" || step === "drain") {
             // nothing on the node changed: release it and forget the move
-            if (ours) await ctx.cluster.uncordon(node);
-            await ctx.cluster.recordMove(node, null);
+            await ctx.cluster.writeNode(node, { move: null, ...(ours ? { uncordon: true as const } : {}) });
             return `node ${node} was not changed (${check === "interrupted" ? "stopped before its restart" : `its ${step === "drain" ? "drain" : "move"} failed`}) and ${ours ? "was uncordoned" : "stays cordoned as before"}`;
         }
         if (ctx.spec.onFailure === "rollback-node" || check === "interrupted")
@@ -418,13 +418,15 @@ async function releaseVerified(
     how: { handBack: boolean; ours: boolean },
     log: Log,
 ): Promise<void> {
-    if (!(how.handBack && n.verified === target.hash))
-        await ctx.cluster.markVerified(n.name, target.hash, checksMark(ctx));
-    if (how.ours) {
-        await ctx.cluster.uncordon(n.name);
-        log("uncordoned");
-    }
-    await ctx.cluster.recordMove(n.name, null);
+    // one write: verified, uncordoned, the move forgotten (a crash before it redoes the checks)
+    await ctx.cluster.writeNode(n.name, {
+        move: null,
+        ...(how.handBack && n.verified === target.hash
+            ? {}
+            : { verified: { hash: target.hash, checks: checksMark(ctx) } }),
+        ...(how.ours ? { uncordon: true as const } : {}),
+    });
+    if (how.ours) log("uncordoned");
     const hooks = ctx.spec.verify.hooks.length;
     log(
         how.handBack
@@ -457,22 +459,26 @@ async function moveNode(
         const fromMode = await modeOfPlacement(ctx, inst, origin);
         if (n.move?.to === wanted)
             log(`resuming a move a previous run left in phase ${n.move.phase} (origin ${describePlacement(origin)})`);
-        await ctx.cluster.recordMove(node, move);
+        // the move's memory and the cordon, in one write
+        ours = await ctx.cluster.startMove(node, move);
         interrupted();
         step = "drain";
-        ours = await ctx.cluster.cordon(node);
         log(ours ? "cordoned" : "was already cordoned (left so)");
         if (pool.drain && !handBack) await drainNode(ctx, pool, node, log);
         interrupted();
         step = "restart";
-        await ctx.cluster.recordMove(node, { ...move, phase: "switching" });
         const podTimeout = ctx.spec.verify.podTimeoutSeconds;
+        const switching: NodeMove = { ...move, phase: "switching" };
         if (fromMode === "ipvs" && target.mode === "iptables" && ctx.spec.verify.nodeChecks && n.placement !== wanted) {
             step = "cleanup";
+            await ctx.cluster.writeNode(node, { move: switching });
             await stopAndCleanIpvs(ctx, node, podTimeout, log);
             step = "restart";
+            await ctx.cluster.writeNode(node, { placement: wanted });
+        } else {
+            // the phase and the placement in one write: the memory never lags the label
+            await ctx.cluster.writeNode(node, { move: switching, placement: wanted });
         }
-        await ctx.cluster.setPlacement(node, wanted);
         const pod = await ctx.cluster.waitForKubeProxy(node, wanted, podTimeout);
         log(`kube-proxy ${pod?.name ?? ""} running on ${describePlacement(wanted)}`);
         interrupted();
@@ -520,8 +526,10 @@ async function reconcile(
                 const mode = await modeOfPlacement(ctx, inst, n.move.from);
                 log(await rollBack(ctx, n.name, n.move, mode, n.cordonedByRollout, log));
             } else {
-                if (n.cordonedByRollout) await ctx.cluster.uncordon(n.name);
-                await ctx.cluster.recordMove(n.name, null);
+                await ctx.cluster.writeNode(n.name, {
+                    move: null,
+                    ...(n.cordonedByRollout ? { uncordon: true as const } : {}),
+                });
             }
         } else if (n.move && n.move.phase === "rolling-back") {
             // the previous run had judged the move failed: finish that rollback; the plan retries the node
@@ -529,11 +537,12 @@ async function reconcile(
             const mode = await modeOfPlacement(ctx, inst, n.move.from);
             log(await rollBack(ctx, n.name, n.move, mode, n.cordonedByRollout, log));
         } else if (doneHere && (n.move || n.cordonedByRollout)) {
-            if (n.cordonedByRollout) {
-                await ctx.cluster.uncordon(n.name);
+            await ctx.cluster.writeNode(n.name, {
+                ...(n.move ? { move: null } : {}),
+                ...(n.cordonedByRollout ? { uncordon: true as const } : {}),
+            });
+            if (n.cordonedByRollout)
                 log("verified on the target by a previous run, which did not release it: uncordoned");
-            }
-            if (n.move) await ctx.cluster.recordMove(n.name, null);
         }
     }
 }
@@ -575,6 +584,7 @@ async function withLease<T>(ctx: Context, fn: (ctx: Context) => Promise<T>): Pro
         await ctx.cluster
             .releaseLease(holder)
             .catch((e) => ctx.log(`warning: releasing the rollout lease failed: ${(e as Error).message}`));
+        ctx.cluster.close();
     }
 }
 
@@ -776,8 +786,8 @@ async function soakFailure(
         try {
             // a verified node's move memory is gone: its origin is the installer's DaemonSet, which
             // still runs the configuration every node ran before the rollout
-            const ours = await ctx.cluster.cordon(n.name);
             const move: NodeMove = { to: n.placement, from: null, phase: "rolling-back" };
+            const ours = await ctx.cluster.startMove(n.name, move);
             rolledBack = await rollBack(ctx, n.name, move, await modeOfPlacement(ctx, inst, null), ours, log);
         } catch (re) {
             rolledBack = `ROLLBACK OF ${n.name} FAILED: ${(re as Error).message}; the node is left cordoned for inspection`;
@@ -856,7 +866,8 @@ async function finalCheck(ctx: Context, plan: RolloutPlan): Promise<void> {
         for (let i = 0; i < names.length; i += pool.maxUnavailable) {
             await Promise.all(
                 names.slice(i, i + pool.maxUnavailable).map(async (node) => {
-                    await ctx.cluster.waitForKubeProxy(node, null, podTimeout);
+                    // the pods settled in the hand-back, and the restore restarts none: no settle again
+                    await ctx.cluster.waitForKubeProxy(node, null, podTimeout, 0);
                     const checks = await verifyNode(ctx, node, ctx.spec.target.mode, {
                         cleanLeftovers: false,
                         log: (l) => ctx.log(`pool ${pool.name} node ${node}: ${l}`),

@@ -12,6 +12,7 @@ import type {
     KubeProxyPod,
     LeaseHolder,
     Names,
+    NodeChange,
     NodeMove,
     ProbeRun,
     RolloutCluster,
@@ -193,46 +194,49 @@ export class FakeCluster implements RolloutCluster {
         }
     }
 
-    async setPlacement(node: string, placement: string | null): Promise<void> {
-        this.alive("setPlacement");
+    async startMove(node: string, move: NodeMove): Promise<boolean> {
+        this.alive("startMove");
         const n = this.node(node);
-        if (n.placement !== placement) n.restarts = 0;
-        n.placement = placement;
-        this.wrote(`place ${placement ?? "installer"}`, node);
+        const ours = !n.unschedulable || n.cordonedByRollout;
+        n.move = { ...move };
+        if (!n.unschedulable) {
+            n.unschedulable = true;
+            n.cordonedByRollout = true;
+        }
+        this.wrote(`move ${move.phase}; cordon`, node);
+        return ours;
     }
 
-    async recordMove(node: string, move: NodeMove | null): Promise<void> {
-        this.alive("recordMove");
-        this.node(node).move = move ?? undefined;
-        this.wrote(move ? `move ${move.phase}` : "move cleared", node);
+    /** One write, as the real cluster's single patch: every part lands together, or none does. */
+    async writeNode(node: string, change: NodeChange): Promise<void> {
+        this.alive("writeNode");
+        const n = this.node(node);
+        const parts: string[] = [];
+        if (change.move !== undefined) {
+            n.move = change.move === null ? undefined : { ...change.move };
+            parts.push(change.move ? `move ${change.move.phase}` : "move cleared");
+        }
+        if (change.placement !== undefined) {
+            if (n.placement !== change.placement) n.restarts = 0;
+            n.placement = change.placement;
+            parts.push(`place ${change.placement ?? "installer"}`);
+        }
+        if (change.verified) {
+            const { hash, checks } = change.verified;
+            n.verified = hash ?? undefined;
+            n.verifiedAt = hash === null ? undefined : new Date(this.clock.now()).toISOString();
+            n.checks = hash === null ? undefined : checks;
+            parts.push(`verified ${hash ?? "none"}`);
+        }
+        if (change.uncordon) {
+            n.unschedulable = false;
+            n.cordonedByRollout = false;
+            parts.push("uncordon");
+        }
+        this.wrote(parts.join("; "), node);
     }
 
-    async markVerified(node: string, hash: string | null, checks: string): Promise<void> {
-        this.alive("markVerified");
-        const n = this.node(node);
-        n.verified = hash ?? undefined;
-        n.verifiedAt = hash === null ? undefined : new Date(this.clock.now()).toISOString();
-        n.checks = hash === null ? undefined : checks;
-        this.wrote(`verified ${hash ?? "none"}`, node);
-    }
-
-    async cordon(node: string): Promise<boolean> {
-        this.alive("cordon");
-        const n = this.node(node);
-        if (n.unschedulable) return n.cordonedByRollout;
-        n.unschedulable = true;
-        n.cordonedByRollout = true;
-        this.wrote("cordon", node);
-        return true;
-    }
-
-    async uncordon(node: string): Promise<void> {
-        this.alive("uncordon");
-        const n = this.node(node);
-        n.unschedulable = false;
-        n.cordonedByRollout = false;
-        this.wrote("uncordon", node);
-    }
+    close(): void {}
 
     async drain(node: string): Promise<void> {
         this.alive("drain");

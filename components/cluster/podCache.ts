@@ -1,0 +1,152 @@
+// kube-proxy's pods on every node, from one list and one watch (a client-node informer) held
+// while a run needs them: a batch of 50 nodes waiting for their new kube-proxy costs the API
+// server nothing per node, where a watch and a list per node per change used to.
+import * as k8s from "@kubernetes/client-node";
+import type { KubeProxyPod } from "../rollout/cluster.js";
+
+/** One pod as the runner sees it. */
+export function kubeProxyPodOf(p: k8s.V1Pod, node?: string): KubeProxyPod {
+    const cs = p.status?.containerStatuses?.[0];
+    const problem =
+        cs?.state?.waiting?.reason ??
+        (cs?.state?.terminated
+            ? `${cs.state.terminated.reason ?? "Terminated"} (exit ${cs.state.terminated.exitCode})`
+            : undefined);
+    return {
+        name: p.metadata!.name!,
+        node: p.spec?.nodeName ?? node ?? "",
+        owner: p.metadata?.ownerReferences?.find((o) => o.kind === "DaemonSet")?.name,
+        phase: p.status?.phase,
+        ready: p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false,
+        restarts: cs?.restartCount ?? 0,
+        problem: problem === "ContainerCreating" || problem === "PodInitializing" ? undefined : problem,
+        deleting: !!p.metadata?.deletionTimestamp,
+    };
+}
+
+/**
+ * The cache. It answers only while it is in sync with the API server: before its first list,
+ * and from a dropped watch until it has listed or watched again, `synced` is false and waiters
+ * are told nothing but "something may have changed" (a stale cache could show a pod that has
+ * since crashed as settled). Reconnects every second while the API server is away.
+ */
+export class KubeProxyPodCache {
+    private readonly informer: k8s.Informer<k8s.V1Pod> & k8s.ObjectCache<k8s.V1Pod>;
+    private readonly byNode = new Map<string, Map<string, k8s.V1Pod>>();
+    private readonly nodeOf = new Map<string, string>();
+    private readonly waiters = new Map<string, Set<() => void>>();
+    private errors = 0;
+    private reconnect?: NodeJS.Timeout;
+    private closed = false;
+    private firstSync?: Promise<void>;
+    synced = false;
+
+    constructor(kc: k8s.KubeConfig, core: k8s.CoreV1Api, namespace: string, labelSelector: string) {
+        this.informer = k8s.makeInformer(
+            kc,
+            `/api/v1/namespaces/${namespace}/pods`,
+            () => core.listNamespacedPod({ namespace, labelSelector }),
+            labelSelector,
+        );
+        this.informer.on("add", (p) => this.put(p));
+        this.informer.on("update", (p) => this.put(p));
+        this.informer.on("delete", (p) => this.remove(p));
+        this.informer.on("error", () => {
+            this.errors++;
+            this.synced = false;
+            this.wakeAll();
+            this.scheduleReconnect();
+        });
+    }
+
+    /** Starts the informer once; resolves when the first list arrived (or it could not: the waits then time out). */
+    start(): Promise<void> {
+        return (this.firstSync ??= this.connect());
+    }
+
+    private async connect(): Promise<void> {
+        const before = this.errors;
+        try {
+            await this.informer.start();
+        } catch {
+            this.errors++;
+            this.scheduleReconnect();
+            return;
+        }
+        if (this.errors === before && !this.closed) {
+            this.synced = true;
+            this.wakeAll();
+        }
+    }
+
+    private scheduleReconnect(): void {
+        if (this.closed || this.reconnect) return;
+        this.reconnect = setTimeout(() => {
+            this.reconnect = undefined;
+            void this.connect();
+        }, 1000);
+        this.reconnect.unref?.();
+    }
+
+    private put(p: k8s.V1Pod): void {
+        const uid = p.metadata?.uid ?? p.metadata?.name ?? "";
+        const node = p.spec?.nodeName ?? "";
+        const was = this.nodeOf.get(uid);
+        if (was !== undefined && was !== node) {
+            this.byNode.get(was)?.delete(uid);
+            this.wake(was);
+        }
+        this.nodeOf.set(uid, node);
+        let pods = this.byNode.get(node);
+        if (!pods) this.byNode.set(node, (pods = new Map()));
+        pods.set(uid, p);
+        this.wake(node);
+    }
+
+    private remove(p: k8s.V1Pod): void {
+        const uid = p.metadata?.uid ?? p.metadata?.name ?? "";
+        const node = this.nodeOf.get(uid) ?? p.spec?.nodeName ?? "";
+        this.nodeOf.delete(uid);
+        this.byNode.get(node)?.delete(uid);
+        this.wake(node);
+    }
+
+    private wake(node: string): void {
+        for (const w of this.waiters.get(node) ?? []) w();
+    }
+
+    private wakeAll(): void {
+        for (const node of this.waiters.keys()) this.wake(node);
+    }
+
+    /** kube-proxy's pods on the node as the cache has them (meaningful only while `synced`). */
+    onNode(node: string): KubeProxyPod[] {
+        return [...(this.byNode.get(node)?.values() ?? [])].map((p) => kubeProxyPodOf(p, node));
+    }
+
+    /** Resolves at the next change of the node's pods (or of the cache's connection), or after ms. */
+    next(node: string, ms: number): Promise<void> {
+        return new Promise((resolve) => {
+            let set = this.waiters.get(node);
+            if (!set) this.waiters.set(node, (set = new Set()));
+            const done = () => {
+                clearTimeout(t);
+                set.delete(done);
+                if (set.size === 0 && this.waiters.get(node) === set) this.waiters.delete(node);
+                resolve();
+            };
+            const t = setTimeout(done, Math.max(0, ms));
+            set.add(done);
+        });
+    }
+
+    /** Stops the watch; every waiter is woken (and finds the cache no longer synced). */
+    close(): void {
+        this.closed = true;
+        this.synced = false;
+        if (this.reconnect) clearTimeout(this.reconnect);
+        this.reconnect = undefined;
+        void this.informer.stop();
+        this.wakeAll();
+    }
+}

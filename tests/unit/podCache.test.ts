@@ -1,0 +1,199 @@
+// The wait for a node's kube-proxy reads one informer of kube-proxy's pods
+// (components/cluster/podCache.ts), not a list per node. A cache can be stale: these tests run
+// KubeProxyCluster.waitForKubeProxy against a SIMULATED API server (a small HTTP server that
+// lists and watches pods and nothing else) whose watch goes silent or drops, and check that a
+// stale cache delays a wait but never passes it.
+import assert from "node:assert/strict";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import * as k8s from "@kubernetes/client-node";
+import { KubeProxyCluster, namesFor } from "../../components/cluster/kubeProxy.js";
+
+interface SimPod {
+    name: string;
+    node: string;
+    restarts: number;
+    waiting?: string;
+}
+
+/** SIMULATED API server: kube-system's kube-proxy pods, listed and watched. */
+class SimulatedApiServer {
+    readonly pods = new Map<string, SimPod>();
+    rv = 100;
+    /** the watch stays open but sends nothing (a partition: the socket lives, the events do not come) */
+    silent = false;
+    /** lists and watches answer 503 (the API server restarting) */
+    down = false;
+    lists = 0;
+    watches = 0;
+    private readonly streams = new Set<ServerResponse>();
+    private server!: Server;
+
+    podObject(p: SimPod): k8s.V1Pod {
+        return {
+            apiVersion: "v1",
+            kind: "Pod",
+            metadata: {
+                name: p.name,
+                namespace: "kube-system",
+                uid: `uid-${p.name}`,
+                resourceVersion: String(this.rv),
+                labels: { "k8s-app": "kube-proxy" },
+                ownerReferences: [
+                    { apiVersion: "apps/v1", kind: "DaemonSet", name: "kube-proxy", uid: "ds", controller: true },
+                ],
+            },
+            spec: { nodeName: p.node, containers: [{ name: "kube-proxy", image: "kube-proxy" }] },
+            status: {
+                phase: "Running",
+                conditions: [{ type: "Ready", status: p.waiting ? "False" : "True" }],
+                containerStatuses: [
+                    {
+                        name: "kube-proxy",
+                        image: "kube-proxy",
+                        imageID: "",
+                        ready: !p.waiting,
+                        restartCount: p.restarts,
+                        state: p.waiting ? { waiting: { reason: p.waiting } } : { running: {} },
+                    },
+                ],
+            },
+        };
+    }
+
+    /** Changes a pod; the watch hears of it unless it is silent. */
+    set(p: SimPod): void {
+        this.rv++;
+        const type = this.pods.has(p.name) ? "MODIFIED" : "ADDED";
+        this.pods.set(p.name, p);
+        if (!this.silent)
+            for (const s of this.streams) s.write(JSON.stringify({ type, object: this.podObject(p) }) + "\n");
+    }
+
+    /** Drops every open watch as a dying API server does (the connection is cut). */
+    dropWatches(): void {
+        for (const s of this.streams) s.socket?.destroy();
+        this.streams.clear();
+    }
+
+    private handle(req: IncomingMessage, res: ServerResponse): void {
+        const url = new URL(req.url ?? "/", "http://sim");
+        if (this.down) {
+            res.writeHead(503, { "content-type": "application/json" }).end(
+                JSON.stringify({ kind: "Status", status: "Failure", code: 503 }),
+            );
+            return;
+        }
+        if (url.pathname.endsWith("/log")) {
+            res.writeHead(200, { "content-type": "text/plain" }).end("SIMULATED kube-proxy log: it crashed\n");
+            return;
+        }
+        if (url.pathname !== "/api/v1/namespaces/kube-system/pods") {
+            res.writeHead(404).end();
+            return;
+        }
+        const field = url.searchParams.get("fieldSelector")?.replace(/^spec\.nodeName=/, "");
+        if (url.searchParams.get("watch") === "true") {
+            this.watches++;
+            res.writeHead(200, { "content-type": "application/json" });
+            res.flushHeaders();
+            this.streams.add(res);
+            res.on("close", () => this.streams.delete(res));
+            return;
+        }
+        this.lists++;
+        const items = [...this.pods.values()].filter((p) => !field || p.node === field).map((p) => this.podObject(p));
+        res.writeHead(200, { "content-type": "application/json" }).end(
+            JSON.stringify({
+                apiVersion: "v1",
+                kind: "PodList",
+                metadata: { resourceVersion: String(this.rv) },
+                items,
+            }),
+        );
+    }
+
+    async start(): Promise<string> {
+        this.server = createServer((req, res) => this.handle(req, res));
+        await new Promise<void>((r) => this.server.listen(0, "127.0.0.1", r));
+        return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    }
+
+    async stop(): Promise<void> {
+        for (const s of this.streams) s.socket?.destroy();
+        this.server.closeAllConnections();
+        await new Promise((r) => this.server.close(r));
+    }
+}
+
+function clusterOn(server: string): KubeProxyCluster {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromOptions({
+        clusters: [{ name: "sim", server, skipTLSVerify: true }],
+        users: [{ name: "sim" }],
+        contexts: [{ name: "sim", cluster: "sim", user: "sim" }],
+        currentContext: "sim",
+    });
+    return new KubeProxyCluster(kc, namesFor("kubeadm"));
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("waiting for kube-proxy on the pod informer (SIMULATED API server)", function () {
+    this.timeout(30_000);
+    let api: SimulatedApiServer;
+    let cluster: KubeProxyCluster;
+
+    beforeEach(async () => {
+        api = new SimulatedApiServer();
+        cluster = clusterOn(await api.start());
+    });
+    afterEach(async () => {
+        cluster.close();
+        await api.stop();
+    });
+
+    it("settles from the watch's events: one list for the cache, one to confirm, for any number of waits", async () => {
+        for (let i = 1; i <= 5; i++) api.set({ name: `kube-proxy-${i}`, node: `node-${i}`, restarts: 0 });
+        const pods = await Promise.all(
+            [1, 2, 3, 4, 5].map((i) => cluster.waitForKubeProxy(`node-${i}`, null, 10, 0.5)),
+        );
+        assert.deepEqual(
+            pods.map((p) => p?.name),
+            [1, 2, 3, 4, 5].map((i) => `kube-proxy-${i}`),
+        );
+        assert.equal(api.watches, 1, "one watch for every node");
+        assert.equal(api.lists, 1 + 5, "the informer's list, then one confirming read per node");
+    });
+
+    it("a watch gone silent (a partition) does not pass a pod that crashed meanwhile: the confirming read fails it", async () => {
+        api.set({ name: "kube-proxy-1", node: "node-1", restarts: 0 });
+        const wait = cluster.waitForKubeProxy("node-1", null, 10, 1);
+        await sleep(300);
+        api.silent = true;
+        api.set({ name: "kube-proxy-1", node: "node-1", restarts: 1, waiting: "CrashLoopBackOff" });
+        await assert.rejects(
+            wait,
+            /kube-proxy pod kube-proxy-1 on node-1 is failing \(CrashLoopBackOff, 1 restart\(s\)\)/,
+        );
+    });
+
+    it("while the API server is down no wait passes on what the cache saw; it passes once the watch is opened again and the server agrees", async () => {
+        api.set({ name: "kube-proxy-1", node: "node-1", restarts: 0 });
+        await cluster.waitForKubeProxy("node-1", null, 10, 0);
+        api.down = true;
+        api.dropWatches();
+        await sleep(200);
+        const started = Date.now();
+        const wait = cluster.waitForKubeProxy("node-1", null, 15, 0);
+        let passed = false;
+        void wait.then(() => (passed = true)).catch(() => undefined);
+        await sleep(1500);
+        assert.equal(passed, false, "the wait passed on what the cache saw before the watch dropped");
+        api.down = false;
+        const pod = await wait;
+        assert.equal(pod?.name, "kube-proxy-1");
+        assert.ok(Date.now() - started >= 1500);
+        assert.ok(api.watches >= 2, "the watch was opened again");
+    });
+});
