@@ -73,7 +73,9 @@ export class KubeProxyPodCache {
             this.scheduleReconnect();
             return;
         }
-        if (this.errors === before && !this.closed) {
+        // closed while it listed: the informer opened its watch after the stop; end it
+        if (this.closed) return void this.informer.stop();
+        if (this.errors === before) {
             this.synced = true;
             this.wakeAll();
         }

@@ -858,28 +858,55 @@ export async function finish(ctx: Context): Promise<void> {
     });
 }
 
-/** After the installer's DaemonSet got its spec back: every node's kube-proxy settled and in the target mode, in batches. */
+/**
+ * After the installer's DaemonSet got its spec back: every node's kube-proxy in the target mode on
+ * it. One list of kube-proxy's pods shows every node at once (the pods settled in the hand-back,
+ * and the restore restarts none); a node whose pod is not yet as it should be is waited for. With
+ * the built-in node checks on, each node's mode and last sync are then probed, in batches.
+ */
 async function finalCheck(ctx: Context, plan: RolloutPlan): Promise<void> {
     const podTimeout = ctx.spec.verify.podTimeoutSeconds;
+    const owner = ctx.cluster.names.daemonSet;
+    const byNode = new Map<string, KubeProxyPod[]>();
+    for (const p of await ctx.cluster.kubeProxyPods()) byNode.set(p.node, [...(byNode.get(p.node) ?? []), p]);
+    const settled = (node: string) => {
+        const pods = byNode.get(node) ?? [];
+        const p = pods[0];
+        return (
+            pods.length === 1 &&
+            p.owner === owner &&
+            !p.deleting &&
+            p.ready &&
+            p.phase === "Running" &&
+            p.restarts === 0 &&
+            !p.problem
+        );
+    };
     for (const pool of plan.pools) {
         const names = pool.nodes.map((n) => n.name);
-        for (let i = 0; i < names.length; i += pool.maxUnavailable) {
+        const unsettled = names.filter((n) => !settled(n));
+        for (let i = 0; i < unsettled.length; i += pool.maxUnavailable)
             await Promise.all(
-                names.slice(i, i + pool.maxUnavailable).map(async (node) => {
-                    // the pods settled in the hand-back, and the restore restarts none: no settle again
-                    await ctx.cluster.waitForKubeProxy(node, null, podTimeout, 0);
-                    const checks = await verifyNode(ctx, node, ctx.spec.target.mode, {
-                        cleanLeftovers: false,
-                        log: (l) => ctx.log(`pool ${pool.name} node ${node}: ${l}`),
-                    });
-                    const bad = checks.find((c) => !c.ok && (c.check === "mode" || c.check === "sync"));
-                    if (bad)
-                        throw new Error(
-                            `node ${node} (pool ${pool.name}) failed the final check on the installer's DaemonSet: ${bad.check}: ${bad.detail}`,
-                        );
-                }),
+                unsettled
+                    .slice(i, i + pool.maxUnavailable)
+                    .map((node) => ctx.cluster.waitForKubeProxy(node, null, podTimeout)),
             );
-        }
+        if (ctx.spec.verify.nodeChecks)
+            for (let i = 0; i < names.length; i += pool.maxUnavailable)
+                await Promise.all(names.slice(i, i + pool.maxUnavailable).map((node) => probeFinal(ctx, pool, node)));
         ctx.log(`pool ${pool.name}: ${names.length} node(s) checked on the installer's DaemonSet`);
     }
+}
+
+/** The final check's probe of one node: its mode and its last sync, on the installer's DaemonSet. */
+async function probeFinal(ctx: Context, pool: PoolPlan, node: string): Promise<void> {
+    const checks = await verifyNode(ctx, node, ctx.spec.target.mode, {
+        cleanLeftovers: false,
+        log: (l) => ctx.log(`pool ${pool.name} node ${node}: ${l}`),
+    });
+    const bad = checks.find((c) => !c.ok && (c.check === "mode" || c.check === "sync"));
+    if (bad)
+        throw new Error(
+            `node ${node} (pool ${pool.name}) failed the final check on the installer's DaemonSet: ${bad.check}: ${bad.detail}`,
+        );
 }
