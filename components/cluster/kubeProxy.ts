@@ -124,6 +124,9 @@ async function createUnlessExists(create: () => Promise<unknown>): Promise<boole
     }
 }
 
+/** A wait for the installer's DaemonSet that ran out of time (other errors are the API's). */
+class DaemonSetWaitTimeout extends Error {}
+
 /** How many of the restore's pod label patches are in flight at once. */
 const POD_PATCHES_AT_ONCE = 16;
 
@@ -716,25 +719,22 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
      */
     private async markPodsCurrent(ds: k8s.V1DaemonSet): Promise<number> {
         const { namespace } = this.names;
-        const deadline = Date.now() + 60_000;
-        let revision: k8s.V1ControllerRevision | undefined;
-        let generation: string | undefined;
-        for (;;) {
-            const live = await this.apps.readNamespacedDaemonSet({ name: this.names.daemonSet, namespace });
-            if ((live.status?.observedGeneration ?? 0) >= (ds.metadata?.generation ?? 0)) {
-                const revisions = (await this.apps.listNamespacedControllerRevision({ namespace })).items.filter((r) =>
-                    r.metadata?.ownerReferences?.some((o) => o.uid === live.metadata?.uid),
-                );
-                revision = revisions.sort((x, y) => y.revision - x.revision)[0];
-                generation = live.metadata?.annotations?.["deprecated.daemonset.template.generation"];
-                if (revision) break;
-            }
-            if (Date.now() > deadline)
-                throw new Error(
-                    `the DaemonSet controller did not record the installer's revision of ${namespace}/${this.names.daemonSet} within 60s`,
-                );
-            await sleep(500);
-        }
+        // the controller has seen the template once its status says so (woken by a watch)
+        const live = await this.untilDaemonSet(
+            (d) => (d.status?.observedGeneration ?? 0) >= (ds.metadata?.generation ?? 0),
+            60,
+        ).catch((e: unknown) => {
+            if (!(e instanceof DaemonSetWaitTimeout)) throw e;
+            throw new Error(
+                `the DaemonSet controller did not record the installer's revision of ${namespace}/${this.names.daemonSet} within 60s`,
+            );
+        });
+        const revision = (await this.apps.listNamespacedControllerRevision({ namespace })).items
+            .filter((r) => r.metadata?.ownerReferences?.some((o) => o.uid === live.metadata?.uid))
+            .sort((x, y) => y.revision - x.revision)[0];
+        const generation = live.metadata?.annotations?.["deprecated.daemonset.template.generation"];
+        if (!revision)
+            throw new Error(`the DaemonSet ${namespace}/${this.names.daemonSet} has no ControllerRevision of its own`);
         const hash = revision.metadata?.labels?.["controller-revision-hash"];
         if (!hash)
             throw new Error(`ControllerRevision ${revision.metadata?.name} has no controller-revision-hash label`);
@@ -773,28 +773,74 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         return pods.length;
     }
 
-    /** Waits until the installer's DaemonSet has rolled every pod to its current spec. */
+    /** Waits until the installer's DaemonSet has rolled every pod to its current spec (woken by a watch). */
     async waitForDaemonSetRollout(timeoutSeconds: number, log: (l: string) => void): Promise<void> {
-        const deadline = Date.now() + timeoutSeconds * 1000;
         let said = "";
-        for (;;) {
-            const ds = await this.apps.readNamespacedDaemonSet({
-                name: this.names.daemonSet,
-                namespace: this.names.namespace,
-            });
+        const line = (ds: k8s.V1DaemonSet) => {
+            const s = ds.status;
+            return `DaemonSet ${this.names.daemonSet}: ${s?.updatedNumberScheduled ?? 0}/${s?.desiredNumberScheduled ?? 0} updated, ${s?.numberAvailable ?? 0} available`;
+        };
+        const done = (ds: k8s.V1DaemonSet) => {
             const s = ds.status;
             const want = s?.desiredNumberScheduled ?? 0;
-            const done =
+            if (line(ds) !== said) log((said = line(ds)));
+            return (
                 (s?.observedGeneration ?? 0) >= (ds.metadata?.generation ?? 0) &&
                 (s?.updatedNumberScheduled ?? 0) === want &&
-                (s?.numberAvailable ?? 0) === want;
-            const line = `DaemonSet ${this.names.daemonSet}: ${s?.updatedNumberScheduled ?? 0}/${want} updated, ${s?.numberAvailable ?? 0} available`;
-            if (line !== said) log(line);
-            said = line;
-            if (done) return;
-            if (Date.now() > deadline)
-                throw new Error(`the installer's DaemonSet did not finish rolling within ${timeoutSeconds}s: ${line}`);
-            await sleep(1000);
+                (s?.numberAvailable ?? 0) === want
+            );
+        };
+        await this.untilDaemonSet(done, timeoutSeconds).catch((e: unknown) => {
+            if (!(e instanceof DaemonSetWaitTimeout)) throw e;
+            throw new Error(
+                `the installer's DaemonSet did not finish rolling within ${timeoutSeconds}s: ${said || "no status yet"}`,
+            );
+        });
+    }
+
+    /**
+     * The installer's DaemonSet once `ready` holds for it: read once, then woken by a watch of that
+     * one object (opened again when it drops, from a fresh read), at most 5 s between reads.
+     */
+    private async untilDaemonSet(
+        ready: (ds: k8s.V1DaemonSet) => boolean,
+        timeoutSeconds: number,
+    ): Promise<k8s.V1DaemonSet> {
+        const { namespace, daemonSet: name } = this.names;
+        const deadline = Date.now() + timeoutSeconds * 1000;
+        for (;;) {
+            const ds = await this.apps.readNamespacedDaemonSet({ name, namespace });
+            if (ready(ds)) return ds;
+            if (Date.now() > deadline) throw new DaemonSetWaitTimeout(`timed out after ${timeoutSeconds}s`);
+            const seen = await new Promise<k8s.V1DaemonSet | undefined>((resolve) => {
+                let request: { abort(): void } | undefined;
+                let settled = false;
+                const end = (d?: k8s.V1DaemonSet) => {
+                    if (settled) return;
+                    settled = true;
+                    clearTimeout(timer);
+                    request?.abort();
+                    resolve(d);
+                };
+                const timer = setTimeout(() => end(), Math.min(5000, Math.max(0, deadline - Date.now())));
+                new k8s.Watch(this.kc)
+                    .watch(
+                        `/apis/apps/v1/namespaces/${namespace}/daemonsets`,
+                        { fieldSelector: `metadata.name=${name}`, resourceVersion: ds.metadata?.resourceVersion },
+                        (type: string, obj: k8s.V1DaemonSet) => {
+                            if ((type === "ADDED" || type === "MODIFIED") && ready(obj)) end(obj);
+                        },
+                        () => end(),
+                    )
+                    .then(
+                        (r) => {
+                            request = r;
+                            if (settled) r.abort();
+                        },
+                        () => end(),
+                    );
+            });
+            if (seen) return seen;
         }
     }
 

@@ -643,8 +643,12 @@ async function movePool(
     return outcomes;
 }
 
-async function movePools(ctx: Context, only?: string[]): Promise<NodeOutcome[]> {
-    let { inst, plan, findings, nodes } = await currentPlan(ctx);
+async function movePools(
+    ctx: Context,
+    only?: string[],
+    read?: Awaited<ReturnType<typeof currentPlan>>,
+): Promise<NodeOutcome[]> {
+    let { inst, plan, findings, nodes } = read ?? (await currentPlan(ctx));
     const errors = findings.filter((f) => f.severity === "error");
     if (errors.length)
         throw new Error(
@@ -813,7 +817,8 @@ async function soakFailure(
  */
 export async function finish(ctx: Context): Promise<void> {
     return withLease(ctx, async (c) => {
-        let { plan } = await currentPlan(c);
+        const first = await currentPlan(c);
+        let { plan } = first;
         if (!plan.target.canonical) {
             const late = plan.pools.flatMap((p) =>
                 p.nodes.filter((n) => n.action === "move").map((n) => `${n.name} (pool ${p.name})`),
@@ -822,8 +827,10 @@ export async function finish(ctx: Context): Promise<void> {
                 c.log(
                     `finish: ${late.length} node(s) are not verified on ${c.spec.target.hash} (joined after their pool's step, or left by a run): ${late.join(", ")}; moving them now, with their pools' limits`,
                 );
-            await movePools(c);
-            const again = await currentPlan(c);
+            // the cluster is read again only when this run moved or released a node
+            const leftovers = first.nodes.some((n) => n.move || n.cordonedByRollout);
+            await movePools(c, undefined, first);
+            const again = late.length || leftovers ? await currentPlan(c) : first;
             const notVerified = again.plan.pools.flatMap((p) =>
                 p.nodes.filter((n) => n.action !== "done").map((n) => n.name),
             );
@@ -840,8 +847,7 @@ export async function finish(ctx: Context): Promise<void> {
         }
         // the ConfigMap holds the target: every node goes back to the installer's DaemonSet
         await movePools(c);
-        const { inst } = await currentPlan(c);
-        if (inst.inRollout) {
+        if ((await c.cluster.installation()).inRollout) {
             const podTimeout = c.spec.verify.podTimeoutSeconds;
             await c.cluster.restoreInstallation(c.log);
             await c.cluster.waitForDaemonSetRollout(
