@@ -89,8 +89,10 @@ export interface SizeResult {
         floorSeconds: number;
         moved: number;
         apiRequestsPerNode: number;
+        /** per verb and resource, background not subtracted (it is in the total) */
+        apiByKindPerNode: Record<string, number>;
     };
-    peer?: { seconds: number; apiRequestsPerNode: number };
+    peer?: { seconds: number; apiRequestsPerNode: number; apiByKindPerNode: Record<string, number> };
     /** the up's time over the peer's */
     ratio?: number;
 }
@@ -247,8 +249,11 @@ async function measured<T>(fn: () => Promise<T>): Promise<{ value: T } & Preview
     }
 }
 
-/** Sum of apiserver_request_total over every label set but the leases', scraped with the cluster's own credentials. */
-async function apiRequests(kc: k8s.KubeConfig): Promise<number> {
+/**
+ * apiserver_request_total summed per verb and resource (and subresource), every label set but the
+ * leases', scraped with the cluster's own credentials.
+ */
+async function apiRequests(kc: k8s.KubeConfig): Promise<Map<string, number>> {
     const url = new URL("/metrics", kc.getCurrentCluster()!.server);
     const options: import("node:https").RequestOptions = {};
     await kc.applyToHTTPSOptions(options);
@@ -264,35 +269,62 @@ async function apiRequests(kc: k8s.KubeConfig): Promise<number> {
         req.on("error", reject);
         req.end();
     });
-    let sum = 0;
+    const byKind = new Map<string, number>();
     // leases are the nodes' heartbeats (kwok renews every node's lease about every 10 s): the
     // cluster's own traffic, which would drown the figure; the rest of the background is subtracted
     for (const line of body.split("\n")) {
-        if (line.startsWith("apiserver_request_total{") && !line.includes('resource="leases"'))
-            sum += Number(line.slice(line.lastIndexOf(" ") + 1));
+        if (!line.startsWith("apiserver_request_total{") || line.includes('resource="leases"')) continue;
+        const label = (name: string) => new RegExp(`[{,]${name}="([^"]*)"`).exec(line)?.[1] ?? "";
+        const sub = label("subresource");
+        const kind = `${label("verb")} ${label("resource")}${sub ? `/${sub}` : ""}`;
+        byKind.set(kind, (byKind.get(kind) ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1)));
     }
-    return sum;
+    return byKind;
+}
+
+const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+
+/** after - before, per kind, largest first, the kinds that did not change left out */
+function apiDelta(before: Map<string, number>, after: Map<string, number>): [string, number][] {
+    return [...after.entries()]
+        .map(([k, v]): [string, number] => [k, v - (before.get(k) ?? 0)])
+        .filter(([, v]) => v > 0)
+        .sort((a, b) => b[1] - a[1]);
 }
 
 /** Requests per second the cluster makes on its own (kwok's heartbeats, the controllers), over `seconds`. */
 async function backgroundRate(kc: k8s.KubeConfig, seconds: number): Promise<number> {
-    const before = await apiRequests(kc);
+    const before = total(await apiRequests(kc));
     await new Promise((r) => setTimeout(r, seconds * 1000));
-    return ((await apiRequests(kc)) - before) / seconds;
+    return (total(await apiRequests(kc)) - before) / seconds;
 }
 
 /** Counts the requests fn causes: the difference of the counter, less the background over the same time. */
+/** requests per node moved, by kind, to 0.1 */
+function perNode(byKind: [string, number][], nodes: number): Record<string, number> {
+    return Object.fromEntries(byKind.map(([k, v]) => [k, nodes ? Math.round((v / nodes) * 10) / 10 : NaN]));
+}
+
+/** the kinds of one node's API requests, the largest first (those under 0.1 per node left out) */
+function describeKinds(kinds: Record<string, number>): string {
+    return Object.entries(kinds)
+        .filter(([, v]) => v >= 0.1)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(", ");
+}
+
 async function counted<T>(
     kc: k8s.KubeConfig,
     background: number,
     fn: () => Promise<T>,
-): Promise<{ value: T; requests: number; seconds: number }> {
+): Promise<{ value: T; requests: number; seconds: number; byKind: [string, number][] }> {
     const before = await apiRequests(kc);
     const started = performance.now();
     const value = await fn();
     const seconds = (performance.now() - started) / 1000;
     const after = await apiRequests(kc);
-    return { value, requests: Math.max(0, after - before - background * seconds), seconds };
+    const requests = Math.max(0, total(after) - total(before) - background * seconds);
+    return { value, requests, seconds, byKind: apiDelta(before, after) };
 }
 
 /** A stack named bench in a fresh project directory (projectDir); `write` may replace the project's files first. */
@@ -385,6 +417,7 @@ async function up(
         floorSeconds: floor,
         moved: plan.moving,
         apiRequestsPerNode: plan.moving ? r.requests / plan.moving : NaN,
+        apiByKindPerNode: perNode(r.byKind, plan.moving),
     };
 }
 
@@ -490,11 +523,17 @@ async function upAndPeerPhases(
         progress(
             `${n} nodes: up ${result.up.seconds.toFixed(0)} s (floor ${result.up.floorSeconds.toFixed(0)} s, finish ${result.up.finishSeconds.toFixed(0)} s)`,
         );
+        progress(`${n} nodes: up API requests per node, by kind: ${describeKinds(result.up.apiByKindPerNode)}`);
     }
     if (opts.phases.has("peer")) {
         progress(`${n} nodes: the runbook as a plain script (ConfigMap edit, kubectl delete pod node by node)`);
         const r = await counted(kc, background, () => runbook(state, opts.phases.has("up") ? "iptables" : "nftables"));
-        result.peer = { seconds: r.seconds, apiRequestsPerNode: r.requests / r.value };
+        result.peer = {
+            seconds: r.seconds,
+            apiRequestsPerNode: r.requests / r.value,
+            apiByKindPerNode: perNode(r.byKind, r.value),
+        };
+        progress(`${n} nodes: peer API requests per node, by kind: ${describeKinds(result.peer.apiByKindPerNode)}`);
         if (result.up) result.ratio = result.up.seconds / result.peer.seconds;
         progress(`${n} nodes: peer ${r.seconds.toFixed(0)} s`);
     }

@@ -221,13 +221,20 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         return this.nodes();
     }
 
+    /** configurations by hash, as read: a hash names its text, so one read per run is enough */
+    private readonly configurations = new Map<string, string>();
+
     async configurationOf(hash: string): Promise<string | undefined> {
+        const known = this.configurations.get(hash);
+        if (known !== undefined) return known;
         try {
             const cm = await this.core.readNamespacedConfigMap({
                 name: rolloutObjectName(this.names.configMap, hash),
                 namespace: this.names.namespace,
             });
-            return cm.data?.[this.names.key];
+            const text = cm.data?.[this.names.key];
+            if (text !== undefined) this.configurations.set(hash, text);
+            return text;
         } catch (e) {
             if (isNotFound(e)) return undefined;
             throw e;
@@ -729,9 +736,15 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 `the DaemonSet controller did not record the installer's revision of ${namespace}/${this.names.daemonSet} within 60s`,
             );
         });
-        const revision = (await this.apps.listNamespacedControllerRevision({ namespace })).items
-            .filter((r) => r.metadata?.ownerReferences?.some((o) => o.uid === live.metadata?.uid))
-            .sort((x, y) => y.revision - x.revision)[0];
+        const newest = async () =>
+            (await this.apps.listNamespacedControllerRevision({ namespace })).items
+                .filter((r) => r.metadata?.ownerReferences?.some((o) => o.uid === live.metadata?.uid))
+                .sort((x, y) => y.revision - x.revision)[0];
+        let revision = await newest();
+        for (let tries = 1; !revision && tries < 20; tries++) {
+            await sleep(500);
+            revision = await newest();
+        }
         const generation = live.metadata?.annotations?.["deprecated.daemonset.template.generation"];
         if (!revision)
             throw new Error(`the DaemonSet ${namespace}/${this.names.daemonSet} has no ControllerRevision of its own`);
@@ -752,7 +765,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 (!generation || labels["pod-template-generation"] === generation)
             );
         });
-        // one patch per pod, a few at a time (at 5,000 nodes one after another took minutes)
+        // one patch per pod, a few at a time rather than one round trip after another
         await eachAtMost(POD_PATCHES_AT_ONCE, stale, async (p) => {
             await this.core.patchNamespacedPod(
                 {
