@@ -216,7 +216,7 @@ export class Cluster {
      * plugins) are still set per call by the library. A proxy's agent is left as it is.
      */
     private readonly keepAlive: k8s.Middleware = {
-        pre: async (ctx) => {
+        pre: (ctx) => {
             const agent = ctx.getAgent();
             if (agent?.constructor === https.Agent || agent?.constructor === http.Agent) {
                 this.sharedAgent ??=
@@ -225,9 +225,9 @@ export class Cluster {
                         : new http.Agent({ keepAlive: true });
                 ctx.setAgent(this.sharedAgent);
             }
-            return ctx;
+            return Promise.resolve(ctx);
         },
-        post: async (response) => response,
+        post: (response) => Promise.resolve(response),
     };
 
     static connect(access: ClusterAccess = {}): Cluster {
