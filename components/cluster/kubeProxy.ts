@@ -16,15 +16,16 @@ import {
 import { nodeFacts } from "../core/nodes.js";
 import { MARKS, rolloutObjectName, type NodeState } from "../core/plan.js";
 import { PROBE_SCRIPT } from "../core/probe.js";
-import type {
-    Installation as RolloutInstallation,
-    KubeProxyPod,
-    LeaseHolder,
-    Names,
-    NodeChange,
-    NodeMove,
-    RolloutCluster,
-    RolloutNode,
+import {
+    podVerdict,
+    type Installation as RolloutInstallation,
+    type KubeProxyPod,
+    type LeaseHolder,
+    type Names,
+    type NodeChange,
+    type NodeMove,
+    type RolloutCluster,
+    type RolloutNode,
 } from "../rollout/cluster.js";
 import { apiErrorMessage, apiStatus, Cluster, clusterName, eachNode } from "./client.js";
 import { KubeProxyPodCache, kubeProxyPodOf } from "./podCache.js";
@@ -124,8 +125,37 @@ async function createUnlessExists(create: () => Promise<unknown>): Promise<boole
     }
 }
 
-/** A wait for the installer's DaemonSet that ran out of time (other errors are the API's). */
-class DaemonSetWaitTimeout extends Error {}
+/** The merge patch of a node for a change of its rollout state (and, with `cordon`, the rollout's cordon). */
+function nodePatch(change: NodeChange & { cordon?: true }): {
+    metadata: {
+        resourceVersion?: string;
+        annotations: Record<string, string | null>;
+        labels?: Record<string, string | null>;
+    };
+    spec?: { unschedulable: true | null };
+} {
+    const annotations: Record<string, string | null> = {};
+    if (change.move !== undefined)
+        annotations[MARKS.moveAnnotation] = change.move === null ? null : JSON.stringify(change.move);
+    if (change.verified) {
+        const { hash, checks } = change.verified;
+        annotations[MARKS.verifiedAnnotation] = hash === null ? null : `${hash}@${new Date().toISOString()}`;
+        annotations[MARKS.checksAnnotation] = hash === null ? null : checks;
+    }
+    if (change.cordon) annotations[MARKS.cordonedAnnotation] = MARKS.managedByValue;
+    if (change.uncordon) annotations[MARKS.cordonedAnnotation] = null;
+    return {
+        metadata: {
+            annotations,
+            ...(change.placement !== undefined ? { labels: { [MARKS.configLabel]: change.placement } } : {}),
+        },
+        ...(change.cordon
+            ? { spec: { unschedulable: true } }
+            : change.uncordon
+              ? { spec: { unschedulable: null } }
+              : {}),
+    };
+}
 
 /** How many of the restore's pod label patches are in flight at once. */
 const POD_PATCHES_AT_ONCE = 16;
@@ -331,23 +361,10 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             const n = await this.node(node);
             const cordoned = !!n.spec?.unschedulable;
             const ours = !cordoned || n.metadata?.annotations?.[MARKS.cordonedAnnotation] === MARKS.managedByValue;
+            const body = nodePatch({ move, ...(cordoned ? {} : { cordon: true }) });
+            body.metadata.resourceVersion = n.metadata?.resourceVersion;
             try {
-                await this.core.patchNode(
-                    {
-                        name: node,
-                        body: {
-                            metadata: {
-                                resourceVersion: n.metadata?.resourceVersion,
-                                annotations: {
-                                    [MARKS.moveAnnotation]: JSON.stringify(move),
-                                    ...(cordoned ? {} : { [MARKS.cordonedAnnotation]: MARKS.managedByValue }),
-                                },
-                            },
-                            ...(cordoned ? {} : { spec: { unschedulable: true } }),
-                        },
-                    },
-                    MERGE,
-                );
+                await this.core.patchNode({ name: node, body }, MERGE);
                 return ours;
             } catch (e) {
                 if (apiStatus(e) !== 409 || attempt >= 5) throw e;
@@ -357,30 +374,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
 
     /** One merge patch of the node: the parts of `change` that are given, together. */
     async writeNode(node: string, change: NodeChange): Promise<void> {
-        const annotations: Record<string, string | null> = {};
-        const labels: Record<string, string | null> = {};
-        if (change.move !== undefined)
-            annotations[MARKS.moveAnnotation] = change.move === null ? null : JSON.stringify(change.move);
-        if (change.placement !== undefined) labels[MARKS.configLabel] = change.placement;
-        if (change.verified) {
-            const { hash, checks } = change.verified;
-            annotations[MARKS.verifiedAnnotation] = hash === null ? null : `${hash}@${new Date().toISOString()}`;
-            annotations[MARKS.checksAnnotation] = hash === null ? null : checks;
-        }
-        if (change.uncordon) annotations[MARKS.cordonedAnnotation] = null;
-        await this.core.patchNode(
-            {
-                name: node,
-                body: {
-                    metadata: {
-                        ...(Object.keys(annotations).length ? { annotations } : {}),
-                        ...(Object.keys(labels).length ? { labels } : {}),
-                    },
-                    ...(change.uncordon ? { spec: { unschedulable: null } } : {}),
-                },
-            },
-            MERGE,
-        );
+        await this.core.patchNode({ name: node, body: nodePatch(change) }, MERGE);
     }
 
     /**
@@ -403,7 +397,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         const first = decideDrain(await onNode(), opts);
         if (first.refused.length) throw new Error(describeRefusal(node, first.refused));
         for (const s of first.skipped) log(`drain skips ${s.pod}: ${s.reason}`);
-        const changes = new PodChanges(this.kc, node);
+        const changes = Changes.ofPodsOn(this.kc, node);
         await changes.start();
         const blockedBy = new Map<string, string>();
         try {
@@ -512,13 +506,14 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         settleSeconds = 3,
     ): Promise<KubeProxyPod | undefined> {
         const owner = placement === null ? this.names.daemonSet : rolloutObjectName(this.names.daemonSet, placement);
+        const hold = placement === MARKS.holdValue;
         const settleMs = settleSeconds * 1000;
         const deadline = Date.now() + timeoutSeconds * 1000;
         const cache = await this.pods();
         let last = "";
         let settledSince: number | undefined;
         for (;;) {
-            const verdict = cache.synced ? this.judgePods(cache.onNode(node), owner, placement) : undefined;
+            const verdict = cache.synced ? podVerdict(cache.onNode(node), owner, hold) : undefined;
             let wait = Math.min(5000, deadline - Date.now() + 10);
             if (verdict?.kind === "running") {
                 // kube-proxy that cannot run its mode exits within a second or two of starting
@@ -529,7 +524,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             } else settledSince = undefined;
             if (verdict?.kind === "failing") throw await this.failing(node, verdict.pod);
             if (verdict?.kind === "gone" || (verdict?.kind === "running" && wait <= 0)) {
-                const fresh = this.judgePods(await this.kubeProxyPods(node), owner, placement);
+                const fresh = podVerdict(await this.kubeProxyPods(node), owner, hold);
                 if (fresh.kind === "failing") throw await this.failing(node, fresh.pod);
                 if (fresh.kind === "gone" && verdict.kind === "gone") return undefined;
                 if (fresh.kind === "running" && verdict.kind === "running" && fresh.pod.name === verdict.pod.name)
@@ -552,33 +547,6 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         return new Error(
             `kube-proxy pod ${p.name} on ${node} is failing (${p.problem ?? p.phase}, ${p.restarts} restart(s)); its log ends:\n${log}`,
         );
-    }
-
-    /** What the node's kube-proxy pods say about a wait for `owner`'s pod (or, for hold, for none). */
-    private judgePods(
-        pods: KubeProxyPod[],
-        owner: string,
-        placement: string | null,
-    ):
-        | { kind: "gone" }
-        | { kind: "failing"; pod: KubeProxyPod }
-        | { kind: "running"; pod: KubeProxyPod }
-        | { kind: "waiting"; detail: string } {
-        if (placement === MARKS.holdValue)
-            return pods.length === 0
-                ? { kind: "gone" }
-                : { kind: "waiting", detail: `${pods.length} kube-proxy pod(s) still on the node` };
-        const others = pods.filter((p) => p.owner !== owner || p.deleting);
-        const mine = pods.filter((p) => p.owner === owner && !p.deleting);
-        if (others.length > 0 || mine.length !== 1)
-            return {
-                kind: "waiting",
-                detail: `${others.length} old and ${mine.length} new kube-proxy pod(s) on the node`,
-            };
-        const p = mine[0];
-        if (p.problem || p.restarts > 0 || p.phase === "Failed") return { kind: "failing", pod: p };
-        if (p.phase === "Running" && p.ready) return { kind: "running", pod: p };
-        return { kind: "waiting", detail: `pod ${p.name} is ${p.phase}${p.ready ? "" : ", not ready"}` };
     }
 
     /**
@@ -627,7 +595,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 spec: probePodSpec(node, { ...opts, tolerations }),
             },
         });
-        const changes = new PodChanges(this.kc, node, namespace);
+        const changes = Changes.ofPodsOn(this.kc, node, namespace);
         await changes.start();
         try {
             const deadline = Date.now() + opts.timeoutSeconds * 1000;
@@ -730,12 +698,9 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         const live = await this.untilDaemonSet(
             (d) => (d.status?.observedGeneration ?? 0) >= (ds.metadata?.generation ?? 0),
             60,
-        ).catch((e: unknown) => {
-            if (!(e instanceof DaemonSetWaitTimeout)) throw e;
-            throw new Error(
+            () =>
                 `the DaemonSet controller did not record the installer's revision of ${namespace}/${this.names.daemonSet} within 60s`,
-            );
-        });
+        );
         const newest = async () =>
             (await this.apps.listNamespacedControllerRevision({ namespace })).items
                 .filter((r) => r.metadata?.ownerReferences?.some((o) => o.uid === live.metadata?.uid))
@@ -796,64 +761,49 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         const done = (ds: k8s.V1DaemonSet) => {
             const s = ds.status;
             const want = s?.desiredNumberScheduled ?? 0;
-            if (line(ds) !== said) log((said = line(ds)));
+            const now = line(ds);
+            if (now !== said) log((said = now));
             return (
                 (s?.observedGeneration ?? 0) >= (ds.metadata?.generation ?? 0) &&
                 (s?.updatedNumberScheduled ?? 0) === want &&
                 (s?.numberAvailable ?? 0) === want
             );
         };
-        await this.untilDaemonSet(done, timeoutSeconds).catch((e: unknown) => {
-            if (!(e instanceof DaemonSetWaitTimeout)) throw e;
-            throw new Error(
+        await this.untilDaemonSet(
+            done,
+            timeoutSeconds,
+            () =>
                 `the installer's DaemonSet did not finish rolling within ${timeoutSeconds}s: ${said || "no status yet"}`,
-            );
-        });
+        );
     }
 
     /**
-     * The installer's DaemonSet once `ready` holds for it: read once, then woken by a watch of that
-     * one object (opened again when it drops, from a fresh read), at most 5 s between reads.
+     * The installer's DaemonSet once `ready` holds for it: read, then read again at each change a
+     * watch of that one object reports (at most 5 s apart); `timedOut` words the error after
+     * `timeoutSeconds`.
      */
     private async untilDaemonSet(
         ready: (ds: k8s.V1DaemonSet) => boolean,
         timeoutSeconds: number,
+        timedOut: () => string,
     ): Promise<k8s.V1DaemonSet> {
         const { namespace, daemonSet: name } = this.names;
         const deadline = Date.now() + timeoutSeconds * 1000;
-        for (;;) {
-            const ds = await this.apps.readNamespacedDaemonSet({ name, namespace });
-            if (ready(ds)) return ds;
-            if (Date.now() > deadline) throw new DaemonSetWaitTimeout(`timed out after ${timeoutSeconds}s`);
-            const seen = await new Promise<k8s.V1DaemonSet | undefined>((resolve) => {
-                let request: { abort(): void } | undefined;
-                let settled = false;
-                const end = (d?: k8s.V1DaemonSet) => {
-                    if (settled) return;
-                    settled = true;
-                    clearTimeout(timer);
-                    request?.abort();
-                    resolve(d);
-                };
-                const timer = setTimeout(() => end(), Math.min(5000, Math.max(0, deadline - Date.now())));
-                new k8s.Watch(this.kc)
-                    .watch(
-                        `/apis/apps/v1/namespaces/${namespace}/daemonsets`,
-                        { fieldSelector: `metadata.name=${name}`, resourceVersion: ds.metadata?.resourceVersion },
-                        (type: string, obj: k8s.V1DaemonSet) => {
-                            if ((type === "ADDED" || type === "MODIFIED") && ready(obj)) end(obj);
-                        },
-                        () => end(),
-                    )
-                    .then(
-                        (r) => {
-                            request = r;
-                            if (settled) r.abort();
-                        },
-                        () => end(),
-                    );
-            });
-            if (seen) return seen;
+        const changes = new Changes(
+            this.kc,
+            `/apis/apps/v1/namespaces/${namespace}/daemonsets`,
+            `metadata.name=${name}`,
+        );
+        await changes.start();
+        try {
+            for (;;) {
+                const ds = await this.apps.readNamespacedDaemonSet({ name, namespace });
+                if (ready(ds)) return ds;
+                if (Date.now() > deadline) throw new Error(timedOut());
+                await changes.next(Math.min(5000, Math.max(0, deadline - Date.now())));
+            }
+        } finally {
+            changes.stop();
         }
     }
 
@@ -965,27 +915,35 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
 }
 
 /**
- * Wakes a waiter when a pod on a node changes (a watch on pods with spec.nodeName), so drains
- * and probe waits react at once instead of polling every second. A watch that cannot start or
- * ends only makes next() fall back to its timeout.
+ * Wakes a waiter when the objects a watch selects change (pods on a node, by spec.nodeName; one
+ * DaemonSet, by metadata.name), so drains, probe waits and the restore's waits react at once
+ * instead of polling. A watch that cannot start or ends only makes next() fall back to its timeout.
  */
-export class PodChanges {
+export class Changes {
     private waiters: (() => void)[] = [];
     private request: { abort(): void } | undefined;
     private dirty = false;
 
     constructor(
         private readonly kc: k8s.KubeConfig,
-        private readonly node: string,
-        private readonly namespace?: string,
+        private readonly path: string,
+        private readonly fieldSelector: string,
     ) {}
 
+    /** Pods on one node, in one namespace or in all. */
+    static ofPodsOn(kc: k8s.KubeConfig, node: string, namespace?: string): Changes {
+        return new Changes(
+            kc,
+            namespace ? `/api/v1/namespaces/${namespace}/pods` : "/api/v1/pods",
+            `spec.nodeName=${node}`,
+        );
+    }
+
     async start(): Promise<void> {
-        const path = this.namespace ? `/api/v1/namespaces/${this.namespace}/pods` : "/api/v1/pods";
         try {
             this.request = await new k8s.Watch(this.kc).watch(
-                path,
-                { fieldSelector: `spec.nodeName=${this.node}` },
+                this.path,
+                { fieldSelector: this.fieldSelector },
                 () => this.wake(),
                 () => {
                     this.request = undefined;

@@ -1,6 +1,6 @@
 // kube-proxy's pods on every node, from one list and one watch (a client-node informer) held
-// while a run needs them: a batch of 50 nodes waiting for their new kube-proxy costs the API
-// server nothing per node, where a watch and a list per node per change used to.
+// while a run needs them: a node's wait costs the API server one confirming read of its pods
+// (KubeProxyCluster.waitForKubeProxy), where a watch and a list per node per change used to.
 import * as k8s from "@kubernetes/client-node";
 import type { KubeProxyPod } from "../rollout/cluster.js";
 

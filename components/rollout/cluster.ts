@@ -34,6 +34,33 @@ export interface KubeProxyPod {
     deleting: boolean;
 }
 
+/** What a node's kube-proxy pods say about the wait for one DaemonSet's pod (for "hold": for none). */
+export type PodVerdict =
+    | { kind: "gone" }
+    | { kind: "failing"; pod: KubeProxyPod }
+    | { kind: "running"; pod: KubeProxyPod }
+    | { kind: "waiting"; detail: string };
+
+/**
+ * The one rule of a node's kube-proxy being as it should: exactly one pod, of `owner`'s DaemonSet
+ * (the DaemonSet of the placement), not being deleted, Running and Ready, never restarted and not
+ * crash-looping ("failing" when it is). For the hold placement (MARKS.holdValue), no pod at all.
+ */
+export function podVerdict(pods: KubeProxyPod[], owner: string, hold: boolean): PodVerdict {
+    if (hold)
+        return pods.length === 0
+            ? { kind: "gone" }
+            : { kind: "waiting", detail: `${pods.length} kube-proxy pod(s) still on the node` };
+    const others = pods.filter((p) => p.owner !== owner || p.deleting);
+    const mine = pods.filter((p) => p.owner === owner && !p.deleting);
+    if (others.length > 0 || mine.length !== 1)
+        return { kind: "waiting", detail: `${others.length} old and ${mine.length} new kube-proxy pod(s) on the node` };
+    const p = mine[0];
+    if (p.problem || p.restarts > 0 || p.phase === "Failed") return { kind: "failing", pod: p };
+    if (p.phase === "Running" && p.ready) return { kind: "running", pod: p };
+    return { kind: "waiting", detail: `pod ${p.name} is ${p.phase}${p.ready ? "" : ", not ready"}` };
+}
+
 /**
  * The rollout's memory of one node's move, written on the node before each action, so a run
  * that dies at any instant leaves enough for the next one to finish or undo the move.
@@ -130,17 +157,8 @@ export interface RolloutCluster {
     /** kube-proxy's pods on one node; without a node, on every node (one request) */
     kubeProxyPods(node?: string): Promise<KubeProxyPod[]>;
     podLog(name: string, previous?: boolean): Promise<string>;
-    /**
-     * until the node runs exactly one kube-proxy of `placement`'s DaemonSet (none for hold),
-     * Running, Ready and then unchanged for `settleSeconds` (3 unless given: a kube-proxy that
-     * cannot run its mode exits within a second or two; 0 for pods that already settled earlier)
-     */
-    waitForKubeProxy(
-        node: string,
-        placement: string | null,
-        timeoutSeconds: number,
-        settleSeconds?: number,
-    ): Promise<KubeProxyPod | undefined>;
+    /** until the node runs exactly one settled kube-proxy of `placement`'s DaemonSet (none for hold): podVerdict's rule */
+    waitForKubeProxy(node: string, placement: string | null, timeoutSeconds: number): Promise<KubeProxyPod | undefined>;
     runProbe(node: string, run: ProbeRun): Promise<{ output: string; succeeded: boolean }>;
     /** every Service's ClusterIPs, external IPs and load-balancer IPs (an IPVS virtual server on one is kube-proxy's) */
     serviceAddresses(): Promise<string[]>;

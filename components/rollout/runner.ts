@@ -23,7 +23,14 @@ import {
 import { planRollout } from "../core/planner.js";
 import { checkStartupLog, judgeProbe, parseProbeOutput, type CheckResult } from "../core/probe.js";
 import type { Finding, ProxyMode } from "../core/types.js";
-import type { Installation, KubeProxyPod, NodeMove, RolloutCluster, RolloutNode } from "./cluster.js";
+import {
+    podVerdict,
+    type Installation,
+    type KubeProxyPod,
+    type NodeMove,
+    type RolloutCluster,
+    type RolloutNode,
+} from "./cluster.js";
 import type { Hook, RolloutSpec } from "./spec.js";
 
 export type Log = (line: string) => void;
@@ -875,33 +882,23 @@ async function finalCheck(ctx: Context, plan: RolloutPlan): Promise<void> {
     const owner = ctx.cluster.names.daemonSet;
     const byNode = new Map<string, KubeProxyPod[]>();
     for (const p of await ctx.cluster.kubeProxyPods()) byNode.set(p.node, [...(byNode.get(p.node) ?? []), p]);
-    const settled = (node: string) => {
-        const pods = byNode.get(node) ?? [];
-        const p = pods[0];
-        return (
-            pods.length === 1 &&
-            p.owner === owner &&
-            !p.deleting &&
-            p.ready &&
-            p.phase === "Running" &&
-            p.restarts === 0 &&
-            !p.problem
-        );
-    };
+    const settled = (node: string) => podVerdict(byNode.get(node) ?? [], owner, false).kind === "running";
     for (const pool of plan.pools) {
         const names = pool.nodes.map((n) => n.name);
-        const unsettled = names.filter((n) => !settled(n));
-        for (let i = 0; i < unsettled.length; i += pool.maxUnavailable)
-            await Promise.all(
-                unsettled
-                    .slice(i, i + pool.maxUnavailable)
-                    .map((node) => ctx.cluster.waitForKubeProxy(node, null, podTimeout)),
-            );
+        await inBatches(
+            names.filter((n) => !settled(n)),
+            pool.maxUnavailable,
+            (node) => ctx.cluster.waitForKubeProxy(node, null, podTimeout),
+        );
         if (ctx.spec.verify.nodeChecks)
-            for (let i = 0; i < names.length; i += pool.maxUnavailable)
-                await Promise.all(names.slice(i, i + pool.maxUnavailable).map((node) => probeFinal(ctx, pool, node)));
+            await inBatches(names, pool.maxUnavailable, (node) => probeFinal(ctx, pool, node));
         ctx.log(`pool ${pool.name}: ${names.length} node(s) checked on the installer's DaemonSet`);
     }
+}
+
+/** fn on every name, `size` at a time: each batch ends before the next starts. */
+async function inBatches(names: string[], size: number, fn: (name: string) => Promise<unknown>): Promise<void> {
+    for (let i = 0; i < names.length; i += size) await Promise.all(names.slice(i, i + size).map(fn));
 }
 
 /** The final check's probe of one node: its mode and its last sync, on the installer's DaemonSet. */
