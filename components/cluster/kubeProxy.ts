@@ -230,7 +230,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
 
     /** Every node with the rollout's memory of it: placement, verification, the move in progress, cordon. */
     override async nodes(): Promise<RolloutNode[]> {
-        return eachNode(this.core, (n) => {
+        return eachNode(this.nodeLists, (n) => {
             const a = n.metadata?.annotations ?? {};
             const [verified, verifiedAt] = (a[MARKS.verifiedAnnotation] ?? "").split("@");
             return {
