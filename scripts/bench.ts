@@ -1,7 +1,8 @@
 // `npm run bench`: KubeProxyMode at scale, side by side with the plain kubectl procedure.
 //
-//   node dist/scripts/bench.js [--sizes 100,1000,5000] [--phases preview,up,peer] [--json]
+//   node dist/scripts/bench.js [--sizes 100,1000,5000] [--real-nodes 6] [--phases preview,up,peer] [--json]
 //        [--max-unavailable 50] [--soak 0s]
+//   --sizes "" runs no kwok cluster; --real-nodes 0 no real one
 //   node dist/scripts/bench.js --core 5000     the preview's pure work alone (no cluster, no Pulumi):
 //        reading a kwok-like NodeList, deciding the migration, the plan text and JSON; run it
 //        under `node --cpu-prof` to see where the time goes
@@ -19,6 +20,10 @@
 //     and after with the cluster's token), leases (the nodes' heartbeats) left out and the rest of
 //     the cluster's own background rate (kwok's node status, the controllers), measured for 15 s
 //     while nothing runs, subtracted;
+//   - then the same on a cluster of --real-nodes REAL nodes (network namespaces on this machine
+//     running the real kube-proxy; their ipvs before-state is the SIMULATED stand-in), one node
+//     at a time with the built-in node checks on, and per node where its move and its hand-back
+//     went (restart, checks), from the steps' lines as the engine streams them (nodePhases.ts);
 //   - the runbook's procedure as a plain script, the peer: edit the ConfigMap, then restart
 //     kube-proxy node by node with `kubectl delete pod` and wait for the new pod to be Ready; no
 //     verification. It runs on the same cluster after the up (nftables -> iptables: on kwok nodes
@@ -45,6 +50,7 @@ import type { ProxyMode } from "../components/core/types.js";
 import { parseKubeVersion } from "../components/core/versions.js";
 import { clusterDown, clusterUp, readState, ROOT, type ClusterState } from "./referenceCluster.js";
 import { projectDir, setKubeconfig, setStackConfig, toolchain } from "../tests/e2e/support.js";
+import { nodePhases, nodePhasesTable, type NodePhase, type StepLine } from "./nodePhases.js";
 import {
     nodeFigures,
     startToRouted,
@@ -66,6 +72,8 @@ interface Options {
     /** the workload phase: mode pairs, and real nodes per cluster */
     pairs: [ProxyMode, ProxyMode][];
     workloadNodes: number;
+    /** --real-nodes N: also a cluster of N real nodes (0: none), for the per-node breakdown */
+    realNodes: number;
     /** --cluster NAME: measure on this running reference cluster (its size) instead of starting one per size; left running */
     cluster?: string;
 }
@@ -79,6 +87,8 @@ export interface PreviewFigures {
 
 export interface SizeResult {
     nodes: number;
+    /** SIMULATED kwok nodes, or real nodes (network namespaces running the real kube-proxy) */
+    kind: "kwok" | "real";
     clusterUpSeconds: number;
     preview?: { empty: PreviewFigures; kubeProxyMode: PreviewFigures };
     up?: {
@@ -91,6 +101,8 @@ export interface SizeResult {
         apiRequestsPerNode: number;
         /** per verb and resource, background not subtracted (it is in the total) */
         apiByKindPerNode: Record<string, number>;
+        /** real nodes: each node's move and hand-back, from the steps' lines as they came */
+        perNode?: NodePhase[];
     };
     peer?: { seconds: number; apiRequestsPerNode: number; apiByKindPerNode: Record<string, number> };
     /** the up's time over the peer's */
@@ -128,10 +140,11 @@ function parseOptions(argv: string[]): Options {
             core: { type: "string" },
             pairs: { type: "string", default: "ipvs:nftables,ipvs:iptables,iptables:nftables" },
             "workload-nodes": { type: "string", default: "3" },
+            "real-nodes": { type: "string", default: "6" },
             cluster: { type: "string" },
         },
     });
-    const sizes = values.sizes.split(",").map((s) => Number(s.trim()));
+    const sizes = values.sizes.trim() === "" ? [] : values.sizes.split(",").map((s) => Number(s.trim()));
     if (sizes.some((n) => !Number.isInteger(n) || n < 2))
         throw new Error(
             `--sizes ${values.sizes}: a comma-separated list of node counts of at least 2 (e.g. --sizes 100,1000)`,
@@ -145,6 +158,11 @@ function parseOptions(argv: string[]): Options {
     if (!Number.isInteger(workloadNodes) || workloadNodes < 2 || workloadNodes > 12)
         throw new Error(
             `--workload-nodes ${values["workload-nodes"]}: a whole number from 2 to 12 (real nodes: network namespaces on this machine)`,
+        );
+    const realNodes = Number(values["real-nodes"]);
+    if (!Number.isInteger(realNodes) || realNodes < 0 || realNodes === 1 || realNodes > 12)
+        throw new Error(
+            `--real-nodes ${values["real-nodes"]}: 0 (none) or a whole number from 2 to 12 (real nodes: network namespaces on this machine)`,
         );
     const maxUnavailable = Number(values["max-unavailable"]);
     if (!Number.isInteger(maxUnavailable) || maxUnavailable < 1)
@@ -163,6 +181,7 @@ function parseOptions(argv: string[]): Options {
         core,
         pairs,
         workloadNodes,
+        realNodes: values.cluster !== undefined ? 0 : realNodes,
         cluster: values.cluster,
     };
 }
@@ -352,15 +371,18 @@ async function emptyPreview(): Promise<PreviewFigures> {
 async function kubeProxyModeStack(state: ClusterState, opts: Options) {
     const stack = await benchStack("kpm-bench-");
     await setKubeconfig(stack, state);
+    const real = state.kind === "real";
     await setStackConfig(stack, {
         mode: "nftables",
         nodePortAddresses: ["0.0.0.0/0"],
         pools: [
             { name: "canary", nodeSelector: "pool=canary", maxUnavailable: 1, soak: opts.soak },
-            { name: "workers", nodeSelector: "pool=workers", maxUnavailable: opts.maxUnavailable },
+            // real nodes: one at a time, so each node's figures are its own
+            { name: "workers", nodeSelector: "pool=workers", maxUnavailable: real ? 1 : opts.maxUnavailable },
         ],
-        // SIMULATED nodes (kwok) have no host for the probe pod; the hooks-only verification
-        verify: { nodeChecks: false },
+        // real nodes: the built-in node checks (the probe pod) through the reference cluster's
+        // demo Service; SIMULATED nodes (kwok) have no host for the probe pod: hooks only
+        verify: real ? { service: "demo/backend" } : { nodeChecks: false },
     });
     return stack;
 }
@@ -379,6 +401,7 @@ async function up(
     const stack = await kubeProxyModeStack(state, opts);
     const started = new Map<string, number>();
     const steps: Record<string, number> = {};
+    const lines: StepLine[] = [];
     const onEvent = (e: EngineEvent) => {
         const pre = stepName(e.resourcePreEvent?.metadata.urn);
         if (pre) {
@@ -390,6 +413,8 @@ async function up(
             steps[done] = (performance.now() - started.get(done)!) / 1000;
             progress(`up: ${done} done in ${steps[done].toFixed(1)} s`);
         }
+        const said = e.diagnosticEvent && stepName(e.diagnosticEvent.urn);
+        if (said) lines.push({ t: performance.now(), step: said, text: e.diagnosticEvent!.message });
     };
     const r = await counted(kc, background, () => stack.up({ onEvent }));
     const outputs = await stack.outputs();
@@ -418,6 +443,7 @@ async function up(
         moved: plan.moving,
         apiRequestsPerNode: plan.moving ? r.requests / plan.moving : NaN,
         apiByKindPerNode: perNode(r.byKind, plan.moving),
+        ...(state.kind === "real" ? { perNode: nodePhases(lines) } : {}),
     };
 }
 
@@ -539,26 +565,31 @@ async function upAndPeerPhases(
     }
 }
 
-async function benchSize(n: number, opts: Options): Promise<SizeResult> {
+async function benchSize(n: number, opts: Options, kind: SizeResult["kind"] = "kwok"): Promise<SizeResult> {
     progress(
-        `${n} nodes: starting a reference cluster with SIMULATED (kwok) nodes, pools canary=1 workers=${n - 1}, on ipvs`,
+        `${n} nodes: starting a reference cluster with ${kind === "real" ? "real nodes (network namespaces, the real kube-proxy; ipvs is the SIMULATED stand-in)" : "SIMULATED (kwok) nodes"}, pools canary=1 workers=${n - 1}, on ipvs`,
     );
+    const name = `bench-${process.pid}-${n}${kind === "real" ? "-real" : ""}`;
     const upStarted = performance.now();
     let state: ClusterState | undefined;
     try {
         state = opts.cluster
             ? readState(opts.cluster)!
             : await clusterUp({
-                  name: `bench-${process.pid}-${n}`,
+                  name,
                   pools: [
                       ["canary", 1],
                       ["workers", n - 1],
                   ],
-                  nodes: "kwok",
+                  nodes: kind,
                   mode: "ipvs",
                   log: (l) => progress(`cluster: ${l}`),
               });
-        const result: SizeResult = { nodes: n, clusterUpSeconds: (performance.now() - upStarted) / 1000 };
+        const result: SizeResult = {
+            nodes: n,
+            kind: state.kind,
+            clusterUpSeconds: (performance.now() - upStarted) / 1000,
+        };
         progress(`${n} nodes: cluster up in ${result.clusterUpSeconds.toFixed(0)} s`);
         const kc = new k8s.KubeConfig();
         kc.loadFromFile(state.kubeconfig);
@@ -568,7 +599,7 @@ async function benchSize(n: number, opts: Options): Promise<SizeResult> {
     } finally {
         if (opts.cluster) progress(`cluster ${opts.cluster} left running (--cluster)`);
         else if (state) await clusterDown(state.name);
-        else await clusterDown(`bench-${process.pid}-${n}`).catch(() => undefined);
+        else await clusterDown(name).catch(() => undefined);
     }
 }
 
@@ -812,7 +843,7 @@ export function table(results: SizeResult[]): string {
         "up / peer",
     ];
     const rows = results.map((r) => [
-        String(r.nodes),
+        r.kind === "real" ? `${r.nodes} (real)` : String(r.nodes),
         r.preview ? `${f(r.preview.empty.seconds)} / ${r.preview.empty.peakRssMB}` : "-",
         r.preview ? `${f(r.preview.kubeProxyMode.seconds)} / ${r.preview.kubeProxyMode.peakRssMB}` : "-",
         f(r.up?.seconds, 0),
@@ -930,6 +961,8 @@ async function main(): Promise<void> {
     const results: SizeResult[] = [];
     if (["preview", "up", "peer"].some((p) => opts.phases.has(p)))
         for (const n of opts.sizes) results.push(await benchSize(n, opts));
+    if (opts.realNodes && ["preview", "up", "peer"].some((p) => opts.phases.has(p)))
+        results.push(await benchSize(opts.realNodes, opts, "real"));
     const workload: WorkloadRun[] = [];
     if (opts.phases.has("workload")) {
         let k = 0;
@@ -948,8 +981,10 @@ async function main(): Promise<void> {
                 "\n",
         );
     else {
+        const perNode = results.flatMap((r) => r.up?.perNode ?? []);
         const tables = [
             ...(results.length ? [table(results)] : []),
+            ...(perNode.length ? [`Per node, real nodes (one at a time):\n\n${nodePhasesTable(perNode)}`] : []),
             ...(workload.length ? [workloadTable(workload)] : []),
         ];
         process.stdout.write(

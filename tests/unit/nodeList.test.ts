@@ -4,9 +4,8 @@
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import * as k8s from "@kubernetes/client-node";
 import { NODE_PAGE } from "../../components/cluster/client.js";
-import { KubeProxyCluster, namesFor } from "../../components/cluster/kubeProxy.js";
+import { clusterOn } from "./simulatedApi.js";
 import { MARKS } from "../../components/core/plan.js";
 
 /** SIMULATED API server: `count` nodes, listed in pages of `limit` with an opaque continue token. */
@@ -67,17 +66,6 @@ async function simulatedNodeServer(
             await new Promise((r) => server.close(r));
         },
     };
-}
-
-function clusterOn(server: string): KubeProxyCluster {
-    const kc = new k8s.KubeConfig();
-    kc.loadFromOptions({
-        clusters: [{ name: "sim", server, skipTLSVerify: true }],
-        users: [{ name: "sim" }],
-        contexts: [{ name: "sim", cluster: "sim", user: "sim" }],
-        currentContext: "sim",
-    });
-    return new KubeProxyCluster(kc, namesFor("kubeadm"));
 }
 
 describe("reading every node (SIMULATED API server)", () => {

@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as k8s from "@kubernetes/client-node";
-import { KubeProxyCluster, namesFor } from "../../components/cluster/kubeProxy.js";
+import type { KubeProxyCluster } from "../../components/cluster/kubeProxy.js";
+import { clusterOn } from "./simulatedApi.js";
 
 interface SimPod {
     name: string;
@@ -124,17 +125,6 @@ class SimulatedApiServer {
         this.server.closeAllConnections();
         await new Promise((r) => this.server.close(r));
     }
-}
-
-function clusterOn(server: string): KubeProxyCluster {
-    const kc = new k8s.KubeConfig();
-    kc.loadFromOptions({
-        clusters: [{ name: "sim", server, skipTLSVerify: true }],
-        users: [{ name: "sim" }],
-        contexts: [{ name: "sim", cluster: "sim", user: "sim" }],
-        currentContext: "sim",
-    });
-    return new KubeProxyCluster(kc, namesFor("kubeadm"));
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
