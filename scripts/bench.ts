@@ -539,10 +539,8 @@ async function upAndPeerPhases(
     kc: k8s.KubeConfig,
     opts: Options,
     result: SizeResult,
+    background: number,
 ): Promise<void> {
-    progress(`${n} nodes: measuring the cluster's background API rate for 15 s`);
-    const background = await backgroundRate(kc, 15);
-    progress(`${n} nodes: background ${background.toFixed(1)} request(s)/s`);
     if (opts.phases.has("up")) {
         progress(`${n} nodes: pulumi up (ipvs -> nftables)`);
         result.up = await up(state, kc, opts, background);
@@ -593,8 +591,13 @@ async function benchSize(n: number, opts: Options, kind: SizeResult["kind"] = "k
         progress(`${n} nodes: cluster up in ${result.clusterUpSeconds.toFixed(0)} s`);
         const kc = new k8s.KubeConfig();
         kc.loadFromFile(state.kubeconfig);
+        // first, so a cluster just started has settled before anything is timed
+        progress(`${n} nodes: measuring the cluster's background API rate for 15 s`);
+        const background = await backgroundRate(kc, 15);
+        progress(`${n} nodes: background ${background.toFixed(1)} request(s)/s`);
         if (opts.phases.has("preview")) result.preview = await previewPhase(n, state, opts);
-        if (opts.phases.has("up") || opts.phases.has("peer")) await upAndPeerPhases(n, state, kc, opts, result);
+        if (opts.phases.has("up") || opts.phases.has("peer"))
+            await upAndPeerPhases(n, state, kc, opts, result, background);
         return result;
     } finally {
         if (opts.cluster) progress(`cluster ${opts.cluster} left running (--cluster)`);
