@@ -35,6 +35,7 @@
 //        a second and one long-lived connection to demo/backend's ClusterIP) through the procedure;
 //        the gaps, the long-lived connection's fate (scripts/workload.ts), one table
 // Progress goes to stderr; the table (or with --json one object) to stdout.
+import { markdownTable } from "./markdownTable.js";
 import { execFile, spawn } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
@@ -857,7 +858,7 @@ export function table(results: SizeResult[]): string {
         f(r.peer?.apiRequestsPerNode),
         r.ratio === undefined ? "-" : `${f(r.ratio, 2)}x`,
     ]);
-    return [head, head.map(() => "---"), ...rows].map((cells) => `| ${cells.join(" | ")} |`).join("\n");
+    return markdownTable(head, rows);
 }
 
 /** A Node as kwok's API server returns it (SIMULATED), with the fields the preview reads and the bulk it does not. */

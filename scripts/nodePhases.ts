@@ -7,6 +7,8 @@
 //   pool P node N: verified | moved ...          released: uncordoned, the memory cleared
 // and the finish's hand-back the same, ending "handed back to the installer's DaemonSet, checked".
 
+import { markdownTable } from "./markdownTable.js";
+
 /** A step's log line and when the bench saw it (ms, any clock). */
 export interface StepLine {
     t: number;
@@ -82,5 +84,5 @@ export function nodePhasesTable(phases: readonly NodePhase[]): string {
         p.checksSeconds.toFixed(1),
         p.totalSeconds.toFixed(1),
     ]);
-    return [head, head.map(() => "---"), ...rows].map((cells) => `| ${cells.join(" | ")} |`).join("\n");
+    return markdownTable(head, rows);
 }

@@ -1,6 +1,7 @@
 // The cost of a move to a node's workloads, from what a client on the node saw (pure: no I/O).
 // scripts/workloadClient.ts records the series inside the node's network namespace; the bench's
 // `workload` phase turns each series into figures here and prints them with workloadTable().
+import { markdownTable } from "./markdownTable.js";
 
 /** One new-connection attempt: when it started (epoch ms) and whether it got the backend's answer in time. */
 export interface Attempt {
@@ -208,8 +209,6 @@ export function workloadTable(runs: WorkloadRun[]): string {
         }
     }
     const notes = [...new Set(runs.filter((r) => r.simulated).map((r) => `${r.pair}: ${r.simulated}`))];
-    const table = [head, head.map(() => "---"), ...rows]
-        .map((cells) => `| ${cells.map((c) => c.replace(/\|/g, "\\|")).join(" | ")} |`)
-        .join("\n");
+    const table = markdownTable(head, rows);
     return notes.length ? `${table}\n\nSIMULATED: ${notes.join("\n")}` : table;
 }

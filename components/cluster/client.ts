@@ -178,13 +178,13 @@ interface NodeListPage {
  * classes would copy every node once more (a list of 5,000 kwok nodes is about 20 MB of JSON): at
  * 5,000 nodes, reading the cluster for a preview took 0.77-0.93 s with them and 0.46-0.54 s
  * without, and the preview program's peak memory fell from 297 to 252-256 MB. The other calls keep
- * the models; only the node list is read this way, by `eachNode`.
+ * the models; only the node list is read this way, by `Cluster.eachNode`.
  */
 class PlainNodeLists extends CoreV1ApiResponseProcessor {
     override async listNodeWithHttpInfo(response: k8s.ResponseContext): Promise<k8s.HttpInfo<k8s.V1NodeList>> {
         if (response.httpStatusCode < 200 || response.httpStatusCode > 299) return super.listNodeWithHttpInfo(response);
         const page = JSON.parse(await response.body.text()) as NodeListPage;
-        // the plain page travels where the library's type says V1NodeList; eachNode reads it as NodeListPage
+        // the plain page travels where the library's type says V1NodeList; Cluster.eachNode reads it as NodeListPage
         return new k8s.HttpInfo(response.httpStatusCode, response.headers, response.body, page as never);
     }
 }
@@ -196,29 +196,10 @@ class NodeListApi extends k8s.CoreV1Api {
     }
 }
 
-/**
- * Every node of the cluster, reduced as each page arrives (`limit`/`continue`, one consistent
- * list): the whole NodeList is never held at once, so memory is the reduced records plus one page
- * of JSON (about 4 KB per kwok node, against the few hundred bytes a record keeps).
- */
-export async function eachNode<T>(
-    nodeLists: Pick<k8s.CoreV1Api, "listNode">,
-    reduce: (node: NodeJson) => T,
-): Promise<T[]> {
-    const out: T[] = [];
-    let token: string | undefined;
-    do {
-        const page = (await nodeLists.listNode({ limit: NODE_PAGE, _continue: token })) as unknown as NodeListPage;
-        for (const node of page.items) out.push(reduce(node));
-        token = page.metadata?.continue || undefined;
-    } while (token);
-    return out;
-}
-
 export class Cluster {
     readonly core: k8s.CoreV1Api;
     /** lists nodes as plain JSON: read only through eachNode, which knows the page's real shape */
-    protected readonly nodeLists: k8s.CoreV1Api;
+    private readonly nodeLists: k8s.CoreV1Api;
     readonly apps: k8s.AppsV1Api;
     readonly policy: k8s.PolicyV1Api;
     readonly version: k8s.VersionApi;
@@ -285,7 +266,26 @@ export class Cluster {
         return v;
     }
 
+    /**
+     * Every node of the cluster, reduced as each page arrives (`limit`/`continue`, one consistent
+     * list): the whole NodeList is never held at once, so memory is the reduced records plus one page
+     * of JSON (about 4 KB per kwok node, against the few hundred bytes a record keeps).
+     */
+    protected async eachNode<T>(reduce: (node: NodeJson) => T): Promise<T[]> {
+        const out: T[] = [];
+        let token: string | undefined;
+        do {
+            const page = (await this.nodeLists.listNode({
+                limit: NODE_PAGE,
+                _continue: token,
+            })) as unknown as NodeListPage;
+            for (const node of page.items) out.push(reduce(node));
+            token = page.metadata?.continue || undefined;
+        } while (token);
+        return out;
+    }
+
     async nodes(): Promise<NodeFacts[]> {
-        return eachNode(this.nodeLists, nodeFacts);
+        return this.eachNode(nodeFacts);
     }
 }

@@ -27,7 +27,7 @@ import {
     type RolloutCluster,
     type RolloutNode,
 } from "../rollout/cluster.js";
-import { apiErrorMessage, apiStatus, Cluster, clusterName, eachNode } from "./client.js";
+import { apiErrorMessage, apiStatus, Cluster, clusterName } from "./client.js";
 import { KubeProxyPodCache, kubeProxyPodOf } from "./podCache.js";
 
 export type { KubeProxyPod, Names };
@@ -230,7 +230,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
 
     /** Every node with the rollout's memory of it: placement, verification, the move in progress, cordon. */
     override async nodes(): Promise<RolloutNode[]> {
-        return eachNode(this.nodeLists, (n) => {
+        return this.eachNode((n) => {
             const a = n.metadata?.annotations ?? {};
             const [verified, verifiedAt] = (a[MARKS.verifiedAnnotation] ?? "").split("@");
             return {

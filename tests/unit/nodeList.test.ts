@@ -1,5 +1,5 @@
 // Reading every node: the list is read page by page (`limit`/`continue`) as plain JSON
-// (components/cluster/client.ts, eachNode). These tests run it against a SIMULATED API server (a
+// (components/cluster/client.ts, Cluster.eachNode). These tests run it against a SIMULATED API server (a
 // small HTTP server that lists nodes in pages and nothing else).
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";

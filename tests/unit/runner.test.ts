@@ -15,6 +15,7 @@ import {
     type Context,
 } from "../../components/rollout/runner.js";
 import { rolloutSpecSchema, type RolloutSpec } from "../../components/rollout/spec.js";
+import { nodePhases, type StepLine } from "../../scripts/nodePhases.js";
 import { FIXTURES } from "../helpers.js";
 import { Crash, FakeClock, FakeCluster, kubeProxyConfig } from "./fakeCluster.js";
 
@@ -161,6 +162,22 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             "progress line",
         );
         assert.ok(lines.some((l) => l.includes("handed back to the installer's DaemonSet, checked")));
+    });
+
+    it("the bench's per-node phases (scripts/nodePhases.ts) find every node's move and hand-back in the runner's own lines", async () => {
+        const { clock, ctx } = setup();
+        const seen: StepLine[] = [];
+        const step = (name: string) => ctx("run-1", { log: (text) => seen.push({ t: clock.now(), step: name, text }) });
+        await runPools(step("pool-canary"), ["canary"]);
+        await runPools(step("pool-workers"), ["workers"]);
+        await finish(step("finish"));
+        const nodes = ["canary-1", "workers-1", "workers-2", "workers-3"];
+        assert.deepEqual(
+            nodePhases(seen)
+                .map((p) => `${p.kind} ${p.node}`)
+                .sort(),
+            [...nodes.map((n) => `hand-back ${n}`), ...nodes.map((n) => `move ${n}`)],
+        );
     });
 
     it("a failing check rolls the node back to the installer's DaemonSet, uncordoned, and stops the pool", async () => {
