@@ -1,8 +1,9 @@
 // `npm run bench`: KubeProxyMode at scale, side by side with the plain kubectl procedure.
 //
 //   node dist/scripts/bench.js [--sizes 100,1000,5000] [--real-nodes 6] [--phases preview,up,peer] [--json]
-//        [--max-unavailable 50] [--soak 0s]
-//   --sizes "" runs no kwok cluster; --real-nodes 0 no real one
+//        [--max-unavailable 50] [--soak 0s] [--lines FILE]
+//   --sizes "" runs no kwok cluster; --real-nodes 0 no real one; --lines FILE appends every line
+//   the steps of each `pulumi up` printed, with its time in seconds from the up's start
 //   node dist/scripts/bench.js --core 5000     the preview's pure work alone (no cluster, no Pulumi):
 //        reading a kwok-like NodeList, deciding the migration, the plan text and JSON; run it
 //        under `node --cpu-prof` to see where the time goes
@@ -37,7 +38,7 @@
 // Progress goes to stderr; the table (or with --json one object) to stdout.
 import { markdownTable } from "./markdownTable.js";
 import { execFile, spawn } from "node:child_process";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -77,6 +78,8 @@ interface Options {
     realNodes: number;
     /** --cluster NAME: measure on this running reference cluster (its size) instead of starting one per size; left running */
     cluster?: string;
+    /** --lines FILE: every up's step lines, timed, appended there (to see where a step's time went) */
+    lines?: string;
 }
 
 export interface PreviewFigures {
@@ -143,6 +146,7 @@ function parseOptions(argv: string[]): Options {
             "workload-nodes": { type: "string", default: "3" },
             "real-nodes": { type: "string", default: "6" },
             cluster: { type: "string" },
+            lines: { type: "string" },
         },
     });
     const sizes = values.sizes.trim() === "" ? [] : values.sizes.split(",").map((s) => Number(s.trim()));
@@ -183,6 +187,7 @@ function parseOptions(argv: string[]): Options {
         pairs,
         workloadNodes,
         realNodes: values.cluster !== undefined ? 0 : realNodes,
+        lines: values.lines,
         cluster: values.cluster,
     };
 }
@@ -417,7 +422,17 @@ async function up(
         const said = e.diagnosticEvent && stepName(e.diagnosticEvent.urn);
         if (said) lines.push({ t: performance.now(), step: said, text: e.diagnosticEvent!.message });
     };
+    const began = performance.now();
     const r = await counted(kc, background, () => stack.up({ onEvent }));
+    if (opts.lines)
+        appendFileSync(
+            opts.lines,
+            lines
+                .map(
+                    (l) => `${state.nodes.length} ${((l.t - began) / 1000).toFixed(3)} ${l.step} ${l.text.trimEnd()}\n`,
+                )
+                .join(""),
+        );
     const outputs = await stack.outputs();
     const plan = outputs.plan?.value as {
         moving: number;

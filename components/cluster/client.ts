@@ -8,7 +8,7 @@ import * as k8s from "@kubernetes/client-node";
 import { CoreV1ApiResponseProcessor } from "@kubernetes/client-node/dist/gen/apis/CoreV1Api.js";
 import { nodeFacts, type NodeFacts, type NodeObject } from "../core/nodes.js";
 import { parseKubeVersion, type KubeVersion } from "../core/versions.js";
-import { withRetries } from "./retry.js";
+import { ServerRecovery, withRetries } from "./retry.js";
 
 import type { ClusterAccess } from "./access.js";
 
@@ -207,6 +207,9 @@ export class Cluster {
     /** hears of every retried API call (the rollout logs them) */
     onRetry?: (call: string, attempt: number, e: unknown, delayMs: number) => void;
 
+    /** what this cluster's calls have seen of its API server, so a restart's warm-up 403s are ridden out */
+    private readonly server = new ServerRecovery();
+
     constructor(readonly kc: k8s.KubeConfig) {
         this.core = this.api(k8s.CoreV1Api);
         this.nodeLists = this.api(NodeListApi);
@@ -215,7 +218,7 @@ export class Cluster {
         this.version = this.api(k8s.VersionApi);
     }
 
-    /** An API client whose calls ride out blips (429, 5xx, a broken connection): see retry.ts. */
+    /** An API client whose calls ride out blips (429, 5xx, a broken connection, a restart's warm-up): see retry.ts. */
     protected api<T extends k8s.ApiType>(kind: new (config: k8s.Configuration) => T): T {
         const client = new kind(
             k8s.createConfiguration({
@@ -225,7 +228,7 @@ export class Cluster {
             }),
         );
         return readableErrors(
-            withRetries(client, (call, attempt, e, delay) => this.onRetry?.(call, attempt, e, delay)),
+            withRetries(client, (call, attempt, e, delay) => this.onRetry?.(call, attempt, e, delay), this.server),
         );
     }
 

@@ -1,6 +1,7 @@
 // API calls that ride out blips: a call that fails with 429 (API priority and fairness), a 5xx,
 // or a broken connection (the API server restarting) is tried again with exponential backoff and
-// jitter, for at most RETRY.budgetMs in all. Anything else fails at once.
+// jitter, for at most RETRY.budgetMs in all. So is a 401 or 403 shortly after the server was
+// unreachable (see ServerRecovery). Anything else fails at once.
 
 function budgetFromEnvironment(value: string | undefined): number {
     if (value === undefined || value === "") return 60_000;
@@ -16,7 +17,28 @@ export const RETRY = {
     maxDelayMs: 8000,
     /** the total time one call may spend retrying (KPM_API_RETRY_SECONDS; 0 turns retries off) */
     budgetMs: budgetFromEnvironment(process.env.KPM_API_RETRY_SECONDS),
+    /** how long after the API server was last unreachable a 401 or 403 is taken for its warm-up */
+    recoveryMs: 60_000,
 };
+
+/**
+ * What the calls to one API server have seen of it. A restarted kube-apiserver answers requests
+ * before its authorizer has loaded the cluster's RBAC bindings, and for that moment refuses, with
+ * a 403 (or a 401 while its authenticator warms), what it allows a second later. Believing that
+ * refusal fails a node mid-move and then its rollback. So for RETRY.recoveryMs after any call
+ * found the server unreachable, a 401 or 403 is tried again like a 503; at any other time it is
+ * a real refusal and fails at once.
+ */
+export class ServerRecovery {
+    private unreachableAt = Number.NEGATIVE_INFINITY;
+    constructor(private readonly now: () => number = Date.now) {}
+    sawUnreachable(): void {
+        this.unreachableAt = this.now();
+    }
+    get recovering(): boolean {
+        return this.now() - this.unreachableAt <= RETRY.recoveryMs;
+    }
+}
 
 const CONNECTION_CODES = new Set([
     "ECONNRESET",
@@ -30,25 +52,23 @@ const CONNECTION_CODES = new Set([
     "UND_ERR_CONNECT_TIMEOUT",
 ]);
 
-/**
- * Whether a failed call may succeed if tried again. An eviction's 429 is a PodDisruptionBudget
- * speaking, not the server being busy: the drain handles it.
- */
-export function isTransient(e: unknown, call: string): boolean {
-    const err = e as {
-        code?: unknown;
-        statusCode?: unknown;
-        errno?: unknown;
-        cause?: { code?: unknown };
-        message?: unknown;
-        type?: unknown;
-    };
-    const status =
-        typeof err?.code === "number" ? err.code : typeof err?.statusCode === "number" ? err.statusCode : undefined;
-    if (status !== undefined) {
-        if (status === 429) return call !== "createNamespacedPodEviction";
-        return status >= 500 && status !== 501;
-    }
+type ApiFailure = {
+    code?: unknown;
+    statusCode?: unknown;
+    errno?: unknown;
+    cause?: { code?: unknown };
+    message?: unknown;
+    type?: unknown;
+};
+
+function statusOf(err: ApiFailure | undefined): number | undefined {
+    return typeof err?.code === "number" ? err.code : typeof err?.statusCode === "number" ? err.statusCode : undefined;
+}
+
+/** Whether a call failed with no answer from the server: a refused, reset or timed-out connection. */
+export function isUnreachable(e: unknown): boolean {
+    const err = e as ApiFailure | undefined;
+    if (statusOf(err) !== undefined) return false;
     const code = String(err?.code ?? err?.cause?.code ?? err?.errno ?? ""); // eslint-disable-line @typescript-eslint/no-base-to-string -- a code is a string or a number
     if (CONNECTION_CODES.has(code)) return true;
     const message = typeof err?.message === "string" ? err.message : "";
@@ -56,6 +76,19 @@ export function isTransient(e: unknown, call: string): boolean {
         /socket hang up|ECONNRESET|ECONNREFUSED|network timeout|fetch failed|other side closed/i.test(message) ||
         err?.type === "system"
     );
+}
+
+/**
+ * Whether a failed call may succeed if tried again. An eviction's 429 is a PodDisruptionBudget
+ * speaking, not the server being busy: the drain handles it. A 401 or 403 may, only while the
+ * server is recovering from being unreachable (see ServerRecovery).
+ */
+export function isTransient(e: unknown, call: string, recovering = false): boolean {
+    const status = statusOf(e as ApiFailure | undefined);
+    if (status === undefined) return isUnreachable(e);
+    if (status === 429) return call !== "createNamespacedPodEviction";
+    if (status === 401 || status === 403) return recovering;
+    return status >= 500 && status !== 501;
 }
 
 export type Sleeper = (ms: number) => Promise<void>;
@@ -69,6 +102,8 @@ export async function retrying<T>(
         sleep?: Sleeper;
         random?: () => number;
         onRetry?: (attempt: number, e: unknown, delayMs: number) => void;
+        /** what the calls to this server have seen of it, shared by all of them */
+        server?: ServerRecovery;
     } = {},
 ): Promise<T> {
     const sleep = opts.sleep ?? realSleep;
@@ -81,7 +116,9 @@ export async function retrying<T>(
             const delay = Math.round(
                 Math.min(RETRY.maxDelayMs, RETRY.firstDelayMs * 2 ** (attempt - 1)) * (0.5 + random() / 2),
             );
-            if (attempt >= RETRY.attempts || spent + delay > RETRY.budgetMs || !isTransient(e, call)) throw e;
+            if (isUnreachable(e)) opts.server?.sawUnreachable();
+            const transient = isTransient(e, call, opts.server?.recovering);
+            if (attempt >= RETRY.attempts || spent + delay > RETRY.budgetMs || !transient) throw e;
             opts.onRetry?.(attempt, e, delay);
             spent += delay;
             await sleep(delay);
@@ -93,6 +130,7 @@ export async function retrying<T>(
 export function withRetries<T extends object>(
     api: T,
     onRetry?: (call: string, attempt: number, e: unknown, delayMs: number) => void,
+    server?: ServerRecovery,
 ): T {
     return new Proxy(api, {
         get(target, prop, receiver) {
@@ -101,6 +139,7 @@ export function withRetries<T extends object>(
             return (...args: unknown[]) =>
                 retrying(prop, () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args), {
                     onRetry: (a, e, d) => onRetry?.(prop, a, e, d),
+                    server,
                 });
         },
     });

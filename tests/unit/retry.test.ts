@@ -1,6 +1,6 @@
 // API calls that ride out blips (components/cluster/retry.ts): what is tried again, how often, and what is not.
 import assert from "node:assert/strict";
-import { isTransient, RETRY, retrying, withRetries } from "../../components/cluster/retry.js";
+import { isTransient, RETRY, retrying, ServerRecovery, withRetries } from "../../components/cluster/retry.js";
 
 const apiError = (code: number) => Object.assign(new Error(`HTTP-Code: ${code}`), { code, body: "{}" });
 const connectionError = (code: string) =>
@@ -57,6 +57,52 @@ describe("API retries", () => {
             throw apiError(403);
         }).catch((e) => e);
         assert.equal(forbidden.code, 403);
+        assert.equal(calls, 1);
+    });
+
+    it("tries a 401 or 403 again only within RETRY.recoveryMs of a call that found the server unreachable", async () => {
+        let now = 1_000_000;
+        const server = new ServerRecovery(() => now);
+        assert.equal(isTransient(apiError(403), "patchNode", server.recovering), false, "never unreachable");
+        let calls = 0;
+        const answers = [connectionError("ECONNREFUSED"), apiError(403), apiError(401)];
+        const result = await retrying(
+            "patchNode",
+            async () => {
+                const answer = answers[calls++];
+                if (answer) throw answer;
+                return "patched";
+            },
+            { sleep: async () => undefined, server },
+        );
+        assert.equal(result, "patched");
+        assert.equal(calls, 4);
+        // another call, later in the window: its first 403 is the warm-up too
+        now += RETRY.recoveryMs;
+        calls = 0;
+        assert.equal(
+            await retrying(
+                "readNamespacedLease",
+                async () => {
+                    if (++calls < 2) throw apiError(403);
+                    return "lease";
+                },
+                { sleep: async () => undefined, server },
+            ),
+            "lease",
+        );
+        // past the window a 403 is a refusal again, and fails at once
+        now += 1;
+        calls = 0;
+        const refused = await retrying(
+            "patchNode",
+            async () => {
+                calls++;
+                throw apiError(403);
+            },
+            { sleep: async () => undefined, server },
+        ).catch((e) => e);
+        assert.equal(refused.code, 403);
         assert.equal(calls, 1);
     });
 
