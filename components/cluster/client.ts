@@ -124,6 +124,25 @@ export function apiErrorMessage(e: unknown): string {
 }
 
 /**
+ * The error for a watch the server refused (a client-node watch's error says only "Forbidden"):
+ * what was watched, where, and the permission it takes. `path` is the watch's collection, e.g.
+ * /apis/apps/v1/namespaces/kube-system/daemonsets.
+ */
+export function watchRefused(path: string, e: unknown): Error {
+    const m = /(?:\/namespaces\/([^/]+))?\/([^/]+)$/.exec(path);
+    const [, namespace, resource] = m ?? [undefined, undefined, path];
+    const where = namespace ? `in namespace ${namespace}` : "in every namespace";
+    // a watch's error is its HTTP status alone: 403 and "Forbidden"
+    const refusal = `${apiStatus(e) ?? ""} ${e instanceof Error ? e.message : String(e)}`.trim();
+    return Object.assign(
+        new Error(
+            `watching ${resource} ${where} was refused (${refusal}): the identity that runs rollouts needs "watch" on ${resource} ${where} (rbac/kube-proxy-mode.yaml, docs/rbac.md)`,
+        ),
+        { code: apiStatus(e) },
+    );
+}
+
+/**
  * An API client whose errors read as one line naming what the server refused (for a 403:
  * `403 Forbidden: nodes "n1" is forbidden: User "..." cannot patch resource "nodes" ...`), instead
  * of client-node's "HTTP-Code: 403 Message: Unknown API Status Code! Body: ... Headers: ...".
@@ -207,8 +226,8 @@ export class Cluster {
     /** hears of every retried API call (the rollout logs them) */
     onRetry?: (call: string, attempt: number, e: unknown, delayMs: number) => void;
 
-    /** what this cluster's calls have seen of its API server, so a restart's warm-up 403s are ridden out */
-    private readonly server = new ServerRecovery();
+    /** what this cluster's calls (and watches) have seen of its API server, so a restart's warm-up 403s are ridden out */
+    protected readonly server = new ServerRecovery();
 
     constructor(readonly kc: k8s.KubeConfig) {
         this.core = this.api(k8s.CoreV1Api);

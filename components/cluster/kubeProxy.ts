@@ -15,6 +15,7 @@ import {
 } from "../core/drain.js";
 import { nodeFacts } from "../core/nodes.js";
 import { MARKS, rolloutObjectName, type NodeState } from "../core/plan.js";
+import type { Access } from "../core/rbac.js";
 import { PROBE_SCRIPT } from "../core/probe.js";
 import {
     podVerdict,
@@ -27,8 +28,9 @@ import {
     type RolloutCluster,
     type RolloutNode,
 } from "../rollout/cluster.js";
-import { apiErrorMessage, apiStatus, Cluster, clusterName } from "./client.js";
+import { apiErrorMessage, apiStatus, Cluster, clusterName, watchRefused } from "./client.js";
 import { KubeProxyPodCache, kubeProxyPodOf } from "./podCache.js";
+import { isRefusal, isUnreachable, type ServerRecovery } from "./retry.js";
 
 export type { KubeProxyPod, Names };
 
@@ -397,7 +399,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         const first = decideDrain(await onNode(), opts);
         if (first.refused.length) throw new Error(describeRefusal(node, first.refused));
         for (const s of first.skipped) log(`drain skips ${s.pod}: ${s.reason}`);
-        const changes = Changes.ofPodsOn(this.kc, node);
+        const changes = this.changesOfPodsOn(node);
         await changes.start();
         const blockedBy = new Map<string, string>();
         try {
@@ -481,7 +483,13 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
 
     /** kube-proxy's pods on every node, from one informer started at the run's first wait. */
     private async pods(): Promise<KubeProxyPodCache> {
-        this.podCache ??= new KubeProxyPodCache(this.kc, this.core, this.names.namespace, this.names.podSelector);
+        this.podCache ??= new KubeProxyPodCache(
+            this.kc,
+            this.core,
+            this.names.namespace,
+            this.names.podSelector,
+            this.server,
+        );
         await this.podCache.start();
         return this.podCache;
     }
@@ -513,6 +521,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         let last = "";
         let settledSince: number | undefined;
         for (;;) {
+            if (cache.refusal) throw cache.refusal;
             const verdict = cache.synced ? podVerdict(cache.onNode(node), owner, hold) : undefined;
             let wait = Math.min(5000, deadline - Date.now() + 10);
             if (verdict?.kind === "running") {
@@ -595,7 +604,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 spec: probePodSpec(node, { ...opts, tolerations }),
             },
         });
-        const changes = Changes.ofPodsOn(this.kc, node, namespace);
+        const changes = this.changesOfPodsOn(node, namespace);
         await changes.start();
         try {
             const deadline = Date.now() + opts.timeoutSeconds * 1000;
@@ -777,6 +786,16 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         );
     }
 
+    /** Changes of the pods on one node, in one namespace or in all. */
+    private changesOfPodsOn(node: string, namespace?: string): Changes {
+        return new Changes(
+            this.kc,
+            namespace ? `/api/v1/namespaces/${namespace}/pods` : "/api/v1/pods",
+            `spec.nodeName=${node}`,
+            this.server,
+        );
+    }
+
     /**
      * The installer's DaemonSet once `ready` holds for it: read, then read again at each change a
      * watch of that one object reports (at most 5 s apart); `timedOut` words the error after
@@ -793,6 +812,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             this.kc,
             `/apis/apps/v1/namespaces/${namespace}/daemonsets`,
             `metadata.name=${name}`,
+            this.server,
         );
         await changes.start();
         try {
@@ -805,6 +825,39 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         } finally {
             changes.stop();
         }
+    }
+
+    private authorizationApi?: k8s.AuthorizationV1Api;
+
+    /** One SelfSubjectAccessReview per access, a few at a time; the denied ones, in their order. */
+    async deniedAccesses(wanted: Access[]): Promise<{ user?: string; denied: Access[] }> {
+        const api = (this.authorizationApi ??= this.api(k8s.AuthorizationV1Api));
+        const allowed: boolean[] = [];
+        for (let i = 0; i < wanted.length; i += 8)
+            allowed.push(
+                ...(await Promise.all(
+                    wanted.slice(i, i + 8).map(async (a) => {
+                        const review = await api.createSelfSubjectAccessReview({
+                            body: {
+                                apiVersion: "authorization.k8s.io/v1",
+                                kind: "SelfSubjectAccessReview",
+                                spec: { resourceAttributes: { ...a } },
+                            },
+                        });
+                        return review.status?.allowed === true;
+                    }),
+                )),
+            );
+        const denied = wanted.filter((_, i) => !allowed[i]);
+        if (!denied.length) return { denied };
+        // who is denied, for the message (a cluster that will not say is not an error)
+        const user = await this.api(k8s.AuthenticationV1Api)
+            .createSelfSubjectReview({
+                body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
+            })
+            .then((r) => r.status?.userInfo?.username)
+            .catch(() => undefined);
+        return { user, denied };
     }
 
     private coordinationApi?: k8s.CoordinationV1Api;
@@ -917,7 +970,9 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
 /**
  * Wakes a waiter when the objects a watch selects change (pods on a node, by spec.nodeName; one
  * DaemonSet, by metadata.name), so drains, probe waits and the restore's waits react at once
- * instead of polling. A watch that cannot start or ends only makes next() fall back to its timeout.
+ * instead of polling. A watch that cannot start (the server away) or ends only makes next() fall
+ * back to its timeout; a watch the server refuses (401/403, not a restart's warm-up) is a missing
+ * permission, and start() fails naming it instead of waiting out every timeout.
  */
 export class Changes {
     private waiters: (() => void)[] = [];
@@ -928,30 +983,31 @@ export class Changes {
         private readonly kc: k8s.KubeConfig,
         private readonly path: string,
         private readonly fieldSelector: string,
+        private readonly server?: ServerRecovery,
     ) {}
 
-    /** Pods on one node, in one namespace or in all. */
-    static ofPodsOn(kc: k8s.KubeConfig, node: string, namespace?: string): Changes {
-        return new Changes(
-            kc,
-            namespace ? `/api/v1/namespaces/${namespace}/pods` : "/api/v1/pods",
-            `spec.nodeName=${node}`,
-        );
-    }
-
     async start(): Promise<void> {
+        let ended = false;
+        let failure: unknown;
+        let request: { abort(): void } | undefined;
         try {
-            this.request = await new k8s.Watch(this.kc).watch(
+            request = await new k8s.Watch(this.kc).watch(
                 this.path,
                 { fieldSelector: this.fieldSelector },
                 () => this.wake(),
-                () => {
+                (err) => {
+                    ended = true;
+                    failure = err;
                     this.request = undefined;
                 },
             );
-        } catch {
-            this.request = undefined;
+        } catch (e) {
+            ended = true;
+            failure = e;
         }
+        if (!ended) this.request = request;
+        if (isUnreachable(failure)) this.server?.sawUnreachable();
+        if (ended && isRefusal(failure, this.server?.recovering)) throw watchRefused(this.path, failure);
     }
 
     private wake(): void {

@@ -3,6 +3,8 @@
 // (KubeProxyCluster.waitForKubeProxy), where a watch and a list per node per change used to.
 import * as k8s from "@kubernetes/client-node";
 import type { KubeProxyPod } from "../rollout/cluster.js";
+import { watchRefused } from "./client.js";
+import { isRefusal, isUnreachable, type ServerRecovery } from "./retry.js";
 
 /** One pod as the runner sees it. */
 export function kubeProxyPodOf(p: k8s.V1Pod, node?: string): KubeProxyPod {
@@ -28,7 +30,9 @@ export function kubeProxyPodOf(p: k8s.V1Pod, node?: string): KubeProxyPod {
  * The cache. It answers only while it is in sync with the API server: before its first list,
  * and from a dropped watch until it has listed or watched again, `synced` is false and waiters
  * are told nothing but "something may have changed" (a stale cache could show a pod that has
- * since crashed as settled). Reconnects every second while the API server is away.
+ * since crashed as settled). Reconnects every second while the API server is away. A list or
+ * watch the server refuses (401/403, not a restart's warm-up) is a missing permission: it is kept
+ * in `refusal`, for the waits to fail with at once, until a later connection succeeds.
  */
 export class KubeProxyPodCache {
     private readonly informer: k8s.Informer<k8s.V1Pod> & k8s.ObjectCache<k8s.V1Pod>;
@@ -40,18 +44,32 @@ export class KubeProxyPodCache {
     private closed = false;
     private firstSync?: Promise<void>;
     synced = false;
+    /** why the server refuses this cache its list or watch, while it does */
+    refusal?: Error;
 
-    constructor(kc: k8s.KubeConfig, core: k8s.CoreV1Api, namespace: string, labelSelector: string) {
+    constructor(
+        kc: k8s.KubeConfig,
+        core: k8s.CoreV1Api,
+        namespace: string,
+        labelSelector: string,
+        private readonly server?: ServerRecovery,
+    ) {
+        const path = `/api/v1/namespaces/${namespace}/pods`;
         this.informer = k8s.makeInformer(
             kc,
-            `/api/v1/namespaces/${namespace}/pods`,
+            path,
             () => core.listNamespacedPod({ namespace, labelSelector }),
             labelSelector,
         );
         this.informer.on("add", (p) => this.put(p));
         this.informer.on("update", (p) => this.put(p));
         this.informer.on("delete", (p) => this.remove(p));
-        this.informer.on("error", () => {
+        this.informer.on("error", (err) => {
+            if (isUnreachable(err)) this.server?.sawUnreachable();
+            if (isRefusal(err, this.server?.recovering))
+                // a refused list is already one readable line (the API client's); a watch's says only "Forbidden"
+                this.refusal =
+                    (err as { body?: unknown }).body !== undefined ? (err as Error) : watchRefused(path, err);
             this.errors++;
             this.synced = false;
             this.wakeAll();
@@ -77,6 +95,7 @@ export class KubeProxyPodCache {
         if (this.closed) return void this.informer.stop();
         if (this.errors === before) {
             this.synced = true;
+            this.refusal = undefined;
             this.wakeAll();
         }
     }

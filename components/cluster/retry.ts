@@ -91,6 +91,12 @@ export function isTransient(e: unknown, call: string, recovering = false): boole
     return status >= 500 && status !== 501;
 }
 
+/** Whether the server refused the call (401, 403) and is not warming up after a restart: a real refusal. */
+export function isRefusal(e: unknown, recovering = false): boolean {
+    const status = statusOf(e as ApiFailure | undefined);
+    return (status === 401 || status === 403) && !recovering;
+}
+
 export type Sleeper = (ms: number) => Promise<void>;
 const realSleep: Sleeper = (ms) => new Promise((r) => setTimeout(r, ms));
 

@@ -19,6 +19,8 @@ export interface Permission {
     rule: PolicyRule;
     scope: "cluster" | "kube-system";
     why: string;
+    /** needed only when a pool drains, or only when alerts are on (the preview checks those); otherwise by every rollout */
+    only?: "drain" | "alerts";
 }
 
 export const PERMISSIONS: Permission[] = [
@@ -36,11 +38,13 @@ export const PERMISSIONS: Permission[] = [
         scope: "cluster",
         rule: { apiGroups: [""], resources: ["pods/eviction"], verbs: ["create"] },
         why: "drain through the Eviction API (PodDisruptionBudgets hold)",
+        only: "drain",
     },
     {
         scope: "cluster",
         rule: { apiGroups: ["policy"], resources: ["poddisruptionbudgets"], verbs: ["list"] },
         why: "name the PodDisruptionBudget that blocks an eviction",
+        only: "drain",
     },
     {
         scope: "cluster",
@@ -56,6 +60,7 @@ export const PERMISSIONS: Permission[] = [
             resourceNames: ["prometheusrules.monitoring.coreos.com"],
         },
         why: "only with alerts: whether the PrometheusRule CRD exists",
+        only: "alerts",
     },
     {
         scope: "kube-system",
@@ -74,8 +79,12 @@ export const PERMISSIONS: Permission[] = [
     },
     {
         scope: "kube-system",
-        rule: { apiGroups: ["apps"], resources: ["daemonsets"], verbs: ["get", "list", "create", "update", "delete"] },
-        why: "the rollout's DaemonSet; the installer's spec saved and restored",
+        rule: {
+            apiGroups: ["apps"],
+            resources: ["daemonsets"],
+            verbs: ["get", "list", "watch", "create", "update", "delete"],
+        },
+        why: "the rollout's DaemonSet; the installer's spec saved and restored, its controller watched while it records the revision and rolls",
     },
     {
         scope: "kube-system",
@@ -88,6 +97,48 @@ export const PERMISSIONS: Permission[] = [
         why: "one rollout per cluster at a time (a Lease)",
     },
 ];
+
+/** One access a rollout needs, as a SelfSubjectAccessReview asks it. */
+export interface Access {
+    verb: string;
+    group: string;
+    resource: string;
+    subresource?: string;
+    /** absent: cluster-wide (a cluster-scoped resource, or a namespaced one in every namespace) */
+    namespace?: string;
+    name?: string;
+}
+
+/**
+ * Every access a rollout needs before it moves anything, one per verb and resource, for kube-proxy
+ * in `namespace`: the drain's only when a pool drains; never the alerts' (the preview checks the
+ * PrometheusRule CRD itself).
+ */
+export function rolloutAccesses(opts: { namespace: string; drain: boolean }): Access[] {
+    return PERMISSIONS.filter((p) => p.only === undefined || (p.only === "drain" && opts.drain)).flatMap((p) =>
+        p.rule.apiGroups.flatMap((group) =>
+            p.rule.resources.flatMap((r) => {
+                const [resource, subresource] = r.split("/");
+                return p.rule.verbs.flatMap((verb) =>
+                    (p.rule.resourceNames ?? [undefined]).map((name): Access => ({
+                        verb,
+                        group,
+                        resource,
+                        ...(subresource ? { subresource } : {}),
+                        ...(p.scope === "kube-system" ? { namespace: opts.namespace } : {}),
+                        ...(name ? { name } : {}),
+                    })),
+                );
+            }),
+        ),
+    );
+}
+
+/** An access in words: `watch daemonsets.apps in kube-system`, `create pods/eviction cluster-wide`. */
+export function describeAccess(a: Access): string {
+    const what = `${a.resource}${a.subresource ? `/${a.subresource}` : ""}${a.group ? `.${a.group}` : ""}`;
+    return `${a.verb} ${what}${a.name ? ` ${a.name}` : ""} ${a.namespace ? `in ${a.namespace}` : "cluster-wide"}`;
+}
 
 export interface RbacOptions {
     /** name of the ClusterRole, Role and bindings (default kube-proxy-mode) */

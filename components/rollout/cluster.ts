@@ -3,6 +3,7 @@
 // the API server; the unit tests implement it in memory and inject faults behind it.
 import type { CurrentConfig } from "../core/config.js";
 import type { NodeState } from "../core/plan.js";
+import type { Access } from "../core/rbac.js";
 
 /** Which objects are kube-proxy's in this cluster. */
 export interface Names {
@@ -136,6 +137,12 @@ export interface RolloutCluster {
     /** "name (server)" of the cluster, for records and messages */
     readonly identity: string | undefined;
 
+    /**
+     * The accesses of `wanted` the identity running the rollout is denied (SelfSubjectAccessReview
+     * answers: the cluster's own authorizers decide), and who that identity is when the cluster
+     * says (SelfSubjectReview); throws when it cannot ask.
+     */
+    deniedAccesses(wanted: Access[]): Promise<{ user?: string; denied: Access[] }>;
     installation(): Promise<Installation>;
     nodes(): Promise<RolloutNode[]>;
     /** the configuration text a placement (a configuration hash) runs */

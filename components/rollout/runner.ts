@@ -21,6 +21,7 @@ import {
     type RolloutTarget,
 } from "../core/plan.js";
 import { planRollout } from "../core/planner.js";
+import { describeAccess, rolloutAccesses, type Access } from "../core/rbac.js";
 import { checkStartupLog, judgeProbe, parseProbeOutput, type CheckResult } from "../core/probe.js";
 import type { Finding, ProxyMode } from "../core/types.js";
 import {
@@ -52,8 +53,11 @@ export class RolloutFailure extends Error {
     }
 }
 
+/** The run refused to start, before it changed anything (its lease held by another run, a permission denied). */
+export class RolloutRefused extends Error {}
+
 /** Another run holds the cluster's rollout lease. */
-export class RolloutBusy extends Error {}
+export class RolloutBusy extends RolloutRefused {}
 
 /** The run was stopped (SIGINT/SIGTERM, or its lease was lost) at a safe point. */
 export class RolloutInterrupted extends Error {}
@@ -554,8 +558,37 @@ async function reconcile(
     }
 }
 
+/**
+ * Before the lease and before any node: every permission the run may need (the finish's restore
+ * included), asked of the cluster's own authorizers. A missing one refuses the run, naming each,
+ * instead of failing a node halfway or the finish after every node moved. When the cluster will
+ * not answer the question itself, the run warns and goes on (each call still names a refusal).
+ */
+async function checkAccess(ctx: Context): Promise<void> {
+    const wanted = rolloutAccesses({
+        namespace: ctx.cluster.names.namespace,
+        drain: ctx.spec.pools.some((p) => Boolean(p.drain)),
+    });
+    let answer: { user?: string; denied: Access[] };
+    try {
+        answer = await ctx.cluster.deniedAccesses(wanted);
+    } catch (e) {
+        ctx.log(
+            `warning: could not check the rollout's permissions in advance (${(e as Error).message}); a missing one fails the call that needs it`,
+        );
+        return;
+    }
+    const { user, denied } = answer;
+    if (denied.length)
+        throw new RolloutRefused(
+            `the identity running the rollout${user ? ` (${user})` : ""} is denied ${denied.length} permission(s) it needs: ${denied.map(describeAccess).join("; ")}. ` +
+                `Nothing was changed. Grant them (rbac/kube-proxy-mode.yaml, or kubeProxyModeRbac; docs/rbac.md) and run again`,
+        );
+}
+
 /** Holds the cluster's rollout lease while `fn` runs: renewed, released at the end, lost = stop at the next safe point. */
 async function withLease<T>(ctx: Context, fn: (ctx: Context) => Promise<T>): Promise<T> {
+    await checkAccess(ctx);
     const holder = ctx.holder ?? defaultHolder();
     const seconds = ctx.leaseSeconds ?? 60;
     const got = await ctx.cluster.acquireLease(holder, seconds);

@@ -1,6 +1,6 @@
 // Least privilege, proven: a rollout run as a ServiceAccount bound to exactly the shipped
-// ClusterRole and Role succeeds; with one permission taken away in turn it fails, and the error
-// names the verb and the resource that were refused. kwok nodes (built-in node checks off), so
+// ClusterRole and Role succeeds; with one permission taken away in turn it refuses before it
+// changes anything, naming the access that is denied and the identity. kwok nodes (built-in node checks off), so
 // the probe pods' permissions (pods create, pods/log in kube-system) are not exercised here.
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -126,47 +126,58 @@ describe("@e2e RBAC: the rollout as a ServiceAccount bound to exactly the shippe
         assert.ok(n.metadata?.labels?.[MARKS.configLabel], "canary-1 moved");
     });
 
-    const cases: { node: string; kind: "ClusterRole" | "Role"; resource: string; verb: string; refused: RegExp }[] = [
+    // every rollout asks the cluster first (SelfSubjectAccessReview) and refuses before it changes anything
+    const cases: { node: string; kind: "ClusterRole" | "Role"; resource: string; verb: string; access: string }[] = [
         {
             node: "workers-1",
             kind: "ClusterRole",
             resource: "nodes",
             verb: "patch",
-            refused: /cannot patch resource "nodes"/,
+            access: "patch nodes cluster-wide",
         },
         {
             node: "workers-2",
             kind: "ClusterRole",
             resource: "pods/eviction",
             verb: "create",
-            refused: /cannot create resource "pods\/eviction"/,
+            access: "create pods/eviction cluster-wide",
         },
-        {
-            node: "workers-3",
-            kind: "ClusterRole",
-            resource: "pods",
-            verb: "list",
-            refused: /cannot list resource "pods"/,
-        },
+        { node: "workers-3", kind: "ClusterRole", resource: "pods", verb: "list", access: "list pods cluster-wide" },
         {
             node: "workers-4",
             kind: "Role",
             resource: "daemonsets",
             verb: "get",
-            refused: /cannot get resource "daemonsets" in API group "apps" in the namespace "kube-system"/,
+            access: "get daemonsets.apps in kube-system",
+        },
+        // the finish's waits watch the installer's DaemonSet; a pool step needs it too, so it is asked first
+        {
+            node: "workers-4",
+            kind: "Role",
+            resource: "daemonsets",
+            verb: "watch",
+            access: "watch daemonsets.apps in kube-system",
         },
     ];
     for (const c of cases) {
-        it(`without ${c.verb} ${c.resource} (${c.kind}) the rollout fails and the error names the verb and the resource`, async () => {
+        it(`without ${c.verb} ${c.resource} (${c.kind}) the rollout refuses before changing anything, naming the access and the identity`, async () => {
             const restore = await withoutPermission(c.kind, c.resource, c.verb);
             try {
                 // RBAC changes reach the authorizer through its informer: give it a moment
                 await new Promise((r) => setTimeout(r, 2000));
                 const r = await rollout(saKubeconfig, spec, c.node);
                 assert.equal(r.code, 1, r.stdout + r.stderr);
-                assert.match(r.stderr, c.refused);
-                assert.match(r.stderr, /system:serviceaccount:kube-system:kube-proxy-mode/);
+                const access = c.access.replace(/[./]/g, (ch) => `\\${ch}`);
+                assert.match(
+                    r.stderr,
+                    new RegExp(
+                        `rollout refused: the identity running the rollout \\(system:serviceaccount:kube-system:kube-proxy-mode\\) is denied 1 permission\\(s\\) it needs: ${access}\\. Nothing was changed`,
+                    ),
+                );
                 assert.doesNotMatch(r.stderr + r.stdout, /eyJ[A-Za-z0-9_-]{20,}/, "no token in the output");
+                const n = await clients(cluster!).core.readNode({ name: c.node });
+                assert.equal(n.metadata?.labels?.[MARKS.configLabel], undefined, `${c.node} was not moved`);
+                assert.ok(!n.spec?.unschedulable, `${c.node} was not cordoned`);
             } finally {
                 await restore();
             }

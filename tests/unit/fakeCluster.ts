@@ -7,6 +7,7 @@
 import { parseCurrentConfig } from "../../components/core/config.js";
 import { configHash, MARKS } from "../../components/core/plan.js";
 import type { ProxyMode } from "../../components/core/types.js";
+import { describeAccess, type Access } from "../../components/core/rbac.js";
 import type {
     Installation,
     KubeProxyPod,
@@ -333,6 +334,22 @@ export class FakeCluster implements RolloutCluster {
 
     async waitForDaemonSetRollout(): Promise<void> {
         this.alive("waitForDaemonSetRollout");
+    }
+
+    /** accesses the fake's authorizer denies, as describeAccess words them; "*" refuses the review itself */
+    denied: string[] = [];
+
+    async deniedAccesses(wanted: Access[]): Promise<{ user?: string; denied: Access[] }> {
+        this.alive("deniedAccesses");
+        if (this.denied.includes("*"))
+            throw Object.assign(
+                new Error("403 Forbidden: selfsubjectaccessreviews.authorization.k8s.io is forbidden"),
+                {
+                    code: 403,
+                },
+            );
+        const denied = wanted.filter((a) => this.denied.includes(describeAccess(a)));
+        return denied.length ? { user: "system:serviceaccount:kube-system:kube-proxy-mode", denied } : { denied };
     }
 
     async acquireLease(

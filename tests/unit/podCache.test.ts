@@ -25,6 +25,8 @@ class SimulatedApiServer {
     silent = false;
     /** lists and watches answer 503 (the API server restarting) */
     down = false;
+    /** watches answer 403: the identity lacks "watch" on pods (a role without it) */
+    forbidWatch = false;
     lists = 0;
     watches = 0;
     private readonly streams = new Set<ServerResponse>();
@@ -96,6 +98,12 @@ class SimulatedApiServer {
         const field = url.searchParams.get("fieldSelector")?.replace(/^spec\.nodeName=/, "");
         if (url.searchParams.get("watch") === "true") {
             this.watches++;
+            if (this.forbidWatch) {
+                res.writeHead(403, { "content-type": "application/json" }).end(
+                    JSON.stringify({ kind: "Status", status: "Failure", code: 403, reason: "Forbidden" }),
+                );
+                return;
+            }
             res.writeHead(200, { "content-type": "application/json" });
             res.flushHeaders();
             this.streams.add(res);
@@ -185,5 +193,16 @@ describe("waiting for kube-proxy on the pod informer (SIMULATED API server)", fu
         assert.equal(pod?.name, "kube-proxy-1");
         assert.ok(Date.now() - started >= 1500);
         assert.ok(api.watches >= 2, "the watch was opened again");
+    });
+
+    it('a watch the server refuses (no "watch" on pods) fails the wait at once, naming the permission, instead of waiting out its timeout', async () => {
+        api.forbidWatch = true;
+        api.set({ name: "kube-proxy-1", node: "node-1", restarts: 0 });
+        const started = Date.now();
+        await assert.rejects(
+            cluster.waitForKubeProxy("node-1", null, 20, 0),
+            /watching pods in namespace kube-system was refused \(403 Forbidden\): the identity that runs rollouts needs "watch" on pods/,
+        );
+        assert.ok(Date.now() - started < 5000, `failed after ${Date.now() - started} ms`);
     });
 });

@@ -5,7 +5,14 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import * as YAML from "yaml";
-import { permissionTable, rbacObjects, renderRbacManifest } from "../../components/core/rbac.js";
+import {
+    describeAccess,
+    PERMISSIONS,
+    permissionTable,
+    rbacObjects,
+    renderRbacManifest,
+    rolloutAccesses,
+} from "../../components/core/rbac.js";
 import { ROOT } from "../helpers.js";
 
 describe("RBAC: one source for the manifest, the helper and the README", () => {
@@ -74,8 +81,28 @@ describe("RBAC: one source for the manifest, the helper and the README", () => {
         assert.deepEqual(verbs(cr.rules, "pods/eviction"), ["create"]);
         assert.deepEqual(verbs(cr.rules, "pods"), ["list", "watch"]);
         assert.deepEqual(verbs(role.rules, "pods"), ["create", "delete", "get", "patch"]);
+        // the finish's waits watch the installer's DaemonSet (without it they poll every 5 s)
+        assert.deepEqual(verbs(role.rules, "daemonsets"), ["create", "delete", "get", "list", "update", "watch"]);
         assert.equal(verbs([...cr.rules, ...role.rules], "endpointslices").length, 0);
         assert.ok(!JSON.stringify([cr, role]).includes('"*"'), "no wildcard");
+    });
+});
+
+describe("the accesses a rollout asks for before it moves anything", () => {
+    it("one per verb of every rule, kube-system's in kube-proxy's namespace; the drain's only when a pool drains; never the alerts'", () => {
+        const plain = rolloutAccesses({ namespace: "kube-proxy-ns", drain: false }).map(describeAccess);
+        const draining = rolloutAccesses({ namespace: "kube-proxy-ns", drain: true }).map(describeAccess);
+        assert.ok(plain.includes("watch daemonsets.apps in kube-proxy-ns"), plain.join("; "));
+        assert.ok(plain.includes("patch nodes cluster-wide"));
+        assert.ok(plain.includes("watch pods cluster-wide"));
+        assert.ok(plain.includes("get pods/log in kube-proxy-ns"));
+        assert.deepEqual(
+            draining.filter((a) => !plain.includes(a)),
+            ["create pods/eviction cluster-wide", "list poddisruptionbudgets.policy cluster-wide"],
+        );
+        assert.ok(!draining.some((a) => a.includes("customresourcedefinitions")), "the alerts' CRD is the preview's");
+        const verbsInRules = PERMISSIONS.filter((p) => !p.only).reduce((n, p) => n + p.rule.verbs.length, 0);
+        assert.equal(plain.length, verbsInRules);
     });
 });
 

@@ -11,6 +11,7 @@ import {
     RolloutBusy,
     RolloutFailure,
     RolloutInterrupted,
+    RolloutRefused,
     runPools,
     type Context,
 } from "../../components/rollout/runner.js";
@@ -348,6 +349,50 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         assert.match(again.rolledBack, /rolled back to ipvs mode \(the installer's DaemonSet\)/);
         assert.equal(stop.cluster.node("canary-1").placement, null);
         assertSettled(stop.cluster);
+    });
+
+    describe("permissions, asked before anything moves", () => {
+        it("a permission denied refuses the run before the lease and any node, naming each (the finish's watch of the DaemonSet included)", async () => {
+            const { cluster, ctx } = setup();
+            cluster.denied = ["watch daemonsets.apps in kube-system", "create pods/eviction cluster-wide"];
+            for (const run of [() => runPools(ctx(), ["canary"]), () => finish(ctx())]) {
+                const err = await run().catch((e) => e);
+                assert.ok(err instanceof RolloutRefused, String(err));
+                assert.match(
+                    err.message,
+                    /the identity running the rollout \(system:serviceaccount:kube-system:kube-proxy-mode\) is denied 2 permission\(s\) it needs: create pods\/eviction cluster-wide; watch daemonsets\.apps in kube-system\. Nothing was changed/,
+                );
+            }
+            assert.equal(cluster.writes, 0, "nothing written, not even the lease");
+            assert.equal(cluster.lease, undefined);
+        });
+
+        it("asks for the drain's permissions only when a pool drains", async () => {
+            const { cluster, ctx } = setup({
+                spec: specOf({}, [
+                    { name: "canary", nodeSelector: "pool=canary" },
+                    { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2 },
+                ]),
+            });
+            cluster.denied = ["create pods/eviction cluster-wide", "list poddisruptionbudgets.policy cluster-wide"];
+            await up(ctx());
+            assertFinished(cluster);
+        });
+
+        it("goes on with a warning when the cluster will not answer the question", async () => {
+            const { cluster, ctx, lines } = setup();
+            cluster.denied = ["*"];
+            await runPools(ctx(), ["canary"]);
+            assert.equal(cluster.node("canary-1").verified, HASH);
+            assert.ok(
+                lines.some((l) =>
+                    /^warning: could not check the rollout's permissions in advance \(403 Forbidden: selfsubjectaccessreviews/.test(
+                        l,
+                    ),
+                ),
+                lines.join("\n"),
+            );
+        });
     });
 
     describe("F5: one rollout per cluster", () => {

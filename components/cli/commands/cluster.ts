@@ -11,7 +11,7 @@ import {
     currentPlan,
     finish,
     runPools,
-    RolloutBusy,
+    RolloutRefused,
     RolloutFailure,
     RolloutInterrupted,
     serviceProbeEnv,
@@ -234,8 +234,8 @@ function rolloutError(e: unknown, io: Io, json: boolean): number {
         return EXIT.failed;
     }
     if (e instanceof NotFound) throw new CliError(e.message, EXIT.failed);
-    if (e instanceof RolloutBusy || e instanceof RolloutInterrupted)
-        throw new CliError(`rollout ${e instanceof RolloutBusy ? "refused" : "stopped"}: ${e.message}`, EXIT.failed);
+    if (e instanceof RolloutRefused || e instanceof RolloutInterrupted)
+        throw new CliError(`rollout ${e instanceof RolloutRefused ? "refused" : "stopped"}: ${e.message}`, EXIT.failed);
     const fromApi = typeof (e as { code?: unknown })?.code === "number" || !(e instanceof Error);
     throw new CliError(`rollout failed: ${fromApi ? apiErrorMessage(e) : e.message}`, EXIT.failed);
 }
