@@ -605,8 +605,9 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             },
         });
         const changes = this.changesOfPodsOn(node, namespace);
-        await changes.start();
         try {
+            // inside the try: a refused watch still deletes the pod
+            await changes.start();
             const deadline = Date.now() + opts.timeoutSeconds * 1000;
             for (;;) {
                 const p = await this.core.readNamespacedPod({ name, namespace });
