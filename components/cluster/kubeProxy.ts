@@ -30,7 +30,7 @@ import {
 } from "../rollout/cluster.js";
 import { apiErrorMessage, apiStatus, Cluster, clusterName, watchRefused } from "./client.js";
 import { KubeProxyPodCache, kubeProxyPodOf } from "./podCache.js";
-import { isRefusal, isUnreachable, type ServerRecovery } from "./retry.js";
+import type { ServerRecovery } from "./retry.js";
 
 export type { KubeProxyPod, Names };
 
@@ -161,6 +161,7 @@ function nodePatch(change: NodeChange & { cordon?: true }): {
 
 /** How many of the restore's pod label patches are in flight at once. */
 const POD_PATCHES_AT_ONCE = 16;
+const ACCESS_REVIEWS_AT_ONCE = 8;
 
 /** Runs fn on every item, at most `limit` at a time; the first failure rejects, and no item starts after it. */
 async function eachAtMost<T>(limit: number, items: T[], fn: (item: T) => Promise<void>): Promise<void> {
@@ -833,23 +834,18 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
     /** One SelfSubjectAccessReview per access, a few at a time; the denied ones, in their order. */
     async deniedAccesses(wanted: Access[]): Promise<{ user?: string; denied: Access[] }> {
         const api = (this.authorizationApi ??= this.api(k8s.AuthorizationV1Api));
-        const allowed: boolean[] = [];
-        for (let i = 0; i < wanted.length; i += 8)
-            allowed.push(
-                ...(await Promise.all(
-                    wanted.slice(i, i + 8).map(async (a) => {
-                        const review = await api.createSelfSubjectAccessReview({
-                            body: {
-                                apiVersion: "authorization.k8s.io/v1",
-                                kind: "SelfSubjectAccessReview",
-                                spec: { resourceAttributes: { ...a } },
-                            },
-                        });
-                        return review.status?.allowed === true;
-                    }),
-                )),
-            );
-        const denied = wanted.filter((_, i) => !allowed[i]);
+        const refused = new Set<Access>();
+        await eachAtMost(ACCESS_REVIEWS_AT_ONCE, wanted, async (a) => {
+            const review = await api.createSelfSubjectAccessReview({
+                body: {
+                    apiVersion: "authorization.k8s.io/v1",
+                    kind: "SelfSubjectAccessReview",
+                    spec: { resourceAttributes: { ...a } },
+                },
+            });
+            if (review.status?.allowed !== true) refused.add(a);
+        });
+        const denied = wanted.filter((a) => refused.has(a));
         if (!denied.length) return { denied };
         // who is denied, for the message (a cluster that will not say is not an error)
         const user = await this.api(k8s.AuthenticationV1Api)
@@ -984,7 +980,7 @@ export class Changes {
         private readonly kc: k8s.KubeConfig,
         private readonly path: string,
         private readonly fieldSelector: string,
-        private readonly server?: ServerRecovery,
+        private readonly server: ServerRecovery,
     ) {}
 
     async start(): Promise<void> {
@@ -1006,9 +1002,9 @@ export class Changes {
             ended = true;
             failure = e;
         }
-        if (!ended) this.request = request;
-        if (isUnreachable(failure)) this.server?.sawUnreachable();
-        if (ended && isRefusal(failure, this.server?.recovering)) throw watchRefused(this.path, failure);
+        if (!ended) return void (this.request = request);
+        this.server.saw(failure);
+        if (this.server.refuses(failure)) throw watchRefused(this.path, failure);
     }
 
     private wake(): void {

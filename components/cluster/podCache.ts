@@ -4,7 +4,7 @@
 import * as k8s from "@kubernetes/client-node";
 import type { KubeProxyPod } from "../rollout/cluster.js";
 import { watchRefused } from "./client.js";
-import { isRefusal, isUnreachable, type ServerRecovery } from "./retry.js";
+import type { ServerRecovery } from "./retry.js";
 
 /** One pod as the runner sees it. */
 export function kubeProxyPodOf(p: k8s.V1Pod, node?: string): KubeProxyPod {
@@ -52,7 +52,7 @@ export class KubeProxyPodCache {
         core: k8s.CoreV1Api,
         namespace: string,
         labelSelector: string,
-        private readonly server?: ServerRecovery,
+        private readonly server: ServerRecovery,
     ) {
         const path = `/api/v1/namespaces/${namespace}/pods`;
         this.informer = k8s.makeInformer(
@@ -65,8 +65,8 @@ export class KubeProxyPodCache {
         this.informer.on("update", (p) => this.put(p));
         this.informer.on("delete", (p) => this.remove(p));
         this.informer.on("error", (err) => {
-            if (isUnreachable(err)) this.server?.sawUnreachable();
-            if (isRefusal(err, this.server?.recovering))
+            this.server.saw(err);
+            if (this.server.refuses(err))
                 // a refused list is already one readable line (the API client's); a watch's says only "Forbidden"
                 this.refusal =
                     (err as { body?: unknown }).body !== undefined ? (err as Error) : watchRefused(path, err);

@@ -32,11 +32,16 @@ export const RETRY = {
 export class ServerRecovery {
     private unreachableAt = Number.NEGATIVE_INFINITY;
     constructor(private readonly now: () => number = Date.now) {}
-    sawUnreachable(): void {
-        this.unreachableAt = this.now();
+    /** Hears of a failed call or watch: one that got no answer starts the warm-up window. */
+    saw(e: unknown): void {
+        if (isUnreachable(e)) this.unreachableAt = this.now();
     }
     get recovering(): boolean {
         return this.now() - this.unreachableAt <= RETRY.recoveryMs;
+    }
+    /** Whether `e` is a real refusal: a 401 or 403 outside the warm-up window. */
+    refuses(e: unknown): boolean {
+        return isRefusalStatus(statusOf(e as ApiFailure | undefined)) && !this.recovering;
     }
 }
 
@@ -60,6 +65,11 @@ type ApiFailure = {
     message?: unknown;
     type?: unknown;
 };
+
+/** 401 or 403: the server refused the caller, or what it asked. */
+function isRefusalStatus(status: number | undefined): boolean {
+    return status === 401 || status === 403;
+}
 
 function statusOf(err: ApiFailure | undefined): number | undefined {
     return typeof err?.code === "number" ? err.code : typeof err?.statusCode === "number" ? err.statusCode : undefined;
@@ -87,14 +97,8 @@ export function isTransient(e: unknown, call: string, recovering = false): boole
     const status = statusOf(e as ApiFailure | undefined);
     if (status === undefined) return isUnreachable(e);
     if (status === 429) return call !== "createNamespacedPodEviction";
-    if (status === 401 || status === 403) return recovering;
+    if (isRefusalStatus(status)) return recovering;
     return status >= 500 && status !== 501;
-}
-
-/** Whether the server refused the call (401, 403) and is not warming up after a restart: a real refusal. */
-export function isRefusal(e: unknown, recovering = false): boolean {
-    const status = statusOf(e as ApiFailure | undefined);
-    return (status === 401 || status === 403) && !recovering;
 }
 
 export type Sleeper = (ms: number) => Promise<void>;
@@ -122,7 +126,7 @@ export async function retrying<T>(
             const delay = Math.round(
                 Math.min(RETRY.maxDelayMs, RETRY.firstDelayMs * 2 ** (attempt - 1)) * (0.5 + random() / 2),
             );
-            if (isUnreachable(e)) opts.server?.sawUnreachable();
+            opts.server?.saw(e);
             const transient = isTransient(e, call, opts.server?.recovering);
             if (attempt >= RETRY.attempts || spent + delay > RETRY.budgetMs || !transient) throw e;
             opts.onRetry?.(attempt, e, delay);

@@ -21,7 +21,7 @@ import {
     type RolloutTarget,
 } from "../core/plan.js";
 import { planRollout } from "../core/planner.js";
-import { describeAccess, rolloutAccesses, type Access } from "../core/rbac.js";
+import { describeAccess, rolloutAccesses } from "../core/rbac.js";
 import { checkStartupLog, judgeProbe, parseProbeOutput, type CheckResult } from "../core/probe.js";
 import type { Finding, ProxyMode } from "../core/types.js";
 import {
@@ -569,15 +569,12 @@ async function checkAccess(ctx: Context): Promise<void> {
         namespace: ctx.cluster.names.namespace,
         drain: ctx.spec.pools.some((p) => Boolean(p.drain)),
     });
-    let answer: { user?: string; denied: Access[] };
-    try {
-        answer = await ctx.cluster.deniedAccesses(wanted);
-    } catch (e) {
+    const answer = await ctx.cluster.deniedAccesses(wanted).catch((e: unknown) => {
         ctx.log(
             `warning: could not check the rollout's permissions in advance (${(e as Error).message}); a missing one fails the call that needs it`,
         );
-        return;
-    }
+    });
+    if (!answer) return;
     const { user, denied } = answer;
     if (denied.length)
         throw new RolloutRefused(

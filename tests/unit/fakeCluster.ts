@@ -336,12 +336,14 @@ export class FakeCluster implements RolloutCluster {
         this.alive("waitForDaemonSetRollout");
     }
 
-    /** accesses the fake's authorizer denies, as describeAccess words them; "*" refuses the review itself */
+    /** accesses the fake's authorizer denies, as describeAccess words them */
     denied: string[] = [];
+    /** the access review itself is refused (a cluster that will not answer the question) */
+    accessReviewRefused = false;
 
     async deniedAccesses(wanted: Access[]): Promise<{ user?: string; denied: Access[] }> {
         this.alive("deniedAccesses");
-        if (this.denied.includes("*"))
+        if (this.accessReviewRefused)
             throw Object.assign(
                 new Error("403 Forbidden: selfsubjectaccessreviews.authorization.k8s.io is forbidden"),
                 {

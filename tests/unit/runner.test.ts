@@ -381,7 +381,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
 
         it("goes on with a warning when the cluster will not answer the question", async () => {
             const { cluster, ctx, lines } = setup();
-            cluster.denied = ["*"];
+            cluster.accessReviewRefused = true;
             await runPools(ctx(), ["canary"]);
             assert.equal(cluster.node("canary-1").verified, HASH);
             assert.ok(
