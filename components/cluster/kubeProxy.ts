@@ -915,14 +915,58 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
     }
 
     /** Replaces a free Lease with ours; false when another run took it over first (409). */
-    private async takeOverLease(lease: k8s.V1Lease, spec: k8s.V1LeaseSpec): Promise<boolean> {
+    private takeOverLease(lease: k8s.V1Lease, spec: k8s.V1LeaseSpec): Promise<boolean> {
+        // two runs taking over at once: the compare-and-swap lets one win
+        return this.replaceLeaseUnlessChanged({
+            ...lease,
+            spec: { ...spec, leaseTransitions: (lease.spec?.leaseTransitions ?? 0) + 1 },
+        });
+    }
+
+    /**
+     * Renews the Lease if `holder` still holds it; false when it does not. A 409 means another
+     * write landed between the read and the replace (a takeover, or this run's own release): read
+     * again and decide on what is there now.
+     */
+    async renewLease(holder: string): Promise<boolean> {
+        for (let attempt = 0; attempt < LEASE_WRITE_ATTEMPTS; attempt++) {
+            const lease = await this.readLease();
+            if (!lease || lease.spec?.holderIdentity !== holder) return false;
+            const renewed = await this.replaceLeaseUnlessChanged({
+                ...lease,
+                spec: { ...lease.spec, renewTime: microTime(new Date()) },
+            });
+            if (renewed) return true;
+        }
+        throw leaseContended("renew");
+    }
+
+    /**
+     * Frees the Lease if `holder` still holds it. A 409 means a write landed between the read and
+     * the replace (most often this run's own renewal, still in flight when the run ended): read
+     * again and release what is there, rather than leave the next run waiting out the lease.
+     */
+    async releaseLease(holder: string): Promise<void> {
+        for (let attempt = 0; attempt < LEASE_WRITE_ATTEMPTS; attempt++) {
+            const lease = await this.readLease();
+            if (!lease || lease.spec?.holderIdentity !== holder) return;
+            const released = await this.replaceLeaseUnlessChanged({
+                ...lease,
+                spec: { leaseDurationSeconds: lease.spec?.leaseDurationSeconds },
+            });
+            if (released) return;
+        }
+        throw leaseContended("release");
+    }
+
+    /** Replaces the Lease read as `lease` (its resourceVersion makes it a compare-and-swap); false on a 409. */
+    private async replaceLeaseUnlessChanged(lease: k8s.V1Lease): Promise<boolean> {
         try {
-            // resourceVersion makes this a compare-and-swap: two runs taking over at once, one wins
             await this.coordination.replaceNamespacedLease({
                 name: LEASE_NAME,
                 namespace: this.names.namespace,
                 fieldManager: FIELD_MANAGER,
-                body: { ...lease, spec: { ...spec, leaseTransitions: (lease.spec?.leaseTransitions ?? 0) + 1 } },
+                body: lease,
             });
             return true;
         } catch (e) {
@@ -930,38 +974,15 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             return false;
         }
     }
+}
 
-    async renewLease(holder: string): Promise<boolean> {
-        const lease = await this.readLease();
-        if (!lease || lease.spec?.holderIdentity !== holder) return false;
-        try {
-            await this.coordination.replaceNamespacedLease({
-                name: LEASE_NAME,
-                namespace: this.names.namespace,
-                fieldManager: FIELD_MANAGER,
-                body: { ...lease, spec: { ...lease.spec, renewTime: microTime(new Date()) } },
-            });
-            return true;
-        } catch (e) {
-            if ((e as { code?: number })?.code === 409) return this.renewLease(holder);
-            throw e;
-        }
-    }
+/** How often a renewal or a release re-reads the Lease after a 409 before it gives up. */
+const LEASE_WRITE_ATTEMPTS = 5;
 
-    async releaseLease(holder: string): Promise<void> {
-        const lease = await this.readLease();
-        if (!lease || lease.spec?.holderIdentity !== holder) return;
-        await this.coordination
-            .replaceNamespacedLease({
-                name: LEASE_NAME,
-                namespace: this.names.namespace,
-                fieldManager: FIELD_MANAGER,
-                body: { ...lease, spec: { leaseDurationSeconds: lease.spec?.leaseDurationSeconds } },
-            })
-            .catch((e) => {
-                if ((e as { code?: number })?.code !== 409) throw e;
-            });
-    }
+function leaseContended(what: "renew" | "release"): Error {
+    return new Error(
+        `could not ${what} the rollout Lease: it changed under every one of ${LEASE_WRITE_ATTEMPTS} attempts (409 Conflict each time)`,
+    );
 }
 
 /**

@@ -2,22 +2,31 @@
 import * as k8s from "@kubernetes/client-node";
 import { PROMETHEUS_RULE, type CrdPresence } from "../core/alerts.js";
 import type { ClusterSnapshot, ServiceFacts } from "../core/migration.js";
-import { apiStatus, clusterName, loadKubeConfig, type ClusterAccess } from "./client.js";
+import { rolloutAccesses, type AccessAnswer } from "../core/rbac.js";
+import { apiErrorMessage, apiStatus, clusterName, loadKubeConfig, type ClusterAccess } from "./client.js";
 import { KubeProxyCluster, namesFor, type Names } from "./kubeProxy.js";
 import type { Flavor } from "../core/facts.js";
 
+/**
+ * `rollout.drain`: whether a pool drains, so the permissions asked for are the ones this rollout
+ * will use (SelfSubjectAccessReviews, with the kubeconfig the steps run with).
+ */
 export async function readSnapshot(
     access: ClusterAccess,
     flavor: Flavor,
     names: Partial<Names> = {},
+    rollout: { drain: boolean } = { drain: false },
 ): Promise<ClusterSnapshot> {
     const cluster = new KubeProxyCluster(loadKubeConfig(access), namesFor(flavor, names));
-    const [serverVersion, inst, nodes, services, prometheusRuleCrd] = await Promise.all([
+    const [serverVersion, inst, nodes, services, prometheusRuleCrd, accessAnswer] = await Promise.all([
         cluster.serverVersion(),
         cluster.installation(),
         cluster.nodeStates(),
         cluster.core.listServiceForAllNamespaces(),
         crdPresence(cluster.kc, PROMETHEUS_RULE.crd),
+        cluster
+            .deniedAccesses(rolloutAccesses({ namespace: cluster.names.namespace, drain: rollout.drain }))
+            .catch((e: unknown): AccessAnswer => ({ unanswered: apiErrorMessage(e) })),
     ]);
     const facts: ServiceFacts[] = services.items.map((s) => ({
         namespace: s.metadata!.namespace!,
@@ -33,6 +42,7 @@ export async function readSnapshot(
         nodes,
         services: facts,
         prometheusRuleCrd,
+        access: accessAnswer,
         cluster: clusterName(cluster.kc),
     };
 }

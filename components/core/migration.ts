@@ -7,6 +7,7 @@ import { parsePools } from "./pools.js";
 import { renderConfiguration } from "./render.js";
 import { validateDesired } from "./settings.js";
 import type { CrdPresence, DesiredSettings, Finding } from "./types.js";
+import type { AccessAnswer } from "./rbac.js";
 import { parseKubeVersion, type KubeVersion } from "./versions.js";
 
 export interface ServiceFacts {
@@ -27,6 +28,8 @@ export interface ClusterSnapshot {
     services: ServiceFacts[];
     /** whether the PrometheusRule CRD (monitoring.coreos.com) is installed; absent when not read */
     prometheusRuleCrd?: CrdPresence;
+    /** what the cluster answered when asked for the rollout's permissions; absent when not asked */
+    access?: AccessAnswer;
     /** which cluster, for summaries: "<kubeconfig cluster name> (<server>)"; absent when not known */
     cluster?: string;
 }

@@ -6,6 +6,7 @@
 // pod) is cluster-admin-equivalent: whoever holds this Role can run anything as root on any node
 // and read every credential there. Bind it only to the identity that runs rollouts.
 import * as YAML from "yaml";
+import type { Finding } from "./types.js";
 
 export interface PolicyRule {
     apiGroups: string[];
@@ -138,6 +139,49 @@ export function rolloutAccesses(opts: { namespace: string; drain: boolean }): Ac
 export function describeAccess(a: Access): string {
     const what = `${a.resource}${a.subresource ? `/${a.subresource}` : ""}${a.group ? `.${a.group}` : ""}`;
     return `${a.verb} ${what}${a.name ? ` ${a.name}` : ""} ${a.namespace ? `in ${a.namespace}` : "cluster-wide"}`;
+}
+
+/** What the cluster answered when asked for the rollout's accesses: the ones it denies (and to whom), or why it would not say. */
+export type AccessAnswer = { user?: string; denied: Access[] } | { unanswered: string };
+
+/** Where the missing permissions come from: the one fix both the preview and the runner name. */
+export const GRANT_ACCESS = "grant them: rbac/kube-proxy-mode.yaml, or the kubeProxyModeRbac helper (docs/rbac.md)";
+
+/** `the identity X is denied N permission(s) the rollout needs: a; b` */
+export function deniedAccessText(who: string, answer: { user?: string; denied: Access[] }): string {
+    return (
+        `${who}${answer.user ? ` (${answer.user})` : ""} is denied ${answer.denied.length} permission(s) the rollout needs: ` +
+        answer.denied.map(describeAccess).join("; ")
+    );
+}
+
+/**
+ * The preview's word on the rollout's permissions, asked with the kubeconfig the steps run with:
+ * a warning naming each access denied (`pulumi up` would refuse before changing anything), a note
+ * when the cluster would not answer, nothing when every access is granted. A warning, not a
+ * refusal: a preview may run with narrower credentials than the run that applies it.
+ */
+export function accessFindings(answer: AccessAnswer | undefined): Finding[] {
+    if (!answer) return [];
+    if ("unanswered" in answer)
+        return [
+            {
+                severity: "info",
+                code: "access.unchecked",
+                field: "kubeconfig",
+                message: `could not check the rollout's permissions in advance (${answer.unanswered}); pulumi up asks again before it changes anything`,
+            },
+        ];
+    if (!answer.denied.length) return [];
+    return [
+        {
+            severity: "warning",
+            code: "access.denied",
+            field: "kubeconfig",
+            message: `${deniedAccessText("the identity this kubeconfig authenticates as", answer)}. pulumi up with it refuses before changing anything`,
+            fix: GRANT_ACCESS,
+        },
+    ];
 }
 
 export interface RbacOptions {

@@ -19,6 +19,8 @@ export const KUBE_PROXY_MODE_TYPE = "kube-proxy-mode:index:KubeProxyMode";
  * policy pack's `ipvs.` and `gate.` checks). A new finding adds its code here first.
  */
 export const FINDING_CODES = [
+    "access.denied",
+    "access.unchecked",
     "alerts.shape",
     "alerts.noCrd",
     "carry.conflict",

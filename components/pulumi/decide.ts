@@ -11,6 +11,7 @@ import { effectiveMode } from "../core/config.js";
 import { configHash } from "../core/plan.js";
 import { checkPromotion, gateRefusal, parsePromotion, promotionTarget } from "../core/promotion.js";
 import { InputError, type ProxyMode } from "../core/types.js";
+import { accessFindings } from "../core/rbac.js";
 import { clusterIdentity, kubeconfigFromSetting, loadKubeConfig } from "../cluster/client.js";
 import { namesFor } from "../cluster/kubeProxy.js";
 import type { Names } from "../rollout/cluster.js";
@@ -217,9 +218,10 @@ async function readCluster(
     cluster: ClusterIdentity & { context: string },
     flavor: Flavor,
     names: Partial<Names>,
+    rollout: { drain: boolean },
 ): Promise<ClusterSnapshot> {
     try {
-        return await reader({ kubeconfigContent: kc, context: cluster.context }, flavor, names);
+        return await reader({ kubeconfigContent: kc, context: cluster.context }, flavor, names, rollout);
     } catch (e) {
         throw refuse(
             "cluster",
@@ -343,7 +345,8 @@ async function decideOnce(
 ): Promise<Decision> {
     const { desired, flavor, names, verify } = checkInputs(refuse, i, kc, source);
     const cluster = identify(refuse, kc, i.context, source);
-    const snapshot = await readCluster(refuse, reader, kc, cluster, flavor, names);
+    const drain = (i.pools ?? []).some((p) => p.drain === true);
+    const snapshot = await readCluster(refuse, reader, kc, cluster, flavor, names, { drain });
     const migration = migrate(refuse, snapshot, desired, i.pools ?? []);
     const spec: RolloutSpecInput = rolloutSpecInputSchema.parse({
         flavor,
@@ -357,7 +360,7 @@ async function decideOnce(
     });
     const resolvedNames = namesFor(flavor, names);
     const alertPlan = planAlertsOrRefuse(refuse, i.alerts, snapshot, resolvedNames.namespace);
-    migration.findings.push(...alertPlan.findings);
+    migration.findings.push(...alertPlan.findings, ...accessFindings(snapshot.access));
     const own = { ...promotionTarget(migration.config), mode: migration.mode };
     report(parent, migration, snapshot.location, cluster, source);
     if (gate) openGate(refuse, parent, gate, upstream, migration, own);

@@ -261,7 +261,12 @@ export interface KubeProxyModeArgs {
 }
 
 /** For tests and embedding: how the component reads the cluster (default: the real API). */
-export type SnapshotReader = (access: ClusterAccess, flavor: Flavor, names: Partial<Names>) => Promise<ClusterSnapshot>;
+export type SnapshotReader = (
+    access: ClusterAccess,
+    flavor: Flavor,
+    names: Partial<Names>,
+    rollout: { drain: boolean },
+) => Promise<ClusterSnapshot>;
 
 export interface KubeProxyModeOptions extends pulumi.ComponentResourceOptions {
     snapshotReader?: SnapshotReader;

@@ -21,7 +21,7 @@ import {
     type RolloutTarget,
 } from "../core/plan.js";
 import { planRollout } from "../core/planner.js";
-import { describeAccess, rolloutAccesses } from "../core/rbac.js";
+import { deniedAccessText, GRANT_ACCESS, rolloutAccesses } from "../core/rbac.js";
 import { checkStartupLog, judgeProbe, parseProbeOutput, type CheckResult } from "../core/probe.js";
 import type { Finding, ProxyMode } from "../core/types.js";
 import {
@@ -574,12 +574,9 @@ async function checkAccess(ctx: Context): Promise<void> {
             `warning: could not check the rollout's permissions in advance (${(e as Error).message}); a missing one fails the call that needs it`,
         );
     });
-    if (!answer) return;
-    const { user, denied } = answer;
-    if (denied.length)
+    if (answer?.denied.length)
         throw new RolloutRefused(
-            `the identity running the rollout${user ? ` (${user})` : ""} is denied ${denied.length} permission(s) it needs: ${denied.map(describeAccess).join("; ")}. ` +
-                `Nothing was changed. Grant them (rbac/kube-proxy-mode.yaml, or kubeProxyModeRbac; docs/rbac.md) and run again`,
+            `${deniedAccessText("the identity running the rollout", answer)}. Nothing was changed; ${GRANT_ACCESS}, and run again`,
         );
 }
 
@@ -601,14 +598,19 @@ async function withLease<T>(ctx: Context, fn: (ctx: Context) => Promise<T>): Pro
     const onOuter = () => stop.abort(outer?.reason);
     outer?.addEventListener("abort", onOuter, { once: true });
     if (outer?.aborted) stop.abort(outer.reason);
+    // one renewal at a time; the release waits for the one in flight, so no renewal lands after it
+    let renewing: Promise<void> | undefined;
     const timer = setInterval(
         () => {
-            ctx.cluster.renewLease(holder).then(
-                (ok) => {
-                    if (!ok) stop.abort("the rollout lease was taken over by another run");
-                },
-                (e) => ctx.log(`warning: renewing the rollout lease failed: ${(e as Error).message}`),
-            );
+            renewing ??= ctx.cluster
+                .renewLease(holder)
+                .then(
+                    (ok) => {
+                        if (!ok) stop.abort("the rollout lease was taken over by another run");
+                    },
+                    (e) => ctx.log(`warning: renewing the rollout lease failed: ${(e as Error).message}`),
+                )
+                .finally(() => (renewing = undefined));
         },
         (seconds * 1000) / 3,
     );
@@ -618,6 +620,7 @@ async function withLease<T>(ctx: Context, fn: (ctx: Context) => Promise<T>): Pro
     } finally {
         clearInterval(timer);
         outer?.removeEventListener("abort", onOuter);
+        await renewing;
         await ctx.cluster
             .releaseLease(holder)
             .catch((e) => ctx.log(`warning: releasing the rollout lease failed: ${(e as Error).message}`));

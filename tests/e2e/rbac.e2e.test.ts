@@ -3,12 +3,13 @@
 // changes anything, naming the access that is denied and the identity. kwok nodes (built-in node checks off), so
 // the probe pods' permissions (pods create, pods/log in kube-system) are not exercised here.
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
-import { rbacObjects, type RbacRole } from "../../components/core/rbac.js";
+import { accessFindings, rbacObjects, type RbacRole } from "../../components/core/rbac.js";
+import { readSnapshot } from "../../components/cluster/snapshot.js";
 import { MARKS } from "../../components/core/plan.js";
 import { clients, startCluster, stopCluster } from "./support.js";
 import { rollout, writeSpec } from "./drainSupport.js";
@@ -171,7 +172,7 @@ describe("@e2e RBAC: the rollout as a ServiceAccount bound to exactly the shippe
                 assert.match(
                     r.stderr,
                     new RegExp(
-                        `rollout refused: the identity running the rollout \\(system:serviceaccount:kube-system:kube-proxy-mode\\) is denied 1 permission\\(s\\) it needs: ${access}\\. Nothing was changed`,
+                        `rollout refused: the identity running the rollout \\(system:serviceaccount:kube-system:kube-proxy-mode\\) is denied 1 permission\\(s\\) the rollout needs: ${access}\\. Nothing was changed`,
                     ),
                 );
                 assert.doesNotMatch(r.stderr + r.stdout, /eyJ[A-Za-z0-9_-]{20,}/, "no token in the output");
@@ -183,4 +184,41 @@ describe("@e2e RBAC: the rollout as a ServiceAccount bound to exactly the shippe
             }
         });
     }
+
+    it("without patch nodes, what pulumi preview reads of the cluster as the ServiceAccount warns, naming the access and the identity", async () => {
+        const restore = await withoutPermission("ClusterRole", "nodes", "patch");
+        try {
+            await new Promise((r) => setTimeout(r, 2000));
+            // the component's snapshot reader, as `pulumi preview` calls it with the steps' kubeconfig
+            const snapshot = await readSnapshot(
+                { kubeconfigContent: readFileSync(saKubeconfig, "utf8") },
+                "kubeadm",
+                {},
+                {
+                    drain: true,
+                },
+            );
+            const findings = accessFindings(snapshot.access);
+            assert.deepEqual(
+                findings.map((f) => [f.severity, f.code]),
+                [["warning", "access.denied"]],
+            );
+            assert.match(
+                findings[0].message,
+                /\(system:serviceaccount:kube-system:kube-proxy-mode\) is denied 1 permission\(s\) the rollout needs: patch nodes cluster-wide\. pulumi up with it refuses before changing anything/,
+            );
+        } finally {
+            await restore();
+        }
+        await new Promise((r) => setTimeout(r, 2000));
+        const granted = await readSnapshot(
+            { kubeconfigContent: readFileSync(saKubeconfig, "utf8") },
+            "kubeadm",
+            {},
+            {
+                drain: true,
+            },
+        );
+        assert.deepEqual(granted.access, { denied: [] }, "with the shipped role whole, nothing is denied");
+    });
 });

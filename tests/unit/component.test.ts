@@ -73,8 +73,10 @@ async function run(
         { mode: "nftables", pools: POOLS, nodePortAddresses: ["0.0.0.0/0"], ...args } as any,
         {
             transformations: [capture],
-            snapshotReader: async (access) => {
-                reads.push(access.kubeconfigContent ? "with-kubeconfig" : "ambient");
+            snapshotReader: async (access, _flavor, _names, rollout) => {
+                reads.push(
+                    `${access.kubeconfigContent ? "with-kubeconfig" : "ambient"}${rollout.drain ? ", drain asked" : ""}`,
+                );
                 return snap;
             },
         },
@@ -178,7 +180,7 @@ describe("KubeProxyMode component (Pulumi mocks)", () => {
                     snapshot(),
                     reads,
                 );
-                assert.deepEqual(reads, ["with-kubeconfig"]);
+                assert.deepEqual(reads, ["with-kubeconfig, drain asked"]);
                 const canary = registered.find((r) => r.name === "kube-proxy-pool-canary")!;
                 const env = canary.inputs.environment;
                 assert.equal(
@@ -297,9 +299,31 @@ describe("KubeProxyMode component (Pulumi mocks)", () => {
         }
     });
 
+    it("warns in review, naming each access, when the kubeconfig's identity lacks a permission the rollout needs", async () => {
+        const denied = {
+            user: "ci-previewer",
+            denied: [
+                { verb: "create", group: "", resource: "pods", subresource: "eviction" },
+                { verb: "watch", group: "apps", resource: "daemonsets", namespace: "kube-system" },
+            ],
+        };
+        const { logs, findings } = await run(true, {}, { ...snapshot(), access: denied });
+        assert.match(
+            logs.join("\n"),
+            /^warning: kubeconfig: the identity this kubeconfig authenticates as \(ci-previewer\) is denied 2 permission\(s\) the rollout needs: create pods\/eviction cluster-wide; watch daemonsets\.apps in kube-system\. pulumi up with it refuses before changing anything Fix: grant them: rbac\/kube-proxy-mode\.yaml/m,
+        );
+        assert.deepEqual(
+            findings.filter((f) => f.code.startsWith("access.")).map((f) => [f.severity, f.code]),
+            [["warning", "access.denied"]],
+        );
+        // every access granted: nothing said
+        const granted = await run(true, {}, { ...snapshot(), access: { denied: [] } });
+        assert.ok(!granted.findings.some((f) => f.code.startsWith("access.")));
+    });
+
     it("reads the cluster through the snapshot reader only: preview has no way to write", async () => {
         const reads: string[] = [];
         await run(true, {}, snapshot(), reads);
-        assert.deepEqual(reads, ["ambient"]);
+        assert.deepEqual(reads, ["ambient, drain asked"]);
     });
 });

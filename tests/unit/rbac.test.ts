@@ -6,6 +6,7 @@ import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import * as YAML from "yaml";
 import {
+    accessFindings,
     describeAccess,
     PERMISSIONS,
     permissionTable,
@@ -103,6 +104,23 @@ describe("the accesses a rollout asks for before it moves anything", () => {
         assert.ok(!draining.some((a) => a.includes("customresourcedefinitions")), "the alerts' CRD is the preview's");
         const verbsInRules = PERMISSIONS.filter((p) => !p.only).reduce((n, p) => n + p.rule.verbs.length, 0);
         assert.equal(plain.length, verbsInRules);
+    });
+
+    it("in review: a warning naming each denied access and the fix, a note when the cluster would not answer, nothing when all are granted", () => {
+        const [denied] = accessFindings({ user: "u", denied: [{ verb: "patch", group: "", resource: "nodes" }] });
+        assert.equal(denied.severity, "warning");
+        assert.equal(denied.field, "kubeconfig");
+        assert.match(
+            denied.message,
+            /\(u\) is denied 1 permission\(s\) the rollout needs: patch nodes cluster-wide\. pulumi up with it refuses/,
+        );
+        assert.match(denied.fix ?? "", /rbac\/kube-proxy-mode\.yaml/);
+        assert.deepEqual(
+            accessFindings({ unanswered: "403 selfsubjectaccessreviews forbidden" }).map((f) => [f.severity, f.code]),
+            [["info", "access.unchecked"]],
+        );
+        assert.deepEqual(accessFindings({ denied: [] }), []);
+        assert.deepEqual(accessFindings(undefined), []);
     });
 });
 

@@ -360,7 +360,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 assert.ok(err instanceof RolloutRefused, String(err));
                 assert.match(
                     err.message,
-                    /the identity running the rollout \(system:serviceaccount:kube-system:kube-proxy-mode\) is denied 2 permission\(s\) it needs: create pods\/eviction cluster-wide; watch daemonsets\.apps in kube-system\. Nothing was changed/,
+                    /the identity running the rollout \(system:serviceaccount:kube-system:kube-proxy-mode\) is denied 2 permission\(s\) the rollout needs: create pods\/eviction cluster-wide; watch daemonsets\.apps in kube-system\. Nothing was changed/,
                 );
             }
             assert.equal(cluster.writes, 0, "nothing written, not even the lease");
@@ -416,6 +416,38 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             clock.t += 61_000;
             await runPools(ctx("next"), ["canary"]);
             assert.equal(cluster.node("canary-1").verified, HASH);
+            assert.equal(cluster.lease, undefined);
+        });
+
+        it("the release waits for a renewal in flight, so no renewal lands after it", async () => {
+            const { cluster, ctx } = setup();
+            const order: string[] = [];
+            let inFlight = 0;
+            const renew = cluster.renewLease.bind(cluster);
+            cluster.renewLease = async (holder) => {
+                inFlight++;
+                order.push("renewal starts");
+                await new Promise((r) => setTimeout(r, 60));
+                const ok = await renew(holder);
+                inFlight--;
+                order.push(`renewal ends (${ok ? "held" : "lost"})`);
+                return ok;
+            };
+            const release = cluster.releaseLease.bind(cluster);
+            cluster.releaseLease = async (holder) => {
+                order.push(`release, ${inFlight} renewal(s) in flight`);
+                await release(holder);
+            };
+            // the run lasts past the first renewal (every 10 ms with a 30 ms lease), which is still in flight at its end
+            const list = cluster.nodes.bind(cluster);
+            cluster.nodes = async (...a) => {
+                await new Promise((r) => setTimeout(r, 20));
+                return list(...a);
+            };
+            await runPools(ctx("run-1", { leaseSeconds: 0.03 }), ["canary"]);
+            await new Promise((r) => setTimeout(r, 100)); // any renewal still out lands now
+            assert.equal(order[0], "renewal starts", order.join(" | "));
+            assert.equal(order.at(-1), "release, 0 renewal(s) in flight", order.join(" | "));
             assert.equal(cluster.lease, undefined);
         });
     });

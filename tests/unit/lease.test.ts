@@ -1,0 +1,129 @@
+// The rollout Lease under concurrent writes. A renewal in flight when the run ends, or another run
+// taking over, lands between a read of the Lease and the replace that follows it; the API server
+// then answers 409. These tests run the tool's cluster client against a SIMULATED API server that
+// keeps one Lease with a resourceVersion (compare-and-swap, as the real one) and lets a test land
+// a write at exactly that moment.
+import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type * as k8s from "@kubernetes/client-node";
+import { clusterOn } from "./simulatedApi.js";
+
+interface SimulatedLeaseServer {
+    url: string;
+    lease: () => k8s.V1Lease | undefined;
+    /** runs once, when the next replace arrives and before it is judged: a write that lands in between */
+    beforeNextReplace: (write: (lease: k8s.V1Lease) => k8s.V1LeaseSpec) => void;
+    /** every replace from now on finds the Lease changed (a writer that never stops) */
+    alwaysChanged: () => void;
+    conflicts: () => number;
+    close: () => Promise<void>;
+}
+
+/** SIMULATED API server holding one Lease, with resourceVersion compare-and-swap on replace. */
+async function simulatedLeaseServer(): Promise<SimulatedLeaseServer> {
+    let lease: k8s.V1Lease | undefined;
+    let version = 0;
+    let interloper: ((l: k8s.V1Lease) => k8s.V1LeaseSpec) | undefined;
+    let endless = false;
+    let conflicts = 0;
+    const send = (res: import("node:http").ServerResponse, code: number, body: unknown) =>
+        res.writeHead(code, { "content-type": "application/json" }).end(JSON.stringify(body));
+    const status = (code: number, reason: string) => ({
+        kind: "Status",
+        status: "Failure",
+        code,
+        reason,
+        message: reason,
+    });
+    const stored = (l: k8s.V1Lease): k8s.V1Lease => {
+        lease = {
+            ...l,
+            apiVersion: "coordination.k8s.io/v1",
+            kind: "Lease",
+            metadata: { ...l.metadata, resourceVersion: String(++version) },
+        };
+        return lease;
+    };
+    const server: Server = createServer((req, res) => {
+        let raw = "";
+        req.on("data", (c: Buffer) => (raw += c.toString()));
+        req.on("end", () => {
+            const body = raw ? (JSON.parse(raw) as k8s.V1Lease) : undefined;
+            if (req.method === "GET") return lease ? send(res, 200, lease) : send(res, 404, status(404, "NotFound"));
+            if (req.method === "POST") {
+                if (lease) return send(res, 409, status(409, "AlreadyExists"));
+                return send(res, 201, stored(body!));
+            }
+            if (req.method === "PUT") {
+                if (interloper && lease) {
+                    const write = interloper;
+                    interloper = undefined;
+                    stored({ ...lease, spec: write(lease) });
+                }
+                if (endless && lease) stored(lease);
+                if (!lease || body?.metadata?.resourceVersion !== lease.metadata?.resourceVersion) {
+                    conflicts++;
+                    return send(res, 409, status(409, "Conflict"));
+                }
+                return send(res, 200, stored(body!));
+            }
+            send(res, 405, status(405, "MethodNotAllowed"));
+        });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    return {
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        lease: () => lease,
+        beforeNextReplace: (write) => void (interloper = write),
+        alwaysChanged: () => void (endless = true),
+        conflicts: () => conflicts,
+        close: async () => {
+            server.closeAllConnections();
+            await new Promise((r) => server.close(r));
+        },
+    };
+}
+
+describe("the rollout Lease under concurrent writes (SIMULATED API server)", () => {
+    let sim: SimulatedLeaseServer;
+    beforeEach(async () => (sim = await simulatedLeaseServer()));
+    afterEach(() => sim.close());
+
+    it("the release frees the Lease when the run's own renewal lands between its read and its write", async () => {
+        const cluster = clusterOn(sim.url);
+        assert.deepEqual(await cluster.acquireLease("run-a", 60), { acquired: true });
+        sim.beforeNextReplace((l) => ({ ...l.spec, renewTime: new Date() }));
+        await cluster.releaseLease("run-a");
+        assert.equal(sim.conflicts(), 1, "the release's first write met the renewal");
+        assert.equal(sim.lease()?.spec?.holderIdentity, undefined, "nobody holds the Lease");
+        assert.equal(sim.lease()?.spec?.leaseDurationSeconds, 60);
+    });
+
+    it("the release leaves the Lease alone when another run took it over between its read and its write", async () => {
+        const cluster = clusterOn(sim.url);
+        await cluster.acquireLease("run-a", 60);
+        sim.beforeNextReplace((l) => ({ ...l.spec, holderIdentity: "run-b" }));
+        await cluster.releaseLease("run-a");
+        assert.equal(sim.lease()?.spec?.holderIdentity, "run-b");
+    });
+
+    it("a renewal says the Lease is lost when another run took it over between its read and its write", async () => {
+        const cluster = clusterOn(sim.url);
+        await cluster.acquireLease("run-a", 60);
+        sim.beforeNextReplace((l) => ({ ...l.spec, holderIdentity: "run-b" }));
+        assert.equal(await cluster.renewLease("run-a"), false);
+        assert.equal(sim.lease()?.spec?.holderIdentity, "run-b");
+    });
+
+    it("a release that meets a change on every attempt fails naming the 409, instead of looping", async () => {
+        const cluster = clusterOn(sim.url);
+        await cluster.acquireLease("run-a", 60);
+        sim.alwaysChanged();
+        await assert.rejects(
+            cluster.releaseLease("run-a"),
+            /could not release the rollout Lease.*5 attempts \(409 Conflict/,
+        );
+        assert.equal(sim.conflicts(), 5);
+    });
+});
