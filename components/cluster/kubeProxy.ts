@@ -693,7 +693,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                     fieldManager: FIELD_MANAGER,
                 });
             } catch (e) {
-                if ((e as { code?: number })?.code !== 409 || attempt >= 10) throw e;
+                if (apiStatus(e) !== 409 || attempt >= 10) throw e;
             }
         }
     }
@@ -970,7 +970,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             });
             return true;
         } catch (e) {
-            if ((e as { code?: number })?.code !== 409) throw e;
+            if (apiStatus(e) !== 409) throw e;
             return false;
         }
     }
