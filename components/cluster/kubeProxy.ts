@@ -15,7 +15,7 @@ import {
 } from "../core/drain.js";
 import { nodeFacts } from "../core/nodes.js";
 import { MARKS, rolloutObjectName, type NodeState } from "../core/plan.js";
-import type { Access } from "../core/rbac.js";
+import type { Access, AccessReview } from "../core/rbac.js";
 import { PROBE_SCRIPT } from "../core/probe.js";
 import {
     podVerdict,
@@ -832,7 +832,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
     private authorizationApi?: k8s.AuthorizationV1Api;
 
     /** One SelfSubjectAccessReview per access, a few at a time; the denied ones, in their order. */
-    async deniedAccesses(wanted: Access[]): Promise<{ user?: string; denied: Access[] }> {
+    async deniedAccesses(wanted: Access[]): Promise<AccessReview> {
         const api = (this.authorizationApi ??= this.api(k8s.AuthorizationV1Api));
         const refused = new Set<Access>();
         await eachAtMost(ACCESS_REVIEWS_AT_ONCE, wanted, async (a) => {

@@ -141,14 +141,20 @@ export function describeAccess(a: Access): string {
     return `${a.verb} ${what}${a.name ? ` ${a.name}` : ""} ${a.namespace ? `in ${a.namespace}` : "cluster-wide"}`;
 }
 
-/** What the cluster answered when asked for the rollout's accesses: the ones it denies (and to whom), or why it would not say. */
-export type AccessAnswer = { user?: string; denied: Access[] } | { unanswered: string };
+/** The accesses the cluster denies, and to whom when it says (a SelfSubjectReview). */
+export interface AccessReview {
+    user?: string;
+    denied: Access[];
+}
+
+/** What the cluster answered when asked for the rollout's accesses, or why it would not say. */
+export type AccessAnswer = AccessReview | { unanswered: string };
 
 /** Where the missing permissions come from: the one fix both the preview and the runner name. */
 export const GRANT_ACCESS = "grant them: rbac/kube-proxy-mode.yaml, or the kubeProxyModeRbac helper (docs/rbac.md)";
 
 /** `the identity X is denied N permission(s) the rollout needs: a; b` */
-export function deniedAccessText(who: string, answer: { user?: string; denied: Access[] }): string {
+export function deniedAccessText(who: string, answer: AccessReview): string {
     return (
         `${who}${answer.user ? ` (${answer.user})` : ""} is denied ${answer.denied.length} permission(s) the rollout needs: ` +
         answer.denied.map(describeAccess).join("; ")

@@ -3,7 +3,7 @@
 // the API server; the unit tests implement it in memory and inject faults behind it.
 import type { CurrentConfig } from "../core/config.js";
 import type { NodeState } from "../core/plan.js";
-import type { Access } from "../core/rbac.js";
+import type { Access, AccessReview } from "../core/rbac.js";
 
 /** Which objects are kube-proxy's in this cluster. */
 export interface Names {
@@ -142,7 +142,7 @@ export interface RolloutCluster {
      * answers: the cluster's own authorizers decide), and who that identity is when the cluster
      * says (SelfSubjectReview); throws when it cannot ask.
      */
-    deniedAccesses(wanted: Access[]): Promise<{ user?: string; denied: Access[] }>;
+    deniedAccesses(wanted: Access[]): Promise<AccessReview>;
     installation(): Promise<Installation>;
     nodes(): Promise<RolloutNode[]>;
     /** the configuration text a placement (a configuration hash) runs */

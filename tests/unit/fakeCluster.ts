@@ -7,7 +7,7 @@
 import { parseCurrentConfig } from "../../components/core/config.js";
 import { configHash, MARKS } from "../../components/core/plan.js";
 import type { ProxyMode } from "../../components/core/types.js";
-import { describeAccess, type Access } from "../../components/core/rbac.js";
+import { describeAccess, type Access, type AccessReview } from "../../components/core/rbac.js";
 import type {
     Installation,
     KubeProxyPod,
@@ -341,7 +341,7 @@ export class FakeCluster implements RolloutCluster {
     /** the access review itself is refused (a cluster that will not answer the question) */
     accessReviewRefused = false;
 
-    async deniedAccesses(wanted: Access[]): Promise<{ user?: string; denied: Access[] }> {
+    async deniedAccesses(wanted: Access[]): Promise<AccessReview> {
         this.alive("deniedAccesses");
         if (this.accessReviewRefused)
             throw Object.assign(
