@@ -25,6 +25,9 @@ export interface DrainOptions {
     deleteEmptyDirData: boolean;
 }
 
+/** A pool's `drain` field as declared: true, false, drain options, or absent (false). */
+export type PoolDrain = boolean | Partial<DrainOptions> | undefined;
+
 export const MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror";
 
 export interface DrainRefusal {
@@ -45,10 +48,15 @@ export function podName(p: DrainPod): string {
 }
 
 /** The pool's `drain` value as options; undefined when the pool does not drain. */
-export function drainOptions(drain: boolean | Partial<DrainOptions> | undefined): DrainOptions | undefined {
+export function drainOptions(drain: PoolDrain): DrainOptions | undefined {
     if (drain === undefined || drain === false) return undefined;
     if (drain === true) return { force: false, deleteEmptyDirData: false };
     return { force: drain.force === true, deleteEmptyDirData: drain.deleteEmptyDirData === true };
+}
+
+/** Whether any of these pools drains its nodes (`drain: true` or drain options): then the rollout evicts pods. */
+export function anyPoolDrains(pools: readonly { drain?: PoolDrain }[]): boolean {
+    return pools.some((p) => drainOptions(p.drain) !== undefined);
 }
 
 /**
@@ -159,7 +167,7 @@ export function drainDeadline(startMs: number, timeoutSeconds: number): number {
  * keeps its workloads there, so it must say it accepts that (`allowUnroutedNode: true`).
  */
 export function unroutedNodeFindings(
-    pools: { name: string; drain?: unknown; allowUnroutedNode?: boolean }[],
+    pools: { name: string; drain?: PoolDrain; allowUnroutedNode?: boolean }[],
     from: ProxyMode | undefined,
     to: ProxyMode,
     opts: { podTimeoutSeconds?: number; cleanupTimeoutSeconds?: number } = {},
@@ -169,8 +177,7 @@ export function unroutedNodeFindings(
     const cleanup = opts.cleanupTimeoutSeconds ?? 120;
     const out: Finding[] = [];
     pools.forEach((p, i) => {
-        const drains = p.drain === true || (typeof p.drain === "object" && p.drain !== null);
-        if (drains || p.allowUnroutedNode === true) return;
+        if (drainOptions(p.drain) !== undefined || p.allowUnroutedNode === true) return;
         out.push({
             severity: "error",
             code: "pools.unroutedNode",

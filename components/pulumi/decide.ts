@@ -12,6 +12,7 @@ import { configHash } from "../core/plan.js";
 import { checkPromotion, gateRefusal, parsePromotion, promotionTarget } from "../core/promotion.js";
 import { InputError, type ProxyMode } from "../core/types.js";
 import { accessFindings } from "../core/rbac.js";
+import { anyPoolDrains } from "../core/drain.js";
 import { clusterIdentity, kubeconfigFromSetting, loadKubeConfig } from "../cluster/client.js";
 import { namesFor } from "../cluster/kubeProxy.js";
 import type { Names } from "../rollout/cluster.js";
@@ -345,8 +346,9 @@ async function decideOnce(
 ): Promise<Decision> {
     const { desired, flavor, names, verify } = checkInputs(refuse, i, kc, source);
     const cluster = identify(refuse, kc, i.context, source);
-    const drain = (i.pools ?? []).some((p) => p.drain === true);
-    const snapshot = await readCluster(refuse, reader, kc, cluster, flavor, names, { drain });
+    const snapshot = await readCluster(refuse, reader, kc, cluster, flavor, names, {
+        drain: anyPoolDrains(i.pools ?? []),
+    });
     const migration = migrate(refuse, snapshot, desired, i.pools ?? []);
     const spec: RolloutSpecInput = rolloutSpecInputSchema.parse({
         flavor,

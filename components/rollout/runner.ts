@@ -12,6 +12,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { effectiveMode, parseKubeProxyConfiguration } from "../core/config.js";
 import { formatDuration } from "../core/duration.js";
+import { anyPoolDrains } from "../core/drain.js";
 import {
     configHash,
     MARKS,
@@ -567,7 +568,7 @@ async function reconcile(
 async function checkAccess(ctx: Context): Promise<void> {
     const wanted = rolloutAccesses({
         namespace: ctx.cluster.names.namespace,
-        drain: ctx.spec.pools.some((p) => Boolean(p.drain)),
+        drain: anyPoolDrains(ctx.spec.pools),
     });
     const answer = await ctx.cluster.deniedAccesses(wanted).catch((e: unknown) => {
         ctx.log(

@@ -326,4 +326,16 @@ describe("KubeProxyMode component (Pulumi mocks)", () => {
         await run(true, {}, snapshot(), reads);
         assert.deepEqual(reads, ["ambient, drain asked"]);
     });
+
+    it("asks for the drain's permissions when a pool drains with options, and not when no pool drains", async () => {
+        const asked = async (drain: unknown) => {
+            const reads: string[] = [];
+            const pools = [POOLS[0], { ...POOLS[1], drain }];
+            await run(true, { pools }, snapshot(), reads);
+            return reads;
+        };
+        assert.deepEqual(await asked({ force: true }), ["ambient, drain asked"]);
+        assert.deepEqual(await asked({}), ["ambient, drain asked"], "drain: {} drains, as the runner reads it");
+        assert.deepEqual(await asked(false), ["ambient"]);
+    });
 });

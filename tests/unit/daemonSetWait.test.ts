@@ -4,9 +4,8 @@
 // wait wakes on the watch's event rather than its 5 s fallback, and a watch the server refuses
 // is named as the missing permission at once, where it used to cost 5 s per wait, unseen.
 import assert from "node:assert/strict";
-import { createServer, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { clusterOn } from "./simulatedApi.js";
+import type { ServerResponse } from "node:http";
+import { answer, clusterOn, failure, listenSimulated, openStream } from "./simulatedApi.js";
 
 const PATH = "/apis/apps/v1/namespaces/kube-system/daemonsets";
 
@@ -27,35 +26,21 @@ async function simulatedDaemonSetServer(opts: { forbidWatch: boolean }) {
             numberAvailable: 3,
         },
     });
-    const server: Server = createServer((req, res) => {
+    const server = await listenSimulated((req, res) => {
         const url = new URL(req.url ?? "/", "http://sim");
         if (url.pathname === PATH && url.searchParams.get("watch") === "true") {
-            if (opts.forbidWatch)
-                return void res
-                    .writeHead(403, { "content-type": "application/json" })
-                    .end(JSON.stringify({ kind: "Status", status: "Failure", code: 403, reason: "Forbidden" }));
-            res.writeHead(200, { "content-type": "application/json" });
-            res.flushHeaders();
-            watches.add(res);
-            res.on("close", () => watches.delete(res));
-            return;
+            if (opts.forbidWatch) return answer(res, 403, failure(403, "Forbidden"));
+            return openStream(res, watches);
         }
-        if (url.pathname === `${PATH}/kube-proxy`)
-            return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(object()));
+        if (url.pathname === `${PATH}/kube-proxy`) return answer(res, 200, object());
         res.writeHead(404).end();
-    });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    }, watches);
     return {
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        ...server,
         /** the controller records the generation and rolls every pod; the watch says so */
         rolled: () => {
             observed = generation;
             for (const w of watches) w.write(JSON.stringify({ type: "MODIFIED", object: object() }) + "\n");
-        },
-        close: async () => {
-            for (const w of watches) w.socket?.destroy();
-            server.closeAllConnections();
-            await new Promise((r) => server.close(r));
         },
     };
 }

@@ -4,20 +4,16 @@
 // keeps one Lease with a resourceVersion (compare-and-swap, as the real one) and lets a test land
 // a write at exactly that moment.
 import assert from "node:assert/strict";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import type * as k8s from "@kubernetes/client-node";
-import { clusterOn } from "./simulatedApi.js";
+import { answer, clusterOn, failure, listenSimulated, type SimulatedServer } from "./simulatedApi.js";
 
-interface SimulatedLeaseServer {
-    url: string;
+interface SimulatedLeaseServer extends SimulatedServer {
     lease: () => k8s.V1Lease | undefined;
     /** runs once, when the next replace arrives and before it is judged: a write that lands in between */
     beforeNextReplace: (write: (lease: k8s.V1Lease) => k8s.V1LeaseSpec) => void;
     /** every replace from now on finds the Lease changed (a writer that never stops) */
     alwaysChanged: () => void;
     conflicts: () => number;
-    close: () => Promise<void>;
 }
 
 /** SIMULATED API server holding one Lease, with resourceVersion compare-and-swap on replace. */
@@ -27,15 +23,6 @@ async function simulatedLeaseServer(): Promise<SimulatedLeaseServer> {
     let interloper: ((l: k8s.V1Lease) => k8s.V1LeaseSpec) | undefined;
     let endless = false;
     let conflicts = 0;
-    const send = (res: import("node:http").ServerResponse, code: number, body: unknown) =>
-        res.writeHead(code, { "content-type": "application/json" }).end(JSON.stringify(body));
-    const status = (code: number, reason: string) => ({
-        kind: "Status",
-        status: "Failure",
-        code,
-        reason,
-        message: reason,
-    });
     const stored = (l: k8s.V1Lease): k8s.V1Lease => {
         lease = {
             ...l,
@@ -45,15 +32,16 @@ async function simulatedLeaseServer(): Promise<SimulatedLeaseServer> {
         };
         return lease;
     };
-    const server: Server = createServer((req, res) => {
+    const server = await listenSimulated((req, res) => {
         let raw = "";
         req.on("data", (c: Buffer) => (raw += c.toString()));
         req.on("end", () => {
             const body = raw ? (JSON.parse(raw) as k8s.V1Lease) : undefined;
-            if (req.method === "GET") return lease ? send(res, 200, lease) : send(res, 404, status(404, "NotFound"));
+            if (req.method === "GET")
+                return lease ? answer(res, 200, lease) : answer(res, 404, failure(404, "NotFound"));
             if (req.method === "POST") {
-                if (lease) return send(res, 409, status(409, "AlreadyExists"));
-                return send(res, 201, stored(body!));
+                if (lease) return answer(res, 409, failure(409, "AlreadyExists"));
+                return answer(res, 201, stored(body!));
             }
             if (req.method === "PUT") {
                 if (interloper && lease) {
@@ -64,24 +52,19 @@ async function simulatedLeaseServer(): Promise<SimulatedLeaseServer> {
                 if (endless && lease) stored(lease);
                 if (!lease || body?.metadata?.resourceVersion !== lease.metadata?.resourceVersion) {
                     conflicts++;
-                    return send(res, 409, status(409, "Conflict"));
+                    return answer(res, 409, failure(409, "Conflict"));
                 }
-                return send(res, 200, stored(body!));
+                return answer(res, 200, stored(body!));
             }
-            send(res, 405, status(405, "MethodNotAllowed"));
+            answer(res, 405, failure(405, "MethodNotAllowed"));
         });
     });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     return {
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        ...server,
         lease: () => lease,
         beforeNextReplace: (write) => void (interloper = write),
         alwaysChanged: () => void (endless = true),
         conflicts: () => conflicts,
-        close: async () => {
-            server.closeAllConnections();
-            await new Promise((r) => server.close(r));
-        },
     };
 }
 

@@ -2,35 +2,21 @@
 // (components/cluster/client.ts, Cluster.eachNode). These tests run it against a SIMULATED API server (a
 // small HTTP server that lists nodes in pages and nothing else).
 import assert from "node:assert/strict";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { NODE_PAGE } from "../../components/cluster/client.js";
-import { clusterOn } from "./simulatedApi.js";
+import { answer, clusterOn, failure, listenSimulated, type SimulatedServer } from "./simulatedApi.js";
 import { MARKS } from "../../components/core/plan.js";
 
 /** SIMULATED API server: `count` nodes, listed in pages of `limit` with an opaque continue token. */
-async function simulatedNodeServer(
-    count: number,
-    failPage?: number,
-): Promise<{ url: string; requests: URL[]; close: () => Promise<void> }> {
+async function simulatedNodeServer(count: number, failPage?: number): Promise<SimulatedServer & { requests: URL[] }> {
     const requests: URL[] = [];
-    const server: Server = createServer((req, res) => {
+    const server = await listenSimulated((req, res) => {
         const url = new URL(req.url ?? "/", "http://sim");
         requests.push(url);
         if (url.pathname !== "/api/v1/nodes") return void res.writeHead(404).end();
         const limit = Number(url.searchParams.get("limit") ?? count);
         const from = Number(Buffer.from(url.searchParams.get("continue") ?? "MA==", "base64").toString());
         if (failPage !== undefined && from / limit === failPage) {
-            res.writeHead(410, { "content-type": "application/json" }).end(
-                JSON.stringify({
-                    kind: "Status",
-                    status: "Failure",
-                    code: 410,
-                    reason: "Expired",
-                    message: "SIMULATED: the continue token expired",
-                }),
-            );
-            return;
+            return answer(res, 410, failure(410, "Expired", "SIMULATED: the continue token expired"));
         }
         const to = Math.min(count, from + limit);
         const items = [];
@@ -48,24 +34,14 @@ async function simulatedNodeServer(
                 status: { nodeInfo: { kernelVersion: "6.8.0", osImage: "Ubuntu", operatingSystem: "linux" } },
             });
         const next = to < count ? Buffer.from(String(to)).toString("base64") : undefined;
-        res.writeHead(200, { "content-type": "application/json" }).end(
-            JSON.stringify({
-                apiVersion: "v1",
-                kind: "NodeList",
-                metadata: { resourceVersion: "7", continue: next },
-                items,
-            }),
-        );
+        answer(res, 200, {
+            apiVersion: "v1",
+            kind: "NodeList",
+            metadata: { resourceVersion: "7", continue: next },
+            items,
+        });
     });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    return {
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        requests,
-        close: async () => {
-            server.closeAllConnections();
-            await new Promise((r) => server.close(r));
-        },
-    };
+    return { ...server, requests };
 }
 
 describe("reading every node (SIMULATED API server)", () => {

@@ -4,11 +4,10 @@
 // lists and watches pods and nothing else) whose watch goes silent or drops, and check that a
 // stale cache delays a wait but never passes it.
 import assert from "node:assert/strict";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import * as k8s from "@kubernetes/client-node";
 import type { KubeProxyCluster } from "../../components/cluster/kubeProxy.js";
-import { clusterOn } from "./simulatedApi.js";
+import { answer, clusterOn, failure, listenSimulated, openStream, type SimulatedServer } from "./simulatedApi.js";
 
 interface SimPod {
     name: string;
@@ -30,7 +29,7 @@ class SimulatedApiServer {
     lists = 0;
     watches = 0;
     private readonly streams = new Set<ServerResponse>();
-    private server!: Server;
+    private server!: SimulatedServer;
 
     podObject(p: SimPod): k8s.V1Pod {
         return {
@@ -82,10 +81,7 @@ class SimulatedApiServer {
     private handle(req: IncomingMessage, res: ServerResponse): void {
         const url = new URL(req.url ?? "/", "http://sim");
         if (this.down) {
-            res.writeHead(503, { "content-type": "application/json" }).end(
-                JSON.stringify({ kind: "Status", status: "Failure", code: 503 }),
-            );
-            return;
+            return answer(res, 503, failure(503));
         }
         if (url.pathname.endsWith("/log")) {
             res.writeHead(200, { "content-type": "text/plain" }).end("SIMULATED kube-proxy log: it crashed\n");
@@ -98,40 +94,21 @@ class SimulatedApiServer {
         const field = url.searchParams.get("fieldSelector")?.replace(/^spec\.nodeName=/, "");
         if (url.searchParams.get("watch") === "true") {
             this.watches++;
-            if (this.forbidWatch) {
-                res.writeHead(403, { "content-type": "application/json" }).end(
-                    JSON.stringify({ kind: "Status", status: "Failure", code: 403, reason: "Forbidden" }),
-                );
-                return;
-            }
-            res.writeHead(200, { "content-type": "application/json" });
-            res.flushHeaders();
-            this.streams.add(res);
-            res.on("close", () => this.streams.delete(res));
-            return;
+            if (this.forbidWatch) return answer(res, 403, failure(403, "Forbidden"));
+            return openStream(res, this.streams);
         }
         this.lists++;
         const items = [...this.pods.values()].filter((p) => !field || p.node === field).map((p) => this.podObject(p));
-        res.writeHead(200, { "content-type": "application/json" }).end(
-            JSON.stringify({
-                apiVersion: "v1",
-                kind: "PodList",
-                metadata: { resourceVersion: String(this.rv) },
-                items,
-            }),
-        );
+        answer(res, 200, { apiVersion: "v1", kind: "PodList", metadata: { resourceVersion: String(this.rv) }, items });
     }
 
     async start(): Promise<string> {
-        this.server = createServer((req, res) => this.handle(req, res));
-        await new Promise<void>((r) => this.server.listen(0, "127.0.0.1", r));
-        return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+        this.server = await listenSimulated((req, res) => this.handle(req, res), this.streams);
+        return this.server.url;
     }
 
     async stop(): Promise<void> {
-        for (const s of this.streams) s.socket?.destroy();
-        this.server.closeAllConnections();
-        await new Promise((r) => this.server.close(r));
+        await this.server.close();
     }
 }
 

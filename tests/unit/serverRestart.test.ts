@@ -3,53 +3,31 @@
 // (components/cluster/client.ts, retry.ts) against a SIMULATED API server that plays those
 // phases, so the real HTTP stack sees real refused connections and real 403 answers.
 import assert from "node:assert/strict";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { RETRY } from "../../components/cluster/retry.js";
-import { clusterOn } from "./simulatedApi.js";
+import { answer, clusterOn, failure, listenSimulated, type SimulatedServer } from "./simulatedApi.js";
 
 type Phase = "drop" | "forbid" | "serve";
 
 /** SIMULATED API server: answers /api/v1/nodes/<name> in the phase the test sets. */
-async function simulatedRestartingServer(): Promise<{
-    url: string;
-    set: (phase: Phase) => void;
-    seen: Phase[];
-    close: () => Promise<void>;
-}> {
+async function simulatedRestartingServer(): Promise<SimulatedServer & { set: (phase: Phase) => void; seen: Phase[] }> {
     let phase: Phase = "serve";
     const seen: Phase[] = [];
-    const server: Server = createServer((req, res) => {
+    const server = await listenSimulated((req, res) => {
         seen.push(phase);
         if (phase === "drop") return void req.socket.destroy();
         if (phase === "forbid") {
-            res.writeHead(403, { "content-type": "application/json" }).end(
-                JSON.stringify({
-                    kind: "Status",
-                    status: "Failure",
-                    code: 403,
-                    reason: "Forbidden",
-                    message: 'SIMULATED: nodes "workers-1" is forbidden: RBAC not loaded yet',
-                }),
+            answer(
+                res,
+                403,
+                failure(403, "Forbidden", 'SIMULATED: nodes "workers-1" is forbidden: RBAC not loaded yet'),
             );
             phase = "serve"; // the authorizer has loaded: the next request is served
             return;
         }
         const name = decodeURIComponent(new URL(req.url ?? "/", "http://sim").pathname.split("/").pop() ?? "");
-        res.writeHead(200, { "content-type": "application/json" }).end(
-            JSON.stringify({ apiVersion: "v1", kind: "Node", metadata: { name } }),
-        );
+        answer(res, 200, { apiVersion: "v1", kind: "Node", metadata: { name } });
     });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    return {
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        set: (p) => void (phase = p),
-        seen,
-        close: async () => {
-            server.closeAllConnections();
-            await new Promise((r) => server.close(r));
-        },
-    };
+    return { ...server, set: (p) => void (phase = p), seen };
 }
 
 describe("an API server restarting under the tool (SIMULATED API server)", () => {

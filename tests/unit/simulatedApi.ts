@@ -1,4 +1,6 @@
 // What the tests against a SIMULATED API server (a small HTTP server on 127.0.0.1) share.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import * as k8s from "@kubernetes/client-node";
 import { KubeProxyCluster, namesFor } from "../../components/cluster/kubeProxy.js";
 
@@ -12,4 +14,48 @@ export function clusterOn(server: string): KubeProxyCluster {
         currentContext: "sim",
     });
     return new KubeProxyCluster(kc, namesFor("kubeadm"));
+}
+
+/** A SIMULATED API server listening on 127.0.0.1: its URL, and a close that ends every open stream. */
+export interface SimulatedServer {
+    url: string;
+    close: () => Promise<void>;
+}
+
+/**
+ * Starts a SIMULATED API server with this handler on a free port of 127.0.0.1. `close` destroys
+ * the sockets of `streams` (the open watches), every kept-alive connection, then the server.
+ */
+export async function listenSimulated(
+    handler: (req: IncomingMessage, res: ServerResponse) => void,
+    streams: Iterable<ServerResponse> = [],
+): Promise<SimulatedServer> {
+    const server: Server = createServer(handler);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    return {
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        close: async () => {
+            for (const s of streams) s.socket?.destroy();
+            server.closeAllConnections();
+            await new Promise((r) => server.close(r));
+        },
+    };
+}
+
+/** Answers with this JSON body and status code, as the API server does. */
+export function answer(res: ServerResponse, code: number, body: unknown): void {
+    res.writeHead(code, { "content-type": "application/json" }).end(JSON.stringify(body));
+}
+
+/** The API server's Status object for a failed request. */
+export function failure(code: number, reason?: string, message?: string): k8s.V1Status {
+    return { kind: "Status", status: "Failure", code, ...(reason ? { reason } : {}), ...(message ? { message } : {}) };
+}
+
+/** Starts a watch's stream: headers sent, events written by the test, kept in `streams` until closed. */
+export function openStream(res: ServerResponse, streams: Set<ServerResponse>): void {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.flushHeaders();
+    streams.add(res);
+    res.on("close", () => streams.delete(res));
 }
