@@ -13,7 +13,7 @@ import {
     type DrainOptions,
     type DrainPod,
 } from "../core/drain.js";
-import { nodeFacts } from "../core/nodes.js";
+import { nodeFacts, taintsWhenCordoned, type Taint } from "../core/nodes.js";
 import { MARKS, rolloutObjectName, type NodeState } from "../core/plan.js";
 import type { Access, AccessReview } from "../core/rbac.js";
 import { PROBE_SCRIPT } from "../core/probe.js";
@@ -127,14 +127,22 @@ async function createUnlessExists(create: () => Promise<unknown>): Promise<boole
     }
 }
 
-/** The merge patch of a node for a change of its rollout state (and, with `cordon`, the rollout's cordon). */
-function nodePatch(change: NodeChange & { cordon?: true }): {
+/**
+ * The merge patch of a node for a change of its rollout state (and, with `cordon`, the rollout's
+ * cordon). A cordon or an uncordon made against the node as read (`read`) carries the node's
+ * taints with the unschedulable taint added or removed (core/nodes.ts), so the node lifecycle
+ * controller has nothing to write after it.
+ */
+function nodePatch(
+    change: NodeChange & { cordon?: true },
+    read?: k8s.V1Node,
+): {
     metadata: {
         resourceVersion?: string;
         annotations: Record<string, string | null>;
         labels?: Record<string, string | null>;
     };
-    spec?: { unschedulable: true | null };
+    spec?: { unschedulable: true | null; taints?: Taint[] | null };
 } {
     const annotations: Record<string, string | null> = {};
     if (change.move !== undefined)
@@ -151,12 +159,18 @@ function nodePatch(change: NodeChange & { cordon?: true }): {
             annotations,
             ...(change.placement !== undefined ? { labels: { [MARKS.configLabel]: change.placement } } : {}),
         },
-        ...(change.cordon
-            ? { spec: { unschedulable: true } }
-            : change.uncordon
-              ? { spec: { unschedulable: null } }
-              : {}),
+        ...(change.cordon || change.uncordon
+            ? { spec: { unschedulable: change.cordon ? true : null, ...taintsPatch(read, change.cordon === true) } }
+            : {}),
     };
+}
+
+/** The `spec.taints` of a node patch that cordons (or uncordons) the node as read; nothing when unchanged or unread. */
+function taintsPatch(read: k8s.V1Node | undefined, cordoned: boolean): { taints?: Taint[] | null } {
+    if (!read) return {};
+    const taints = taintsWhenCordoned(read.spec?.taints, cordoned);
+    if (taints === undefined) return {};
+    return { taints: taints.length ? taints : null };
 }
 
 /** How many of the restore's pod label patches are in flight at once. */
@@ -360,24 +374,44 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
      * a cordon that is not the rollout's is never taken for its own.
      */
     async startMove(node: string, move: NodeMove): Promise<boolean> {
+        let ours = false;
+        await this.patchNodeAsRead(node, (n) => {
+            const cordoned = !!n.spec?.unschedulable;
+            ours = !cordoned || n.metadata?.annotations?.[MARKS.cordonedAnnotation] === MARKS.managedByValue;
+            return nodePatch({ move, ...(cordoned ? {} : { cordon: true }) }, n);
+        });
+        return ours;
+    }
+
+    /**
+     * One merge patch of the node: the parts of `change` that are given, together. An uncordon is
+     * made against the node as just read (its resourceVersion), as the cordon was, since it
+     * rewrites the node's taints: a taint someone adds in between is read again, never lost.
+     */
+    async writeNode(node: string, change: NodeChange): Promise<void> {
+        if (!change.uncordon) {
+            await this.core.patchNode({ name: node, body: nodePatch(change) }, MERGE);
+            return;
+        }
+        await this.patchNodeAsRead(node, (n) => nodePatch(change, n));
+    }
+
+    /**
+     * A merge patch built from the node as just read, applied only if the node has not changed
+     * since (its resourceVersion); on a 409 the node is read and the patch built again, up to 5 times.
+     */
+    private async patchNodeAsRead(node: string, build: (n: k8s.V1Node) => ReturnType<typeof nodePatch>): Promise<void> {
         for (let attempt = 1; ; attempt++) {
             const n = await this.node(node);
-            const cordoned = !!n.spec?.unschedulable;
-            const ours = !cordoned || n.metadata?.annotations?.[MARKS.cordonedAnnotation] === MARKS.managedByValue;
-            const body = nodePatch({ move, ...(cordoned ? {} : { cordon: true }) });
+            const body = build(n);
             body.metadata.resourceVersion = n.metadata?.resourceVersion;
             try {
                 await this.core.patchNode({ name: node, body }, MERGE);
-                return ours;
+                return;
             } catch (e) {
                 if (apiStatus(e) !== 409 || attempt >= 5) throw e;
             }
         }
-    }
-
-    /** One merge patch of the node: the parts of `change` that are given, together. */
-    async writeNode(node: string, change: NodeChange): Promise<void> {
-        await this.core.patchNode({ name: node, body: nodePatch(change) }, MERGE);
     }
 
     /**

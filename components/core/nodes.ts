@@ -27,6 +27,35 @@ export interface NodeObject {
     };
 }
 
+/** A node's taint, as the API has it. */
+export interface Taint {
+    key: string;
+    value?: string;
+    effect: string;
+    timeAdded?: Date | string;
+}
+
+/**
+ * The taint the node lifecycle controller keeps in step with `spec.unschedulable`
+ * (kube-controller-manager adds it on a cordon and removes it on an uncordon, each time with a read
+ * and a write of the node of its own).
+ */
+export const UNSCHEDULABLE_TAINT = { key: "node.kubernetes.io/unschedulable", effect: "NoSchedule" } as const;
+
+/**
+ * The node's taints once it is cordoned (`cordoned: true`) or uncordoned, written together with
+ * the cordon so the controller finds nothing to do: `taints` with the unschedulable taint added or
+ * removed, every other taint kept; undefined when the list is already right. The controller
+ * matches the taint by key and effect, as this does.
+ */
+export function taintsWhenCordoned(taints: readonly Taint[] | undefined, cordoned: boolean): Taint[] | undefined {
+    const list = taints ?? [];
+    const isIt = (t: Taint) => t.key === UNSCHEDULABLE_TAINT.key && t.effect === UNSCHEDULABLE_TAINT.effect;
+    const has = list.some(isIt);
+    if (cordoned === has) return undefined;
+    return cordoned ? [...list, { ...UNSCHEDULABLE_TAINT }] : list.filter((t) => !isIt(t));
+}
+
 /** From a Kubernetes Node object (as the API or `kubectl get nodes -o json` gives it). */
 export function nodeFacts(node: NodeObject): NodeFacts {
     const info = node.status?.nodeInfo;

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { MARKS } from "../../components/core/plan.js";
+import { UNSCHEDULABLE_TAINT } from "../../components/core/nodes.js";
 import { clients, startCluster, stopCluster } from "./support.js";
 import { rollout, writeSpec } from "./drainSupport.js";
 
@@ -84,6 +85,10 @@ describe("@e2e drain with kubectl's rules " + KWOK, function () {
     async function nodeUnmovedAndUncordoned() {
         const n = await core.readNode({ name: NODE });
         assert.equal(n.spec?.unschedulable ?? false, false, `${NODE} is uncordoned`);
+        assert.ok(
+            !(n.spec?.taints ?? []).some((t) => t.key === UNSCHEDULABLE_TAINT.key),
+            `${NODE} keeps no unschedulable taint`,
+        );
         assert.equal(
             n.metadata?.labels?.[MARKS.configLabel],
             undefined,
