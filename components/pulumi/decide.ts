@@ -195,6 +195,21 @@ function checkInputs(refuse: Refuse, i: DecisionInputs, kc: string | undefined, 
 }
 
 /** The cluster's identity (API server, context) from the kubeconfig; a parser's message, which could quote it, is never shown. */
+/**
+ * The context the Kubernetes provider is given, from the kubeconfig and the context input alone
+ * (the same resolution as the decision's, in cluster/client.ts), so the provider plugin starts
+ * while the cluster is read instead of after the decision. Undefined when the kubeconfig cannot be
+ * read: the decision refuses that, naming it, and this Output must never reject with it (a
+ * provider whose input rejects gets the refusal reported a second time, at great cost).
+ */
+export function providerContext(kc: string | undefined, context: string | undefined): string | undefined {
+    try {
+        return clusterIdentity(loadKubeConfig({ kubeconfigContent: kc, context })).context;
+    } catch {
+        return undefined;
+    }
+}
+
 function identify(
     refuse: Refuse,
     kc: string | undefined,

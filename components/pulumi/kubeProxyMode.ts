@@ -16,7 +16,15 @@ import { readSnapshot } from "../cluster/snapshot.js";
 import type { ClusterSnapshot } from "../core/migration.js";
 import type { Names } from "../rollout/cluster.js";
 import { rolloutStep, stepReport, stepResult } from "./commandStep.js";
-import { chooseCluster, collectInputs, decide, emptyKubeconfig, promotionGate, type Decision } from "./decide.js";
+import {
+    chooseCluster,
+    collectInputs,
+    decide,
+    emptyKubeconfig,
+    promotionGate,
+    providerContext,
+    type Decision,
+} from "./decide.js";
 import { refusalsOf } from "./refusal.js";
 
 export { KUBE_PROXY_MODE_TYPE };
@@ -572,7 +580,17 @@ export class KubeProxyMode extends pulumi.ComponentResource {
             : {
                   provider: new k8s.Provider(
                       `${name}-k8s`,
-                      { kubeconfig: choice.kubeconfig, context: decided.apply((d) => d.cluster.context) },
+                      {
+                          kubeconfig: choice.kubeconfig,
+                          // not from the decision, so the provider starts while the cluster is read; a
+                          // context's name is no secret (the preview prints it); undefined (a kubeconfig
+                          // the decision refuses) leaves it unset
+                          context: pulumi.unsecret(
+                              pulumi
+                                  .all([choice.kubeconfig, choice.context])
+                                  .apply(([kc, context]) => providerContext(kc, context)),
+                          ) as pulumi.Output<string>,
+                      },
                       { parent: this },
                   ),
               };

@@ -83,6 +83,7 @@ describe("KubeProxyMode refusals are ResourceErrors against the component (Pulum
         ["an invalid verify duration", { verify: { maxSyncAge: "banana" } }, /verify\.maxSyncAge/],
         ["an invalid onFailure", { onFailure: "retry" }, /onFailure "retry"/],
         ["an invalid alerts option", { alerts: { nodeLabel: "k8s-node" } }, /alerts\.nodeLabel/],
+        ["a kubeconfig that cannot be read", { kubeconfig: "clusters: [" }, /cannot use kubeconfig/],
     ];
     for (const [what, args, reason, snap] of cases) {
         it(`${what}: the ResourceError's resource is the component, its text names the component and the reason, unchanged by the serializer, and no step is registered`, async () => {
@@ -145,5 +146,40 @@ describe("KubeProxyMode refusals are ResourceErrors against the component (Pulum
         assert.equal(r.error.kind, "input");
         assert.deepEqual(r.error.fields, ["verify.maxSyncAge"]);
         assert.deepEqual(r.error.findings, []);
+    });
+
+    it("the Kubernetes provider starts while the cluster is read, not after the decision", async () => {
+        const registered: string[] = [];
+        await pulumi.runtime.setMocks(
+            {
+                newResource: (a) => {
+                    registered.push(a.type);
+                    return { id: `${a.name}-id`, state: { ...a.inputs, stdout: "", stderr: "" } };
+                },
+                call: () => ({}),
+            },
+            "project",
+            "stack",
+            true,
+        );
+        const { KubeProxyMode } = await import("../../components/pulumi/kubeProxyMode.js");
+        (pulumi.log as unknown as { info: () => void }).info = () => undefined;
+        let read!: (s: ClusterSnapshot) => void;
+        const reading = new Promise<ClusterSnapshot>((r) => (read = r));
+        const kp = new KubeProxyMode("kube-proxy", ARGS as never, { snapshotReader: () => reading });
+        await new Promise((r) => setTimeout(r, 100));
+        assert.deepEqual(
+            registered.filter((t) => t === "pulumi:providers:kubernetes"),
+            ["pulumi:providers:kubernetes"],
+            "registered (so started by the engine) before the read returned",
+        );
+        read(HEALTHY);
+        await (kp.plan as unknown as { promise(): Promise<unknown> }).promise();
+    });
+
+    it("a refused kubeconfig leaves the provider registered with no context, its inputs never rejected with the refusal", async () => {
+        const r = await refuse({ kubeconfig: "clusters: [" });
+        assert.match(asTheEngineShowsIt(r.error).text, /cannot use kubeconfig/);
+        assert.ok(r.registered.includes("pulumi:providers:kubernetes"));
     });
 });
