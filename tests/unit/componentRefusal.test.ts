@@ -26,8 +26,8 @@ interface Refused {
     registered: string[];
 }
 
-/** Runs the component with `up` (preview: false) mocks and collects how it failed. */
-async function refuse(args: Record<string, unknown>, snap: ClusterSnapshot = HEALTHY): Promise<Refused> {
+/** Mocks the engine (`up` unless preview); returns the types of the resources it registers, as they come. */
+async function mockEngine(preview: boolean): Promise<string[]> {
     const registered: string[] = [];
     await pulumi.runtime.setMocks(
         {
@@ -39,8 +39,14 @@ async function refuse(args: Record<string, unknown>, snap: ClusterSnapshot = HEA
         },
         "project",
         "stack",
-        false,
+        preview,
     );
+    return registered;
+}
+
+/** Runs the component with `up` (preview: false) mocks and collects how it failed. */
+async function refuse(args: Record<string, unknown>, snap: ClusterSnapshot = HEALTHY): Promise<Refused> {
+    const registered = await mockEngine(false);
     const unhandled: unknown[] = [];
     const onUnhandled = (e: unknown) => unhandled.push(e);
     process.on("unhandledRejection", onUnhandled);
@@ -149,19 +155,7 @@ describe("KubeProxyMode refusals are ResourceErrors against the component (Pulum
     });
 
     it("the Kubernetes provider starts while the cluster is read, not after the decision", async () => {
-        const registered: string[] = [];
-        await pulumi.runtime.setMocks(
-            {
-                newResource: (a) => {
-                    registered.push(a.type);
-                    return { id: `${a.name}-id`, state: { ...a.inputs, stdout: "", stderr: "" } };
-                },
-                call: () => ({}),
-            },
-            "project",
-            "stack",
-            true,
-        );
+        const registered = await mockEngine(true);
         const { KubeProxyMode } = await import("../../components/pulumi/kubeProxyMode.js");
         (pulumi.log as unknown as { info: () => void }).info = () => undefined;
         let read!: (s: ClusterSnapshot) => void;
