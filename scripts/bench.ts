@@ -16,7 +16,8 @@
 //     every 100 ms);
 //   - `pulumi up` (ipvs -> nftables, verify.nodeChecks: false since kwok nodes have no host to probe):
 //     wall time, each step's time (from the engine's events), the finish's time, and the floor
-//     `sum over pools of (ceil(n/k) x per-batch floor + soak)`;
+//     `sum over pools of (ceil(n/k) x per-batch floor + soak)`, and the runner's peak RSS (the
+//     steps' CLI process, sampled every 100 ms);
 //   - API requests per node moved, from kube-apiserver's apiserver_request_total (scraped before
 //     and after with the cluster's token), leases (the nodes' heartbeats) left out and the rest of
 //     the cluster's own background rate (kwok's node status, the controllers), measured for 15 s
@@ -105,6 +106,8 @@ export interface SizeResult {
         apiRequestsPerNode: number;
         /** per verb and resource, background not subtracted (it is in the total) */
         apiByKindPerNode: Record<string, number>;
+        /** the peak RSS of the rollout's CLI process (the runner), the largest over the steps, in MB */
+        runnerPeakMB: number;
         /** real nodes: each node's move and hand-back, from the steps' lines as they came */
         perNode?: NodePhase[];
     };
@@ -423,7 +426,7 @@ async function up(
         if (said) lines.push({ t: performance.now(), step: said, text: e.diagnosticEvent!.message });
     };
     const began = performance.now();
-    const r = await counted(kc, background, () => stack.up({ onEvent }));
+    const r = await counted(kc, background, () => measured(() => stack.up({ onEvent })));
     if (opts.lines)
         appendFileSync(
             opts.lines,
@@ -459,6 +462,8 @@ async function up(
         moved: plan.moving,
         apiRequestsPerNode: plan.moving ? r.requests / plan.moving : NaN,
         apiByKindPerNode: perNode(r.byKind, plan.moving),
+        // each step runs the CLI as `node -e <watchdog> .../cli/main.js` (components/pulumi/commandStep.ts)
+        runnerPeakMB: r.value.byProcess["node main.js"] ?? NaN,
         ...(state.kind === "real" ? { perNode: nodePhases(lines) } : {}),
     };
 }
@@ -561,7 +566,7 @@ async function upAndPeerPhases(
         progress(`${n} nodes: pulumi up (ipvs -> nftables)`);
         result.up = await up(state, kc, opts, background);
         progress(
-            `${n} nodes: up ${result.up.seconds.toFixed(0)} s (floor ${result.up.floorSeconds.toFixed(0)} s, finish ${result.up.finishSeconds.toFixed(0)} s)`,
+            `${n} nodes: up ${result.up.seconds.toFixed(0)} s (floor ${result.up.floorSeconds.toFixed(0)} s, finish ${result.up.finishSeconds.toFixed(0)} s, the runner's peak ${result.up.runnerPeakMB} MB)`,
         );
         progress(`${n} nodes: up API requests per node, by kind: ${describeKinds(result.up.apiByKindPerNode)}`);
     }
@@ -856,6 +861,7 @@ export function table(results: SizeResult[]): string {
         "up s",
         "floor s (per batch)",
         "finish s",
+        "runner peak MB",
         "API req/node",
         "peer s",
         "peer API req/node",
@@ -868,6 +874,7 @@ export function table(results: SizeResult[]): string {
         f(r.up?.seconds, 0),
         r.up ? `${f(r.up.floorSeconds, 0)} (${f(r.up.perBatchFloorSeconds)})` : "-",
         f(r.up?.finishSeconds, 0),
+        f(r.up?.runnerPeakMB, 0),
         f(r.up?.apiRequestsPerNode),
         f(r.peer?.seconds, 0),
         f(r.peer?.apiRequestsPerNode),
