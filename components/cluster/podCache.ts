@@ -27,6 +27,44 @@ export function kubeProxyPodOf(p: k8s.V1Pod, node?: string): KubeProxyPod {
 }
 
 /**
+ * Keeps of a kube-proxy pod only what kubeProxyPodOf and the informer read (its name, namespace,
+ * uid, resourceVersion, deletion, DaemonSet owner, node, phase, Ready condition and first
+ * container's status) and drops the rest in place: managedFields, labels, annotations, the spec's
+ * containers and volumes. The informer keeps the very object it hands to the cache, so this is
+ * what the run holds per node: at 1,000 nodes the cache took 16 KB a pod before.
+ */
+export function slimPod(p: k8s.V1Pod): k8s.V1Pod {
+    const m = p.metadata ?? {};
+    p.metadata = {
+        name: m.name,
+        namespace: m.namespace,
+        uid: m.uid,
+        resourceVersion: m.resourceVersion,
+        ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}),
+        ownerReferences: m.ownerReferences?.filter((o) => o.kind === "DaemonSet"),
+    };
+    p.spec = { nodeName: p.spec?.nodeName, containers: [] };
+    const cs = p.status?.containerStatuses?.[0];
+    p.status = {
+        phase: p.status?.phase,
+        conditions: p.status?.conditions?.filter((c) => c.type === "Ready"),
+        containerStatuses: cs
+            ? [
+                  {
+                      name: cs.name,
+                      image: "",
+                      imageID: "",
+                      ready: cs.ready,
+                      restartCount: cs.restartCount,
+                      state: cs.state,
+                  },
+              ]
+            : undefined,
+    };
+    return p;
+}
+
+/**
  * The cache. It answers only while it is in sync with the API server: before its first list,
  * and from a dropped watch until it has listed or watched again, `synced` is false and waiters
  * are told nothing but "something may have changed" (a stale cache could show a pod that has
@@ -61,8 +99,8 @@ export class KubeProxyPodCache {
             () => core.listNamespacedPod({ namespace, labelSelector }),
             labelSelector,
         );
-        this.informer.on("add", (p) => this.put(p));
-        this.informer.on("update", (p) => this.put(p));
+        this.informer.on("add", (p) => this.put(slimPod(p)));
+        this.informer.on("update", (p) => this.put(slimPod(p)));
         this.informer.on("delete", (p) => this.remove(p));
         this.informer.on("error", (err) => {
             this.server.saw(err);

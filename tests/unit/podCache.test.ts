@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import * as k8s from "@kubernetes/client-node";
 import type { KubeProxyCluster } from "../../components/cluster/kubeProxy.js";
+import { kubeProxyPodOf, slimPod } from "../../components/cluster/podCache.js";
 import { answer, clusterOn, failure, listenSimulated, openStream, type SimulatedServer } from "./simulatedApi.js";
 
 interface SimPod {
@@ -114,6 +115,96 @@ class SimulatedApiServer {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+describe("a kube-proxy pod slimmed for the cache (slimPod)", () => {
+    const full = (status: k8s.V1PodStatus, extra: Partial<k8s.V1ObjectMeta> = {}): k8s.V1Pod => ({
+        metadata: {
+            name: "kube-proxy-abc",
+            namespace: "kube-system",
+            uid: "u1",
+            resourceVersion: "7",
+            labels: { "k8s-app": "kube-proxy", "controller-revision-hash": "h" },
+            annotations: { a: "b" },
+            managedFields: [{ manager: "kubelet", operation: "Update" }],
+            ownerReferences: [
+                { apiVersion: "apps/v1", kind: "DaemonSet", name: "kube-proxy-mode-abc", uid: "d" },
+                { apiVersion: "v1", kind: "Node", name: "n", uid: "n" },
+            ],
+            ...extra,
+        },
+        spec: { nodeName: "workers-1", containers: [{ name: "kube-proxy", image: "registry.k8s.io/kube-proxy" }] },
+        status,
+    });
+    const cases: [string, k8s.V1Pod][] = [
+        [
+            "running and Ready",
+            full({
+                phase: "Running",
+                conditions: [
+                    { type: "PodScheduled", status: "True" },
+                    { type: "Ready", status: "True" },
+                ],
+                containerStatuses: [
+                    {
+                        name: "kube-proxy",
+                        image: "i",
+                        imageID: "x",
+                        ready: true,
+                        restartCount: 1,
+                        state: { running: {} },
+                    },
+                ],
+            }),
+        ],
+        [
+            "crash-looping",
+            full({
+                phase: "Running",
+                conditions: [{ type: "Ready", status: "False" }],
+                containerStatuses: [
+                    {
+                        name: "kube-proxy",
+                        image: "i",
+                        imageID: "x",
+                        ready: false,
+                        restartCount: 4,
+                        state: { waiting: { reason: "CrashLoopBackOff" } },
+                    },
+                ],
+            }),
+        ],
+        [
+            "exited",
+            full({
+                phase: "Failed",
+                containerStatuses: [
+                    {
+                        name: "kube-proxy",
+                        image: "i",
+                        imageID: "x",
+                        ready: false,
+                        restartCount: 0,
+                        state: { terminated: { reason: "Error", exitCode: 1 } },
+                    },
+                ],
+            }),
+        ],
+        ["being deleted, no status yet", full({}, { deletionTimestamp: new Date("2026-12-02T00:00:00Z") })],
+    ];
+    for (const [what, pod] of cases)
+        it(`reads the same as the full pod: ${what}`, () => {
+            const before = kubeProxyPodOf(structuredClone(pod));
+            const slim = slimPod(pod);
+            assert.deepEqual(kubeProxyPodOf(slim), before);
+            assert.equal(slim.metadata?.managedFields, undefined);
+            assert.equal(slim.metadata?.labels, undefined);
+            assert.deepEqual(
+                [slim.metadata?.name, slim.metadata?.namespace, slim.metadata?.uid, slim.metadata?.resourceVersion],
+                ["kube-proxy-abc", "kube-system", "u1", "7"],
+                "what the informer keys and compares on is kept",
+            );
+        });
+});
+
 describe("waiting for kube-proxy on the pod informer (SIMULATED API server)", function () {
     this.timeout(30_000);
     let api: SimulatedApiServer;
@@ -139,6 +230,20 @@ describe("waiting for kube-proxy on the pod informer (SIMULATED API server)", fu
         );
         assert.equal(api.watches, 1, "one watch for every node");
         assert.equal(api.lists, 1 + 5, "the informer's list, then one confirming read per node");
+    });
+
+    it("the informer holds each pod slimmed: no managedFields, labels or containers, only what a wait reads", async () => {
+        api.set({ name: "kube-proxy-1", node: "node-1", restarts: 0 });
+        await cluster.waitForKubeProxy("node-1", null, 10, 0);
+        api.set({ name: "kube-proxy-1", node: "node-1", restarts: 2, waiting: "CrashLoopBackOff" });
+        await sleep(200);
+        const held = (
+            cluster as unknown as { podCache: { informer: k8s.ObjectCache<k8s.V1Pod> } }
+        ).podCache.informer.list();
+        assert.equal(held.length, 1);
+        assert.deepEqual(held[0].metadata?.labels, undefined, "the informer's own copy is the slimmed one");
+        assert.deepEqual(held[0].spec?.containers, []);
+        assert.equal(held[0].status?.containerStatuses?.[0].restartCount, 2, "the update is held, slimmed");
     });
 
     it("a watch gone silent (a partition) does not pass a pod that crashed meanwhile: the confirming read fails it", async () => {
