@@ -52,8 +52,8 @@ export function slimPod(p: k8s.V1Pod): k8s.V1Pod {
             ? [
                   {
                       name: cs.name,
-                      image: "",
-                      imageID: "",
+                      image: cs.image,
+                      imageID: cs.imageID,
                       ready: cs.ready,
                       restartCount: cs.restartCount,
                       state: cs.state,

@@ -194,7 +194,6 @@ function checkInputs(refuse: Refuse, i: DecisionInputs, kc: string | undefined, 
     return { desired, ...targetNames(targetParsed.data), verify: verifyParsed.data };
 }
 
-/** The cluster's identity (API server, context) from the kubeconfig; a parser's message, which could quote it, is never shown. */
 /**
  * The context the Kubernetes provider is given, from the kubeconfig and the context input alone
  * (the same resolution as the decision's, in cluster/client.ts), so the provider plugin starts
@@ -210,6 +209,7 @@ export function providerContext(kc: string | undefined, context: string | undefi
     }
 }
 
+/** The cluster's identity (API server, context) from the kubeconfig; a parser's message, which could quote it, is never shown. */
 function identify(
     refuse: Refuse,
     kc: string | undefined,

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
 import { taintsWhenCordoned, UNSCHEDULABLE_TAINT } from "../../components/core/nodes.js";
 import { MARKS } from "../../components/core/plan.js";
-import { answer, clusterOn, failure, listenSimulated, type SimulatedServer } from "./simulatedApi.js";
+import { answer, clusterOn, failure, listenSimulated, withBody, type SimulatedServer } from "./simulatedApi.js";
 
 const OTHER = { key: "dedicated", value: "gpu", effect: "NoSchedule" };
 
@@ -61,9 +61,7 @@ async function simulatedNodeServer(initial: k8s.V1Node): Promise<SimulatedNodeSe
     const store = (n: k8s.V1Node) =>
         (node = { ...n, metadata: { ...n.metadata, resourceVersion: String(++version) } } as k8s.V1Node);
     const server = await listenSimulated((req, res) => {
-        let raw = "";
-        req.on("data", (c: Buffer) => (raw += c.toString()));
-        req.on("end", () => {
+        withBody(req, (raw) => {
             if (req.method === "GET") return answer(res, 200, node);
             if (req.method !== "PATCH") return answer(res, 405, failure(405, "MethodNotAllowed"));
             const patch = JSON.parse(raw) as Record<string, any>;

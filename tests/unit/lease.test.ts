@@ -5,7 +5,7 @@
 // a write at exactly that moment.
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
-import { answer, clusterOn, failure, listenSimulated, type SimulatedServer } from "./simulatedApi.js";
+import { answer, clusterOn, failure, listenSimulated, withBody, type SimulatedServer } from "./simulatedApi.js";
 
 interface SimulatedLeaseServer extends SimulatedServer {
     lease: () => k8s.V1Lease | undefined;
@@ -33,9 +33,7 @@ async function simulatedLeaseServer(): Promise<SimulatedLeaseServer> {
         return lease;
     };
     const server = await listenSimulated((req, res) => {
-        let raw = "";
-        req.on("data", (c: Buffer) => (raw += c.toString()));
-        req.on("end", () => {
+        withBody(req, (raw) => {
             const body = raw ? (JSON.parse(raw) as k8s.V1Lease) : undefined;
             if (req.method === "GET")
                 return lease ? answer(res, 200, lease) : answer(res, 404, failure(404, "NotFound"));

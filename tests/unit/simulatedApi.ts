@@ -59,3 +59,10 @@ export function openStream(res: ServerResponse, streams: Set<ServerResponse>): v
     streams.add(res);
     res.on("close", () => streams.delete(res));
 }
+
+/** Reads a request's whole body, then hands it over as text ("" when there is none). */
+export function withBody(req: IncomingMessage, then: (raw: string) => void): void {
+    let raw = "";
+    req.on("data", (c: Buffer) => (raw += c.toString()));
+    req.on("end", () => then(raw));
+}
