@@ -229,6 +229,14 @@ export class Cluster {
     /** what this cluster's calls (and watches) have seen of its API server, so a restart's warm-up 403s are ridden out */
     protected readonly server = new ServerRecovery();
 
+    /** called before each attempt of every write (see fenceWrites); throws when the run may no longer write */
+    private writeFence?: () => void;
+
+    /** Every write from now on (each attempt of it) first calls `check`, which throws to refuse it. */
+    fenceWrites(check: () => void): void {
+        this.writeFence = check;
+    }
+
     constructor(readonly kc: k8s.KubeConfig) {
         this.core = this.api(k8s.CoreV1Api);
         this.nodeLists = this.api(NodeListApi);
@@ -247,7 +255,12 @@ export class Cluster {
             }),
         );
         return readableErrors(
-            withRetries(client, (call, attempt, e, delay) => this.onRetry?.(call, attempt, e, delay), this.server),
+            withRetries(
+                client,
+                (call, attempt, e, delay) => this.onRetry?.(call, attempt, e, delay),
+                this.server,
+                () => this.writeFence?.(),
+            ),
         );
     }
 

@@ -114,12 +114,15 @@ export async function retrying<T>(
         onRetry?: (attempt: number, e: unknown, delayMs: number) => void;
         /** what the calls to this server have seen of it, shared by all of them */
         server?: ServerRecovery;
+        /** called before each attempt; what it throws ends the call (a write the run may no longer send) */
+        fence?: () => void;
     } = {},
 ): Promise<T> {
     const sleep = opts.sleep ?? realSleep;
     const random = opts.random ?? Math.random;
     let spent = 0;
     for (let attempt = 1; ; attempt++) {
+        opts.fence?.();
         try {
             return await fn();
         } catch (e) {
@@ -136,20 +139,35 @@ export async function retrying<T>(
     }
 }
 
-/** The same API client, every method of which retries transient failures. */
+/**
+ * Whether an API client method writes to the cluster, as the rollout's lease fences it: creates,
+ * patches, replaces and deletes, except the Lease's own (a compare-and-swap on its holder, which
+ * must still reach the server to renew or release it) and the access reviews (questions, not writes).
+ */
+export function isClusterWrite(call: string): boolean {
+    return /^(create|patch|replace|delete)/.test(call) && !/Lease$|Review$/.test(call);
+}
+
+/**
+ * The same API client, every method of which retries transient failures; `fence`, when given, is
+ * called before each attempt of every write (isClusterWrite), and what it throws ends the call.
+ */
 export function withRetries<T extends object>(
     api: T,
     onRetry?: (call: string, attempt: number, e: unknown, delayMs: number) => void,
     server?: ServerRecovery,
+    fence?: () => void,
 ): T {
     return new Proxy(api, {
         get(target, prop, receiver) {
             const value = Reflect.get(target, prop, receiver);
             if (typeof value !== "function" || typeof prop !== "string") return value;
+            const fenced = fence && isClusterWrite(prop) ? fence : undefined;
             return (...args: unknown[]) =>
                 retrying(prop, () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args), {
                     onRetry: (a, e, d) => onRetry?.(prop, a, e, d),
                     server,
+                    fence: fenced,
                 });
         },
     });

@@ -185,6 +185,12 @@ export interface RolloutCluster {
     /** false when the lease is no longer ours */
     renewLease(holder: string): Promise<boolean>;
     releaseLease(holder: string): Promise<void>;
+    /**
+     * From now on every write of the run (not the lease's own calls, which are compare-and-swaps on
+     * the holder) first calls `check`, which throws when the run may no longer write; a write being
+     * retried calls it again before each attempt.
+     */
+    fenceWrites(check: () => void): void;
     /** Lets go of what the client holds open for the run (its watches); the run calls it at its end. */
     close(): void;
 }

@@ -63,6 +63,12 @@ export class RolloutBusy extends RolloutRefused {}
 /** The run was stopped (SIGINT/SIGTERM, or its lease was lost) at a safe point. */
 export class RolloutInterrupted extends Error {}
 
+/**
+ * The run may no longer hold the cluster's lease (not renewed within its renew deadline, or taken
+ * over): it sends no further write, so it can never act beside the run that takes over.
+ */
+export class LeaseLost extends RolloutInterrupted {}
+
 /** A check of a node failed (carries the check's name). */
 class CheckFailed extends Error {
     constructor(
@@ -183,7 +189,7 @@ function runHook(
                 if (err.name === "AbortError")
                     return resolve({
                         ok: false,
-                        output: "the run was stopped while the hook ran; the hook was ended",
+                        output: `the run was stopped (${String(signal?.reason ?? "signal")}) while the hook ran; the hook was ended`,
                         interrupted: true,
                     });
                 const e = err as NodeJS.ErrnoException & { killed?: boolean };
@@ -399,6 +405,8 @@ async function recoverNode(
             return await rollBack(ctx, node, move, await modeOfPlacement(ctx, inst, move.from), ours, log);
         return `onFailure is "stop": node ${node} is left on ${describePlacement(move.to)} and cordoned for inspection; the next run rolls it back to ${describePlacement(move.from)} if it fails again`;
     } catch (re) {
+        if (re instanceof LeaseLost)
+            return `node ${node} is left as it is, mid-move and cordoned (the rollout lease was lost, so nothing more was written); the next run finishes its move or puts it back on ${describePlacement(move.from)}`;
         return `ROLLBACK OF ${node} FAILED: ${(re as Error).message}; the node is left cordoned for inspection, and the next run puts it back on ${describePlacement(move.from)}`;
     }
 }
@@ -500,7 +508,7 @@ async function moveNode(
         await releaseVerified(ctx, n, target, { handBack, ours }, log);
         return { node, pool: pool.name, result: ctx.spec.verify.nodeChecks ? "verified" : "moved", checks };
     } catch (e) {
-        const check = e instanceof CheckFailed ? e.check : step;
+        const check = e instanceof CheckFailed ? e.check : e instanceof LeaseLost ? "lease" : step;
         const detail = (e as Error).message;
         log(`FAILED ${check}: ${detail.split("\n")[0]}`);
         const rolledBack = await recoverNode(ctx, inst, move, { node, step, check, ours }, log);
@@ -581,11 +589,23 @@ async function checkAccess(ctx: Context): Promise<void> {
         );
 }
 
-/** Holds the cluster's rollout lease while `fn` runs: renewed, released at the end, lost = stop at the next safe point. */
+/**
+ * Holds the cluster's rollout lease while `fn` runs: renewed every third of its duration, released
+ * at the end. Every write the run sends to the cluster is fenced by it (RolloutCluster.fenceWrites):
+ * once the lease has gone unrenewed for two thirds of its duration (the renew deadline: an API
+ * server out of reach, a network partition) or another run took it over, the run stops, and a
+ * write it was about to send (or to retry) is refused locally instead, with LeaseLost. Another run
+ * takes over only after the whole duration, so a run that lost its lease stops writing at least a
+ * third of it (20 s by default) before anyone else may start; what it leaves mid-move is in the
+ * move's memory, which the next run finishes or rolls back (S5).
+ */
 async function withLease<T>(ctx: Context, fn: (ctx: Context) => Promise<T>): Promise<T> {
     await checkAccess(ctx);
     const holder = ctx.holder ?? defaultHolder();
     const seconds = ctx.leaseSeconds ?? 60;
+    const deadlineMs = (seconds * 1000 * 2) / 3;
+    // a renewal counts from when it was sent: the lease it writes runs at least that long
+    let confirmedAt = performance.now();
     const got = await ctx.cluster.acquireLease(holder, seconds);
     if (!got.acquired) {
         const c = got.current;
@@ -599,17 +619,51 @@ async function withLease<T>(ctx: Context, fn: (ctx: Context) => Promise<T>): Pro
     const onOuter = () => stop.abort(outer?.reason);
     outer?.addEventListener("abort", onOuter, { once: true });
     if (outer?.aborted) stop.abort(outer.reason);
+    let lost: LeaseLost | undefined;
+    let lastFailure = "";
+    const loseLease = (why: string): LeaseLost => {
+        lost ??= new LeaseLost(
+            `${why}: this run sends no further write to the cluster, so it cannot act beside the run that takes over; ` +
+                `a node it had in hand keeps its move memory, and the next run finishes that move or puts the node back`,
+        );
+        if (!stop.signal.aborted) {
+            ctx.log(`stopping: ${lost.message}`);
+            stop.abort(lost.message);
+        }
+        return lost;
+    };
+    /** Throws LeaseLost once the run may no longer hold the lease: every write is fenced by it. */
+    const fence = (): void => {
+        if (lost) throw lost;
+        const since = performance.now() - confirmedAt;
+        if (since > deadlineMs)
+            throw loseLease(
+                `the rollout lease was not renewed for ${(since / 1000).toFixed(1)}s (it lasts ${seconds}s; a run stops writing ` +
+                    `${(deadlineMs / 1000).toFixed(1)}s after its last renewal${lastFailure ? `; the last renewal failed: ${lastFailure}` : ""})`,
+            );
+    };
+    ctx.cluster.fenceWrites(fence);
     // one renewal at a time; the release waits for the one in flight, so no renewal lands after it
     let renewing: Promise<void> | undefined;
     const timer = setInterval(
         () => {
+            try {
+                fence();
+            } catch {
+                return; // lost: the run is stopping, and renews nothing more
+            }
+            const sentAt = performance.now();
             renewing ??= ctx.cluster
                 .renewLease(holder)
                 .then(
                     (ok) => {
-                        if (!ok) stop.abort("the rollout lease was taken over by another run");
+                        if (ok) confirmedAt = Math.max(confirmedAt, sentAt);
+                        else loseLease("the rollout lease was taken over by another run");
                     },
-                    (e) => ctx.log(`warning: renewing the rollout lease failed: ${(e as Error).message}`),
+                    (e) => {
+                        lastFailure = (e as Error).message;
+                        ctx.log(`warning: renewing the rollout lease failed: ${lastFailure}`);
+                    },
                 )
                 .finally(() => (renewing = undefined));
         },
@@ -622,6 +676,7 @@ async function withLease<T>(ctx: Context, fn: (ctx: Context) => Promise<T>): Pro
         clearInterval(timer);
         outer?.removeEventListener("abort", onOuter);
         await renewing;
+        // the release is a compare-and-swap on the holder: it frees the lease only if it is still ours
         await ctx.cluster
             .releaseLease(holder)
             .catch((e) => ctx.log(`warning: releasing the rollout lease failed: ${(e as Error).message}`));

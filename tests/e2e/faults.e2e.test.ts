@@ -120,6 +120,7 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
         args: string[],
         kill?: { on: RegExp; signal?: NodeJS.Signals; then?: () => Promise<void> | void },
         holder = "faults-e2e",
+        leaseSeconds = LEASE_SECONDS,
     ): Promise<Run> {
         // the rollout runs as the ServiceAccount bound to exactly the shipped role
         const kubeconfig = join(dir, "rollout-kubeconfig");
@@ -129,7 +130,7 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
                 process.execPath,
                 [CLI, "rollout", "--spec", spec, "--kubeconfig", kubeconfig, ...args],
                 {
-                    env: { ...process.env, KPM_LEASE_SECONDS: String(LEASE_SECONDS), KPM_HOLDER: holder },
+                    env: { ...process.env, KPM_LEASE_SECONDS: String(leaseSeconds), KPM_HOLDER: holder },
                     stdio: ["ignore", "pipe", "pipe"],
                 },
             );
@@ -431,7 +432,7 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
     );
 
     it(
-        "F2/F3: SIGINT mid-node rolls the node back and frees the lease; the API server killed and restarted mid-batch is ridden out " +
+        "F2/F3/F5b: SIGINT mid-node rolls the node back and frees the lease; the API server out of reach past the renew deadline stops the run with no further write and the next run finishes the node; a 3 s API server restart mid-batch is ridden out " +
             KWOK,
         async () => {
             cluster = await startCluster({ nodes: "kwok" });
@@ -460,13 +461,42 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
                 cordoned: false,
             });
 
-            // F3: while workers-1 and workers-2 run their checks, the API server dies for 3 s and comes back
+            // F5b: while canary-1's check runs, the API server is out of reach for 8 s, longer than the
+            // run's renew deadline (a 4 s lease: 2.7 s after its last renewal): the run stops without
+            // another write, canary-1 keeps its move memory and cordon, and the lease is freed once
+            // the server is back (its release is a compare-and-swap on the holder)
             steer({ sleepMs: 4000 });
-            r = await rollout(c, file, [], {
-                on: /workers-2: kube-proxy \S* running on configuration/,
-                then: () => restartDaemon(c, "kube-apiserver", 3000),
+            r = await rollout(c, file, ["--pool", "canary"], {
+                on: /canary-1: kube-proxy \S* running on configuration/,
+                then: () => restartDaemon(c, "kube-apiserver", 8000),
             });
+            assert.equal(r.code, 1, r.out);
+            assert.match(r.out, /the rollout lease was not renewed for [\d.]+s \(it lasts 4s/);
+            assert.match(r.out, /node canary-1 is left as it is, mid-move and cordoned/);
+            const left = (await nodes(c))["canary-1"];
+            assert.deepEqual(
+                { placement: left.placement, cordoned: left.cordoned, phase: JSON.parse(left.move ?? "{}").phase },
+                { placement: hash, cordoned: true, phase: "switching" },
+            );
+            assert.ok(!(await leaseHolder(c)), "the lease is released once the server answers");
+
+            // F3: the next run (a 30 s lease: it stops writing 20 s after its last renewal) finishes
+            // canary-1's move; while workers-1 and workers-2 run their checks, the API server dies
+            // for 3 s and comes back, which the run rides out
+            steer({ sleepMs: 4000 });
+            r = await rollout(
+                c,
+                file,
+                [],
+                {
+                    on: /workers-2: kube-proxy \S* running on configuration/,
+                    then: () => restartDaemon(c, "kube-apiserver", 3000),
+                },
+                undefined,
+                30,
+            );
             assert.equal(r.code, 0, r.out);
+            assert.match(r.out, /canary-1: resuming a move a previous run left in phase switching/);
             assert.match(
                 r.out,
                 /failed \(.*(ECONNREFUSED|ECONNRESET|socket hang up|fetch failed|5\d\d).*\); retrying in/,

@@ -139,6 +139,26 @@ export class FakeCluster implements RolloutCluster {
         if (this.dead) throw new Crash(what);
     }
 
+    /** the run's write fence (fenceWrites): called before every write, as the real client does */
+    private fence?: () => void;
+    /** writes the fence refused, in order */
+    readonly refused: string[] = [];
+
+    fenceWrites(check: () => void): void {
+        this.fence = check;
+    }
+
+    /** Before a write: the process is alive, and the run's fence lets it through. */
+    private writing(what: string, node?: string): void {
+        this.alive(what);
+        try {
+            this.fence?.();
+        } catch (e) {
+            this.refused.push(node ? `${what} ${node}` : what);
+            throw e;
+        }
+    }
+
     private wrote(what: string, node?: string): void {
         this.writes++;
         this.history.push(node ? `${what} ${node}` : what);
@@ -187,7 +207,7 @@ export class FakeCluster implements RolloutCluster {
     }
 
     async prepare(target: { hash: string; config: string }): Promise<void> {
-        this.alive("prepare");
+        this.writing("prepare");
         if (!this.inRollout || !this.configs.has(target.hash)) {
             this.inRollout = true;
             this.configs.set(target.hash, target.config);
@@ -196,7 +216,7 @@ export class FakeCluster implements RolloutCluster {
     }
 
     async startMove(node: string, move: NodeMove): Promise<boolean> {
-        this.alive("startMove");
+        this.writing("startMove", node);
         const n = this.node(node);
         const ours = !n.unschedulable || n.cordonedByRollout;
         n.move = { ...move };
@@ -210,7 +230,7 @@ export class FakeCluster implements RolloutCluster {
 
     /** One write, as the real cluster's single patch: every part lands together, or none does. */
     async writeNode(node: string, change: NodeChange): Promise<void> {
-        this.alive("writeNode");
+        this.writing("writeNode", node);
         const n = this.node(node);
         const parts: string[] = [];
         if (change.move !== undefined) {
@@ -240,7 +260,7 @@ export class FakeCluster implements RolloutCluster {
     close(): void {}
 
     async drain(node: string): Promise<void> {
-        this.alive("drain");
+        this.writing("drain", node);
         if (this.faults.drainFails?.(node))
             throw new Error(`SIMULATED: a PodDisruptionBudget blocks the drain of ${node}`);
         this.node(node).drained++;
@@ -295,7 +315,7 @@ export class FakeCluster implements RolloutCluster {
     private readonly cleaned = new Set<string>();
 
     async runProbe(node: string, run: ProbeRun): Promise<{ output: string; succeeded: boolean }> {
-        this.alive("runProbe");
+        this.writing("runProbe", node);
         this.probeRuns.push({ node, run });
         if (run.action === "cleanup") {
             this.cleaned.add(node);
@@ -319,13 +339,13 @@ export class FakeCluster implements RolloutCluster {
     }
 
     async writeCanonicalConfig(config: string): Promise<void> {
-        this.alive("writeCanonicalConfig");
+        this.writing("writeCanonicalConfig");
         this.installerConfig = config;
         this.wrote("write installer ConfigMap");
     }
 
     async restoreInstallation(): Promise<void> {
-        this.alive("restoreInstallation");
+        this.writing("restoreInstallation");
         this.inRollout = false;
         this.restored++;
         this.configs.clear();

@@ -108,3 +108,42 @@ describe("the rollout Lease under concurrent writes (SIMULATED API server)", () 
         assert.equal(sim.conflicts(), 5);
     });
 });
+
+describe("the run's writes are fenced by its lease (SIMULATED API server)", () => {
+    let sim: SimulatedServer | undefined;
+    afterEach(async () => sim?.close());
+
+    it("a node write being retried (503s) stops at its next attempt once the fence closes; the node's read and the Lease's own calls still go out", async () => {
+        const seen: string[] = [];
+        sim = await listenSimulated((req, res) => {
+            withBody(req, () => {
+                seen.push(`${req.method} ${req.url?.split("?")[0]}`);
+                if (req.method === "GET" && req.url?.includes("/leases/"))
+                    return answer(res, 404, failure(404, "NotFound"));
+                if (req.method === "POST" && req.url?.includes("/leases"))
+                    return answer(res, 201, { metadata: { name: "kube-proxy-mode", resourceVersion: "1" } });
+                if (req.method === "GET")
+                    return answer(res, 200, { metadata: { name: "workers-1", resourceVersion: "7" } });
+                return answer(res, 503, failure(503, "ServiceUnavailable", "SIMULATED: the API server is unavailable"));
+            });
+        });
+        const cluster = clusterOn(sim.url);
+        const patches = () => seen.filter((s) => s.startsWith("PATCH")).length;
+        let open = true;
+        cluster.fenceWrites(() => {
+            if (!open) throw new Error("SIMULATED: the run's lease lapsed");
+        });
+        cluster.onRetry = (call) => {
+            if (call === "patchNode" && patches() === 2) open = false;
+        };
+        await assert.rejects(
+            cluster.startMove("workers-1", { to: "abc123", from: null, phase: "started" }),
+            /lease lapsed/,
+        );
+        assert.equal(patches(), 2, `no attempt after the fence closed: ${seen.join(", ")}`);
+        // with the fence closed: a read, and the Lease's own calls (compare-and-swaps on the holder), still reach the server
+        assert.deepEqual(await cluster.acquireLease("run-a", 60), { acquired: true });
+        assert.ok(seen.includes("POST /apis/coordination.k8s.io/v1/namespaces/kube-system/leases"), seen.join(", "));
+        cluster.close();
+    });
+});

@@ -1,6 +1,13 @@
 // API calls that ride out blips (components/cluster/retry.ts): what is tried again, how often, and what is not.
 import assert from "node:assert/strict";
-import { isTransient, RETRY, retrying, ServerRecovery, withRetries } from "../../components/cluster/retry.js";
+import {
+    isClusterWrite,
+    isTransient,
+    RETRY,
+    retrying,
+    ServerRecovery,
+    withRetries,
+} from "../../components/cluster/retry.js";
 
 const apiError = (code: number) => Object.assign(new Error(`HTTP-Code: ${code}`), { code, body: "{}" });
 const connectionError = (code: string) =>
@@ -124,5 +131,30 @@ describe("API retries", () => {
             RETRY.firstDelayMs = original;
         }
         assert.deepEqual(seen, ["readNode#1"]);
+    });
+
+    it("fences the calls that write to the cluster, not reads, the Lease's own compare-and-swaps or access reviews", () => {
+        for (const call of [
+            "patchNode",
+            "createNamespacedPodEviction",
+            "createNamespacedPod",
+            "deleteNamespacedPod",
+            "patchNamespacedDaemonSet",
+            "replaceNamespacedConfigMap",
+            "deleteNamespacedDaemonSet",
+        ])
+            assert.equal(isClusterWrite(call), true, call);
+        for (const call of [
+            "readNode",
+            "listNode",
+            "listNamespacedPod",
+            "readNamespacedPodLog",
+            "readNamespacedLease",
+            "createNamespacedLease",
+            "replaceNamespacedLease",
+            "createSelfSubjectAccessReview",
+            "createSelfSubjectReview",
+        ])
+            assert.equal(isClusterWrite(call), false, call);
     });
 });

@@ -438,17 +438,81 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 order.push(`release, ${inFlight} renewal(s) in flight`);
                 await release(holder);
             };
-            // the run lasts past the first renewal (every 10 ms with a 30 ms lease), which is still in flight at its end
+            // the run lasts past the first renewal (every 100 ms with a 300 ms lease), which may still be in flight at its end
             const list = cluster.nodes.bind(cluster);
             cluster.nodes = async (...a) => {
-                await new Promise((r) => setTimeout(r, 20));
+                await new Promise((r) => setTimeout(r, 120));
                 return list(...a);
             };
-            await runPools(ctx("run-1", { leaseSeconds: 0.03 }), ["canary"]);
-            await new Promise((r) => setTimeout(r, 100)); // any renewal still out lands now
+            await runPools(ctx("run-1", { leaseSeconds: 0.3 }), ["canary"]);
+            await new Promise((r) => setTimeout(r, 150)); // any renewal still out lands now
             assert.equal(order[0], "renewal starts", order.join(" | "));
             assert.equal(order.at(-1), "release, 0 renewal(s) in flight", order.join(" | "));
             assert.equal(cluster.lease, undefined);
+        });
+    });
+
+    describe("F5b: a run cut off from the API server longer than its lease", () => {
+        /** SIMULATED partition: the lease's calls get no answer (the node writes are slowed by the test) */
+        const partitioned = (cluster: FakeCluster) => {
+            const timeout = () =>
+                Object.assign(new Error("SIMULATED partition: connect ETIMEDOUT"), { code: "ETIMEDOUT" });
+            const renew = cluster.renewLease.bind(cluster);
+            const release = cluster.releaseLease.bind(cluster);
+            cluster.renewLease = async () => Promise.reject(timeout());
+            cluster.releaseLease = async () => Promise.reject(timeout());
+            return () => {
+                cluster.renewLease = renew;
+                cluster.releaseLease = release;
+            };
+        };
+
+        it("stops writing at its renew deadline: the node in hand keeps its move memory and cordon, no write is sent after it, and the next run converges", async () => {
+            const { cluster, ctx, clock, lines } = setup();
+            const heal = partitioned(cluster);
+            // the cordon's write lands, then the run is held up past the renew deadline (60 ms of a 90 ms lease)
+            const startMove = cluster.startMove.bind(cluster);
+            cluster.startMove = async (node, move) => {
+                const ours = await startMove(node, move);
+                await new Promise((r) => setTimeout(r, 200));
+                return ours;
+            };
+            const err = await runPools(ctx("run-1", { leaseSeconds: 0.09 }), ["canary"]).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.match(err.detail, /the rollout lease was not renewed for \d+\.\ds \(it lasts 0\.09s.*ETIMEDOUT/);
+            assert.match(err.rolledBack, /canary-1 is left as it is, mid-move and cordoned.*nothing more was written/);
+            assert.ok(cluster.refused.length > 0, "the run tried to write after the deadline and was refused");
+            assert.equal(cluster.history.at(-1), "move started; cordon canary-1", cluster.history.join(" | "));
+            const node = cluster.node("canary-1");
+            assert.deepEqual(
+                { move: node.move?.phase, cordoned: node.unschedulable, placement: node.placement },
+                { move: "started", cordoned: true, placement: null },
+            );
+            assert.ok(lines.some((l) => /warning: renewing the rollout lease failed: SIMULATED partition/.test(l)));
+            assert.equal(cluster.lease?.holder, "run-1", "its release got no answer either");
+
+            heal();
+            clock.t += 61_000; // the cut-off run's lease expires
+            cluster.startMove = startMove;
+            await up(ctx("run-2"));
+            assertFinished(cluster);
+            assertSettled(cluster);
+        });
+
+        it("a run whose lease another run took over sends no further write, not even a rollback", async () => {
+            const { cluster, ctx } = setup();
+            const startMove = cluster.startMove.bind(cluster);
+            cluster.startMove = async (node, move) => {
+                const ours = await startMove(node, move);
+                cluster.lease = { holder: "run-2", renewedAt: new Date().toISOString(), durationSeconds: 60 };
+                await new Promise((r) => setTimeout(r, 150)); // a renewal (every 30 ms) finds it taken over
+                return ours;
+            };
+            const err = await runPools(ctx("run-1", { leaseSeconds: 0.09 }), ["canary"]).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.match(err.detail, /taken over by another run/);
+            assert.equal(cluster.history.at(-1), "move started; cordon canary-1", cluster.history.join(" | "));
+            assert.equal(cluster.lease?.holder, "run-2", "the release leaves another run's lease alone");
         });
     });
 

@@ -102,8 +102,10 @@ again resumes: verified nodes are skipped. Prints one line per step.
 
 One rollout per cluster: the run holds the Lease kube-system/kube-proxy-mode (renewed every 20 s;
 another run refuses, naming the holder, until it is released or expires 60 s after its last
-renewal; KPM_LEASE_SECONDS changes that). SIGINT/SIGTERM: the node in hand finishes its move or
-is rolled back, the lease is released, and the command exits 1 naming the node.
+renewal; KPM_LEASE_SECONDS changes that). A run whose lease went unrenewed for two thirds of that
+(the API server out of reach) or was taken over stops sending writes at once, leaves the node in
+hand mid-move for the next run to finish, and exits 1. SIGINT/SIGTERM: the node in hand finishes
+its move or is rolled back, the lease is released, and the command exits 1 naming the node.
 ${ACCESS_HELP}
 
 A spec with cluster.server (the component records the API server its preview reviewed) is only
