@@ -6,7 +6,7 @@ import { homedir } from "node:os";
 import * as k8s from "@kubernetes/client-node";
 // not re-exported by the package's index; the API classes take it to change how a response is read
 import { CoreV1ApiResponseProcessor } from "@kubernetes/client-node/dist/gen/apis/CoreV1Api.js";
-import { nodeFacts, type NodeFacts, type NodeObject } from "../core/nodes.js";
+import { nodeFacts, type NodeFacts, type NodeObject, type Taint } from "../core/nodes.js";
 import { parseKubeVersion, type KubeVersion } from "../core/versions.js";
 import { ServerRecovery, withRetries } from "./retry.js";
 
@@ -183,7 +183,8 @@ export const NODE_PAGE = 200;
 
 /** A node as the API server sends it (JSON), with what this tool reads of it. */
 export interface NodeJson extends NodeObject {
-    metadata?: NodeObject["metadata"] & { annotations?: Record<string, string> };
+    metadata?: NodeObject["metadata"] & { annotations?: Record<string, string>; resourceVersion?: string };
+    spec?: NodeObject["spec"] & { taints?: Taint[] };
 }
 
 /** One page of a node list as the server sends it. */

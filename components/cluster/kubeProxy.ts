@@ -21,6 +21,7 @@ import {
     podVerdict,
     type Installation as RolloutInstallation,
     type KubeProxyPod,
+    type LeaseClaim,
     type LeaseHolder,
     type Names,
     type NodeChange,
@@ -128,6 +129,30 @@ async function createUnlessExists(create: () => Promise<unknown>): Promise<boole
 }
 
 /**
+ * What a patch made against the node as read (nodePatch, startMove) needs of it: its
+ * resourceVersion, cordon, taints and the rollout's cordon mark. The client keeps this much of
+ * each node it has seen (a list, a read, the answer to its own patch), a few hundred bytes.
+ */
+interface NodeAsSeen {
+    metadata: { resourceVersion?: string; annotations: Record<string, string> };
+    spec: { unschedulable?: boolean; taints?: Taint[] };
+}
+
+function asSeen(n: {
+    metadata?: { resourceVersion?: string; annotations?: Record<string, string> };
+    spec?: { unschedulable?: boolean; taints?: Taint[] };
+}): NodeAsSeen {
+    const cordonedBy = n.metadata?.annotations?.[MARKS.cordonedAnnotation];
+    return {
+        metadata: {
+            resourceVersion: n.metadata?.resourceVersion,
+            annotations: cordonedBy === undefined ? {} : { [MARKS.cordonedAnnotation]: cordonedBy },
+        },
+        spec: { unschedulable: n.spec?.unschedulable, taints: n.spec?.taints },
+    };
+}
+
+/**
  * The merge patch of a node for a change of its rollout state (and, with `cordon`, the rollout's
  * cordon). A cordon or an uncordon made against the node as read (`read`) carries the node's
  * taints with the unschedulable taint added or removed (core/nodes.ts), so the node lifecycle
@@ -135,7 +160,7 @@ async function createUnlessExists(create: () => Promise<unknown>): Promise<boole
  */
 function nodePatch(
     change: NodeChange & { cordon?: true },
-    read?: k8s.V1Node,
+    read?: NodeAsSeen,
 ): {
     metadata: {
         resourceVersion?: string;
@@ -166,7 +191,7 @@ function nodePatch(
 }
 
 /** The `spec.taints` of a node patch that cordons (or uncordons) the node as read; nothing when unchanged or unread. */
-function taintsPatch(read: k8s.V1Node | undefined, cordoned: boolean): { taints?: Taint[] | null } {
+function taintsPatch(read: NodeAsSeen | undefined, cordoned: boolean): { taints?: Taint[] | null } {
     if (!read) return {};
     const taints = taintsWhenCordoned(read.spec?.taints, cordoned);
     if (taints === undefined) return {};
@@ -248,6 +273,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
     /** Every node with the rollout's memory of it: placement, verification, the move in progress, cordon. */
     override async nodes(): Promise<RolloutNode[]> {
         return this.eachNode((n) => {
+            if (n.metadata?.name) this.seen.set(n.metadata.name, asSeen(n));
             const a = n.metadata?.annotations ?? {};
             const [verified, verifiedAt] = (a[MARKS.verifiedAnnotation] ?? "").split("@");
             return {
@@ -368,9 +394,12 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             );
     }
 
+    /** each node as this client last saw it (see NodeAsSeen): the base of its next compare-and-swap patch */
+    private readonly seen = new Map<string, NodeAsSeen>();
+
     /**
-     * The move's memory and the cordon in one patch, made against the node as just read (its
-     * resourceVersion): a node someone cordons between the read and the write is read again, so
+     * The move's memory and the cordon in one patch, made against the node as read (its
+     * resourceVersion, see patchNodeAsRead): a node someone cordons in between is read again, so
      * a cordon that is not the rollout's is never taken for its own.
      */
     async startMove(node: string, move: NodeMove): Promise<boolean> {
@@ -385,28 +414,33 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
 
     /**
      * One merge patch of the node: the parts of `change` that are given, together. An uncordon is
-     * made against the node as just read (its resourceVersion), as the cordon was, since it
+     * made against the node as read (its resourceVersion), as the cordon was, since it
      * rewrites the node's taints: a taint someone adds in between is read again, never lost.
      */
     async writeNode(node: string, change: NodeChange): Promise<void> {
         if (!change.uncordon) {
-            await this.core.patchNode({ name: node, body: nodePatch(change) }, MERGE);
+            this.seen.set(node, asSeen(await this.core.patchNode({ name: node, body: nodePatch(change) }, MERGE)));
             return;
         }
         await this.patchNodeAsRead(node, (n) => nodePatch(change, n));
     }
 
     /**
-     * A merge patch built from the node as just read, applied only if the node has not changed
-     * since (its resourceVersion); on a 409 the node is read and the patch built again, up to 5 times.
+     * A merge patch built from the node as this client last saw it (a list, a read, the answer to its
+     * own last patch; read now if it has not seen it), applied only if the node has not changed since
+     * (its resourceVersion): on a 409 the node is read and the patch built again, up to 5 times. So a
+     * node nobody else wrote since is patched without a read, and one that changed is never patched
+     * from a stale view.
      */
-    private async patchNodeAsRead(node: string, build: (n: k8s.V1Node) => ReturnType<typeof nodePatch>): Promise<void> {
+    private async patchNodeAsRead(node: string, build: (n: NodeAsSeen) => ReturnType<typeof nodePatch>): Promise<void> {
         for (let attempt = 1; ; attempt++) {
-            const n = await this.node(node);
+            const known = attempt === 1 ? this.seen.get(node) : undefined;
+            // without a resourceVersion the patch would not be a compare-and-swap: read the node instead
+            const n = known?.metadata.resourceVersion ? known : asSeen(await this.node(node));
             const body = build(n);
-            body.metadata.resourceVersion = n.metadata?.resourceVersion;
+            body.metadata.resourceVersion = n.metadata.resourceVersion;
             try {
-                await this.core.patchNode({ name: node, body }, MERGE);
+                this.seen.set(node, asSeen(await this.core.patchNode({ name: node, body }, MERGE)));
                 return;
             } catch (e) {
                 if (apiStatus(e) !== 409 || attempt >= 5) throw e;
@@ -905,26 +939,53 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         }
     }
 
-    /** Takes the rollout's Lease for `holder`, unless another holder renewed it within its duration. */
+    /**
+     * Takes the rollout's Lease for `holder`, unless another holder renewed it within its duration.
+     * A Lease's renewTime is written by its holder's clock, which may run behind this machine's: one
+     * that looks expired here is watched for its whole duration on this machine's own clock, and
+     * taken over (compare-and-swap on the version watched) only if it did not change meanwhile; one
+     * that changed is alive, and the run refuses, naming its holder.
+     */
     async acquireLease(
         holder: string,
         durationSeconds: number,
-    ): Promise<{ acquired: true } | { acquired: false; current: LeaseHolder }> {
-        const now = new Date();
-        const spec: k8s.V1LeaseSpec = {
-            holderIdentity: holder,
-            leaseDurationSeconds: durationSeconds,
-            acquireTime: microTime(now),
-            renewTime: microTime(now),
+        log: (line: string) => void = () => undefined,
+    ): Promise<LeaseClaim> {
+        let writtenAt = 0;
+        const spec = (): k8s.V1LeaseSpec => {
+            writtenAt = performance.now();
+            const now = new Date();
+            return {
+                holderIdentity: holder,
+                leaseDurationSeconds: durationSeconds,
+                acquireTime: microTime(now),
+                renewTime: microTime(now),
+            };
         };
         for (let attempt = 0; attempt < 3; attempt++) {
             const lease = await this.readLease();
             if (!lease) {
-                if (await this.createLease(spec)) return { acquired: true };
+                if (await this.createLease(spec())) return { acquired: true, writtenAt };
                 continue;
             }
-            if (!leaseIsFree(lease, holder, now)) return { acquired: false, current: leaseHolder(lease) };
-            if (await this.takeOverLease(lease, spec)) return { acquired: true };
+            const held = lease.spec?.holderIdentity;
+            if (held && held !== holder) {
+                if (!leaseIsFree(lease, holder, new Date())) return { acquired: false, current: leaseHolder(lease) };
+                const seconds = lease.spec?.leaseDurationSeconds ?? 0;
+                const current = leaseHolder(lease);
+                log(
+                    `the rollout lease of ${current.holder} (renewed ${current.renewedAt}, lasts ${seconds}s) has expired by this machine's clock; ` +
+                        `watching it for ${seconds}s on this machine's own clock before taking it over, in case its holder's clock runs behind`,
+                );
+                await new Promise((r) => setTimeout(r, seconds * 1000));
+                const again = await this.readLease();
+                if (again?.metadata?.resourceVersion !== lease.metadata?.resourceVersion) {
+                    if (again?.spec?.holderIdentity && again.spec.holderIdentity !== holder)
+                        return { acquired: false, current: leaseHolder(again) };
+                    continue; // released or gone meanwhile: decide again
+                }
+            }
+            if (await this.takeOverLease(lease, spec())) return { acquired: true, writtenAt };
         }
         return { acquired: false, current: leaseHolder(await this.readLease()) };
     }

@@ -117,6 +117,13 @@ export interface LeaseHolder {
     durationSeconds: number;
 }
 
+/**
+ * What asking for the lease came to: taken, with when this process took the renewal time it wrote
+ * (`writtenAt`, on its performance.now() clock: the lease lasts at least its duration from then),
+ * or refused, with who holds it.
+ */
+export type LeaseClaim = { acquired: true; writtenAt: number } | { acquired: false; current: LeaseHolder };
+
 export interface ProbeRun {
     image: string;
     action: "probe" | "cleanup";
@@ -177,11 +184,11 @@ export interface RolloutCluster {
     restoreInstallation(log: (l: string) => void): Promise<void>;
     waitForDaemonSetRollout(timeoutSeconds: number, log: (l: string) => void): Promise<void>;
 
-    /** takes the cluster's rollout lease, or returns who holds it */
-    acquireLease(
-        holder: string,
-        durationSeconds: number,
-    ): Promise<{ acquired: true } | { acquired: false; current: LeaseHolder }>;
+    /**
+     * Takes the cluster's rollout lease, or returns who holds it. A lease that looks expired by this
+     * machine's clock is watched for its duration first (`log` says so), since its holder's clock may differ.
+     */
+    acquireLease(holder: string, durationSeconds: number, log?: (line: string) => void): Promise<LeaseClaim>;
     /** false when the lease is no longer ours */
     renewLease(holder: string): Promise<boolean>;
     releaseLease(holder: string): Promise<void>;

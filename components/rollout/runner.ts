@@ -604,9 +604,7 @@ async function withLease<T>(ctx: Context, fn: (ctx: Context) => Promise<T>): Pro
     const holder = ctx.holder ?? defaultHolder();
     const seconds = ctx.leaseSeconds ?? 60;
     const deadlineMs = (seconds * 1000 * 2) / 3;
-    // a renewal counts from when it was sent: the lease it writes runs at least that long
-    let confirmedAt = performance.now();
-    const got = await ctx.cluster.acquireLease(holder, seconds);
+    const got = await ctx.cluster.acquireLease(holder, seconds, ctx.log);
     if (!got.acquired) {
         const c = got.current;
         throw new RolloutBusy(
@@ -614,6 +612,9 @@ async function withLease<T>(ctx: Context, fn: (ctx: Context) => Promise<T>): Pro
                 `Wait for it to finish; if it died, its lease expires ${c.durationSeconds}s after its last renewal and the next run takes over`,
         );
     }
+    // the lease runs at least its duration from when its renewal time was taken (for a renewal:
+    // from when it was sent, which is earlier)
+    let confirmedAt = got.writtenAt;
     const stop = new AbortController();
     const outer = ctx.signal;
     const onOuter = () => stop.abort(outer?.reason);

@@ -481,9 +481,9 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
             assert.ok(!(await leaseHolder(c)), "the lease is released once the server answers");
 
             // F3: the next run (a 30 s lease: it stops writing 20 s after its last renewal) finishes
-            // canary-1's move; while workers-1 and workers-2 run their checks, the API server dies
-            // for 3 s and comes back, which the run rides out
-            steer({ sleepMs: 4000 });
+            // canary-1's move; while workers-1 and workers-2 run their 1 s checks, the API server
+            // dies for 3 s and comes back: their releases meet it down, and the run rides it out
+            steer({ sleepMs: 1000 });
             r = await rollout(
                 c,
                 file,

@@ -48,6 +48,8 @@ function mergePatch(target: unknown, patch: unknown): unknown {
 interface SimulatedNodeServer extends SimulatedServer {
     node: () => k8s.V1Node;
     patches: Record<string, any>[];
+    /** how many times the node was read */
+    reads: () => number;
     /** runs once, when the next patch arrives and before it is judged: a write that lands in between */
     beforeNextPatch: (write: (n: k8s.V1Node) => k8s.V1Node) => void;
 }
@@ -58,11 +60,15 @@ async function simulatedNodeServer(initial: k8s.V1Node): Promise<SimulatedNodeSe
     let node: k8s.V1Node = { ...initial, metadata: { ...initial.metadata, resourceVersion: "1" } };
     let interloper: ((n: k8s.V1Node) => k8s.V1Node) | undefined;
     const patches: Record<string, any>[] = [];
+    let reads = 0;
     const store = (n: k8s.V1Node) =>
         (node = { ...n, metadata: { ...n.metadata, resourceVersion: String(++version) } } as k8s.V1Node);
     const server = await listenSimulated((req, res) => {
         withBody(req, (raw) => {
-            if (req.method === "GET") return answer(res, 200, node);
+            if (req.method === "GET") {
+                reads++;
+                return answer(res, 200, node);
+            }
             if (req.method !== "PATCH") return answer(res, 405, failure(405, "MethodNotAllowed"));
             const patch = JSON.parse(raw) as Record<string, any>;
             patches.push(patch);
@@ -78,7 +84,13 @@ async function simulatedNodeServer(initial: k8s.V1Node): Promise<SimulatedNodeSe
             return answer(res, 200, store(mergePatch(node, { ...patch, metadata: meta }) as k8s.V1Node));
         });
     });
-    return { ...server, node: () => node, patches, beforeNextPatch: (w) => void (interloper = w) };
+    return {
+        ...server,
+        node: () => node,
+        patches,
+        reads: () => reads,
+        beforeNextPatch: (w) => void (interloper = w),
+    };
 }
 
 const MOVE = { to: "abc123", from: null, phase: "started" as const };
@@ -104,6 +116,28 @@ describe("the rollout's cordon and uncordon carry the unschedulable taint (SIMUL
             sim.patches.every((p) => p.metadata.resourceVersion),
             "each made against the node as read",
         );
+    });
+
+    it("a move reads its node once: the uncordon is built on the answer to the move's own last patch, still a compare-and-swap", async () => {
+        sim = await simulatedNodeServer({ metadata: { name: "workers-1" }, spec: { taints: [OTHER] } });
+        const cluster = clusterOn(sim.url);
+        await cluster.startMove("workers-1", MOVE);
+        await cluster.writeNode("workers-1", { move: { ...MOVE, phase: "switching" }, placement: "abc123" });
+        const before = sim.node().metadata?.resourceVersion;
+        await cluster.writeNode("workers-1", {
+            move: null,
+            uncordon: true,
+            verified: { hash: "abc123", checks: "hooks" },
+        });
+        assert.equal(sim.reads(), 1, "read for the cordon only");
+        assert.equal(sim.patches.length, 3);
+        assert.equal(
+            sim.patches[2].metadata.resourceVersion,
+            before,
+            "the uncordon is made against the node as last seen",
+        );
+        assert.deepEqual(sim.node().spec?.taints, [OTHER]);
+        assert.equal(sim.node().spec?.unschedulable, undefined);
     });
 
     it("an uncordon leaves no empty taint list behind when the taint was the only one", async () => {

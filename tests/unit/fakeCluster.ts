@@ -11,6 +11,7 @@ import { describeAccess, type Access, type AccessReview } from "../../components
 import type {
     Installation,
     KubeProxyPod,
+    LeaseClaim,
     LeaseHolder,
     Names,
     NodeChange,
@@ -374,17 +375,14 @@ export class FakeCluster implements RolloutCluster {
         return denied.length ? { user: "system:serviceaccount:kube-system:kube-proxy-mode", denied } : { denied };
     }
 
-    async acquireLease(
-        holder: string,
-        durationSeconds: number,
-    ): Promise<{ acquired: true } | { acquired: false; current: LeaseHolder }> {
+    async acquireLease(holder: string, durationSeconds: number): Promise<LeaseClaim> {
         this.alive("acquireLease");
         const l = this.lease;
         if (l && l.holder !== holder && Date.parse(l.renewedAt) + l.durationSeconds * 1000 >= this.clock.now())
             return { acquired: false, current: { ...l } };
         this.lease = { holder, renewedAt: new Date(this.clock.now()).toISOString(), durationSeconds };
         this.wrote("lease taken");
-        return { acquired: true };
+        return { acquired: true, writtenAt: performance.now() };
     }
 
     async renewLease(holder: string): Promise<boolean> {

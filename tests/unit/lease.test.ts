@@ -14,6 +14,8 @@ interface SimulatedLeaseServer extends SimulatedServer {
     /** every replace from now on finds the Lease changed (a writer that never stops) */
     alwaysChanged: () => void;
     conflicts: () => number;
+    /** a write of the Lease by another client, as it lands (a new resourceVersion) */
+    rewrite: (write: (spec: k8s.V1LeaseSpec) => k8s.V1LeaseSpec) => void;
 }
 
 /** SIMULATED API server holding one Lease, with resourceVersion compare-and-swap on replace. */
@@ -63,6 +65,7 @@ async function simulatedLeaseServer(): Promise<SimulatedLeaseServer> {
         beforeNextReplace: (write) => void (interloper = write),
         alwaysChanged: () => void (endless = true),
         conflicts: () => conflicts,
+        rewrite: (write) => void (lease && stored({ ...lease, spec: write(lease.spec ?? {}) })),
     };
 }
 
@@ -73,7 +76,7 @@ describe("the rollout Lease under concurrent writes (SIMULATED API server)", () 
 
     it("the release frees the Lease when the run's own renewal lands between its read and its write", async () => {
         const cluster = clusterOn(sim.url);
-        assert.deepEqual(await cluster.acquireLease("run-a", 60), { acquired: true });
+        assert.equal((await cluster.acquireLease("run-a", 60)).acquired, true);
         sim.beforeNextReplace((l) => ({ ...l.spec, renewTime: new Date() }));
         await cluster.releaseLease("run-a");
         assert.equal(sim.conflicts(), 1, "the release's first write met the renewal");
@@ -106,6 +109,39 @@ describe("the rollout Lease under concurrent writes (SIMULATED API server)", () 
             /could not release the rollout Lease.*5 attempts \(409 Conflict/,
         );
         assert.equal(sim.conflicts(), 5);
+    });
+});
+
+describe("taking over a Lease whose holder's clock may differ from this machine's (SIMULATED API server)", () => {
+    let sim: SimulatedLeaseServer;
+    beforeEach(async () => (sim = await simulatedLeaseServer()));
+    afterEach(() => sim.close());
+    /** what a holder whose clock runs ten minutes behind this machine's writes as its renewTime */
+    const behind = () => new Date(Date.now() - 10 * 60_000).toISOString();
+
+    it("a Lease that looks expired here but is renewed meanwhile (its holder's clock ten minutes behind) is not taken over", async () => {
+        await clusterOn(sim.url).acquireLease("run-a", 1);
+        sim.rewrite((s) => ({ ...s, renewTime: behind() as unknown as Date }));
+        // run-a is alive: it renews every 300 ms, by its own clock
+        const renewals = setInterval(() => sim.rewrite((s) => ({ ...s, renewTime: behind() as unknown as Date })), 300);
+        const lines: string[] = [];
+        try {
+            const got = await clusterOn(sim.url).acquireLease("run-b", 60, (l) => lines.push(l));
+            assert.equal(got.acquired, false);
+        } finally {
+            clearInterval(renewals);
+        }
+        assert.equal(sim.lease()?.spec?.holderIdentity, "run-a");
+        assert.match(lines.join("\n"), /has expired by this machine's clock; watching it for 1s/);
+    });
+
+    it("a Lease whose holder stopped renewing is taken over once it stayed unchanged for its duration on this machine's clock", async () => {
+        await clusterOn(sim.url).acquireLease("run-a", 1);
+        sim.rewrite((s) => ({ ...s, renewTime: behind() as unknown as Date }));
+        const started = performance.now();
+        assert.equal((await clusterOn(sim.url).acquireLease("run-b", 60)).acquired, true);
+        assert.ok(performance.now() - started >= 1000, "watched for the Lease's 1 s first");
+        assert.equal(sim.lease()?.spec?.holderIdentity, "run-b");
     });
 });
 
@@ -142,7 +178,7 @@ describe("the run's writes are fenced by its lease (SIMULATED API server)", () =
         );
         assert.equal(patches(), 2, `no attempt after the fence closed: ${seen.join(", ")}`);
         // with the fence closed: a read, and the Lease's own calls (compare-and-swaps on the holder), still reach the server
-        assert.deepEqual(await cluster.acquireLease("run-a", 60), { acquired: true });
+        assert.equal((await cluster.acquireLease("run-a", 60)).acquired, true);
         assert.ok(seen.includes("POST /apis/coordination.k8s.io/v1/namespaces/kube-system/leases"), seen.join(", "));
         cluster.close();
     });

@@ -499,6 +499,18 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assertSettled(cluster);
         });
 
+        it("a run that watched an expired lease before taking it over counts its renew deadline from its own write, not from when it asked", async () => {
+            const { cluster, ctx } = setup();
+            const acquire = cluster.acquireLease.bind(cluster);
+            cluster.acquireLease = async (holder, seconds) => {
+                await new Promise((r) => setTimeout(r, 150)); // watching the expired lease, longer than the 60 ms deadline
+                return acquire(holder, seconds);
+            };
+            await runPools(ctx("run-1", { leaseSeconds: 0.09 }), ["canary"]);
+            assert.equal(cluster.node("canary-1").verified, HASH);
+            assert.deepEqual(cluster.refused, []);
+        });
+
         it("a run whose lease another run took over sends no further write, not even a rollback", async () => {
             const { cluster, ctx } = setup();
             const startMove = cluster.startMove.bind(cluster);

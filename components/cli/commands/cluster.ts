@@ -102,7 +102,8 @@ again resumes: verified nodes are skipped. Prints one line per step.
 
 One rollout per cluster: the run holds the Lease kube-system/kube-proxy-mode (renewed every 20 s;
 another run refuses, naming the holder, until it is released or expires 60 s after its last
-renewal; KPM_LEASE_SECONDS changes that). A run whose lease went unrenewed for two thirds of that
+renewal, watched that long on this machine's clock first in case the holder's clock runs behind;
+KPM_LEASE_SECONDS changes that). A run whose lease went unrenewed for two thirds of that
 (the API server out of reach) or was taken over stops sending writes at once, leaves the node in
 hand mid-move for the next run to finish, and exits 1. SIGINT/SIGTERM: the node in hand finishes
 its move or is rolled back, the lease is released, and the command exits 1 naming the node.
