@@ -30,7 +30,7 @@ import {
     type RolloutNode,
 } from "../rollout/cluster.js";
 import { apiErrorMessage, apiStatus, Cluster, clusterName, watchRefused } from "./client.js";
-import { KubeProxyPodCache, kubeProxyPodOf } from "./podCache.js";
+import { KubeProxyPodCache, kubeProxyPodOf, slimPod } from "./podCache.js";
 import type { ServerRecovery } from "./retry.js";
 
 export type { KubeProxyPod, Names };
@@ -197,6 +197,9 @@ function taintsPatch(read: NodeAsSeen | undefined, cordoned: boolean): { taints?
     if (taints === undefined) return {};
     return { taints: taints.length ? taints : null };
 }
+
+/** kube-proxy pods per page of a list (kubectl's chunk size) */
+const POD_PAGE = 500;
 
 /** How many of the restore's pod label patches are in flight at once. */
 const POD_PATCHES_AT_ONCE = 16;
@@ -527,12 +530,38 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
 
     /** kube-proxy's pods on one node; without a node, on every node (one list). */
     async kubeProxyPods(node?: string): Promise<KubeProxyPod[]> {
-        const pods = await this.core.listNamespacedPod({
-            namespace: this.names.namespace,
-            labelSelector: this.names.podSelector,
-            ...(node ? { fieldSelector: `spec.nodeName=${node}` } : {}),
-        });
-        return pods.items.map((p) => kubeProxyPodOf(p, node));
+        const { items } = await this.eachKubeProxyPod(
+            (p) => kubeProxyPodOf(p, node),
+            node ? `spec.nodeName=${node}` : undefined,
+        );
+        return items;
+    }
+
+    /**
+     * kube-proxy's pods, a page at a time (`limit`/`continue`: one consistent list), each reduced
+     * as its page arrives: a list of every full pod (about 16 KB each) is never held at once.
+     * Returns the reduced pods and the list's resourceVersion (a watch starts from it).
+     */
+    private async eachKubeProxyPod<T>(
+        reduce: (p: k8s.V1Pod) => T,
+        fieldSelector?: string,
+    ): Promise<{ items: T[]; resourceVersion?: string }> {
+        const items: T[] = [];
+        let token: string | undefined;
+        let resourceVersion: string | undefined;
+        do {
+            const page = await this.core.listNamespacedPod({
+                namespace: this.names.namespace,
+                labelSelector: this.names.podSelector,
+                fieldSelector,
+                limit: POD_PAGE,
+                _continue: token,
+            });
+            for (const p of page.items) items.push(reduce(p));
+            resourceVersion = page.metadata?.resourceVersion;
+            token = page.metadata?._continue || undefined;
+        } while (token);
+        return { items, resourceVersion };
     }
 
     async podLog(name: string, previous = false): Promise<string> {
@@ -552,9 +581,13 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
 
     /** kube-proxy's pods on every node, from one informer started at the run's first wait. */
     private async pods(): Promise<KubeProxyPodCache> {
+        const list = async (): Promise<k8s.V1PodList> => {
+            const { items, resourceVersion } = await this.eachKubeProxyPod(slimPod);
+            return { metadata: { resourceVersion }, items };
+        };
         this.podCache ??= new KubeProxyPodCache(
             this.kc,
-            this.core,
+            list,
             this.names.namespace,
             this.names.podSelector,
             this.server,
@@ -795,25 +828,27 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         const hash = revision.metadata?.labels?.["controller-revision-hash"];
         if (!hash)
             throw new Error(`ControllerRevision ${revision.metadata?.name} has no controller-revision-hash label`);
+        // the installer's pods, each reduced to its name and whether its labels are already current
         const pods = (
-            await this.core.listNamespacedPod({ namespace, labelSelector: this.names.podSelector })
-        ).items.filter(
-            (p) =>
-                !p.metadata?.deletionTimestamp &&
-                p.metadata?.ownerReferences?.some((o) => o.kind === "DaemonSet" && o.name === this.names.daemonSet),
-        );
-        const stale = pods.filter((p) => {
-            const labels = p.metadata?.labels ?? {};
-            return !(
-                labels["controller-revision-hash"] === hash &&
-                (!generation || labels["pod-template-generation"] === generation)
-            );
-        });
+            await this.eachKubeProxyPod((p) => {
+                const m = p.metadata;
+                const installers =
+                    !m?.deletionTimestamp &&
+                    m?.ownerReferences?.some((o) => o.kind === "DaemonSet" && o.name === this.names.daemonSet);
+                if (!installers || !m?.name) return undefined;
+                const labels = m.labels ?? {};
+                const current =
+                    labels["controller-revision-hash"] === hash &&
+                    (!generation || labels["pod-template-generation"] === generation);
+                return { name: m.name, current };
+            })
+        ).items.filter((p) => p !== undefined);
+        const stale = pods.filter((p) => !p.current);
         // one patch per pod, a few at a time rather than one round trip after another
         await eachAtMost(POD_PATCHES_AT_ONCE, stale, async (p) => {
             await this.core.patchNamespacedPod(
                 {
-                    name: p.metadata!.name!,
+                    name: p.name,
                     namespace,
                     body: {
                         metadata: {

@@ -85,20 +85,20 @@ export class KubeProxyPodCache {
     /** why the server refuses this cache its list or watch, while it does */
     refusal?: Error;
 
+    /**
+     * `list` lists the pods the informer watches (the namespace's pods with `labelSelector`); it
+     * may hand them over already slimmed, page by page (KubeProxyCluster does), so the first list
+     * of every kube-proxy pod is never held whole.
+     */
     constructor(
         kc: k8s.KubeConfig,
-        core: k8s.CoreV1Api,
+        list: () => Promise<k8s.V1PodList>,
         namespace: string,
         labelSelector: string,
         private readonly server: ServerRecovery,
     ) {
         const path = `/api/v1/namespaces/${namespace}/pods`;
-        this.informer = k8s.makeInformer(
-            kc,
-            path,
-            () => core.listNamespacedPod({ namespace, labelSelector }),
-            labelSelector,
-        );
+        this.informer = k8s.makeInformer(kc, path, list, labelSelector);
         this.informer.on("add", (p) => this.put(slimPod(p)));
         this.informer.on("update", (p) => this.put(slimPod(p)));
         this.informer.on("delete", (p) => this.remove(p));

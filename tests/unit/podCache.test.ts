@@ -28,6 +28,8 @@ class SimulatedApiServer {
     /** watches answer 403: the identity lacks "watch" on pods (a role without it) */
     forbidWatch = false;
     lists = 0;
+    /** the `limit` each list asked for ("" for none) */
+    readonly listLimits: string[] = [];
     watches = 0;
     private readonly streams = new Set<ServerResponse>();
     private server!: SimulatedServer;
@@ -99,8 +101,19 @@ class SimulatedApiServer {
             return openStream(res, this.streams);
         }
         this.lists++;
-        const items = [...this.pods.values()].filter((p) => !field || p.node === field).map((p) => this.podObject(p));
-        answer(res, 200, { apiVersion: "v1", kind: "PodList", metadata: { resourceVersion: String(this.rv) }, items });
+        // pages as the API server serves them: `limit` items from the `continue` offset, and a token while more remain
+        const limit = Number(url.searchParams.get("limit") ?? 0);
+        this.listLimits.push(url.searchParams.get("limit") ?? "");
+        const from = Number(url.searchParams.get("continue") ?? 0);
+        const all = [...this.pods.values()].filter((p) => !field || p.node === field);
+        const page = limit ? all.slice(from, from + limit) : all;
+        const more = limit > 0 && from + limit < all.length;
+        answer(res, 200, {
+            apiVersion: "v1",
+            kind: "PodList",
+            metadata: { resourceVersion: String(this.rv), ...(more ? { continue: String(from + limit) } : {}) },
+            items: page.map((p) => this.podObject(p)),
+        });
     }
 
     async start(): Promise<string> {
@@ -230,6 +243,28 @@ describe("waiting for kube-proxy on the pod informer (SIMULATED API server)", fu
         );
         assert.equal(api.watches, 1, "one watch for every node");
         assert.equal(api.lists, 1 + 5, "the informer's list, then one confirming read per node");
+    });
+
+    it("every list of kube-proxy's pods comes a page at a time (500 pods each), the informer's first list and the finish's included", async () => {
+        for (let i = 1; i <= 1201; i++) api.set({ name: `kube-proxy-${i}`, node: `node-${i}`, restarts: 0 });
+        const all = await cluster.kubeProxyPods();
+        assert.equal(all.length, 1201);
+        assert.equal(new Set(all.map((p) => p.name)).size, 1201);
+        assert.deepEqual(api.listLimits, ["500", "500", "500"]);
+        assert.equal((await cluster.waitForKubeProxy("node-1201", null, 10, 0))?.name, "kube-proxy-1201");
+        assert.deepEqual(
+            api.listLimits.slice(3),
+            ["500", "500", "500", "500"],
+            "the informer's three pages, one confirming read",
+        );
+        const held = (
+            cluster as unknown as { podCache: { informer: k8s.ObjectCache<k8s.V1Pod> } }
+        ).podCache.informer.list();
+        assert.equal(held.length, 1201);
+        assert.ok(
+            held.every((p) => p.metadata?.labels === undefined && p.spec?.containers?.length === 0),
+            "held slimmed",
+        );
     });
 
     it("the informer holds each pod slimmed: no managedFields, labels or containers, only what a wait reads", async () => {
