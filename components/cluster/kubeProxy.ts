@@ -92,15 +92,11 @@ function drainTimedOut(node: string, timeoutSeconds: number, left: DrainPod[], b
     );
 }
 
-/** Whether `holder` may take the Lease: nobody holds it, `holder` does, or its holder's last renewal expired. */
-function leaseIsFree(lease: k8s.V1Lease, holder: string, now: Date): boolean {
+/** Whether the Lease's last renewal, as its holder's clock wrote it, is older than its duration by this machine's clock. */
+function leaseLooksExpired(lease: k8s.V1Lease, now: Date): boolean {
     const s = lease.spec ?? {};
     const renewed = s.renewTime ? new Date(s.renewTime).getTime() : 0;
-    return (
-        !s.holderIdentity ||
-        s.holderIdentity === holder ||
-        renewed + (s.leaseDurationSeconds ?? 0) * 1000 < now.getTime()
-    );
+    return renewed + (s.leaseDurationSeconds ?? 0) * 1000 < now.getTime();
 }
 
 /** Who holds the Lease, as a refusal names it. */
@@ -1005,7 +1001,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             }
             const held = lease.spec?.holderIdentity;
             if (held && held !== holder) {
-                if (!leaseIsFree(lease, holder, new Date())) return { acquired: false, current: leaseHolder(lease) };
+                if (!leaseLooksExpired(lease, new Date())) return { acquired: false, current: leaseHolder(lease) };
                 const seconds = lease.spec?.leaseDurationSeconds ?? 0;
                 const current = leaseHolder(lease);
                 log(
