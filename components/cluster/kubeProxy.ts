@@ -397,16 +397,19 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
     private readonly seen = new Map<string, NodeAsSeen>();
 
     /**
-     * The move's memory and the cordon in one patch, made against the node as read (its
-     * resourceVersion, see patchNodeAsRead): a node someone cordons in between is read again, so
-     * a cordon that is not the rollout's is never taken for its own.
+     * The move's memory and the cordon (and the placement, when given) in one patch, made against
+     * the node as read (its resourceVersion, see patchNodeAsRead): a node someone cordons in
+     * between is read again, so a cordon that is not the rollout's is never taken for its own.
      */
-    async startMove(node: string, move: NodeMove): Promise<boolean> {
+    async startMove(node: string, move: NodeMove, placement?: string | null): Promise<boolean> {
         let ours = false;
         await this.patchNodeAsRead(node, (n) => {
             const cordoned = !!n.spec?.unschedulable;
             ours = !cordoned || n.metadata?.annotations?.[MARKS.cordonedAnnotation] === MARKS.managedByValue;
-            return nodePatch({ move, ...(cordoned ? {} : { cordon: true }) }, n);
+            return nodePatch(
+                { move, ...(placement !== undefined ? { placement } : {}), ...(cordoned ? {} : { cordon: true }) },
+                n,
+            );
         });
         return ours;
     }

@@ -78,7 +78,8 @@ export interface NodeMove {
 }
 
 /**
- * started: memory written, nothing on the node changed yet (it may be cordoned or draining) ·
+ * started: memory written, nothing on the node changed yet (it may be cordoned or draining; a
+ * move with no drain and no ipvs cleanup skips this phase: its first write is already switching) ·
  * switching: kube-proxy is being restarted on `to` (or held off the node to clean ipvs state)
  * and checked · rolling-back: the move failed and the node is being put back on `from`.
  */
@@ -161,8 +162,10 @@ export interface RolloutCluster {
      * Records a node's move and cordons it, in one write (so the memory and the cordon exist
      * together or not at all); true when the rollout holds the cordon (it cordoned it now, or
      * earlier), false when someone else had cordoned it (then it is left cordoned at the end).
+     * With `placement` (a move with nothing to do between its cordon and its restart) the same
+     * write also places the node, so the restart starts with it; `move` is then in phase switching.
      */
-    startMove(node: string, move: NodeMove): Promise<boolean>;
+    startMove(node: string, move: NodeMove, placement?: string | null): Promise<boolean>;
     /** One write of a node's rollout state: only the parts given change. */
     writeNode(node: string, change: NodeChange): Promise<void>;
     /** evicts what kubectl drain would, with its rules; timeoutSeconds 0 = no limit */

@@ -479,25 +479,39 @@ async function moveNode(
         const fromMode = await modeOfPlacement(ctx, inst, origin);
         if (n.move?.to === wanted)
             log(`resuming a move a previous run left in phase ${n.move.phase} (origin ${describePlacement(origin)})`);
-        // the move's memory and the cordon, in one write
-        ours = await ctx.cluster.startMove(node, move);
-        interrupted();
-        step = "drain";
-        log(ours ? "cordoned" : "was already cordoned (left so)");
-        if (pool.drain && !handBack) await drainNode(ctx, pool, node, log);
-        interrupted();
-        step = "restart";
         const podTimeout = ctx.spec.verify.podTimeoutSeconds;
         const switching: NodeMove = { ...move, phase: "switching" };
-        if (fromMode === "ipvs" && target.mode === "iptables" && ctx.spec.verify.nodeChecks && n.placement !== wanted) {
-            step = "cleanup";
-            await ctx.cluster.writeNode(node, { move: switching });
-            await stopAndCleanIpvs(ctx, node, podTimeout, log);
+        const drains = pool.drain && !handBack;
+        const cleansIpvs =
+            fromMode === "ipvs" && target.mode === "iptables" && ctx.spec.verify.nodeChecks && n.placement !== wanted;
+        if (!drains && !cleansIpvs) {
+            // nothing to do between the cordon and the restart: the memory (already switching), the
+            // cordon and the placement in one write. An answer lost on the way is handled as a
+            // restart that failed: rolled back to the origin (harmless if the write never landed),
+            // and uncordoned if the node as listed was not cordoned by someone else
             step = "restart";
-            await ctx.cluster.writeNode(node, { placement: wanted });
+            ours = !n.unschedulable || n.cordonedByRollout;
+            ours = await ctx.cluster.startMove(node, switching, wanted);
+            log(ours ? "cordoned" : "was already cordoned (left so)");
         } else {
-            // the phase and the placement in one write: the memory never lags the label
-            await ctx.cluster.writeNode(node, { move: switching, placement: wanted });
+            // the move's memory and the cordon, in one write
+            ours = await ctx.cluster.startMove(node, move);
+            interrupted();
+            step = "drain";
+            log(ours ? "cordoned" : "was already cordoned (left so)");
+            if (drains) await drainNode(ctx, pool, node, log);
+            interrupted();
+            step = "restart";
+            if (cleansIpvs) {
+                step = "cleanup";
+                await ctx.cluster.writeNode(node, { move: switching });
+                await stopAndCleanIpvs(ctx, node, podTimeout, log);
+                step = "restart";
+                await ctx.cluster.writeNode(node, { placement: wanted });
+            } else {
+                // the phase and the placement in one write: the memory never lags the label
+                await ctx.cluster.writeNode(node, { move: switching, placement: wanted });
+            }
         }
         const pod = await ctx.cluster.waitForKubeProxy(node, wanted, podTimeout);
         log(`kube-proxy ${pod?.name ?? ""} running on ${describePlacement(wanted)}`);

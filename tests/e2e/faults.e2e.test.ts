@@ -226,18 +226,14 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
             ];
             const { file, hash, config } = await writeSpec(c, pools);
 
-            // after cordon: the node is cordoned with its move recorded (one write). The next write (the
-            // switching phase with the placement, one write too) follows at once, so the kill may land
-            // after it: either way the move memory and the label agree
+            // after cordon: the canary pool does not drain, so the node's cordon, its move memory
+            // (already switching) and its placement are one write: they exist together
             let r = await rollout(c, file, ["--pool", "canary"], { on: /canary-1: cordoned/, signal: "SIGKILL" });
             assert.ok(r.killed);
             let ns = await nodes(c);
             assert.equal(ns["canary-1"].cordoned, true);
-            if (/"phase":"started"/.test(ns["canary-1"].move ?? "")) assert.equal(ns["canary-1"].placement, null);
-            else {
-                assert.match(ns["canary-1"].move ?? "", /"from":null,"phase":"switching"/);
-                assert.equal(ns["canary-1"].placement, hash);
-            }
+            assert.match(ns["canary-1"].move ?? "", /"from":null,"phase":"switching"/);
+            assert.equal(ns["canary-1"].placement, hash);
             // the dead run's lease is still held: a run now refuses, naming it; after it expires the next run converges
             r = await rollout(c, file, ["--pool", "canary"], undefined, "impatient-run");
             assert.equal(r.code, 1);

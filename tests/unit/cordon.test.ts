@@ -118,6 +118,29 @@ describe("the rollout's cordon and uncordon carry the unschedulable taint (SIMUL
         );
     });
 
+    it("a move with nothing between cordon and restart: the memory, the cordon with its taint and the placement label in one write", async () => {
+        sim = await simulatedNodeServer({ metadata: { name: "workers-1" }, spec: { taints: [OTHER] } });
+        const cluster = clusterOn(sim.url);
+        assert.equal(await cluster.startMove("workers-1", { ...MOVE, phase: "switching" }, "abc123"), true);
+        assert.equal(sim.patches.length, 1, "one write");
+        const n = sim.node();
+        assert.deepEqual(
+            {
+                unschedulable: n.spec?.unschedulable,
+                taints: n.spec?.taints,
+                placement: n.metadata?.labels?.[MARKS.configLabel],
+                move: JSON.parse(n.metadata?.annotations?.[MARKS.moveAnnotation] ?? "null"),
+            },
+            {
+                unschedulable: true,
+                taints: [OTHER, UNSCHEDULABLE_TAINT],
+                placement: "abc123",
+                move: { ...MOVE, phase: "switching" },
+            },
+        );
+        assert.ok(sim.patches[0].metadata.resourceVersion, "made against the node as read");
+    });
+
     it("a move reads its node once: the uncordon is built on the answer to the move's own last patch, still a compare-and-swap", async () => {
         sim = await simulatedNodeServer({ metadata: { name: "workers-1" }, spec: { taints: [OTHER] } });
         const cluster = clusterOn(sim.url);

@@ -216,7 +216,7 @@ export class FakeCluster implements RolloutCluster {
         }
     }
 
-    async startMove(node: string, move: NodeMove): Promise<boolean> {
+    async startMove(node: string, move: NodeMove, placement?: string | null): Promise<boolean> {
         this.writing("startMove", node);
         const n = this.node(node);
         const ours = !n.unschedulable || n.cordonedByRollout;
@@ -225,7 +225,14 @@ export class FakeCluster implements RolloutCluster {
             n.unschedulable = true;
             n.cordonedByRollout = true;
         }
-        this.wrote(`move ${move.phase}; cordon`, node);
+        if (placement !== undefined) {
+            if (n.placement !== placement) n.restarts = 0;
+            n.placement = placement;
+        }
+        this.wrote(
+            `move ${move.phase}; cordon${placement !== undefined ? `; place ${placement ?? "installer"}` : ""}`,
+            node,
+        );
         return ours;
     }
 

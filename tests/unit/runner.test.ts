@@ -87,7 +87,7 @@ function assertFinished(cluster: FakeCluster): void {
 }
 
 describe("runner on a SIMULATED in-memory cluster", () => {
-    it("a node's move and its hand-back are three writes each: memory with cordon, phase with placement, verified with uncordon", async () => {
+    it("a node's move and its hand-back are two writes each when nothing comes between cordon and restart (memory, cordon and placement; verified with uncordon), three with a drain", async () => {
         const { cluster, ctx } = setup({
             pools: { canary: 1 },
             spec: specOf({}, [{ name: "canary", nodeSelector: "pool=canary" }]),
@@ -97,16 +97,55 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         assert.deepEqual(
             cluster.history.filter((h) => h.endsWith(" canary-1")),
             [
-                "move started; cordon canary-1",
-                `move switching; place ${HASH} canary-1`,
+                `move switching; cordon; place ${HASH} canary-1`,
                 `move cleared; verified ${HASH}; uncordon canary-1`,
-                "move started; cordon canary-1",
-                "move switching; place installer canary-1",
+                "move switching; cordon; place installer canary-1",
                 "move cleared; uncordon canary-1",
             ],
         );
         assertFinished(cluster);
         assertSettled(cluster);
+
+        const drained = setup({
+            pools: { canary: 1 },
+            spec: specOf({}, [{ name: "canary", nodeSelector: "pool=canary", drain: true }]),
+        });
+        await runPools(drained.ctx(), ["canary"]);
+        await finish(drained.ctx());
+        assert.deepEqual(
+            drained.cluster.history.filter((h) => h.endsWith(" canary-1")),
+            [
+                "move started; cordon canary-1",
+                "drain canary-1",
+                `move switching; place ${HASH} canary-1`,
+                `move cleared; verified ${HASH}; uncordon canary-1`,
+                // the hand-back does not drain: the same configuration, from one DaemonSet to the other
+                "move switching; cordon; place installer canary-1",
+                "move cleared; uncordon canary-1",
+            ],
+        );
+        assertFinished(drained.cluster);
+    });
+
+    it("the write that cordons and places a node at once lands but its answer is lost: the node is rolled back to its origin and uncordoned, the error names it", async () => {
+        const { cluster, ctx } = setup({
+            pools: { canary: 1 },
+            spec: specOf({}, [{ name: "canary", nodeSelector: "pool=canary" }]),
+        });
+        cluster.faults.afterWrite = (what, node) => {
+            if (what.startsWith("move switching; cordon; place") && node === "canary-1")
+                throw new Error("SIMULATED: the connection reset before the answer");
+        };
+        const err = await runPools(ctx(), ["canary"]).catch((e) => e);
+        assert.ok(err instanceof RolloutFailure, String(err));
+        assert.equal(err.node, "canary-1");
+        assert.match(err.rolledBack, /canary-1 was rolled back to ipvs mode .* and uncordoned/);
+        const node = cluster.node("canary-1");
+        assert.deepEqual(
+            { move: node.move, cordoned: node.unschedulable, placement: node.placement },
+            { move: undefined, cordoned: false, placement: null },
+        );
+        assert.equal(cluster.lease, undefined, "the lease is released");
     });
 
     it("leftovers found after a move are cleaned by a cleanup told the mode the node now runs (its live objects are not leftovers)", async () => {
@@ -472,8 +511,8 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             const heal = partitioned(cluster);
             // the cordon's write lands, then the run is held up past the renew deadline (60 ms of a 90 ms lease)
             const startMove = cluster.startMove.bind(cluster);
-            cluster.startMove = async (node, move) => {
-                const ours = await startMove(node, move);
+            cluster.startMove = async (...args) => {
+                const ours = await startMove(...args);
                 await new Promise((r) => setTimeout(r, 200));
                 return ours;
             };
@@ -482,11 +521,15 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.match(err.detail, /the rollout lease was not renewed for \d+\.\ds \(it lasts 0\.09s.*ETIMEDOUT/);
             assert.match(err.rolledBack, /canary-1 is left as it is, mid-move and cordoned.*nothing more was written/);
             assert.ok(cluster.refused.length > 0, "the run tried to write after the deadline and was refused");
-            assert.equal(cluster.history.at(-1), "move started; cordon canary-1", cluster.history.join(" | "));
+            assert.equal(
+                cluster.history.at(-1),
+                `move switching; cordon; place ${HASH} canary-1`,
+                cluster.history.join(" | "),
+            );
             const node = cluster.node("canary-1");
             assert.deepEqual(
                 { move: node.move?.phase, cordoned: node.unschedulable, placement: node.placement },
-                { move: "started", cordoned: true, placement: null },
+                { move: "switching", cordoned: true, placement: HASH },
             );
             assert.ok(lines.some((l) => /warning: renewing the rollout lease failed: SIMULATED partition/.test(l)));
             assert.equal(cluster.lease?.holder, "run-1", "its release got no answer either");
@@ -514,8 +557,8 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         it("a run whose lease another run took over sends no further write, not even a rollback", async () => {
             const { cluster, ctx } = setup();
             const startMove = cluster.startMove.bind(cluster);
-            cluster.startMove = async (node, move) => {
-                const ours = await startMove(node, move);
+            cluster.startMove = async (...args) => {
+                const ours = await startMove(...args);
                 cluster.lease = { holder: "run-2", renewedAt: new Date().toISOString(), durationSeconds: 60 };
                 await new Promise((r) => setTimeout(r, 150)); // a renewal (every 30 ms) finds it taken over
                 return ours;
@@ -523,7 +566,11 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             const err = await runPools(ctx("run-1", { leaseSeconds: 0.09 }), ["canary"]).catch((e) => e);
             assert.ok(err instanceof RolloutFailure, String(err));
             assert.match(err.detail, /taken over by another run/);
-            assert.equal(cluster.history.at(-1), "move started; cordon canary-1", cluster.history.join(" | "));
+            assert.equal(
+                cluster.history.at(-1),
+                `move switching; cordon; place ${HASH} canary-1`,
+                cluster.history.join(" | "),
+            );
             assert.equal(cluster.lease?.holder, "run-2", "the release leaves another run's lease alone");
         });
     });
