@@ -984,6 +984,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         holder: string,
         durationSeconds: number,
         log: (line: string) => void = () => undefined,
+        signal?: AbortSignal,
     ): Promise<LeaseClaim> {
         let writtenAt = 0;
         const spec = (): k8s.V1LeaseSpec => {
@@ -1011,7 +1012,18 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                     `the rollout lease of ${current.holder} (renewed ${current.renewedAt}, lasts ${seconds}s) has expired by this machine's clock; ` +
                         `watching it for ${seconds}s on this machine's own clock before taking it over, in case its holder's clock runs behind`,
                 );
-                await new Promise((r) => setTimeout(r, seconds * 1000));
+                await new Promise<void>((r) => {
+                    const done = () => {
+                        clearTimeout(timer);
+                        signal?.removeEventListener("abort", done);
+                        r();
+                    };
+                    const timer = setTimeout(done, seconds * 1000);
+                    signal?.addEventListener("abort", done, { once: true });
+                    if (signal?.aborted) done();
+                });
+                // told to stop while watching: the Lease is left as it is
+                if (signal?.aborted) return { acquired: false, current };
                 const again = await this.readLease();
                 if (again?.metadata?.resourceVersion !== lease.metadata?.resourceVersion) {
                     if (again?.spec?.holderIdentity && again.spec.holderIdentity !== holder)

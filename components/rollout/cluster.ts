@@ -189,9 +189,15 @@ export interface RolloutCluster {
 
     /**
      * Takes the cluster's rollout lease, or returns who holds it. A lease that looks expired by this
-     * machine's clock is watched for its duration first (`log` says so), since its holder's clock may differ.
+     * machine's clock is watched for its duration first (`log` says so), since its holder's clock may
+     * differ; `signal` ends that watch at once, leaving the lease as it is (not acquired).
      */
-    acquireLease(holder: string, durationSeconds: number, log?: (line: string) => void): Promise<LeaseClaim>;
+    acquireLease(
+        holder: string,
+        durationSeconds: number,
+        log?: (line: string) => void,
+        signal?: AbortSignal,
+    ): Promise<LeaseClaim>;
     /** false when the lease is no longer ours */
     renewLease(holder: string): Promise<boolean>;
     releaseLease(holder: string): Promise<void>;

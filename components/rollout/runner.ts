@@ -618,7 +618,11 @@ async function withLease<T>(ctx: Context, fn: (ctx: Context) => Promise<T>): Pro
     const holder = ctx.holder ?? defaultHolder();
     const seconds = ctx.leaseSeconds ?? 60;
     const deadlineMs = (seconds * 1000 * 2) / 3;
-    const got = await ctx.cluster.acquireLease(holder, seconds, ctx.log);
+    const got = await ctx.cluster.acquireLease(holder, seconds, ctx.log, ctx.signal);
+    if (!got.acquired && ctx.signal?.aborted)
+        throw new RolloutInterrupted(
+            `the run was stopped (${String(ctx.signal.reason ?? "signal")}) before it held the rollout lease: nothing was written`,
+        );
     if (!got.acquired) {
         const c = got.current;
         throw new RolloutBusy(

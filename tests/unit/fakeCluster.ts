@@ -382,7 +382,12 @@ export class FakeCluster implements RolloutCluster {
         return denied.length ? { user: "system:serviceaccount:kube-system:kube-proxy-mode", denied } : { denied };
     }
 
-    async acquireLease(holder: string, durationSeconds: number): Promise<LeaseClaim> {
+    async acquireLease(
+        holder: string,
+        durationSeconds: number,
+        _log?: (line: string) => void,
+        _signal?: AbortSignal,
+    ): Promise<LeaseClaim> {
         this.alive("acquireLease");
         const l = this.lease;
         if (l && l.holder !== holder && Date.parse(l.renewedAt) + l.durationSeconds * 1000 >= this.clock.now())

@@ -135,6 +135,19 @@ describe("taking over a Lease whose holder's clock may differ from this machine'
         assert.match(lines.join("\n"), /has expired by this machine's clock; watching it for 1s/);
     });
 
+    it("a stop (Ctrl-C) while watching a Lease that looks expired ends the watch at once and leaves the Lease to its holder", async () => {
+        await clusterOn(sim.url).acquireLease("run-a", 30);
+        sim.rewrite((s) => ({ ...s, renewTime: behind() as unknown as Date }));
+        const stop = new AbortController();
+        setTimeout(() => stop.abort("SIGINT"), 200);
+        const started = performance.now();
+        const got = await clusterOn(sim.url).acquireLease("run-b", 60, undefined, stop.signal);
+        const waited = performance.now() - started;
+        assert.equal(got.acquired, false);
+        assert.ok(waited < 5000, `stopped after ${Math.round(waited)} ms, not the Lease's 30 s`);
+        assert.equal(sim.lease()?.spec?.holderIdentity, "run-a");
+    });
+
     it("a Lease whose holder stopped renewing is taken over once it stayed unchanged for its duration on this machine's clock", async () => {
         await clusterOn(sim.url).acquireLease("run-a", 1);
         sim.rewrite((s) => ({ ...s, renewTime: behind() as unknown as Date }));

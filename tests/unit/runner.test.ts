@@ -554,6 +554,24 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.deepEqual(cluster.refused, []);
         });
 
+        it("a run stopped while it watches an expired lease before taking it over ends at once, naming the stop, having written nothing", async () => {
+            const { cluster, ctx } = setup();
+            const stop = new AbortController();
+            cluster.acquireLease = async (_holder, _seconds, _log, signal) => {
+                // SIMULATED: the watch of a lease that looks expired, ended only by the signal
+                await new Promise((r) => signal?.addEventListener("abort", r, { once: true }));
+                return {
+                    acquired: false,
+                    current: { holder: "run-0", renewedAt: new Date(0).toISOString(), durationSeconds: 60 },
+                };
+            };
+            setTimeout(() => stop.abort("SIGINT"), 20);
+            const err = await runPools(ctx("run-1", { signal: stop.signal }), ["canary"]).catch((e) => e);
+            assert.ok(err instanceof RolloutInterrupted, String(err));
+            assert.match(err.message, /stopped \(SIGINT\) before it held the rollout lease: nothing was written/);
+            assert.deepEqual(cluster.history, []);
+        });
+
         it("a run whose lease another run took over sends no further write, not even a rollback", async () => {
             const { cluster, ctx } = setup();
             const startMove = cluster.startMove.bind(cluster);
