@@ -522,8 +522,9 @@ async function waitNodesReady(core: k8s.CoreV1Api, state: ClusterState): Promise
     await waitFor(
         real ? "real nodes" : "kwok nodes",
         // kwok marks nodes Ready at its own rate, slower on a busy machine: on 2 busy cores 5,000 nodes were
-        // not Ready within 60 s once, nor within 210 s once; the start that succeeded took 165 s in all
-        60_000 + 30 * state.nodes.length,
+        // not Ready within 60 s once, nor within 210 s twice (the second on 2026-12-02); the start that
+        // succeeded took 165 s in all
+        60_000 + 60 * state.nodes.length,
         async () =>
             (await core.listNode()).items.every((x) =>
                 x.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
