@@ -29,6 +29,7 @@ import {
     type RolloutCluster,
     type RolloutNode,
 } from "../rollout/cluster.js";
+import { realClock } from "../rollout/clock.js";
 import { apiErrorMessage, apiStatus, Cluster, clusterName, watchRefused } from "./client.js";
 import { KubeProxyPodCache, kubeProxyPodOf, slimPod } from "./podCache.js";
 import type { ServerRecovery } from "./retry.js";
@@ -1012,16 +1013,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                     `the rollout lease of ${current.holder} (renewed ${current.renewedAt}, lasts ${seconds}s) has expired by this machine's clock; ` +
                         `watching it for ${seconds}s on this machine's own clock before taking it over, in case its holder's clock runs behind`,
                 );
-                await new Promise<void>((r) => {
-                    const done = () => {
-                        clearTimeout(timer);
-                        signal?.removeEventListener("abort", done);
-                        r();
-                    };
-                    const timer = setTimeout(done, seconds * 1000);
-                    signal?.addEventListener("abort", done, { once: true });
-                    if (signal?.aborted) done();
-                });
+                await realClock.sleep(seconds * 1000, signal);
                 // told to stop while watching: the Lease is left as it is
                 if (signal?.aborted) return { acquired: false, current };
                 const again = await this.readLease();

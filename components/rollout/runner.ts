@@ -33,7 +33,10 @@ import {
     type RolloutCluster,
     type RolloutNode,
 } from "./cluster.js";
+import { realClock, type Clock } from "./clock.js";
 import type { Hook, RolloutSpec } from "./spec.js";
+
+export type { Clock } from "./clock.js";
 
 export type Log = (line: string) => void;
 
@@ -85,27 +88,6 @@ export interface NodeOutcome {
     result: "verified" | "moved" | "skipped";
     checks: CheckResult[];
 }
-
-/** Time as the runner sees it (tests pass a fake clock so a 24h soak takes no time). */
-export interface Clock {
-    now(): number;
-    sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
-
-export const realClock: Clock = {
-    now: () => Date.now(),
-    sleep: (ms, signal) =>
-        new Promise((resolve) => {
-            if (signal?.aborted) return resolve();
-            const t = setTimeout(done, ms);
-            function done() {
-                clearTimeout(t);
-                signal?.removeEventListener("abort", done);
-                resolve();
-            }
-            signal?.addEventListener("abort", done, { once: true });
-        }),
-};
 
 export interface Context {
     cluster: RolloutCluster;
@@ -488,7 +470,8 @@ async function moveNode(
             // nothing to do between the cordon and the restart: the memory (already switching), the
             // cordon and the placement in one write. An answer lost on the way is handled as a
             // restart that failed: rolled back to the origin (harmless if the write never landed),
-            // and uncordoned if the node as listed was not cordoned by someone else
+            // and uncordoned unless the node as listed was cordoned by someone else (what the write
+            // would have answered, kept when it throws)
             step = "restart";
             ours = !n.unschedulable || n.cordonedByRollout;
             ours = await ctx.cluster.startMove(node, switching, wanted);
