@@ -2,7 +2,13 @@
 // placement, cordon/drain, the probe pod. Every mutation the rollout makes goes through here.
 import * as k8s from "@kubernetes/client-node";
 import { parseCurrentConfig, type CurrentConfig } from "../core/config.js";
-import { canonicalDuringRollout, targetDaemonSetSpec } from "../core/daemonset.js";
+import {
+    canonicalDuringRollout,
+    podIsOfRevision,
+    REVISION_LABELS,
+    targetDaemonSetSpec,
+    templateGenerationAfterRestore,
+} from "../core/daemonset.js";
 import { FLAVORS, type Flavor } from "../core/facts.js";
 import {
     blockingPdbs,
@@ -198,7 +204,7 @@ function taintsPatch(read: NodeAsSeen | undefined, cordoned: boolean): { taints?
 /** kube-proxy pods per page of a list (kubectl's chunk size) */
 const POD_PAGE = 500;
 
-/** How many of the restore's pod label patches are in flight at once. */
+/** How many of the restore's pod label patches (those the hand-back did not make) are in flight at once. */
 const POD_PATCHES_AT_ONCE = 16;
 const ACCESS_REVIEWS_AT_ONCE = 8;
 
@@ -744,6 +750,47 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         );
     }
 
+    /** The template generation the restore will give the installer's DaemonSet, read once per run. */
+    private generationAfterRestore?: Promise<string | undefined>;
+
+    /**
+     * Labels a kube-proxy pod the hand-back started with the template generation the restore
+     * will give the installer's DaemonSet (templateGenerationAfterRestore), so the restore finds
+     * it current by the controller's rule (podIsOfRevision) and does not write to it: the finish's
+     * label patches happen inside the hand-back's batches, not after them. Until the restore the
+     * pod's hash matches the DaemonSet's revision anyway, so the label changes nothing for the
+     * controller; if the DaemonSet's template changes in between, the label does not match the
+     * restore's generation and the restore labels the pod as it does any other.
+     */
+    async labelForRestore(pod: string): Promise<void> {
+        const { namespace } = this.names;
+        this.generationAfterRestore ??= this.apps
+            .readNamespacedDaemonSet({ name: this.names.daemonSet, namespace })
+            .then((ds) =>
+                ds.metadata?.annotations?.[MARKS.originalSpecAnnotation]
+                    ? templateGenerationAfterRestore(ds.metadata.annotations)
+                    : undefined,
+            );
+        const generation = await this.generationAfterRestore.catch((e: unknown) => {
+            this.generationAfterRestore = undefined;
+            throw e;
+        });
+        if (!generation) return;
+        await this.core
+            .patchNamespacedPod(
+                {
+                    name: pod,
+                    namespace,
+                    body: { metadata: { labels: { [REVISION_LABELS.templateGeneration]: generation } } },
+                },
+                MERGE,
+            )
+            .catch((e: unknown) => {
+                // a pod deleted since it settled: nothing to label (the final check sees the node)
+                if (apiStatus(e) !== 404) throw e;
+            });
+    }
+
     /** Puts the installer's DaemonSet spec back and removes the rollout's DaemonSets and ConfigMaps. */
     async restoreInstallation(log: (l: string) => void): Promise<void> {
         const { namespace } = this.names;
@@ -759,14 +806,14 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             // 2. the pods differ from that template only by the rollout's node-affinity term, which a
             //    running pod never reads again: mark them as of the installer's revision, so putting
             //    its update strategy back restarts no node a third time
-            const marked = await this.markPodsCurrent(staged);
+            const { kept, labelled } = await this.markPodsCurrent(staged);
             // 3. the installer's spec, byte for byte
             await this.updateDaemonSet((d) => {
                 d.spec = original;
                 delete d.metadata!.annotations![MARKS.originalSpecAnnotation];
             });
             log(
-                `DaemonSet ${namespace}/${this.names.daemonSet}: restored to the installer's spec (${marked} running pod(s) kept: they already run its configuration)`,
+                `DaemonSet ${namespace}/${this.names.daemonSet}: restored to the installer's spec (${kept} running pod(s) kept: they already run its configuration; ${labelled} of them labelled as of its revision now, the others were at their hand-back)`,
             );
         }
         const selector = `${MARKS.managedByLabel}=${MARKS.managedByValue},${MARKS.configLabel}`;
@@ -800,11 +847,11 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
     }
 
     /**
-     * Labels the installer DaemonSet's running pods with its current revision (controller-revision-hash
-     * and pod-template-generation, the two labels the DaemonSet controller compares), once the
-     * controller has recorded that revision. Returns how many pods it found (each now marked).
+     * Labels the installer DaemonSet's running pods that its controller does not yet count as of
+     * its current revision (podIsOfRevision: the hash or the template generation), once the
+     * controller has recorded that revision. Returns how many pods it found and how many it labelled.
      */
-    private async markPodsCurrent(ds: k8s.V1DaemonSet): Promise<number> {
+    private async markPodsCurrent(ds: k8s.V1DaemonSet): Promise<{ kept: number; labelled: number }> {
         const { namespace } = this.names;
         // the controller has seen the template once its status says so (woken by a watch)
         const live = await this.untilDaemonSet(
@@ -817,18 +864,23 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             (await this.apps.listNamespacedControllerRevision({ namespace })).items
                 .filter((r) => r.metadata?.ownerReferences?.some((o) => o.uid === live.metadata?.uid))
                 .sort((x, y) => y.revision - x.revision)[0];
-        let revision = await newest();
-        for (let tries = 1; !revision && tries < 20; tries++) {
+        let controllerRevision = await newest();
+        for (let tries = 1; !controllerRevision && tries < 20; tries++) {
             await sleep(500);
-            revision = await newest();
+            controllerRevision = await newest();
         }
-        const generation = live.metadata?.annotations?.["deprecated.daemonset.template.generation"];
-        if (!revision)
+        if (!controllerRevision)
             throw new Error(`the DaemonSet ${namespace}/${this.names.daemonSet} has no ControllerRevision of its own`);
-        const hash = revision.metadata?.labels?.["controller-revision-hash"];
+        const hash = controllerRevision.metadata?.labels?.[REVISION_LABELS.hash];
         if (!hash)
-            throw new Error(`ControllerRevision ${revision.metadata?.name} has no controller-revision-hash label`);
-        // the installer's pods, each reduced to its name and whether its labels are already current
+            throw new Error(
+                `ControllerRevision ${controllerRevision.metadata?.name} has no ${REVISION_LABELS.hash} label`,
+            );
+        const revision = {
+            hash,
+            templateGeneration: live.metadata?.annotations?.["deprecated.daemonset.template.generation"],
+        };
+        // the installer's pods, each reduced to its name and whether the controller counts it current
         const pods = (
             await this.eachKubeProxyPod((p) => {
                 const m = p.metadata;
@@ -836,11 +888,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                     !m?.deletionTimestamp &&
                     m?.ownerReferences?.some((o) => o.kind === "DaemonSet" && o.name === this.names.daemonSet);
                 if (!installers || !m?.name) return undefined;
-                const labels = m.labels ?? {};
-                const current =
-                    labels["controller-revision-hash"] === hash &&
-                    (!generation || labels["pod-template-generation"] === generation);
-                return { name: m.name, current };
+                return { name: m.name, current: podIsOfRevision(m.labels, revision) };
             })
         ).items.filter((p) => p !== undefined);
         const stale = pods.filter((p) => !p.current);
@@ -853,8 +901,10 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                     body: {
                         metadata: {
                             labels: {
-                                "controller-revision-hash": hash,
-                                ...(generation ? { "pod-template-generation": generation } : {}),
+                                [REVISION_LABELS.hash]: hash,
+                                ...(revision.templateGeneration
+                                    ? { [REVISION_LABELS.templateGeneration]: revision.templateGeneration }
+                                    : {}),
                             },
                         },
                     },
@@ -862,7 +912,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 MERGE,
             );
         });
-        return pods.length;
+        return { kept: pods.length, labelled: stale.length };
     }
 
     /** Waits until the installer's DaemonSet has rolled every pod to its current spec (woken by a watch). */

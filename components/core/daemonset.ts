@@ -59,3 +59,41 @@ export function targetDaemonSetSpec(original: Spec, opts: { hash: string; canoni
     requireNode(spec.template.spec, { key: MARKS.configLabel, operator: "In", values: [opts.hash] });
     return spec;
 }
+
+/** A DaemonSet revision as its controller compares pods with it. */
+export interface DaemonSetRevision {
+    /** the ControllerRevision's `controller-revision-hash` */
+    hash?: string;
+    /** the DaemonSet's `deprecated.daemonset.template.generation` annotation */
+    templateGeneration?: string;
+}
+
+/** The pod labels the DaemonSet controller compares with its revision. */
+export const REVISION_LABELS = {
+    hash: "controller-revision-hash",
+    templateGeneration: "pod-template-generation",
+} as const;
+
+/**
+ * Whether the DaemonSet controller counts a pod with these labels as of the revision (so it
+ * neither replaces it under RollingUpdate nor counts it out of `updatedNumberScheduled`): its hash
+ * OR its template generation matches, the controller's own rule (IsPodUpdated in
+ * pkg/controller/daemon/util).
+ */
+export function podIsOfRevision(labels: Record<string, string> | undefined, revision: DaemonSetRevision): boolean {
+    const l = labels ?? {};
+    return (
+        (!!revision.hash && l[REVISION_LABELS.hash] === revision.hash) ||
+        (!!revision.templateGeneration && l[REVISION_LABELS.templateGeneration] === revision.templateGeneration)
+    );
+}
+
+/**
+ * The template generation the installer's DaemonSet gets from the restore's first write: the
+ * API server adds one to it on every change of the pod template, and the restore changes the
+ * template once (back to the installer's). Undefined when the DaemonSet carries none.
+ */
+export function templateGenerationAfterRestore(annotations: Record<string, string> | undefined): string | undefined {
+    const now = annotations?.["deprecated.daemonset.template.generation"];
+    return now && /^\d+$/.test(now) ? String(Number(now) + 1) : undefined;
+}

@@ -182,6 +182,11 @@ export interface RolloutCluster {
     /** ClusterIP and first port of a Service, undefined when it has none */
     serviceEndpoint(namespace: string, name: string): Promise<{ ip: string; port: number } | undefined>;
 
+    /**
+     * Labels a pod the hand-back started so that the restore of the installer's DaemonSet finds it
+     * already of the revision it records (and writes nothing to it); the restore labels any it missed.
+     */
+    labelForRestore(pod: string): Promise<void>;
     writeCanonicalConfig(config: string): Promise<void>;
     /** the installer's DaemonSet back to its saved spec; the rollout's objects deleted */
     restoreInstallation(log: (l: string) => void): Promise<void>;

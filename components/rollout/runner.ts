@@ -498,6 +498,8 @@ async function moveNode(
         }
         const pod = await ctx.cluster.waitForKubeProxy(node, wanted, podTimeout);
         log(`kube-proxy ${pod?.name ?? ""} running on ${describePlacement(wanted)}`);
+        // inside the batch, so the restore after the last one has no pod left to label
+        if (handBack && pod) await ctx.cluster.labelForRestore(pod.name);
         interrupted();
         step = "verify";
         const checks = await checkNode(ctx, pool, node, target.mode, log);

@@ -326,9 +326,20 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
                 Object.fromEntries(running.map((p) => [p.spec!.nodeName!, p.metadata!.name!])),
                 handedBack,
             );
-            const status = (await apps.readNamespacedDaemonSet({ name: "kube-proxy", namespace: "kube-system" }))
-                .status!;
+            const restored = await apps.readNamespacedDaemonSet({ name: "kube-proxy", namespace: "kube-system" });
+            const status = restored.status!;
             assert.equal(status.updatedNumberScheduled, status.desiredNumberScheduled);
+            // each hand-back labelled its pod with the generation the restore gave the DaemonSet, so
+            // the restore wrote to no pod (the DaemonSet controller counts them current: see above)
+            assert.match(
+                r.out,
+                /restored to the installer's spec \(7 running pod\(s\) kept: [^;]*; 0 of them labelled as of its revision now/,
+            );
+            const generation = restored.metadata!.annotations!["deprecated.daemonset.template.generation"];
+            assert.deepEqual(
+                running.map((p) => p.metadata!.labels!["pod-template-generation"]),
+                running.map(() => generation),
+            );
         },
     );
 

@@ -1,7 +1,13 @@
 // components/core/daemonset.ts: the DaemonSet shapes of a per-node rollout.
 import assert from "node:assert/strict";
 import * as YAML from "yaml";
-import { canonicalDuringRollout, MARKS, targetDaemonSetSpec } from "../../components/core/index.js";
+import {
+    canonicalDuringRollout,
+    MARKS,
+    podIsOfRevision,
+    targetDaemonSetSpec,
+    templateGenerationAfterRestore,
+} from "../../components/core/index.js";
 import { fixture } from "../helpers.js";
 
 describe("DaemonSet shapes for a per-node rollout", () => {
@@ -58,5 +64,38 @@ describe("DaemonSet shapes for a per-node rollout", () => {
             () => targetDaemonSetSpec(original, { hash: "x", canonicalConfigMap: "kube-proxy-config" }),
             /mounts no volume from ConfigMap kube-proxy-config/,
         );
+    });
+});
+
+describe("a pod as of a DaemonSet revision, by the DaemonSet controller's rule", () => {
+    const revision = { hash: "7d9f", templateGeneration: "4" };
+
+    it("counts a pod current when its hash OR its template generation matches", () => {
+        assert.equal(
+            podIsOfRevision({ "controller-revision-hash": "7d9f", "pod-template-generation": "3" }, revision),
+            true,
+        );
+        assert.equal(
+            podIsOfRevision({ "controller-revision-hash": "5c1a", "pod-template-generation": "4" }, revision),
+            true,
+        );
+        assert.equal(
+            podIsOfRevision({ "controller-revision-hash": "5c1a", "pod-template-generation": "3" }, revision),
+            false,
+        );
+        assert.equal(podIsOfRevision(undefined, revision), false);
+    });
+
+    it("never matches on a part the revision lacks (an empty hash, no template generation)", () => {
+        assert.equal(podIsOfRevision({ "controller-revision-hash": "" }, { hash: "" }), false);
+        assert.equal(podIsOfRevision({}, { hash: "7d9f" }), false);
+        assert.equal(podIsOfRevision({ "pod-template-generation": "4" }, { hash: "7d9f" }), false);
+    });
+
+    it("the restore's template generation is one more than the DaemonSet's; none when it carries none or a bad one", () => {
+        assert.equal(templateGenerationAfterRestore({ "deprecated.daemonset.template.generation": "3" }), "4");
+        assert.equal(templateGenerationAfterRestore({}), undefined);
+        assert.equal(templateGenerationAfterRestore(undefined), undefined);
+        assert.equal(templateGenerationAfterRestore({ "deprecated.daemonset.template.generation": "x" }), undefined);
     });
 });

@@ -352,6 +352,11 @@ export class FakeCluster implements RolloutCluster {
         this.wrote("write installer ConfigMap");
     }
 
+    async labelForRestore(pod: string): Promise<void> {
+        this.writing("labelForRestore");
+        this.wrote(`label ${pod} for restore`);
+    }
+
     async restoreInstallation(): Promise<void> {
         this.writing("restoreInstallation");
         this.inRollout = false;

@@ -87,7 +87,7 @@ function assertFinished(cluster: FakeCluster): void {
 }
 
 describe("runner on a SIMULATED in-memory cluster", () => {
-    it("a node's move and its hand-back are two writes each when nothing comes between cordon and restart (memory, cordon and placement; verified with uncordon), three with a drain", async () => {
+    it("a node's move and its hand-back are two node writes each when nothing comes between cordon and restart (memory, cordon and placement; verified with uncordon), three with a drain", async () => {
         const { cluster, ctx } = setup({
             pools: { canary: 1 },
             spec: specOf({}, [{ name: "canary", nodeSelector: "pool=canary" }]),
@@ -125,6 +125,29 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             ],
         );
         assertFinished(drained.cluster);
+    });
+
+    it("the finish labels each pod it hands back for the restore, inside its node's hand-back (after the pod runs, before the release), and no pod a move started", async () => {
+        const { cluster, ctx } = setup({ pools: { canary: 1, workers: 4 } });
+        await runPools(ctx(), ["canary"]);
+        await runPools(ctx(), ["workers"]);
+        assert.deepEqual(
+            cluster.history.filter((h) => h.startsWith("label ")),
+            [],
+            "no pod a move started is labelled",
+        );
+        await finish(ctx());
+        const h = cluster.history;
+        for (const node of ["canary-1", "workers-1", "workers-2", "workers-3", "workers-4"]) {
+            const placed = h.indexOf(`move switching; cordon; place installer ${node}`);
+            const labelled = h.indexOf(`label kube-proxy-${node} for restore`);
+            const released = h.indexOf(`move cleared; uncordon ${node}`);
+            assert.ok(placed >= 0 && placed < labelled && labelled < released, `${node}: ${h.join("\n")}`);
+        }
+        assert.equal(h.filter((x) => x.startsWith("label ")).length, 5);
+        assert.ok(h.indexOf("restore installer DaemonSet") > h.lastIndexOf("label kube-proxy-workers-4 for restore"));
+        assertFinished(cluster);
+        assertSettled(cluster);
     });
 
     it("the write that cordons and places a node at once lands but its answer is lost: the node is rolled back to its origin and uncordoned, the error names it", async () => {
