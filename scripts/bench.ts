@@ -1,9 +1,11 @@
 // `npm run bench`: KubeProxyMode at scale, side by side with the plain kubectl procedure.
 //
 //   node dist/scripts/bench.js [--sizes 100,1000,5000] [--real-nodes 6] [--phases preview,up,peer] [--json]
-//        [--max-unavailable 50] [--soak 0s] [--lines FILE]
+//        [--max-unavailable 50] [--soak 0s] [--lines FILE] [--audit] [--cluster NAME]
 //   --sizes "" runs no kwok cluster; --real-nodes 0 no real one; --lines FILE appends every line
-//   the steps of each `pulumi up` printed, with its time in seconds from the up's start
+//   the steps of each `pulumi up` printed, with its time in seconds from the up's start; --audit
+//   starts the clusters with kube-apiserver's audit log and tells the up's requests by client
+//   (the tool, each controller, kwok), as does --cluster NAME on a cluster started with --audit
 //   node dist/scripts/bench.js --core 5000     the preview's pure work alone (no cluster, no Pulumi):
 //        reading a kwok-like NodeList, deciding the migration, the plan text and JSON; run it
 //        under `node --cpu-prof` to see where the time goes
@@ -53,6 +55,7 @@ import type { ProxyMode } from "../components/core/types.js";
 import { parseKubeVersion } from "../components/core/versions.js";
 import { clusterDown, clusterUp, readState, ROOT, type ClusterState } from "./referenceCluster.js";
 import { projectDir, setKubeconfig, setStackConfig, toolchain } from "../tests/e2e/support.js";
+import { perNodeByClient, requestsByClient } from "./auditLog.js";
 import { nodePhases, nodePhasesTable, type NodePhase, type StepLine } from "./nodePhases.js";
 import {
     nodeFigures,
@@ -81,6 +84,8 @@ interface Options {
     cluster?: string;
     /** --lines FILE: every up's step lines, timed, appended there (to see where a step's time went) */
     lines?: string;
+    /** --audit: the clusters the bench starts write kube-apiserver's audit log, and the up's requests are told by client */
+    audit: boolean;
 }
 
 export interface PreviewFigures {
@@ -106,6 +111,8 @@ export interface SizeResult {
         apiRequestsPerNode: number;
         /** per verb and resource, background not subtracted (it is in the total) */
         apiByKindPerNode: Record<string, number>;
+        /** with the cluster's audit log (--audit): per client, its requests per node and their kinds (background not subtracted) */
+        apiByClientPerNode?: ReturnType<typeof perNodeByClient>;
         /** the peak RSS of the rollout's CLI process (the runner), the largest over the steps, in MB */
         runnerPeakMB: number;
         /** real nodes: each node's move and hand-back, from the steps' lines as they came */
@@ -150,6 +157,7 @@ function parseOptions(argv: string[]): Options {
             "real-nodes": { type: "string", default: "6" },
             cluster: { type: "string" },
             lines: { type: "string" },
+            audit: { type: "boolean", default: false },
         },
     });
     const sizes = values.sizes.trim() === "" ? [] : values.sizes.split(",").map((s) => Number(s.trim()));
@@ -192,6 +200,7 @@ function parseOptions(argv: string[]): Options {
         realNodes: values.cluster !== undefined ? 0 : realNodes,
         lines: values.lines,
         cluster: values.cluster,
+        audit: values.audit,
     };
 }
 
@@ -426,7 +435,9 @@ async function up(
         if (said) lines.push({ t: performance.now(), step: said, text: e.diagnosticEvent!.message });
     };
     const began = performance.now();
+    const from = new Date();
     const r = await counted(kc, background, () => measured(() => stack.up({ onEvent })));
+    const to = new Date();
     if (opts.lines)
         appendFileSync(
             opts.lines,
@@ -462,10 +473,23 @@ async function up(
         moved: plan.moving,
         apiRequestsPerNode: plan.moving ? r.requests / plan.moving : NaN,
         apiByKindPerNode: perNode(r.byKind, plan.moving),
+        ...(state.auditLog ? { apiByClientPerNode: await auditedRequests(state.auditLog, from, to, plan.moving) } : {}),
         // each step runs the CLI as `node -e <watchdog> .../cli/main.js` (components/pulumi/commandStep.ts)
         runnerPeakMB: r.value.byProcess["node main.js"] ?? NaN,
         ...(state.kind === "real" ? { perNode: nodePhases(lines) } : {}),
     };
+}
+
+/** The up's requests per client, per node moved, from the cluster's audit log (read once the up is over). */
+async function auditedRequests(
+    path: string,
+    from: Date,
+    to: Date,
+    nodes: number,
+): Promise<ReturnType<typeof perNodeByClient>> {
+    // kube-apiserver writes each event when its request completes: let the last ones reach the file
+    await new Promise((r) => setTimeout(r, 2000));
+    return perNodeByClient(requestsByClient(readFileSync(path, "utf8").split("\n"), from, to), nodes);
 }
 
 function kubectl(bin: string, kubeconfig: string, args: string[], input?: string): Promise<string> {
@@ -569,6 +593,8 @@ async function upAndPeerPhases(
             `${n} nodes: up ${result.up.seconds.toFixed(0)} s (floor ${result.up.floorSeconds.toFixed(0)} s, finish ${result.up.finishSeconds.toFixed(0)} s, the runner's peak ${result.up.runnerPeakMB} MB)`,
         );
         progress(`${n} nodes: up API requests per node, by kind: ${describeKinds(result.up.apiByKindPerNode)}`);
+        for (const c of result.up.apiByClientPerNode ?? [])
+            progress(`${n} nodes: up API requests per node from ${c.client}: ${c.perNode} (${describeKinds(c.kinds)})`);
     }
     if (opts.phases.has("peer")) {
         progress(`${n} nodes: the runbook as a plain script (ConfigMap edit, kubectl delete pod node by node)`);
@@ -602,6 +628,7 @@ async function benchSize(n: number, opts: Options, kind: SizeResult["kind"] = "k
                   ],
                   nodes: kind,
                   mode: "ipvs",
+                  audit: opts.audit,
                   log: (l) => progress(`cluster: ${l}`),
               });
         const result: SizeResult = {

@@ -20,6 +20,7 @@ import * as k8s from "@kubernetes/client-node";
 import { parseCurrentConfig } from "../components/core/config.js";
 import { renderConfiguration } from "../components/core/render.js";
 import type { ProxyMode } from "../components/core/types.js";
+import { AUDIT_POLICY } from "./auditLog.js";
 import {
     createNetwork,
     destroyNetwork,
@@ -46,6 +47,8 @@ export interface ClusterOptions {
     nodes?: "real" | "kwok";
     /** extra labels per node, e.g. { "workers-2": { "reference.kube-proxy-mode.io/without-tools": "nft" } } */
     nodeLabels?: Record<string, Record<string, string>>;
+    /** kube-apiserver writes an audit log (one line per request, leases left out; scripts/auditLog.ts) */
+    audit?: boolean;
     log?: (line: string) => void;
 }
 
@@ -60,6 +63,8 @@ export interface ClusterState {
     kind: "real" | "kwok";
     bin: string;
     network?: RealNetwork;
+    /** the audit log kube-apiserver writes, when the cluster was started with `audit` */
+    auditLog?: string;
     /** how each daemon was started, so a test can kill and restart one (restartDaemon) */
     daemons?: Record<string, { bin: string; args: string[] }>;
 }
@@ -288,7 +293,18 @@ async function planCluster(opts: ClusterOptions): Promise<{ state: ClusterState;
         }),
     );
     return {
-        state: { name, dir, kubeconfig: join(dir, "kubeconfig"), ports, pids: {}, nodes, mode, kind, bin },
+        state: {
+            name,
+            dir,
+            kubeconfig: join(dir, "kubeconfig"),
+            ports,
+            pids: {},
+            nodes,
+            mode,
+            kind,
+            bin,
+            ...(opts.audit ? { auditLog: join(dir, "logs", "audit.log") } : {}),
+        },
         started,
     };
 }
@@ -344,6 +360,18 @@ async function startEtcd(state: ClusterState, log: Log): Promise<void> {
  * loopback and, with real nodes, for the bridge address the namespaces reach it through; writes
  * the admin kubeconfig and waits until the server lists kube-system.
  */
+/** kube-apiserver's flags for the audit log (its policy written beside the pki). */
+function auditFlags(dir: string, path: string): string[] {
+    const policy = join(dir, "pki", "audit-policy.yaml");
+    writeFileSync(policy, AUDIT_POLICY);
+    return [
+        `--audit-policy-file=${policy}`,
+        `--audit-log-path=${path}`,
+        "--audit-log-format=json",
+        "--audit-log-maxsize=0",
+    ];
+}
+
 async function startApiServer(state: ClusterState, token: string, log: Log): Promise<k8s.KubeConfig> {
     const { dir, ports } = state;
     const sans = ["DNS:localhost", "IP:127.0.0.1", "IP:10.96.0.1"];
@@ -368,6 +396,7 @@ async function startApiServer(state: ClusterState, token: string, log: Log): Pro
         "--allow-privileged=true",
         "--endpoint-reconciler-type=none",
         "--v=1",
+        ...(state.auditLog ? auditFlags(dir, state.auditLog) : []),
     ]);
     const ca = join(dir, "pki", "apiserver.crt");
     await waitFor("kube-apiserver certificate", 60_000, async () => existsSync(ca), state, "kube-apiserver");
@@ -784,6 +813,7 @@ async function cli(argv: string[]): Promise<number> {
             kernel: { type: "string" },
             "node-kernel": { type: "string", multiple: true },
             nodes: { type: "string" },
+            audit: { type: "boolean" },
         },
         strict: true,
     });
@@ -810,6 +840,7 @@ async function cli(argv: string[]): Promise<number> {
             kernel: values.kernel,
             nodeKernels,
             nodes: nodesKind,
+            audit: values.audit,
         });
         process.stdout.write(`${state.kubeconfig}\n`);
         return 0;
@@ -822,7 +853,7 @@ async function cli(argv: string[]): Promise<number> {
         return 0;
     }
     process.stderr.write(
-        "usage: referenceCluster.js up|down [--name N] [--pools canary=1,workers=3,batch=2] [--mode ipvs] [--kernel K] [--node-kernel NODE=K]\n",
+        "usage: referenceCluster.js up|down [--name N] [--pools canary=1,workers=3,batch=2] [--mode ipvs] [--kernel K] [--node-kernel NODE=K] [--nodes real|kwok] [--audit]\n",
     );
     return 2;
 }
