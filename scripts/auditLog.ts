@@ -23,27 +23,35 @@ interface AuditEvent {
     userAgent?: string;
     user?: { username?: string };
     objectRef?: { resource?: string; subresource?: string };
+    responseStatus?: { code?: number };
     requestReceivedTimestamp?: string;
 }
 
 /**
  * A client's name from its user agent: the program, and for kube-controller-manager and
  * kube-scheduler the controller that made the request (client-go appends it to the agent:
- * `kube-controller-manager/v1.37.2 (linux/amd64) kubernetes/abc1234/daemon-set-controller`).
+ * `kube-controller-manager/v1.37.2 (linux/amd64) kubernetes/abc1234/daemon-set-controller`; an
+ * unstamped build says `$Format` for the commit).
  * Without an agent, the user's name.
  */
 export function clientOf(userAgent: string | undefined, username: string | undefined): string {
     if (!userAgent) return `user ${username ?? "unknown"}`;
     const program = userAgent.split("/")[0].split(" ")[0];
-    const controller = /\) kubernetes\/[0-9a-f]+\/(.+)$/.exec(userAgent)?.[1];
+    const controller = /\) kubernetes\/[^/ ]+\/(.+)$/.exec(userAgent)?.[1];
     return controller ? `${program} ${controller}` : program;
 }
 
-/** `verb resource[/subresource]`, as the bench's counter names a kind; the path for a non-resource request. */
+/**
+ * `verb resource[/subresource]`, as the bench's counter names a kind (the path for a
+ * non-resource request), with the answer's code when it was an error: kwok deletes each pod a
+ * second time and is answered 404, a request a real kubelet does not make.
+ */
 function kindOf(e: AuditEvent): string {
     const r = e.objectRef;
-    if (!r?.resource) return `${e.verb ?? "?"} ${(e.requestURI ?? "?").split("?")[0]}`;
-    return `${e.verb ?? "?"} ${r.resource}${r.subresource ? `/${r.subresource}` : ""}`;
+    const code = e.responseStatus?.code;
+    const failed = code !== undefined && code >= 400 ? ` (${code})` : "";
+    if (!r?.resource) return `${e.verb ?? "?"} ${(e.requestURI ?? "?").split("?")[0]}${failed}`;
+    return `${e.verb ?? "?"} ${r.resource}${r.subresource ? `/${r.subresource}` : ""}${failed}`;
 }
 
 /**

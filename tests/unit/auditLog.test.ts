@@ -28,6 +28,10 @@ describe("the bench's API requests by client, from kube-apiserver's audit log", 
             clientOf("kube-scheduler/v1.37.2 (linux/amd64) kubernetes/4b8e8b5/scheduler", "x"),
             "kube-scheduler scheduler",
         );
+        assert.equal(
+            clientOf("kube-controller-manager/v1.37.2 (linux/amd64) kubernetes/$Format/daemon-set-controller", "x"),
+            "kube-controller-manager daemon-set-controller",
+        );
         assert.equal(clientOf("kwok/v0.8.0 (linux/amd64)", "admin"), "kwok");
         assert.equal(clientOf("node-fetch", "admin"), "node-fetch");
         assert.equal(clientOf(undefined, "admin"), "user admin");
@@ -39,6 +43,8 @@ describe("the bench's API requests by client, from kube-apiserver's audit log", 
             event("2026-12-02T10:00:01.000Z", "patch", "nodes", "kpm"),
             event("2026-12-02T10:00:02.000Z", "patch", "nodes", "kpm"),
             event("2026-12-02T10:00:02.000Z", "delete", "pods", `${KCM}/daemon-set-controller`),
+            event("2026-12-02T10:00:02.500Z", "delete", "pods", "kwok/v0.8.0", { responseStatus: { code: 404 } }),
+            event("2026-12-02T10:00:02.600Z", "delete", "pods", "kwok/v0.8.0", { responseStatus: { code: 200 } }),
             event(
                 "2026-12-02T10:00:03.000Z",
                 "create",
@@ -56,9 +62,11 @@ describe("the bench's API requests by client, from kube-apiserver's audit log", 
             kpm: { "patch nodes": 2, "get /metrics": 1 },
             "kube-controller-manager daemon-set-controller": { "delete pods": 1 },
             "kube-scheduler scheduler": { "create pods/binding": 1 },
+            kwok: { "delete pods (404)": 1, "delete pods": 1 },
         });
         assert.deepEqual(perNodeByClient(byClient, 2), [
             { client: "kpm", perNode: 1.5, kinds: { "patch nodes": 1, "get /metrics": 0.5 } },
+            { client: "kwok", perNode: 1, kinds: { "delete pods (404)": 0.5, "delete pods": 0.5 } },
             { client: "kube-controller-manager daemon-set-controller", perNode: 0.5, kinds: { "delete pods": 0.5 } },
             { client: "kube-scheduler scheduler", perNode: 0.5, kinds: { "create pods/binding": 0.5 } },
         ]);
