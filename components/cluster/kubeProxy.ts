@@ -6,8 +6,10 @@ import {
     canonicalDuringRollout,
     podIsOfRevision,
     REVISION_LABELS,
+    revisionLabels,
     targetDaemonSetSpec,
     templateGenerationAfterRestore,
+    templateGenerationOf,
 } from "../core/daemonset.js";
 import { FLAVORS, type Flavor } from "../core/facts.js";
 import {
@@ -781,7 +783,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 {
                     name: pod,
                     namespace,
-                    body: { metadata: { labels: { [REVISION_LABELS.templateGeneration]: generation } } },
+                    body: { metadata: { labels: revisionLabels({ templateGeneration: generation }) } },
                 },
                 MERGE,
             )
@@ -878,7 +880,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             );
         const revision = {
             hash,
-            templateGeneration: live.metadata?.annotations?.["deprecated.daemonset.template.generation"],
+            templateGeneration: templateGenerationOf(live.metadata?.annotations),
         };
         // the installer's pods, each reduced to its name and whether the controller counts it current
         const pods = (
@@ -898,16 +900,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 {
                     name: p.name,
                     namespace,
-                    body: {
-                        metadata: {
-                            labels: {
-                                [REVISION_LABELS.hash]: hash,
-                                ...(revision.templateGeneration
-                                    ? { [REVISION_LABELS.templateGeneration]: revision.templateGeneration }
-                                    : {}),
-                            },
-                        },
-                    },
+                    body: { metadata: { labels: revisionLabels(revision) } },
                 },
                 MERGE,
             );

@@ -88,12 +88,25 @@ export function podIsOfRevision(labels: Record<string, string> | undefined, revi
     );
 }
 
+/** The labels that mark a pod as of the revision (the parts it has). */
+export function revisionLabels(revision: DaemonSetRevision): Record<string, string> {
+    return {
+        ...(revision.hash ? { [REVISION_LABELS.hash]: revision.hash } : {}),
+        ...(revision.templateGeneration ? { [REVISION_LABELS.templateGeneration]: revision.templateGeneration } : {}),
+    };
+}
+
+/** The DaemonSet's template generation, from the annotation the API server keeps on it. */
+export function templateGenerationOf(annotations: Record<string, string> | undefined): string | undefined {
+    return annotations?.["deprecated.daemonset.template.generation"];
+}
+
 /**
  * The template generation the installer's DaemonSet gets from the restore's first write: the
  * API server adds one to it on every change of the pod template, and the restore changes the
  * template once (back to the installer's). Undefined when the DaemonSet carries none.
  */
 export function templateGenerationAfterRestore(annotations: Record<string, string> | undefined): string | undefined {
-    const now = annotations?.["deprecated.daemonset.template.generation"];
+    const now = templateGenerationOf(annotations);
     return now && /^\d+$/.test(now) ? String(Number(now) + 1) : undefined;
 }

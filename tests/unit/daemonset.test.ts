@@ -5,6 +5,7 @@ import {
     canonicalDuringRollout,
     MARKS,
     podIsOfRevision,
+    revisionLabels,
     targetDaemonSetSpec,
     templateGenerationAfterRestore,
 } from "../../components/core/index.js";
@@ -84,6 +85,15 @@ describe("a pod as of a DaemonSet revision, by the DaemonSet controller's rule",
             false,
         );
         assert.equal(podIsOfRevision(undefined, revision), false);
+    });
+
+    it("marks a pod with the parts of the revision it has, labels it counts as current", () => {
+        assert.deepEqual(revisionLabels(revision), {
+            "controller-revision-hash": "7d9f",
+            "pod-template-generation": "4",
+        });
+        assert.deepEqual(revisionLabels({ templateGeneration: "4" }), { "pod-template-generation": "4" });
+        assert.equal(podIsOfRevision(revisionLabels({ hash: "7d9f" }), revision), true);
     });
 
     it("never matches on a part the revision lacks (an empty hash, no template generation)", () => {
