@@ -36,6 +36,7 @@ import {
     type NodeMove,
     type RolloutCluster,
     type RolloutNode,
+    type WaitOptions,
 } from "../rollout/cluster.js";
 import { realClock } from "../rollout/clock.js";
 import { apiErrorMessage, apiStatus, Cluster, clusterName, watchRefused } from "./client.js";
@@ -615,13 +616,14 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
      * "hold", none. Fails early, with kube-proxy's own log, when the new process crashes. Waits
      * on the run's pod informer, woken by its events; the verdict it reaches there is then
      * confirmed by one read of the node's pods, so a watch that died without a word (a network
-     * partition keeps its socket open) can delay a wait but never pass it.
+     * partition keeps its socket open) can delay a wait but never pass it. A hand-back
+     * (`labelForRestore`) confirms instead with the answer of its label write (labelForRestore).
      */
     async waitForKubeProxy(
         node: string,
         placement: string | null,
         timeoutSeconds: number,
-        settleSeconds = 3,
+        { settleSeconds = 3, labelForRestore = false }: WaitOptions & { settleSeconds?: number } = {},
     ): Promise<KubeProxyPod | undefined> {
         const owner = placement === null ? this.names.daemonSet : rolloutObjectName(this.names.daemonSet, placement);
         const hold = placement === MARKS.holdValue;
@@ -643,7 +645,11 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             } else settledSince = undefined;
             if (verdict?.kind === "failing") throw await this.failing(node, verdict.pod);
             if (verdict?.kind === "gone" || (verdict?.kind === "running" && wait <= 0)) {
-                const fresh = podVerdict(await this.kubeProxyPods(node), owner, hold);
+                const labelled =
+                    labelForRestore && verdict.kind === "running"
+                        ? await this.labelForRestore(verdict.pod.name, node)
+                        : undefined;
+                const fresh = podVerdict(labelled ?? (await this.kubeProxyPods(node)), owner, hold);
                 if (fresh.kind === "failing") throw await this.failing(node, fresh.pod);
                 if (fresh.kind === "gone" && verdict.kind === "gone") return undefined;
                 if (fresh.kind === "running" && verdict.kind === "running" && fresh.pod.name === verdict.pod.name)
@@ -763,8 +769,16 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
      * pod's hash matches the DaemonSet's revision anyway, so the label changes nothing for the
      * controller; if the DaemonSet's template changes in between, the label does not match the
      * restore's generation and the restore labels the pod as it does any other.
+     *
+     * Returns the node's kube-proxy pods as the write's answer shows them: the pod as the API
+     * server holds it now, or none when it is gone (404). That answer confirms the hand-back's
+     * wait in place of a read of the node's pods: it is as fresh as a read of this pod, and the
+     * watch that showed no other pod on the node had delivered every event up to this pod's
+     * settling (a pod created after that would pass a read made now as well; the finish's final
+     * check lists every node's pods once more after the restore). Undefined when there is no
+     * label to write (the DaemonSet is not in the rollout's shape): the wait then reads the pods.
      */
-    async labelForRestore(pod: string): Promise<void> {
+    private async labelForRestore(pod: string, node: string): Promise<KubeProxyPod[] | undefined> {
         const { namespace } = this.names;
         this.generationAfterRestore ??= this.apps
             .readNamespacedDaemonSet({ name: this.names.daemonSet, namespace })
@@ -777,20 +791,22 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             this.generationAfterRestore = undefined;
             throw e;
         });
-        if (!generation) return;
-        await this.core
-            .patchNamespacedPod(
+        if (!generation) return undefined;
+        try {
+            const labelled = await this.core.patchNamespacedPod(
                 {
                     name: pod,
                     namespace,
                     body: { metadata: { labels: revisionLabels({ templateGeneration: generation }) } },
                 },
                 MERGE,
-            )
-            .catch((e: unknown) => {
-                // a pod deleted since it settled: nothing to label (the final check sees the node)
-                if (apiStatus(e) !== 404) throw e;
-            });
+            );
+            return [kubeProxyPodOf(labelled, node)];
+        } catch (e) {
+            // a pod deleted since the watch showed it settled: not confirmed, the wait goes on
+            if (apiStatus(e) === 404) return [];
+            throw e;
+        }
     }
 
     /** Puts the installer's DaemonSet spec back and removes the rollout's DaemonSets and ConfigMaps. */

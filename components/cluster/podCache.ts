@@ -1,6 +1,7 @@
 // kube-proxy's pods on every node, from one list and one watch (a client-node informer) held
 // while a run needs them: a node's wait costs the API server one confirming read of its pods
-// (KubeProxyCluster.waitForKubeProxy), where a watch and a list per node per change used to.
+// (KubeProxyCluster.waitForKubeProxy; a hand-back's is the answer of its label write), where a
+// watch and a list per node per change used to.
 import * as k8s from "@kubernetes/client-node";
 import type { KubeProxyPod } from "../rollout/cluster.js";
 import { watchRefused } from "./client.js";

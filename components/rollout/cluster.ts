@@ -35,6 +35,17 @@ export interface KubeProxyPod {
     deleting: boolean;
 }
 
+/** How a wait for a node's kube-proxy ends. */
+export interface WaitOptions {
+    /**
+     * The finish's hand-back: the settled pod is labelled so that the restore of the installer's
+     * DaemonSet finds it already of the revision it records (and writes nothing to it; the restore
+     * labels any pod it finds otherwise), and that write's answer, the pod as the API server holds
+     * it, confirms the wait in place of a read of the node's pods.
+     */
+    labelForRestore?: boolean;
+}
+
 /** What a node's kube-proxy pods say about the wait for one DaemonSet's pod (for "hold": for none). */
 export type PodVerdict =
     | { kind: "gone" }
@@ -175,18 +186,18 @@ export interface RolloutCluster {
     kubeProxyPods(node?: string): Promise<KubeProxyPod[]>;
     podLog(name: string, previous?: boolean): Promise<string>;
     /** until the node runs exactly one settled kube-proxy of `placement`'s DaemonSet (none for hold): podVerdict's rule */
-    waitForKubeProxy(node: string, placement: string | null, timeoutSeconds: number): Promise<KubeProxyPod | undefined>;
+    waitForKubeProxy(
+        node: string,
+        placement: string | null,
+        timeoutSeconds: number,
+        options?: WaitOptions,
+    ): Promise<KubeProxyPod | undefined>;
     runProbe(node: string, run: ProbeRun): Promise<{ output: string; succeeded: boolean }>;
     /** every Service's ClusterIPs, external IPs and load-balancer IPs (an IPVS virtual server on one is kube-proxy's) */
     serviceAddresses(): Promise<string[]>;
     /** ClusterIP and first port of a Service, undefined when it has none */
     serviceEndpoint(namespace: string, name: string): Promise<{ ip: string; port: number } | undefined>;
 
-    /**
-     * Labels a pod the hand-back started so that the restore of the installer's DaemonSet finds it
-     * already of the revision it records (and writes nothing to it); the restore labels any it missed.
-     */
-    labelForRestore(pod: string): Promise<void>;
     writeCanonicalConfig(config: string): Promise<void>;
     /** the installer's DaemonSet back to its saved spec; the rollout's objects deleted */
     restoreInstallation(log: (l: string) => void): Promise<void>;

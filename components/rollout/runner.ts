@@ -496,10 +496,9 @@ async function moveNode(
                 await ctx.cluster.writeNode(node, { move: switching, placement: wanted });
             }
         }
-        const pod = await ctx.cluster.waitForKubeProxy(node, wanted, podTimeout);
+        // a hand-back labels its pod inside the batch, so the restore after the last one has no pod left to label
+        const pod = await ctx.cluster.waitForKubeProxy(node, wanted, podTimeout, { labelForRestore: handBack });
         log(`kube-proxy ${pod?.name ?? ""} running on ${describePlacement(wanted)}`);
-        // inside the batch, so the restore after the last one has no pod left to label
-        if (handBack && pod) await ctx.cluster.labelForRestore(pod.name);
         interrupted();
         step = "verify";
         const checks = await checkNode(ctx, pool, node, target.mode, log);

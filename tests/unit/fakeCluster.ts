@@ -19,6 +19,7 @@ import type {
     ProbeRun,
     RolloutCluster,
     RolloutNode,
+    WaitOptions,
 } from "../../components/rollout/cluster.js";
 import type { Clock } from "../../components/rollout/runner.js";
 
@@ -308,13 +309,22 @@ export class FakeCluster implements RolloutCluster {
             : "";
     }
 
-    async waitForKubeProxy(node: string, placement: string | null): Promise<KubeProxyPod | undefined> {
+    async waitForKubeProxy(
+        node: string,
+        placement: string | null,
+        _timeoutSeconds: number,
+        options: WaitOptions = {},
+    ): Promise<KubeProxyPod | undefined> {
         this.alive("waitForKubeProxy");
         const pods = await this.kubeProxyPods(node);
         if (placement === MARKS.holdValue) return undefined;
         const p = pods[0];
         if (p?.problem)
             throw new Error(`kube-proxy pod ${p.name} on ${node} is failing (${p.problem}, ${p.restarts} restart(s))`);
+        if (p && options.labelForRestore && this.inRollout) {
+            this.writing("labelForRestore");
+            this.wrote(`label ${p.name} for restore`);
+        }
         return p;
     }
 
@@ -350,11 +360,6 @@ export class FakeCluster implements RolloutCluster {
         this.writing("writeCanonicalConfig");
         this.installerConfig = config;
         this.wrote("write installer ConfigMap");
-    }
-
-    async labelForRestore(pod: string): Promise<void> {
-        this.writing("labelForRestore");
-        this.wrote(`label ${pod} for restore`);
     }
 
     async restoreInstallation(): Promise<void> {

@@ -8,13 +8,23 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import * as k8s from "@kubernetes/client-node";
 import type { KubeProxyCluster } from "../../components/cluster/kubeProxy.js";
 import { kubeProxyPodOf, slimPod } from "../../components/cluster/podCache.js";
-import { answer, clusterOn, failure, listenSimulated, openStream, type SimulatedServer } from "./simulatedApi.js";
+import { MARKS } from "../../components/core/plan.js";
+import {
+    answer,
+    clusterOn,
+    failure,
+    listenSimulated,
+    openStream,
+    withBody,
+    type SimulatedServer,
+} from "./simulatedApi.js";
 
 interface SimPod {
     name: string;
     node: string;
     restarts: number;
     waiting?: string;
+    labels?: Record<string, string>;
 }
 
 /** SIMULATED API server: kube-system's kube-proxy pods, listed and watched. */
@@ -31,6 +41,13 @@ class SimulatedApiServer {
     /** the `limit` each list asked for ("" for none) */
     readonly listLimits: string[] = [];
     watches = 0;
+    /** the installer's DaemonSet kube-system/kube-proxy, template generation 3: in the rollout's shape, or not */
+    daemonSetInRollout = true;
+    daemonSetReads = 0;
+    /** the pod patches received: the pod, and the body */
+    readonly patches: { pod: string; body: unknown }[] = [];
+    /** the pods a patch was sent for and answered 404 (no such pod) */
+    readonly patchesOfNoPod: string[] = [];
     private readonly streams = new Set<ServerResponse>();
     private server!: SimulatedServer;
 
@@ -43,7 +60,7 @@ class SimulatedApiServer {
                 namespace: "kube-system",
                 uid: `uid-${p.name}`,
                 resourceVersion: String(this.rv),
-                labels: { "k8s-app": "kube-proxy" },
+                labels: { "k8s-app": "kube-proxy", ...p.labels },
                 ownerReferences: [
                     { apiVersion: "apps/v1", kind: "DaemonSet", name: "kube-proxy", uid: "ds", controller: true },
                 ],
@@ -75,6 +92,17 @@ class SimulatedApiServer {
             for (const s of this.streams) s.write(JSON.stringify({ type, object: this.podObject(p) }) + "\n");
     }
 
+    /** Deletes a pod; the watch hears of it unless it is silent. */
+    remove(name: string): void {
+        const p = this.pods.get(name);
+        if (!p) return;
+        this.rv++;
+        this.pods.delete(name);
+        if (!this.silent)
+            for (const s of this.streams)
+                s.write(JSON.stringify({ type: "DELETED", object: this.podObject(p) }) + "\n");
+    }
+
     /** Drops every open watch as a dying API server does (the connection is cut). */
     dropWatches(): void {
         for (const s of this.streams) s.socket?.destroy();
@@ -90,6 +118,35 @@ class SimulatedApiServer {
             res.writeHead(200, { "content-type": "text/plain" }).end("SIMULATED kube-proxy log: it crashed\n");
             return;
         }
+        if (req.method === "GET" && url.pathname === "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy") {
+            this.daemonSetReads++;
+            return answer(res, 200, {
+                apiVersion: "apps/v1",
+                kind: "DaemonSet",
+                metadata: {
+                    name: "kube-proxy",
+                    namespace: "kube-system",
+                    annotations: {
+                        "deprecated.daemonset.template.generation": "3",
+                        ...(this.daemonSetInRollout ? { [MARKS.originalSpecAnnotation]: "{}" } : {}),
+                    },
+                },
+                spec: {},
+            });
+        }
+        const patched = /^\/api\/v1\/namespaces\/kube-system\/pods\/([^/]+)$/.exec(url.pathname)?.[1];
+        if (req.method === "PATCH" && patched)
+            return withBody(req, (raw) => {
+                const p = this.pods.get(patched);
+                if (!p) {
+                    this.patchesOfNoPod.push(patched);
+                    return answer(res, 404, failure(404, "NotFound"));
+                }
+                const body = JSON.parse(raw) as { metadata: { labels: Record<string, string> } };
+                this.patches.push({ pod: patched, body });
+                this.set({ ...p, labels: { ...p.labels, ...body.metadata.labels } });
+                answer(res, 200, this.podObject(this.pods.get(patched)!));
+            });
         if (url.pathname !== "/api/v1/namespaces/kube-system/pods") {
             res.writeHead(404).end();
             return;
@@ -235,7 +292,7 @@ describe("waiting for kube-proxy on the pod informer (SIMULATED API server)", fu
     it("settles from the watch's events: one list for the cache, one to confirm, for any number of waits", async () => {
         for (let i = 1; i <= 5; i++) api.set({ name: `kube-proxy-${i}`, node: `node-${i}`, restarts: 0 });
         const pods = await Promise.all(
-            [1, 2, 3, 4, 5].map((i) => cluster.waitForKubeProxy(`node-${i}`, null, 10, 0.5)),
+            [1, 2, 3, 4, 5].map((i) => cluster.waitForKubeProxy(`node-${i}`, null, 10, { settleSeconds: 0.5 })),
         );
         assert.deepEqual(
             pods.map((p) => p?.name),
@@ -251,7 +308,10 @@ describe("waiting for kube-proxy on the pod informer (SIMULATED API server)", fu
         assert.equal(all.length, 1201);
         assert.equal(new Set(all.map((p) => p.name)).size, 1201);
         assert.deepEqual(api.listLimits, ["500", "500", "500"]);
-        assert.equal((await cluster.waitForKubeProxy("node-1201", null, 10, 0))?.name, "kube-proxy-1201");
+        assert.equal(
+            (await cluster.waitForKubeProxy("node-1201", null, 10, { settleSeconds: 0 }))?.name,
+            "kube-proxy-1201",
+        );
         assert.deepEqual(
             api.listLimits.slice(3),
             ["500", "500", "500", "500"],
@@ -269,7 +329,7 @@ describe("waiting for kube-proxy on the pod informer (SIMULATED API server)", fu
 
     it("the informer holds each pod slimmed: no managedFields, labels or containers, only what a wait reads", async () => {
         api.set({ name: "kube-proxy-1", node: "node-1", restarts: 0 });
-        await cluster.waitForKubeProxy("node-1", null, 10, 0);
+        await cluster.waitForKubeProxy("node-1", null, 10, { settleSeconds: 0 });
         api.set({ name: "kube-proxy-1", node: "node-1", restarts: 2, waiting: "CrashLoopBackOff" });
         await sleep(200);
         const held = (
@@ -283,7 +343,7 @@ describe("waiting for kube-proxy on the pod informer (SIMULATED API server)", fu
 
     it("a watch gone silent (a partition) does not pass a pod that crashed meanwhile: the confirming read fails it", async () => {
         api.set({ name: "kube-proxy-1", node: "node-1", restarts: 0 });
-        const wait = cluster.waitForKubeProxy("node-1", null, 10, 1);
+        const wait = cluster.waitForKubeProxy("node-1", null, 10, { settleSeconds: 1 });
         await sleep(300);
         api.silent = true;
         api.set({ name: "kube-proxy-1", node: "node-1", restarts: 1, waiting: "CrashLoopBackOff" });
@@ -295,12 +355,12 @@ describe("waiting for kube-proxy on the pod informer (SIMULATED API server)", fu
 
     it("while the API server is down no wait passes on what the cache saw; it passes once the watch is opened again and the server agrees", async () => {
         api.set({ name: "kube-proxy-1", node: "node-1", restarts: 0 });
-        await cluster.waitForKubeProxy("node-1", null, 10, 0);
+        await cluster.waitForKubeProxy("node-1", null, 10, { settleSeconds: 0 });
         api.down = true;
         api.dropWatches();
         await sleep(200);
         const started = Date.now();
-        const wait = cluster.waitForKubeProxy("node-1", null, 15, 0);
+        const wait = cluster.waitForKubeProxy("node-1", null, 15, { settleSeconds: 0 });
         let passed = false;
         void wait.then(() => (passed = true)).catch(() => undefined);
         await sleep(1500);
@@ -317,9 +377,77 @@ describe("waiting for kube-proxy on the pod informer (SIMULATED API server)", fu
         api.set({ name: "kube-proxy-1", node: "node-1", restarts: 0 });
         const started = Date.now();
         await assert.rejects(
-            cluster.waitForKubeProxy("node-1", null, 20, 0),
+            cluster.waitForKubeProxy("node-1", null, 20, { settleSeconds: 0 }),
             /watching pods in namespace kube-system was refused \(403 Forbidden\): the identity that runs rollouts needs "watch" on pods/,
         );
         assert.ok(Date.now() - started < 5000, `failed after ${Date.now() - started} ms`);
+    });
+});
+
+describe("the hand-back's wait labels its pod for the restore (SIMULATED API server)", function () {
+    this.timeout(30_000);
+    let api: SimulatedApiServer;
+    let cluster: KubeProxyCluster;
+    const handBack = { settleSeconds: 0, labelForRestore: true };
+
+    beforeEach(async () => {
+        api = new SimulatedApiServer();
+        cluster = clusterOn(await api.start());
+    });
+    afterEach(async () => {
+        cluster.close();
+        await api.stop();
+    });
+
+    it("labels each settled pod with the template generation the restore will record (one more), reading the DaemonSet once per run, and the label write's answer confirms the wait: no read of the node's pods", async () => {
+        for (let i = 1; i <= 3; i++) api.set({ name: `kube-proxy-${i}`, node: `node-${i}`, restarts: 0 });
+        const pods = await Promise.all([1, 2].map((i) => cluster.waitForKubeProxy(`node-${i}`, null, 10, handBack)));
+        pods.push(await cluster.waitForKubeProxy("node-3", null, 10, handBack));
+        assert.deepEqual(
+            pods.map((p) => p?.name),
+            ["kube-proxy-1", "kube-proxy-2", "kube-proxy-3"],
+        );
+        assert.equal(api.daemonSetReads, 1);
+        assert.deepEqual(api.patches.map((p) => p.pod).sort(), ["kube-proxy-1", "kube-proxy-2", "kube-proxy-3"]);
+        for (const p of api.patches)
+            assert.deepEqual(p.body, { metadata: { labels: { "pod-template-generation": "4" } } });
+        assert.equal(api.lists, 1, "the informer's list only: no confirming read of a node's pods");
+    });
+
+    it("a watch gone silent does not pass a pod that crashed meanwhile: the label write's answer fails it", async () => {
+        api.set({ name: "kube-proxy-1", node: "node-1", restarts: 0 });
+        const wait = cluster.waitForKubeProxy("node-1", null, 10, { ...handBack, settleSeconds: 1 });
+        await sleep(300);
+        api.silent = true;
+        api.set({ name: "kube-proxy-1", node: "node-1", restarts: 1, waiting: "CrashLoopBackOff" });
+        await assert.rejects(
+            wait,
+            /kube-proxy pod kube-proxy-1 on node-1 is failing \(CrashLoopBackOff, 1 restart\(s\)\)/,
+        );
+        assert.equal(api.patches.length, 1, "the failure came from the label write's answer");
+        assert.equal(api.lists, 1, "no read of the node's pods");
+    });
+
+    it("a pod deleted since the cache saw it settle (the label write answered 404) does not pass the wait", async () => {
+        api.set({ name: "kube-proxy-1", node: "node-1", restarts: 0 });
+        await cluster.waitForKubeProxy("node-1", null, 10, { settleSeconds: 0 });
+        api.silent = true;
+        api.remove("kube-proxy-1");
+        const lists = api.lists;
+        await assert.rejects(
+            cluster.waitForKubeProxy("node-1", null, 2, handBack),
+            /kube-proxy on node-1 did not settle on kube-proxy within 2s: the API server's pods differ from the watch's \(0 old and 0 new kube-proxy pod\(s\) on the node\)/,
+        );
+        assert.deepEqual(api.patches, []);
+        assert.ok(api.patchesOfNoPod.includes("kube-proxy-1"), "the label write was sent, and answered 404");
+        assert.equal(api.lists, lists, "no read of the node's pods");
+    });
+
+    it("no label when the DaemonSet is not in the rollout's shape: the wait reads the node's pods to confirm, as any other", async () => {
+        api.daemonSetInRollout = false;
+        api.set({ name: "kube-proxy-1", node: "node-1", restarts: 0 });
+        assert.equal((await cluster.waitForKubeProxy("node-1", null, 10, handBack))?.name, "kube-proxy-1");
+        assert.deepEqual(api.patches, []);
+        assert.equal(api.lists, 2, "the informer's list, and the confirming read");
     });
 });
