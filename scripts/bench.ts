@@ -1,11 +1,13 @@
 // `npm run bench`: KubeProxyMode at scale, side by side with the plain kubectl procedure.
 //
 //   node dist/scripts/bench.js [--sizes 100,1000,5000] [--real-nodes 6] [--phases preview,up,peer] [--json]
-//        [--max-unavailable 50] [--soak 0s] [--lines FILE] [--audit] [--cluster NAME]
+//        [--max-unavailable 50] [--soak 0s] [--lines FILE] [--audit] [--heap] [--cluster NAME]
 //   --sizes "" runs no kwok cluster; --real-nodes 0 no real one; --lines FILE appends every line
 //   the steps of each `pulumi up` printed, with its time in seconds from the up's start; --audit
 //   starts the clusters with kube-apiserver's audit log and tells the up's requests by client
-//   (the tool, each controller, kwok), as does --cluster NAME on a cluster started with --audit
+//   (the tool, each controller, kwok), as does --cluster NAME on a cluster started with --audit;
+//   --heap snapshots the runner's heap every 30 s of each up (each snapshot pauses it a second or
+//   two) and reports its live heap, the memory it holds, apart from its RSS
 //   node dist/scripts/bench.js --core 5000     the preview's pure work alone (no cluster, no Pulumi):
 //        reading a kwok-like NodeList, deciding the migration, the plan text and JSON; run it
 //        under `node --cpu-prof` to see where the time goes
@@ -41,7 +43,8 @@
 // Progress goes to stderr; the table (or with --json one object) to stdout.
 import { markdownTable } from "./markdownTable.js";
 import { execFile, spawn } from "node:child_process";
-import { appendFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { request } from "node:https";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -56,6 +59,7 @@ import { parseKubeVersion } from "../components/core/versions.js";
 import { clusterDown, clusterUp, readState, ROOT, type ClusterState } from "./referenceCluster.js";
 import { projectDir, setKubeconfig, setStackConfig, toolchain } from "../tests/e2e/support.js";
 import { perNodeByClient, requestsByClient } from "./auditLog.js";
+import { heapSnapshotOptions, snapshotsIn, writesHeapSnapshots } from "./heapSnapshot.js";
 import { nodePhases, nodePhasesTable, type NodePhase, type StepLine } from "./nodePhases.js";
 import {
     nodeFigures,
@@ -86,6 +90,8 @@ interface Options {
     lines?: string;
     /** --audit: the clusters the bench starts write kube-apiserver's audit log, and the up's requests are told by client */
     audit: boolean;
+    /** --heap: heap snapshots of the runner every 30 s of the up (each pauses it a second or two), for its live heap */
+    heap: boolean;
 }
 
 export interface PreviewFigures {
@@ -115,6 +121,8 @@ export interface SizeResult {
         apiByClientPerNode?: ReturnType<typeof perNodeByClient>;
         /** the peak RSS of the rollout's CLI process (the runner), the largest over the steps, in MB */
         runnerPeakMB: number;
+        /** --heap: the runner's live heap (after a full garbage collection), the largest of its snapshots, in MB, and how many were taken */
+        runnerLiveHeap?: { maxMB: number; snapshots: number };
         /** real nodes: each node's move and hand-back, from the steps' lines as they came */
         perNode?: NodePhase[];
     };
@@ -158,6 +166,7 @@ function parseOptions(argv: string[]): Options {
             cluster: { type: "string" },
             lines: { type: "string" },
             audit: { type: "boolean", default: false },
+            heap: { type: "boolean", default: false },
         },
     });
     const sizes = values.sizes.trim() === "" ? [] : values.sizes.split(",").map((s) => Number(s.trim()));
@@ -201,6 +210,7 @@ function parseOptions(argv: string[]): Options {
         lines: values.lines,
         cluster: values.cluster,
         audit: values.audit,
+        heap: values.heap,
     };
 }
 
@@ -236,6 +246,39 @@ function processName(pid: number): string {
             return "?";
         }
     }
+}
+
+/**
+ * --heap: from now until `stop`, the processes this one starts get heapSnapshotOptions, and every
+ * 30 s each runner among them (a step's CLI, `node main.js`) is sent SIGUSR2 and writes a heap
+ * snapshot; `figures` reads them (the largest live heap) and deletes them.
+ */
+function runnerSnapshots(): { stop: () => void; figures: () => { maxMB: number; snapshots: number } } {
+    const dir = mkdtempSync(join(tmpdir(), "kpm-bench-heap-"));
+    const before = process.env.NODE_OPTIONS;
+    process.env.NODE_OPTIONS = `${before ?? ""} ${heapSnapshotOptions(dir)}`.trim();
+    const timer = setInterval(() => {
+        for (const pid of descendantsRss(new Set()).keys())
+            if (processName(pid) === "node main.js" && writesHeapSnapshots(pid)) process.kill(pid, "SIGUSR2");
+    }, 30_000);
+    return {
+        stop: () => {
+            clearInterval(timer);
+            if (before === undefined) delete process.env.NODE_OPTIONS;
+            else process.env.NODE_OPTIONS = before;
+        },
+        figures: () => {
+            try {
+                const taken = snapshotsIn(dir);
+                return {
+                    maxMB: Math.round(Math.max(0, ...taken.map((t) => t.bytes)) / 1e5) / 10,
+                    snapshots: taken.length,
+                };
+            } finally {
+                rmSync(dir, { recursive: true, force: true });
+            }
+        },
+    };
 }
 
 /** Resident memory of this process's descendants that are not `excluded` nor below one (the cluster's daemons), by pid. */
@@ -436,7 +479,8 @@ async function up(
     };
     const began = performance.now();
     const from = new Date();
-    const r = await counted(kc, background, () => measured(() => stack.up({ onEvent })));
+    const heap = opts.heap ? runnerSnapshots() : undefined;
+    const r = await counted(kc, background, () => measured(() => stack.up({ onEvent }))).finally(() => heap?.stop());
     const to = new Date();
     if (opts.lines)
         appendFileSync(
@@ -476,6 +520,7 @@ async function up(
         ...(state.auditLog ? { apiByClientPerNode: await auditedRequests(state.auditLog, from, to, plan.moving) } : {}),
         // each step runs the CLI as `node -e <watchdog> .../cli/main.js` (components/pulumi/commandStep.ts)
         runnerPeakMB: r.value.byProcess["node main.js"] ?? NaN,
+        ...(heap ? { runnerLiveHeap: heap.figures() } : {}),
         ...(state.kind === "real" ? { perNode: nodePhases(lines) } : {}),
     };
 }
@@ -590,7 +635,7 @@ async function upAndPeerPhases(
         progress(`${n} nodes: pulumi up (ipvs -> nftables)`);
         result.up = await up(state, kc, opts, background);
         progress(
-            `${n} nodes: up ${result.up.seconds.toFixed(0)} s (floor ${result.up.floorSeconds.toFixed(0)} s, finish ${result.up.finishSeconds.toFixed(0)} s, the runner's peak ${result.up.runnerPeakMB} MB)`,
+            `${n} nodes: up ${result.up.seconds.toFixed(0)} s (floor ${result.up.floorSeconds.toFixed(0)} s, finish ${result.up.finishSeconds.toFixed(0)} s, the runner's peak ${result.up.runnerPeakMB} MB${result.up.runnerLiveHeap ? `, its live heap at most ${result.up.runnerLiveHeap.maxMB} MB in ${result.up.runnerLiveHeap.snapshots} snapshot(s)` : ""})`,
         );
         progress(`${n} nodes: up API requests per node, by kind: ${describeKinds(result.up.apiByKindPerNode)}`);
         for (const c of result.up.apiByClientPerNode ?? [])
