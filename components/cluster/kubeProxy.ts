@@ -616,8 +616,8 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
      * "hold", none. Fails early, with kube-proxy's own log, when the new process crashes. Waits
      * on the run's pod informer, woken by its events; the verdict it reaches there is then
      * confirmed by one read of the node's pods, so a watch that died without a word (a network
-     * partition keeps its socket open) can delay a wait but never pass it. A hand-back
-     * (`labelForRestore`) confirms instead with the answer of its label write (labelForRestore).
+     * partition keeps its socket open) can delay a wait but never pass it. A hand-back's wait
+     * (`labelForRestore`) confirms instead with the answer of its label write.
      */
     async waitForKubeProxy(
         node: string,

@@ -341,9 +341,13 @@ describe("waiting for kube-proxy on the pod informer (SIMULATED API server)", fu
         assert.equal(held[0].status?.containerStatuses?.[0].restartCount, 2, "the update is held, slimmed");
     });
 
-    it("a watch gone silent (a partition) does not pass a pod that crashed meanwhile: the confirming read fails it", async () => {
+    /**
+     * A wait on node-1 that has seen its pod Running; then the watch goes silent (a partition) and
+     * the pod crash-loops unseen: the wait must fail on what the API server says.
+     */
+    const crashBehindSilentWatch = async (options: { settleSeconds: number; labelForRestore?: boolean }) => {
         api.set({ name: "kube-proxy-1", node: "node-1", restarts: 0 });
-        const wait = cluster.waitForKubeProxy("node-1", null, 10, { settleSeconds: 1 });
+        const wait = cluster.waitForKubeProxy("node-1", null, 10, options);
         await sleep(300);
         api.silent = true;
         api.set({ name: "kube-proxy-1", node: "node-1", restarts: 1, waiting: "CrashLoopBackOff" });
@@ -351,6 +355,10 @@ describe("waiting for kube-proxy on the pod informer (SIMULATED API server)", fu
             wait,
             /kube-proxy pod kube-proxy-1 on node-1 is failing \(CrashLoopBackOff, 1 restart\(s\)\)/,
         );
+    };
+
+    it("a watch gone silent (a partition) does not pass a pod that crashed meanwhile: the confirming read fails it", async () => {
+        await crashBehindSilentWatch({ settleSeconds: 1 });
     });
 
     it("while the API server is down no wait passes on what the cache saw; it passes once the watch is opened again and the server agrees", async () => {
@@ -382,72 +390,54 @@ describe("waiting for kube-proxy on the pod informer (SIMULATED API server)", fu
         );
         assert.ok(Date.now() - started < 5000, `failed after ${Date.now() - started} ms`);
     });
-});
 
-describe("the hand-back's wait labels its pod for the restore (SIMULATED API server)", function () {
-    this.timeout(30_000);
-    let api: SimulatedApiServer;
-    let cluster: KubeProxyCluster;
-    const handBack = { settleSeconds: 0, labelForRestore: true };
+    describe("the hand-back's wait labels its pod for the restore", () => {
+        const handBack = { settleSeconds: 0, labelForRestore: true };
 
-    beforeEach(async () => {
-        api = new SimulatedApiServer();
-        cluster = clusterOn(await api.start());
-    });
-    afterEach(async () => {
-        cluster.close();
-        await api.stop();
-    });
+        it("labels each settled pod with the template generation the restore will record (one more), reading the DaemonSet once per run, and the label write's answer confirms the wait: no read of the node's pods", async () => {
+            for (let i = 1; i <= 3; i++) api.set({ name: `kube-proxy-${i}`, node: `node-${i}`, restarts: 0 });
+            const pods = await Promise.all(
+                [1, 2].map((i) => cluster.waitForKubeProxy(`node-${i}`, null, 10, handBack)),
+            );
+            pods.push(await cluster.waitForKubeProxy("node-3", null, 10, handBack));
+            assert.deepEqual(
+                pods.map((p) => p?.name),
+                ["kube-proxy-1", "kube-proxy-2", "kube-proxy-3"],
+            );
+            assert.equal(api.daemonSetReads, 1);
+            assert.deepEqual(api.patches.map((p) => p.pod).sort(), ["kube-proxy-1", "kube-proxy-2", "kube-proxy-3"]);
+            for (const p of api.patches)
+                assert.deepEqual(p.body, { metadata: { labels: { "pod-template-generation": "4" } } });
+            assert.equal(api.lists, 1, "the informer's list only: no confirming read of a node's pods");
+        });
 
-    it("labels each settled pod with the template generation the restore will record (one more), reading the DaemonSet once per run, and the label write's answer confirms the wait: no read of the node's pods", async () => {
-        for (let i = 1; i <= 3; i++) api.set({ name: `kube-proxy-${i}`, node: `node-${i}`, restarts: 0 });
-        const pods = await Promise.all([1, 2].map((i) => cluster.waitForKubeProxy(`node-${i}`, null, 10, handBack)));
-        pods.push(await cluster.waitForKubeProxy("node-3", null, 10, handBack));
-        assert.deepEqual(
-            pods.map((p) => p?.name),
-            ["kube-proxy-1", "kube-proxy-2", "kube-proxy-3"],
-        );
-        assert.equal(api.daemonSetReads, 1);
-        assert.deepEqual(api.patches.map((p) => p.pod).sort(), ["kube-proxy-1", "kube-proxy-2", "kube-proxy-3"]);
-        for (const p of api.patches)
-            assert.deepEqual(p.body, { metadata: { labels: { "pod-template-generation": "4" } } });
-        assert.equal(api.lists, 1, "the informer's list only: no confirming read of a node's pods");
-    });
+        it("a watch gone silent does not pass a pod that crashed meanwhile: the label write's answer fails it", async () => {
+            await crashBehindSilentWatch({ ...handBack, settleSeconds: 1 });
+            assert.equal(api.patches.length, 1, "the failure came from the label write's answer");
+            assert.equal(api.lists, 1, "no read of the node's pods");
+        });
 
-    it("a watch gone silent does not pass a pod that crashed meanwhile: the label write's answer fails it", async () => {
-        api.set({ name: "kube-proxy-1", node: "node-1", restarts: 0 });
-        const wait = cluster.waitForKubeProxy("node-1", null, 10, { ...handBack, settleSeconds: 1 });
-        await sleep(300);
-        api.silent = true;
-        api.set({ name: "kube-proxy-1", node: "node-1", restarts: 1, waiting: "CrashLoopBackOff" });
-        await assert.rejects(
-            wait,
-            /kube-proxy pod kube-proxy-1 on node-1 is failing \(CrashLoopBackOff, 1 restart\(s\)\)/,
-        );
-        assert.equal(api.patches.length, 1, "the failure came from the label write's answer");
-        assert.equal(api.lists, 1, "no read of the node's pods");
-    });
+        it("a pod deleted since the cache saw it settle (the label write answered 404) does not pass the wait", async () => {
+            api.set({ name: "kube-proxy-1", node: "node-1", restarts: 0 });
+            await cluster.waitForKubeProxy("node-1", null, 10, { settleSeconds: 0 });
+            api.silent = true;
+            api.remove("kube-proxy-1");
+            const lists = api.lists;
+            await assert.rejects(
+                cluster.waitForKubeProxy("node-1", null, 2, handBack),
+                /kube-proxy on node-1 did not settle on kube-proxy within 2s: the API server's pods differ from the watch's \(0 old and 0 new kube-proxy pod\(s\) on the node\)/,
+            );
+            assert.deepEqual(api.patches, []);
+            assert.ok(api.patchesOfNoPod.includes("kube-proxy-1"), "the label write was sent, and answered 404");
+            assert.equal(api.lists, lists, "no read of the node's pods");
+        });
 
-    it("a pod deleted since the cache saw it settle (the label write answered 404) does not pass the wait", async () => {
-        api.set({ name: "kube-proxy-1", node: "node-1", restarts: 0 });
-        await cluster.waitForKubeProxy("node-1", null, 10, { settleSeconds: 0 });
-        api.silent = true;
-        api.remove("kube-proxy-1");
-        const lists = api.lists;
-        await assert.rejects(
-            cluster.waitForKubeProxy("node-1", null, 2, handBack),
-            /kube-proxy on node-1 did not settle on kube-proxy within 2s: the API server's pods differ from the watch's \(0 old and 0 new kube-proxy pod\(s\) on the node\)/,
-        );
-        assert.deepEqual(api.patches, []);
-        assert.ok(api.patchesOfNoPod.includes("kube-proxy-1"), "the label write was sent, and answered 404");
-        assert.equal(api.lists, lists, "no read of the node's pods");
-    });
-
-    it("no label when the DaemonSet is not in the rollout's shape: the wait reads the node's pods to confirm, as any other", async () => {
-        api.daemonSetInRollout = false;
-        api.set({ name: "kube-proxy-1", node: "node-1", restarts: 0 });
-        assert.equal((await cluster.waitForKubeProxy("node-1", null, 10, handBack))?.name, "kube-proxy-1");
-        assert.deepEqual(api.patches, []);
-        assert.equal(api.lists, 2, "the informer's list, and the confirming read");
+        it("no label when the DaemonSet is not in the rollout's shape: the wait reads the node's pods to confirm, as any other", async () => {
+            api.daemonSetInRollout = false;
+            api.set({ name: "kube-proxy-1", node: "node-1", restarts: 0 });
+            assert.equal((await cluster.waitForKubeProxy("node-1", null, 10, handBack))?.name, "kube-proxy-1");
+            assert.deepEqual(api.patches, []);
+            assert.equal(api.lists, 2, "the informer's list, and the confirming read");
+        });
     });
 });
