@@ -19,8 +19,11 @@
 //     RSS of the engine's process tree (pulumi, language host, program, providers; summed, sampled
 //     every 100 ms);
 //   - `pulumi up` (ipvs -> nftables, verify.nodeChecks: false since kwok nodes have no host to probe):
-//     wall time, each step's time (from the engine's events), the finish's time, and the floor
-//     `sum over pools of (ceil(n/k) x per-batch floor + soak)`, and the runner's peak RSS (the
+//     wall time, each step's time (from the engine's events), the pools' time (their steps summed),
+//     the finish's time, and the floor `sum over pools of (ceil(n/k) x per-batch floor + soak)`
+//     where each batch's floor is its slowest node's own move, cordoned to released (its
+//     kube-proxy's restart, start, settling and checks), read from the steps' lines; per kind
+//     (moves, hand-backs) the batches' time beside their floor; and the runner's peak RSS (the
 //     steps' CLI process, sampled every 100 ms);
 //   - API requests per node moved, from kube-apiserver's apiserver_request_total (scraped before
 //     and after with the cluster's token), leases (the nodes' heartbeats) left out and the rest of
@@ -60,7 +63,14 @@ import { clusterDown, clusterUp, readState, ROOT, type ClusterState } from "./re
 import { projectDir, setKubeconfig, setStackConfig, toolchain } from "../tests/e2e/support.js";
 import { perNodeByClient, requestsByClient } from "./auditLog.js";
 import { heapSnapshotOptions, snapshotsIn, writesHeapSnapshots } from "./heapSnapshot.js";
-import { nodePhases, nodePhasesTable, type NodePhase, type StepLine } from "./nodePhases.js";
+import {
+    floorOf,
+    nodePhases,
+    nodePhasesTable,
+    type BatchFigures,
+    type NodePhase,
+    type StepLine,
+} from "./nodePhases.js";
 import {
     nodeFigures,
     startToRouted,
@@ -111,8 +121,12 @@ export interface SizeResult {
         seconds: number;
         steps: Record<string, number>;
         finishSeconds: number;
-        perBatchFloorSeconds: number;
+        /** the pool steps' time, summed: the rollout without the finish */
+        poolsSeconds: number;
+        /** the pools' batches' floors (each its slowest node's own move, cordoned to released), summed, plus each pool's soak */
         floorSeconds: number;
+        /** per kind: how many batches, their time (batch line to last release) and their floors, summed */
+        batches: Record<"move" | "hand-back", BatchFigures>;
         moved: number;
         apiRequestsPerNode: number;
         /** per verb and resource, background not subtracted (it is in the total) */
@@ -496,24 +510,16 @@ async function up(
         moving: number;
         pools: { name: string; batches: string[]; soakSeconds: number }[];
     };
-    // The per-batch floor: the canary pool's step, one batch of one node, measured end to end (the
-    // step's CLI start, reading the cluster, the node's kube-proxy restart, its first sync and the
-    // checks). A batch of k nodes moves them at once, so it cannot be faster than one node alone.
-    const canary = plan.pools.find((p) => p.name === "canary");
-    const perBatch =
-        steps["pool-canary"] !== undefined && canary && canary.batches.length === 1
-            ? steps["pool-canary"] - canary.soakSeconds
-            : NaN;
-    const floor = plan.pools.reduce(
-        (s, p) => s + p.batches.length * perBatch + (p.batches.length ? p.soakSeconds : 0),
-        0,
-    );
+    const { floorSeconds, batches } = floorOf(lines, plan.pools);
     return {
         seconds: r.seconds,
         steps,
         finishSeconds: steps.finish ?? NaN,
-        perBatchFloorSeconds: perBatch,
-        floorSeconds: floor,
+        poolsSeconds: Object.entries(steps)
+            .filter(([k]) => k.startsWith("pool-"))
+            .reduce((t, [, v]) => t + v, 0),
+        floorSeconds,
+        batches,
         moved: plan.moving,
         apiRequestsPerNode: plan.moving ? r.requests / plan.moving : NaN,
         apiByKindPerNode: perNode(r.byKind, plan.moving),
@@ -635,8 +641,12 @@ async function upAndPeerPhases(
         progress(`${n} nodes: pulumi up (ipvs -> nftables)`);
         result.up = await up(state, kc, opts, background);
         progress(
-            `${n} nodes: up ${result.up.seconds.toFixed(0)} s (floor ${result.up.floorSeconds.toFixed(0)} s, finish ${result.up.finishSeconds.toFixed(0)} s, the runner's peak ${result.up.runnerPeakMB} MB${result.up.runnerLiveHeap ? `, its live heap at most ${result.up.runnerLiveHeap.maxMB} MB in ${result.up.runnerLiveHeap.snapshots} snapshot(s)` : ""})`,
+            `${n} nodes: up ${result.up.seconds.toFixed(0)} s (pools ${result.up.poolsSeconds.toFixed(0)} s against a floor of ${result.up.floorSeconds.toFixed(0)} s, finish ${result.up.finishSeconds.toFixed(0)} s, the runner's peak ${result.up.runnerPeakMB} MB${result.up.runnerLiveHeap ? `, its live heap at most ${result.up.runnerLiveHeap.maxMB} MB in ${result.up.runnerLiveHeap.snapshots} snapshot(s)` : ""})`,
         );
+        for (const [kind, b] of Object.entries(result.up.batches))
+            progress(
+                `${n} nodes: ${kind} batches: ${b.count}, ${b.seconds.toFixed(1)} s against their floor of ${b.floorSeconds.toFixed(1)} s (their slowest nodes' own moves)`,
+            );
         progress(`${n} nodes: up API requests per node, by kind: ${describeKinds(result.up.apiByKindPerNode)}`);
         for (const c of result.up.apiByClientPerNode ?? [])
             progress(`${n} nodes: up API requests per node from ${c.client}: ${c.perNode} (${describeKinds(c.kinds)})`);
@@ -931,7 +941,7 @@ export function table(results: SizeResult[]): string {
         "preview empty s / MB",
         "preview KubeProxyMode s / MB",
         "up s",
-        "floor s (per batch)",
+        "pools s / floor s",
         "finish s",
         "runner peak MB",
         "API req/node",
@@ -944,7 +954,7 @@ export function table(results: SizeResult[]): string {
         r.preview ? `${f(r.preview.empty.seconds)} / ${r.preview.empty.peakRssMB}` : "-",
         r.preview ? `${f(r.preview.kubeProxyMode.seconds)} / ${r.preview.kubeProxyMode.peakRssMB}` : "-",
         f(r.up?.seconds, 0),
-        r.up ? `${f(r.up.floorSeconds, 0)} (${f(r.up.perBatchFloorSeconds)})` : "-",
+        r.up ? `${f(r.up.poolsSeconds, 0)} / ${f(r.up.floorSeconds, 0)}` : "-",
         f(r.up?.finishSeconds, 0),
         f(r.up?.runnerPeakMB, 0),
         f(r.up?.apiRequestsPerNode),
