@@ -34,6 +34,9 @@ export interface NodePhase {
 const NODE_LINE = /pool (\S+) node (\S+): (.*)$/;
 const RELEASED = /^(verified|moved\b|handed back\b)/;
 
+/** A line of the finish's step is a hand-back's; a pool step's, a move's. */
+const kindOf = (step: string): "move" | "hand-back" => (step === "finish" ? "hand-back" : "move");
+
 /** Each node's phases, in the order the nodes were released; a node whose lines are incomplete (a failure) is left out. */
 export function nodePhases(lines: readonly StepLine[]): NodePhase[] {
     const out: NodePhase[] = [];
@@ -66,9 +69,8 @@ const BATCH_LINE = /^pool (\S+): batch (\d+)\/\d+: /;
 /**
  * Each batch that released at least one node, in the order the batches began, timed from its line
  * (or its first cordon, when that came first). A node belongs to the batch its step had announced
- * last for its pool when the node was cordoned (a step starts a
- * batch only once the one before released all its nodes, but may print the new batch's line before
- * the last release of the old one).
+ * last for its pool when the node was cordoned (a step starts a batch only once the one before
+ * released all its nodes, but may print the new batch's line before the last release of the old one).
  */
 export function batchPhases(lines: readonly StepLine[]): BatchPhase[] {
     type Open = BatchPhase & { began: number };
@@ -86,7 +88,7 @@ export function batchPhases(lines: readonly StepLine[]): BatchPhase[] {
             const key = `${line.step} ${pool}`;
             // the first node of a rollout is cordoned before the rollout's DaemonSet is set up,
             // so before its batch's line: it belongs to the batch announced next
-            if (!current.has(key)) current.set(key, open(line, pool, 0));
+            if (!current.has(key)) current.set(key, newBatch(line, pool, 0));
             return current.get(key);
         },
         (text, line) => {
@@ -94,7 +96,7 @@ export function batchPhases(lines: readonly StepLine[]): BatchPhase[] {
             if (!m) return;
             const key = `${line.step} ${m[1]}`;
             const early = current.get(key);
-            const b = early && early.index === 0 ? early : open(line, m[1], Number(m[2]));
+            const b = early?.index === 0 ? early : newBatch(line, m[1], Number(m[2]));
             b.index = Number(m[2]);
             current.set(key, b);
             out.push(b);
@@ -103,11 +105,12 @@ export function batchPhases(lines: readonly StepLine[]): BatchPhase[] {
     return out.filter((b) => b.nodes > 0).map(({ began: _, ...b }) => b);
 }
 
-function open(line: StepLine, pool: string, index: number): BatchPhase & { began: number } {
+/** Index 0: a batch whose first node was cordoned before its line; the line gives its number. */
+function newBatch(line: StepLine, pool: string, index: number): BatchPhase & { began: number } {
     return {
         step: line.step,
         pool,
-        kind: line.step === "finish" ? "hand-back" : "move",
+        kind: kindOf(line.step),
         index,
         nodes: 0,
         seconds: 0,
@@ -148,7 +151,7 @@ function walk<T>(
                     {
                         node,
                         pool,
-                        kind: line.step === "finish" ? "hand-back" : "move",
+                        kind: kindOf(line.step),
                         restartSeconds: (seen.running - seen.cordoned) / 1000,
                         checksSeconds: (line.t - seen.running) / 1000,
                         totalSeconds: (line.t - seen.cordoned) / 1000,
