@@ -21,7 +21,7 @@ import {
     type DrainOptions,
     type DrainPod,
 } from "../core/drain.js";
-import { nodeFacts, taintsWhenCordoned, type Taint } from "../core/nodes.js";
+import { nodeFacts } from "../core/nodes.js";
 import { MARKS, rolloutObjectName, type NodeState } from "../core/plan.js";
 import type { Access, AccessReview } from "../core/rbac.js";
 import { PROBE_SCRIPT } from "../core/probe.js";
@@ -40,12 +40,14 @@ import {
 } from "../rollout/cluster.js";
 import { realClock } from "../rollout/clock.js";
 import { apiErrorMessage, apiStatus, Cluster, clusterName, watchRefused } from "./client.js";
+import { asSeen, marksPatch, patchAsRead, type NodeAsSeen, type PatchOperation } from "./nodePatch.js";
 import { KubeProxyPodCache, kubeProxyPodOf, slimPod } from "./podCache.js";
 import type { ServerRecovery } from "./retry.js";
 
 export type { KubeProxyPod, Names };
 
 const MERGE = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
+const JSON_PATCH = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.JsonPatch);
 export const FIELD_MANAGER = "kube-proxy-mode";
 
 export function namesFor(flavor: Flavor, overrides: Partial<Names> = {}): Names {
@@ -132,76 +134,6 @@ async function createUnlessExists(create: () => Promise<unknown>): Promise<boole
         if (apiStatus(e) === 409) return false;
         throw e;
     }
-}
-
-/**
- * What a patch made against the node as read (nodePatch, startMove) needs of it: its
- * resourceVersion, cordon, taints and the rollout's cordon mark. The client keeps this much of
- * each node it has seen (a list, a read, the answer to its own patch), a few hundred bytes.
- */
-interface NodeAsSeen {
-    metadata: { resourceVersion?: string; annotations: Record<string, string> };
-    spec: { unschedulable?: boolean; taints?: Taint[] };
-}
-
-function asSeen(n: {
-    metadata?: { resourceVersion?: string; annotations?: Record<string, string> };
-    spec?: { unschedulable?: boolean; taints?: Taint[] };
-}): NodeAsSeen {
-    const cordonedBy = n.metadata?.annotations?.[MARKS.cordonedAnnotation];
-    return {
-        metadata: {
-            resourceVersion: n.metadata?.resourceVersion,
-            annotations: cordonedBy === undefined ? {} : { [MARKS.cordonedAnnotation]: cordonedBy },
-        },
-        spec: { unschedulable: n.spec?.unschedulable, taints: n.spec?.taints },
-    };
-}
-
-/**
- * The merge patch of a node for a change of its rollout state (and, with `cordon`, the rollout's
- * cordon). A cordon or an uncordon made against the node as read (`read`) carries the node's
- * taints with the unschedulable taint added or removed (core/nodes.ts), so the node lifecycle
- * controller has nothing to write after it.
- */
-function nodePatch(
-    change: NodeChange & { cordon?: true },
-    read?: NodeAsSeen,
-): {
-    metadata: {
-        resourceVersion?: string;
-        annotations: Record<string, string | null>;
-        labels?: Record<string, string | null>;
-    };
-    spec?: { unschedulable: true | null; taints?: Taint[] | null };
-} {
-    const annotations: Record<string, string | null> = {};
-    if (change.move !== undefined)
-        annotations[MARKS.moveAnnotation] = change.move === null ? null : JSON.stringify(change.move);
-    if (change.verified) {
-        const { hash, checks } = change.verified;
-        annotations[MARKS.verifiedAnnotation] = hash === null ? null : `${hash}@${new Date().toISOString()}`;
-        annotations[MARKS.checksAnnotation] = hash === null ? null : checks;
-    }
-    if (change.cordon) annotations[MARKS.cordonedAnnotation] = MARKS.managedByValue;
-    if (change.uncordon) annotations[MARKS.cordonedAnnotation] = null;
-    return {
-        metadata: {
-            annotations,
-            ...(change.placement !== undefined ? { labels: { [MARKS.configLabel]: change.placement } } : {}),
-        },
-        ...(change.cordon || change.uncordon
-            ? { spec: { unschedulable: change.cordon ? true : null, ...taintsPatch(read, change.cordon === true) } }
-            : {}),
-    };
-}
-
-/** The `spec.taints` of a node patch that cordons (or uncordons) the node as read; nothing when unchanged or unread. */
-function taintsPatch(read: NodeAsSeen | undefined, cordoned: boolean): { taints?: Taint[] | null } {
-    if (!read) return {};
-    const taints = taintsWhenCordoned(read.spec?.taints, cordoned);
-    if (taints === undefined) return {};
-    return { taints: taints.length ? taints : null };
 }
 
 /** kube-proxy pods per page of a list (kubectl's chunk size) */
@@ -403,21 +335,24 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             );
     }
 
-    /** each node as this client last saw it (see NodeAsSeen): the base of its next compare-and-swap patch */
+    /** each node as this client last saw it (see NodeAsSeen): the base of its next patch made against the node as read */
     private readonly seen = new Map<string, NodeAsSeen>();
 
     /**
      * The move's memory and the cordon (and the placement, when given) in one patch, made against
-     * the node as read (its resourceVersion, see patchNodeAsRead): a node someone cordons in
-     * between is read again, so a cordon that is not the rollout's is never taken for its own.
+     * the node as read (see patchNodeAsRead): a node someone cordons in between is read again, so a
+     * cordon that is not the rollout's is never taken for its own.
      */
     async startMove(node: string, move: NodeMove, placement?: string | null): Promise<boolean> {
         let ours = false;
         await this.patchNodeAsRead(node, (n) => {
-            const cordoned = !!n.spec?.unschedulable;
-            ours = !cordoned || n.metadata?.annotations?.[MARKS.cordonedAnnotation] === MARKS.managedByValue;
-            return nodePatch(
-                { move, ...(placement !== undefined ? { placement } : {}), ...(cordoned ? {} : { cordon: true }) },
+            ours = !n.unschedulable || n.annotations?.[MARKS.cordonedAnnotation] === MARKS.managedByValue;
+            return patchAsRead(
+                {
+                    move,
+                    ...(placement !== undefined ? { placement } : {}),
+                    ...(n.unschedulable ? {} : { cordon: true }),
+                },
                 n,
             );
         });
@@ -425,37 +360,34 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
     }
 
     /**
-     * One merge patch of the node: the parts of `change` that are given, together. An uncordon is
-     * made against the node as read (its resourceVersion), as the cordon was, since it
-     * rewrites the node's taints: a taint someone adds in between is read again, never lost.
+     * One patch of the node: the parts of `change` that are given, together. An uncordon is made
+     * against the node as read, as the cordon was, since it rewrites the node's taints: a taint
+     * someone adds in between is read again, never lost.
      */
     async writeNode(node: string, change: NodeChange): Promise<void> {
         if (!change.uncordon) {
-            this.seen.set(node, asSeen(await this.core.patchNode({ name: node, body: nodePatch(change) }, MERGE)));
+            this.seen.set(node, asSeen(await this.core.patchNode({ name: node, body: marksPatch(change) }, MERGE)));
             return;
         }
-        await this.patchNodeAsRead(node, (n) => nodePatch(change, n));
+        await this.patchNodeAsRead(node, (n) => patchAsRead(change, n));
     }
 
     /**
-     * A merge patch built from the node as this client last saw it (a list, a read, the answer to its
-     * own last patch; read now if it has not seen it), applied only if the node has not changed since
-     * (its resourceVersion): on a 409 the node is read and the patch built again, up to 5 times. So a
-     * node nobody else wrote since is patched without a read, and one that changed is never patched
-     * from a stale view.
+     * A JSON Patch built from the node as this client last saw it (a list, a read, the answer to its
+     * own last patch; read now if it has not seen it), whose tests hold what it depends on
+     * (nodePatch.ts): when the server refuses it (422, a test failed: the node changed there), the
+     * node is read and the patch built again, up to 5 times. So a node is patched without a read
+     * unless what the patch depends on changed, and never from a stale view of it; a write of
+     * something else (the kubelet's status) does not get in the way.
      */
-    private async patchNodeAsRead(node: string, build: (n: NodeAsSeen) => ReturnType<typeof nodePatch>): Promise<void> {
+    private async patchNodeAsRead(node: string, build: (n: NodeAsSeen) => PatchOperation[]): Promise<void> {
         for (let attempt = 1; ; attempt++) {
-            const known = attempt === 1 ? this.seen.get(node) : undefined;
-            // without a resourceVersion the patch would not be a compare-and-swap: read the node instead
-            const n = known?.metadata.resourceVersion ? known : asSeen(await this.node(node));
-            const body = build(n);
-            body.metadata.resourceVersion = n.metadata.resourceVersion;
+            const n = (attempt === 1 ? this.seen.get(node) : undefined) ?? asSeen(await this.node(node));
             try {
-                this.seen.set(node, asSeen(await this.core.patchNode({ name: node, body }, MERGE)));
+                this.seen.set(node, asSeen(await this.core.patchNode({ name: node, body: build(n) }, JSON_PATCH)));
                 return;
             } catch (e) {
-                if (apiStatus(e) !== 409 || attempt >= 5) throw e;
+                if (apiStatus(e) !== 422 || attempt >= 5) throw e;
             }
         }
     }

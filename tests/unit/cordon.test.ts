@@ -2,12 +2,15 @@
 // lifecycle controller keeps that taint in step with spec.unschedulable, with a read and a write of
 // the node of its own after every cordon and uncordon; a cordon that already carries it leaves the
 // controller nothing to do. The pure rule (core/nodes.ts) is tested on data; the cluster client's
-// cordon and uncordon against a SIMULATED API server that serves one node, applies JSON merge
-// patches and honours the resourceVersion a patch carries (409 when it is stale, as the real one).
+// cordon and uncordon against a SIMULATED API server that serves one node and applies JSON merge
+// patches and JSON Patches as the real one does (a failed `test` answered 422; a test of null on a
+// missing member passes, as in the API server; nodePatch.e2e.test.ts holds the real one to that).
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
+import { applyPatch, getValueByPointer, type Operation } from "fast-json-patch";
 import { taintsWhenCordoned, UNSCHEDULABLE_TAINT } from "../../components/core/nodes.js";
 import { MARKS } from "../../components/core/plan.js";
+import { asSeen, patchAsRead, type PatchOperation } from "../../components/cluster/nodePatch.js";
 import { answer, clusterOn, failure, listenSimulated, withBody, type SimulatedServer } from "./simulatedApi.js";
 
 const OTHER = { key: "dedicated", value: "gpu", effect: "NoSchedule" };
@@ -45,41 +48,84 @@ function mergePatch(target: unknown, patch: unknown): unknown {
     return out;
 }
 
+/**
+ * A JSON Patch (RFC 6902) applied as the API server applies application/json-patch+json: the whole
+ * patch or nothing; a test of null on a missing member (its parent there) passes, as the server's
+ * JSON Patch library has it; any other failed operation refuses the patch (the server's 422).
+ */
+function jsonPatch(target: k8s.V1Node, ops: Operation[]): k8s.V1Node | undefined {
+    const parentOf = (path: string) => path.slice(0, path.lastIndexOf("/"));
+    const kept = ops.filter((o) => {
+        if (o.op !== "test" || o.value !== null) return true;
+        const here = getValueByPointer(target, o.path) as unknown;
+        return !(
+            here === undefined &&
+            (parentOf(o.path) === "" || getValueByPointer(target, parentOf(o.path)) !== undefined)
+        );
+    });
+    try {
+        return applyPatch(structuredClone(target), kept, true, false).newDocument;
+    } catch {
+        return undefined;
+    }
+}
+
 interface SimulatedNodeServer extends SimulatedServer {
     node: () => k8s.V1Node;
-    patches: Record<string, any>[];
-    /** how many times the node was read */
+    /** the bodies of the patches, in order: a merge patch (an object) or a JSON Patch (a list of operations) */
+    patches: any[];
+    /** how many patches were refused (409 or 422) */
+    refused: () => number;
+    /** how many times the node was read, alone or in a list */
     reads: () => number;
     /** runs once, when the next patch arrives and before it is judged: a write that lands in between */
     beforeNextPatch: (write: (n: k8s.V1Node) => k8s.V1Node) => void;
 }
 
-/** SIMULATED API server: one node, read and merge-patched, with resourceVersion compare-and-swap. */
+/** SIMULATED API server: one node, read (alone or in a list), merge-patched (with resourceVersion compare-and-swap) and JSON-patched. */
 async function simulatedNodeServer(initial: k8s.V1Node): Promise<SimulatedNodeServer> {
     let version = 1;
-    let node: k8s.V1Node = { ...initial, metadata: { ...initial.metadata, resourceVersion: "1" } };
+    // the API server always has a node's spec, {} when empty
+    let node: k8s.V1Node = {
+        ...initial,
+        metadata: { ...initial.metadata, resourceVersion: "1" },
+        spec: initial.spec ?? {},
+    };
     let interloper: ((n: k8s.V1Node) => k8s.V1Node) | undefined;
-    const patches: Record<string, any>[] = [];
+    const patches: any[] = [];
     let reads = 0;
+    let refused = 0;
     const store = (n: k8s.V1Node) =>
         (node = { ...n, metadata: { ...n.metadata, resourceVersion: String(++version) } } as k8s.V1Node);
     const server = await listenSimulated((req, res) => {
         withBody(req, (raw) => {
             if (req.method === "GET") {
                 reads++;
+                if (req.url?.startsWith("/api/v1/nodes?") || req.url === "/api/v1/nodes")
+                    return answer(res, 200, { kind: "NodeList", metadata: {}, items: [node] });
                 return answer(res, 200, node);
             }
             if (req.method !== "PATCH") return answer(res, 405, failure(405, "MethodNotAllowed"));
-            const patch = JSON.parse(raw) as Record<string, any>;
+            const patch = JSON.parse(raw) as any;
             patches.push(patch);
             if (interloper) {
                 const write = interloper;
                 interloper = undefined;
                 store(write(node));
             }
+            if (req.headers["content-type"] === "application/json-patch+json") {
+                const patched = jsonPatch(node, patch as Operation[]);
+                if (!patched) {
+                    refused++;
+                    return answer(res, 422, failure(422, "Invalid", "SIMULATED: the JSON Patch does not apply"));
+                }
+                return answer(res, 200, store(patched));
+            }
             const rv = patch.metadata?.resourceVersion;
-            if (rv !== undefined && rv !== node.metadata?.resourceVersion)
+            if (rv !== undefined && rv !== node.metadata?.resourceVersion) {
+                refused++;
                 return answer(res, 409, failure(409, "Conflict", "SIMULATED: the object has been modified"));
+            }
             const { resourceVersion: _rv, ...meta } = patch.metadata ?? {};
             return answer(res, 200, store(mergePatch(node, { ...patch, metadata: meta }) as k8s.V1Node));
         });
@@ -88,9 +134,18 @@ async function simulatedNodeServer(initial: k8s.V1Node): Promise<SimulatedNodeSe
         ...server,
         node: () => node,
         patches,
+        refused: () => refused,
         reads: () => reads,
         beforeNextPatch: (w) => void (interloper = w),
     };
+}
+
+/** whether a patch is a JSON Patch whose tests hold the node's cordon as read */
+function madeAgainstTheNodeAsRead(patch: unknown): boolean {
+    return (
+        Array.isArray(patch) &&
+        (patch as PatchOperation[]).some((o) => o.op === "test" && o.path === "/spec/unschedulable")
+    );
 }
 
 const MOVE = { to: "abc123", from: null, phase: "started" as const };
@@ -112,10 +167,7 @@ describe("the rollout's cordon and uncordon carry the unschedulable taint (SIMUL
         assert.equal(sim.patches.length, 2, "one write");
         assert.equal(sim.node().spec?.unschedulable, undefined);
         assert.deepEqual(sim.node().spec?.taints, [OTHER]);
-        assert.ok(
-            sim.patches.every((p) => p.metadata.resourceVersion),
-            "each made against the node as read",
-        );
+        assert.ok(sim.patches.every(madeAgainstTheNodeAsRead), "each made against the node as read");
     });
 
     it("a move with nothing between cordon and restart: the memory, the cordon with its taint and the placement label in one write", async () => {
@@ -138,15 +190,14 @@ describe("the rollout's cordon and uncordon carry the unschedulable taint (SIMUL
                 move: { ...MOVE, phase: "switching" },
             },
         );
-        assert.ok(sim.patches[0].metadata.resourceVersion, "made against the node as read");
+        assert.ok(madeAgainstTheNodeAsRead(sim.patches[0]), "made against the node as read");
     });
 
-    it("a move reads its node once: the uncordon is built on the answer to the move's own last patch, still a compare-and-swap", async () => {
+    it("a move reads its node once: the uncordon is built on the answer to the move's own last patch, still made against the node as read", async () => {
         sim = await simulatedNodeServer({ metadata: { name: "workers-1" }, spec: { taints: [OTHER] } });
         const cluster = clusterOn(sim.url);
         await cluster.startMove("workers-1", MOVE);
         await cluster.writeNode("workers-1", { move: { ...MOVE, phase: "switching" }, placement: "abc123" });
-        const before = sim.node().metadata?.resourceVersion;
         await cluster.writeNode("workers-1", {
             move: null,
             uncordon: true,
@@ -154,11 +205,8 @@ describe("the rollout's cordon and uncordon carry the unschedulable taint (SIMUL
         });
         assert.equal(sim.reads(), 1, "read for the cordon only");
         assert.equal(sim.patches.length, 3);
-        assert.equal(
-            sim.patches[2].metadata.resourceVersion,
-            before,
-            "the uncordon is made against the node as last seen",
-        );
+        assert.ok(madeAgainstTheNodeAsRead(sim.patches[2]), "the uncordon is made against the node as last seen");
+        assert.equal(sim.refused(), 0);
         assert.deepEqual(sim.node().spec?.taints, [OTHER]);
         assert.equal(sim.node().spec?.unschedulable, undefined);
     });
@@ -179,7 +227,9 @@ describe("the rollout's cordon and uncordon carry the unschedulable taint (SIMUL
         sim.beforeNextPatch((n) => ({ ...n, spec: { ...n.spec, taints: [...(n.spec?.taints ?? []), OTHER] } }));
         await cluster.writeNode("workers-1", { move: null, uncordon: true });
         assert.deepEqual(sim.node().spec?.taints, [OTHER]);
-        assert.equal(sim.patches.length, 3, "the cordon, the stale uncordon (409), the uncordon read again");
+        assert.equal(sim.patches.length, 3, "the cordon, the stale uncordon (refused), the uncordon read again");
+        assert.equal(sim.refused(), 1);
+        assert.equal(sim.reads(), 2, "read for the cordon, and again after the refusal");
     });
 
     it("a node someone else cordoned is left cordoned with its taints as they were", async () => {
@@ -189,9 +239,109 @@ describe("the rollout's cordon and uncordon carry the unschedulable taint (SIMUL
         });
         const cluster = clusterOn(sim.url);
         assert.equal(await cluster.startMove("workers-1", MOVE), false, "not the rollout's cordon");
-        assert.equal(sim.patches[0].spec, undefined, "neither the cordon nor the taints are written");
+        assert.ok(
+            !sim.patches[0].some((o: PatchOperation) => o.op !== "test" && o.path.startsWith("/spec")),
+            "neither the cordon nor the taints are written",
+        );
         await cluster.writeNode("workers-1", { move: null });
         assert.equal(sim.node().spec?.unschedulable, true);
         assert.deepEqual(sim.node().spec?.taints, [UNSCHEDULABLE_TAINT]);
+    });
+
+    it("a write elsewhere on the node between the pool's list and the cordon (a kubelet's status report) does not refuse the cordon: one patch, no read beyond the list", async () => {
+        sim = await simulatedNodeServer({
+            metadata: { name: "workers-1", annotations: {} },
+            spec: { taints: [OTHER] },
+        });
+        const cluster = clusterOn(sim.url);
+        await cluster.nodes();
+        sim.beforeNextPatch((n) => ({ ...n, status: { conditions: [{ type: "Ready", status: "True" }] } }));
+        assert.equal(await cluster.startMove("workers-1", MOVE), true);
+        assert.deepEqual(
+            { patches: sim.patches.length, refused: sim.refused(), reads: sim.reads() },
+            { patches: 1, refused: 0, reads: 1 },
+        );
+        assert.equal(sim.node().spec?.unschedulable, true);
+        assert.deepEqual(sim.node().spec?.taints, [OTHER, UNSCHEDULABLE_TAINT]);
+        assert.deepEqual(sim.node().status?.conditions, [{ type: "Ready", status: "True" }], "the status report kept");
+    });
+
+    it("a cordon someone makes (kubectl cordon: spec.unschedulable only) between the pool's list and the rollout's cordon is read again and not taken for the rollout's; the taints as they were", async () => {
+        sim = await simulatedNodeServer({
+            metadata: { name: "workers-1", annotations: {} },
+            spec: { taints: [OTHER] },
+        });
+        const cluster = clusterOn(sim.url);
+        await cluster.nodes();
+        sim.beforeNextPatch((n) => ({ ...n, spec: { ...n.spec, unschedulable: true } }));
+        assert.equal(await cluster.startMove("workers-1", MOVE), false, "not the rollout's cordon");
+        assert.deepEqual({ refused: sim.refused(), reads: sim.reads() }, { refused: 1, reads: 2 });
+        assert.equal(sim.node().metadata?.annotations?.[MARKS.cordonedAnnotation], undefined, "no cordon mark");
+        assert.deepEqual(sim.node().spec, { unschedulable: true, taints: [OTHER] });
+        assert.ok(sim.node().metadata?.annotations?.[MARKS.moveAnnotation], "the move's memory written");
+    });
+
+    it("a node with no annotations and no labels at all gets them whole, tested still absent", async () => {
+        sim = await simulatedNodeServer({ metadata: { name: "workers-1" } });
+        const cluster = clusterOn(sim.url);
+        assert.equal(await cluster.startMove("workers-1", MOVE, "abc123"), true);
+        assert.equal(sim.refused(), 0);
+        assert.equal(sim.node().metadata?.annotations?.[MARKS.cordonedAnnotation], MARKS.managedByValue);
+        assert.equal(sim.node().metadata?.labels?.[MARKS.configLabel], "abc123");
+        assert.deepEqual(
+            sim.patches[0].filter((o: PatchOperation) => o.op === "test").map((o: PatchOperation) => [o.path, o.value]),
+            [
+                ["/spec/unschedulable", null],
+                ["/metadata/annotations", null],
+                ["/spec/taints", null],
+                ["/metadata/labels", null],
+            ],
+        );
+    });
+});
+
+describe("a node's patch made against the node as read (cluster/nodePatch.ts)", () => {
+    const read = asSeen({
+        metadata: { annotations: { [MARKS.moveAnnotation]: "{}", other: "x" }, labels: { pool: "workers" } },
+        spec: { taints: [{ ...OTHER, timeAdded: new Date("2026-12-03T05:00:00Z") }] },
+    });
+
+    it("keeps of the node only the rollout's own annotations and label, and a taint's time as the API server writes it", () => {
+        assert.deepEqual(read, {
+            unschedulable: false,
+            taints: [{ ...OTHER, timeAdded: "2026-12-03T05:00:00Z" }],
+            annotations: { [MARKS.moveAnnotation]: "{}" },
+            labels: {},
+        });
+    });
+
+    it("a cordon tests the cordon, the rollout's cordon mark and the taints as read, then writes them; keys escaped as JSON Pointer steps", () => {
+        const ops = patchAsRead({ move: null, cordon: true, placement: "abc123" }, read);
+        const esc = (k: string) => k.replace(/~/g, "~0").replace(/\//g, "~1");
+        assert.deepEqual(ops, [
+            { op: "test", path: "/spec/unschedulable", value: null },
+            { op: "test", path: `/metadata/annotations/${esc(MARKS.cordonedAnnotation)}`, value: null },
+            { op: "test", path: "/spec/taints", value: [{ ...OTHER, timeAdded: "2026-12-03T05:00:00Z" }] },
+            {
+                op: "add",
+                path: "/spec/taints",
+                value: [{ ...OTHER, timeAdded: "2026-12-03T05:00:00Z" }, UNSCHEDULABLE_TAINT],
+            },
+            { op: "add", path: "/spec/unschedulable", value: true },
+            { op: "remove", path: `/metadata/annotations/${esc(MARKS.moveAnnotation)}` },
+            { op: "add", path: `/metadata/annotations/${esc(MARKS.cordonedAnnotation)}`, value: MARKS.managedByValue },
+            { op: "add", path: `/metadata/labels/${esc(MARKS.configLabel)}`, value: "abc123" },
+        ]);
+    });
+
+    it("an annotation to remove that was not there as read is tested still absent, not removed (a remove of a missing key refuses the patch)", () => {
+        const ops = patchAsRead({ verified: { hash: null, checks: "" } }, read);
+        assert.deepEqual(
+            ops.filter((o) => o.path.includes("verified") || o.path.includes("checks")).map((o) => [o.op, o.value]),
+            [
+                ["test", null],
+                ["test", null],
+            ],
+        );
     });
 });

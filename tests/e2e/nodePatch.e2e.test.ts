@@ -1,0 +1,133 @@
+// End to end against the REAL API server (kube-apiserver 1.37 of the reference cluster; the nodes
+// are SIMULATED by kwok, which does not matter here: only the Node objects are written). The
+// rollout's cordon and uncordon are JSON Patches whose tests hold what they depend on
+// (cluster/nodePatch.ts): this holds the server to the JSON Patch semantics they rely on, and shows
+// that a write elsewhere on the node between the pool's list and the cordon (a status report, another
+// agent's label) costs nothing, while a cordon or a taint someone else writes in between is read
+// again and kept.
+import assert from "node:assert/strict";
+import * as k8s from "@kubernetes/client-node";
+import { KubeProxyCluster, namesFor } from "../../components/cluster/kubeProxy.js";
+import { UNSCHEDULABLE_TAINT } from "../../components/core/nodes.js";
+import { MARKS } from "../../components/core/plan.js";
+import type { ClusterState } from "../../scripts/referenceCluster.js";
+import { clients, startCluster, stopCluster } from "./support.js";
+
+const JSON_PATCH = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.JsonPatch);
+const STRATEGIC = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.StrategicMergePatch);
+const MOVE = { to: "abc123", from: null, phase: "started" as const };
+const OTHER = { key: "dedicated", value: "gpu", effect: "NoSchedule" };
+
+describe("@e2e the rollout's node patches on the real API server (SIMULATED kwok nodes)", function () {
+    this.timeout(120_000);
+    let cluster: ClusterState | undefined;
+    let core: k8s.CoreV1Api;
+
+    before(async () => {
+        cluster = await startCluster({ nodes: "kwok", pools: [["workers", 4]] });
+        ({ core } = clients(cluster));
+    });
+    after(async () => stopCluster(cluster));
+
+    /** The tool's cluster client, counting its reads of single nodes (a refused patch is followed by one). */
+    function tool(): { cluster: KubeProxyCluster; reads: () => number } {
+        const kc = new k8s.KubeConfig();
+        kc.loadFromFile(cluster!.kubeconfig);
+        const c = new KubeProxyCluster(kc, namesFor("kubeadm"));
+        let reads = 0;
+        const read = c.node.bind(c);
+        c.node = (name: string) => {
+            reads++;
+            return read(name);
+        };
+        return { cluster: c, reads: () => reads };
+    }
+
+    async function refusal(node: string, ops: unknown[]): Promise<number | undefined> {
+        try {
+            await core.patchNode({ name: node, body: ops }, JSON_PATCH);
+            return undefined;
+        } catch (e) {
+            return (e as { code?: number }).code;
+        }
+    }
+
+    it("the server's JSON Patch: a test of null passes on a missing member and fails on a present one or a missing parent (422)", async () => {
+        assert.equal(await refusal("workers-1", [{ op: "test", path: "/spec/unschedulable", value: null }]), undefined);
+        assert.equal(
+            await refusal("workers-1", [{ op: "test", path: "/metadata/annotations/absent~1key", value: null }]),
+            undefined,
+        );
+        assert.equal(await refusal("workers-1", [{ op: "test", path: "/spec/nothing/here", value: null }]), 422);
+        assert.equal(
+            await refusal("workers-1", [{ op: "test", path: "/metadata/labels/pool", value: null }]),
+            422,
+            "a present label",
+        );
+        assert.equal(
+            await refusal("workers-1", [
+                { op: "test", path: "/metadata/labels/pool", value: "workers" },
+                { op: "remove", path: "/metadata/annotations/absent~1key" },
+            ]),
+            422,
+            "a remove of a missing key refuses the whole patch",
+        );
+    });
+
+    it("a status report and another agent's label between the pool's list and the cordon: the cordon lands at once, with no read; the uncordon too", async () => {
+        const { cluster: c, reads } = tool();
+        await c.nodes();
+        await core.patchNodeStatus(
+            {
+                name: "workers-2",
+                body: { status: { conditions: [{ type: "Ready", status: "True", lastHeartbeatTime: new Date() }] } },
+            },
+            STRATEGIC,
+        );
+        await core.patchNode({ name: "workers-2", body: { metadata: { labels: { "other-agent": "x" } } } }, STRATEGIC);
+        assert.equal(await c.startMove("workers-2", MOVE), true, "the rollout's cordon");
+        await core.patchNodeStatus(
+            {
+                name: "workers-2",
+                body: { status: { conditions: [{ type: "Ready", status: "True", lastHeartbeatTime: new Date() }] } },
+            },
+            STRATEGIC,
+        );
+        await c.writeNode("workers-2", { move: null, uncordon: true });
+        assert.equal(reads(), 0, "no node read after the list");
+        const n = await core.readNode({ name: "workers-2" });
+        assert.equal(n.spec?.unschedulable, undefined);
+        assert.equal(n.metadata?.labels?.["other-agent"], "x");
+        assert.equal(n.metadata?.annotations?.[MARKS.cordonedAnnotation], undefined);
+        assert.ok(!(n.spec?.taints ?? []).some((t) => t.key === UNSCHEDULABLE_TAINT.key));
+    });
+
+    it("kubectl cordon between the pool's list and the rollout's cordon: read again, not taken for the rollout's, left cordoned", async () => {
+        const { cluster: c, reads } = tool();
+        await c.nodes();
+        await core.patchNode({ name: "workers-3", body: { spec: { unschedulable: true } } }, STRATEGIC);
+        assert.equal(await c.startMove("workers-3", MOVE), false, "not the rollout's cordon");
+        assert.equal(reads(), 1, "read again once");
+        const n = await core.readNode({ name: "workers-3" });
+        assert.equal(n.spec?.unschedulable, true);
+        assert.equal(n.metadata?.annotations?.[MARKS.cordonedAnnotation], undefined, "no cordon mark");
+        assert.ok(n.metadata?.annotations?.[MARKS.moveAnnotation], "the move's memory written");
+    });
+
+    it("a taint someone adds between the rollout's cordon and its uncordon: read again and kept, the unschedulable taint removed", async () => {
+        const { cluster: c, reads } = tool();
+        await c.nodes();
+        assert.equal(await c.startMove("workers-4", MOVE), true);
+        const taints = (await core.readNode({ name: "workers-4" })).spec?.taints ?? [];
+        await core.patchNode({ name: "workers-4", body: { spec: { taints: [...taints, OTHER] } } }, STRATEGIC);
+        await c.writeNode("workers-4", { move: null, uncordon: true });
+        assert.equal(reads(), 1, "read again once");
+        const n = await core.readNode({ name: "workers-4" });
+        assert.equal(n.spec?.unschedulable, undefined);
+        assert.ok(
+            n.spec?.taints?.some((t) => t.key === OTHER.key && t.value === OTHER.value),
+            "their taint kept",
+        );
+        assert.ok(!n.spec?.taints?.some((t) => t.key === UNSCHEDULABLE_TAINT.key), "the unschedulable taint removed");
+    });
+});
