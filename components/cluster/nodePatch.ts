@@ -13,6 +13,7 @@
 import type { NodeChange } from "../rollout/cluster.js";
 import { MARKS } from "../core/plan.js";
 import { taintsWhenCordoned, type Taint } from "../core/nodes.js";
+import type { NodeJson } from "./client.js";
 
 /** The rollout's annotations and label on a node: the only ones its patches write. */
 const ANNOTATIONS = [
@@ -36,12 +37,6 @@ export interface NodeAsSeen {
     labels: Record<string, string> | null;
 }
 
-/** The parts of a Node object (plain JSON or client-node's model) that asSeen reads. */
-export interface NodeForPatch {
-    metadata?: { annotations?: Record<string, string>; labels?: Record<string, string> };
-    spec?: { unschedulable?: boolean; taints?: Taint[] };
-}
-
 /**
  * A taint's time as the API server writes it (RFC 3339 to the second, UTC), so that a `test` of
  * the taints as read compares equal: client-node's model turns it into a Date, whose own JSON has
@@ -58,7 +53,8 @@ function only(keys: readonly string[], all: Record<string, string> | undefined):
     return out;
 }
 
-export function asSeen(n: NodeForPatch): NodeAsSeen {
+/** What patchAsRead needs of a node (plain JSON from a list, or client-node's model from a read or a patch's answer). */
+export function asSeen(n: NodeJson): NodeAsSeen {
     return {
         unschedulable: n.spec?.unschedulable === true,
         taints: n.spec?.taints?.map((t) => ({
@@ -128,60 +124,57 @@ function testOf(path: string, value: unknown): PatchOperation {
  * nothing to write after it.
  */
 export function patchAsRead(change: NodeChange & { cordon?: true }, read: NodeAsSeen): PatchOperation[] {
-    const tests: PatchOperation[] = [testOf("/spec/unschedulable", read.unschedulable || undefined)];
-    const writes: PatchOperation[] = [];
-    if (read.annotations === null) tests.push(testOf("/metadata/annotations", undefined));
-    else
-        tests.push(
-            testOf(
-                pointer("metadata", "annotations", MARKS.cordonedAnnotation),
-                read.annotations[MARKS.cordonedAnnotation],
-            ),
-        );
+    const ops: PatchOperation[] = [testOf("/spec/unschedulable", read.unschedulable || undefined)];
+    ops.push(
+        read.annotations === null
+            ? testOf("/metadata/annotations", undefined)
+            : testOf(
+                  pointer("metadata", "annotations", MARKS.cordonedAnnotation),
+                  read.annotations[MARKS.cordonedAnnotation],
+              ),
+    );
     if (change.cordon || change.uncordon) {
         const taints = taintsWhenCordoned(read.taints, change.cordon === true);
-        if (taints !== undefined) {
-            tests.push(testOf("/spec/taints", read.taints));
-            writes.push(
+        if (taints !== undefined)
+            ops.push(
+                testOf("/spec/taints", read.taints),
                 taints.length
                     ? { op: "add", path: "/spec/taints", value: taints }
                     : { op: "remove", path: "/spec/taints" },
             );
-        }
-        if (change.cordon && !read.unschedulable) writes.push({ op: "add", path: "/spec/unschedulable", value: true });
-        if (change.uncordon && read.unschedulable) writes.push({ op: "remove", path: "/spec/unschedulable" });
+        if (change.cordon && !read.unschedulable) ops.push({ op: "add", path: "/spec/unschedulable", value: true });
+        if (change.uncordon && read.unschedulable) ops.push({ op: "remove", path: "/spec/unschedulable" });
     }
     const { annotations, labels } = marksOf(change);
-    writes.push(...mapWrites("annotations", read.annotations, annotations, tests));
-    writes.push(...mapWrites("labels", read.labels, labels, tests));
-    return [...tests, ...writes];
+    ops.push(...mapWrites("annotations", read.annotations, annotations));
+    ops.push(...mapWrites("labels", read.labels, labels));
+    // the tests first (each path once), then the writes: the server applies all or nothing anyway
+    const tests = ops.filter(
+        (o, i) => o.op === "test" && ops.findIndex((t) => t.op === "test" && t.path === o.path) === i,
+    );
+    return [...tests, ...ops.filter((o) => o.op !== "test")];
 }
 
 /**
  * The writes of some keys of a node's annotations (labels) as read: a value is set (`add` sets a
  * member whether or not it is there), null removes the key when it was read there, and when it was
  * not, a test that it still is not. A node with no such map as read gets the map whole, with a test
- * that it still has none (once in `tests`).
+ * that it still has none.
  */
 function mapWrites(
     map: "annotations" | "labels",
     asRead: Record<string, string> | null,
     values: Record<string, string | null>,
-    tests: PatchOperation[],
 ): PatchOperation[] {
     const entries = Object.entries(values);
     if (asRead === null) {
         const set = Object.fromEntries(entries.filter((e): e is [string, string] => e[1] !== null));
         if (!Object.keys(set).length) return [];
-        const absent = `/metadata/${map}`;
-        if (!tests.some((t) => t.path === absent)) tests.push(testOf(absent, undefined));
-        return [{ op: "add", path: absent, value: set }];
+        return [testOf(`/metadata/${map}`, undefined), { op: "add", path: `/metadata/${map}`, value: set }];
     }
     return entries.flatMap(([k, v]): PatchOperation[] => {
         const path = pointer("metadata", map, k);
         if (v !== null) return [{ op: "add", path, value: v }];
-        if (asRead[k] !== undefined) return [{ op: "remove", path }];
-        if (!tests.some((t) => t.path === path)) tests.push(testOf(path, undefined));
-        return [];
+        return [asRead[k] !== undefined ? { op: "remove", path } : testOf(path, undefined)];
     });
 }

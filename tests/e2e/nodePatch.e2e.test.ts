@@ -43,6 +43,17 @@ describe("@e2e the rollout's node patches on the real API server (SIMULATED kwok
         return { cluster: c, reads: () => reads };
     }
 
+    /** A kubelet's status report on the node: its Ready condition with a new heartbeat time. */
+    async function statusReport(node: string): Promise<void> {
+        await core.patchNodeStatus(
+            {
+                name: node,
+                body: { status: { conditions: [{ type: "Ready", status: "True", lastHeartbeatTime: new Date() }] } },
+            },
+            STRATEGIC,
+        );
+    }
+
     async function refusal(node: string, ops: unknown[]): Promise<number | undefined> {
         try {
             await core.patchNode({ name: node, body: ops }, JSON_PATCH);
@@ -77,22 +88,10 @@ describe("@e2e the rollout's node patches on the real API server (SIMULATED kwok
     it("a status report and another agent's label between the pool's list and the cordon: the cordon lands at once, with no read; the uncordon too", async () => {
         const { cluster: c, reads } = tool();
         await c.nodes();
-        await core.patchNodeStatus(
-            {
-                name: "workers-2",
-                body: { status: { conditions: [{ type: "Ready", status: "True", lastHeartbeatTime: new Date() }] } },
-            },
-            STRATEGIC,
-        );
+        await statusReport("workers-2");
         await core.patchNode({ name: "workers-2", body: { metadata: { labels: { "other-agent": "x" } } } }, STRATEGIC);
         assert.equal(await c.startMove("workers-2", MOVE), true, "the rollout's cordon");
-        await core.patchNodeStatus(
-            {
-                name: "workers-2",
-                body: { status: { conditions: [{ type: "Ready", status: "True", lastHeartbeatTime: new Date() }] } },
-            },
-            STRATEGIC,
-        );
+        await statusReport("workers-2");
         await c.writeNode("workers-2", { move: null, uncordon: true });
         assert.equal(reads(), 0, "no node read after the list");
         const n = await core.readNode({ name: "workers-2" });
