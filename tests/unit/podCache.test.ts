@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import * as k8s from "@kubernetes/client-node";
 import type { KubeProxyCluster } from "../../components/cluster/kubeProxy.js";
+import type { KubeProxyPod } from "../../components/rollout/cluster.js";
 import { kubeProxyPodOf, slimPod } from "../../components/cluster/podCache.js";
 import { MARKS } from "../../components/core/plan.js";
 import {
@@ -185,6 +186,14 @@ class SimulatedApiServer {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** a pod the informer holds as its keys only: namespace, name, resourceVersion; no spec or status */
+const keysOnly = (p: k8s.V1Pod): boolean =>
+    p.spec === undefined &&
+    p.status === undefined &&
+    Object.keys(p.metadata ?? {})
+        .sort()
+        .join() === "name,namespace,resourceVersion";
+
 describe("a kube-proxy pod slimmed for the cache (slimPod)", () => {
     const full = (status: k8s.V1PodStatus, extra: Partial<k8s.V1ObjectMeta> = {}): k8s.V1Pod => ({
         metadata: {
@@ -268,9 +277,14 @@ describe("a kube-proxy pod slimmed for the cache (slimPod)", () => {
             assert.equal(slim.metadata?.managedFields, undefined);
             assert.equal(slim.metadata?.labels, undefined);
             assert.deepEqual(
-                [slim.metadata?.name, slim.metadata?.namespace, slim.metadata?.uid, slim.metadata?.resourceVersion],
-                ["kube-proxy-abc", "kube-system", "u1", "7"],
+                [slim.metadata?.name, slim.metadata?.namespace, slim.metadata?.resourceVersion],
+                ["kube-proxy-abc", "kube-system", "7"],
                 "what the informer keys and compares on is kept",
+            );
+            assert.deepEqual(
+                [slim.metadata?.uid, slim.metadata?.ownerReferences, slim.status?.containerStatuses?.[0]?.imageID],
+                [undefined, [{ kind: "DaemonSet", name: "kube-proxy-mode-abc" }], undefined],
+                "the rest of the metadata and the container's image are dropped",
             );
         });
 });
@@ -321,24 +335,33 @@ describe("waiting for kube-proxy on the pod informer (SIMULATED API server)", fu
             cluster as unknown as { podCache: { informer: k8s.ObjectCache<k8s.V1Pod> } }
         ).podCache.informer.list();
         assert.equal(held.length, 1201);
-        assert.ok(
-            held.every((p) => p.metadata?.labels === undefined && p.spec?.containers?.length === 0),
-            "held slimmed",
-        );
+        assert.ok(held.every(keysOnly), "the informer keeps only each pod's keys");
     });
 
-    it("the informer holds each pod slimmed: no managedFields, labels or containers, only what a wait reads", async () => {
+    it("the informer keeps only each pod's keys (name, namespace, resourceVersion); the cache keeps what a wait reads, updates and deletions included", async () => {
         api.set({ name: "kube-proxy-1", node: "node-1", restarts: 0 });
+        api.set({ name: "kube-proxy-2", node: "node-2", restarts: 0 });
         await cluster.waitForKubeProxy("node-1", null, 10, { settleSeconds: 0 });
         api.set({ name: "kube-proxy-1", node: "node-1", restarts: 2, waiting: "CrashLoopBackOff" });
+        api.remove("kube-proxy-2");
         await sleep(200);
-        const held = (
-            cluster as unknown as { podCache: { informer: k8s.ObjectCache<k8s.V1Pod> } }
-        ).podCache.informer.list();
-        assert.equal(held.length, 1);
-        assert.deepEqual(held[0].metadata?.labels, undefined, "the informer's own copy is the slimmed one");
-        assert.deepEqual(held[0].spec?.containers, []);
-        assert.equal(held[0].status?.containerStatuses?.[0].restartCount, 2, "the update is held, slimmed");
+        const cache = (
+            cluster as unknown as {
+                podCache: { informer: k8s.ObjectCache<k8s.V1Pod>; onNode(node: string): KubeProxyPod[] };
+            }
+        ).podCache;
+        const held = cache.informer.list();
+        assert.deepEqual(
+            held.map((p) => p.metadata?.name),
+            ["kube-proxy-1"],
+        );
+        assert.ok(held.every(keysOnly), "the informer's own copy is its keys");
+        assert.deepEqual(
+            cache.onNode("node-1").map((p) => [p.name, p.restarts, p.problem]),
+            [["kube-proxy-1", 2, "CrashLoopBackOff"]],
+            "the update is held",
+        );
+        assert.deepEqual(cache.onNode("node-2"), [], "the deletion is held");
     });
 
     /**
