@@ -916,34 +916,7 @@ async function soakFailure(
  */
 export async function finish(ctx: Context): Promise<void> {
     return withLease(ctx, async (c) => {
-        const first = await currentPlan(c);
-        let { plan } = first;
-        if (!plan.target.canonical) {
-            const late = plan.pools.flatMap((p) =>
-                p.nodes.filter((n) => n.action === "move").map((n) => `${n.name} (pool ${p.name})`),
-            );
-            if (late.length)
-                c.log(
-                    `finish: ${late.length} node(s) are not verified on ${c.spec.target.hash} (joined after their pool's step, or left by a run): ${late.join(", ")}; moving them now, with their pools' limits`,
-                );
-            // the cluster is read again only when this run moved or released a node
-            const leftovers = first.nodes.some((n) => n.move || n.cordonedByRollout);
-            await movePools(c, undefined, first);
-            const again = late.length || leftovers ? await currentPlan(c) : first;
-            const notVerified = again.plan.pools.flatMap((p) =>
-                p.nodes.filter((n) => n.action !== "done").map((n) => n.name),
-            );
-            if (notVerified.length) {
-                throw new Error(
-                    `cannot finish: ${notVerified.length} node(s) are not verified on ${c.spec.target.hash} (${notVerified.join(", ")}); the installer's ConfigMap is unchanged`,
-                );
-            }
-            await c.cluster.writeCanonicalConfig(c.spec.target.config);
-            c.log(
-                `ConfigMap ${c.cluster.names.namespace}/${c.cluster.names.configMap}: ${c.cluster.names.key} now holds configuration ${c.spec.target.hash}`,
-            );
-            plan = again.plan;
-        }
+        const plan = await verifyAllThenWriteConfig(c);
         // the ConfigMap holds the target: every node goes back to the installer's DaemonSet
         await movePools(c);
         if ((await c.cluster.installation()).inRollout) {
@@ -961,6 +934,39 @@ export async function finish(ctx: Context): Promise<void> {
         }
         c.log(`finished: every node runs ${c.spec.target.mode} from the installer's DaemonSet and ConfigMap`);
     });
+}
+
+/**
+ * The finish's first part: moves any node of a pool that is not verified on the target (with its
+ * pool's limits), refuses unless every one is, then writes the installer's ConfigMap. Returns the
+ * plan the rest of the finish goes by. Only the plan outlives this: the node lists read here are
+ * not held through the hand-back, which reads its own (one list, not two, per node at a time).
+ */
+async function verifyAllThenWriteConfig(c: Context): Promise<RolloutPlan> {
+    const first = await currentPlan(c);
+    if (first.plan.target.canonical) return first.plan;
+    const late = first.plan.pools.flatMap((p) =>
+        p.nodes.filter((n) => n.action === "move").map((n) => `${n.name} (pool ${p.name})`),
+    );
+    if (late.length)
+        c.log(
+            `finish: ${late.length} node(s) are not verified on ${c.spec.target.hash} (joined after their pool's step, or left by a run): ${late.join(", ")}; moving them now, with their pools' limits`,
+        );
+    // the cluster is read again only when this run moved or released a node
+    const leftovers = first.nodes.some((n) => n.move || n.cordonedByRollout);
+    await movePools(c, undefined, first);
+    const again = late.length || leftovers ? await currentPlan(c) : first;
+    const notVerified = again.plan.pools.flatMap((p) => p.nodes.filter((n) => n.action !== "done").map((n) => n.name));
+    if (notVerified.length) {
+        throw new Error(
+            `cannot finish: ${notVerified.length} node(s) are not verified on ${c.spec.target.hash} (${notVerified.join(", ")}); the installer's ConfigMap is unchanged`,
+        );
+    }
+    await c.cluster.writeCanonicalConfig(c.spec.target.config);
+    c.log(
+        `ConfigMap ${c.cluster.names.namespace}/${c.cluster.names.configMap}: ${c.cluster.names.key} now holds configuration ${c.spec.target.hash}`,
+    );
+    return again.plan;
 }
 
 /**
