@@ -201,8 +201,41 @@ export function kwokStages(version = "v0.8.0"): string {
         "pod/fast/pod-delete.yaml",
     ];
     return (
-        files.map((f) => readFileSync(join(moduleDir, "kustomize", "stage", f), "utf8").trim()).join("\n---\n") + "\n"
+        files
+            .map((f) => readFileSync(join(moduleDir, "kustomize", "stage", f), "utf8").trim())
+            .map((text) => (text.includes("name: pod-delete") ? oneDeletePerPod(text) : text))
+            .join("\n---\n") + "\n"
     );
+}
+
+/**
+ * kwok's pod-delete stage, finalizing a deleted pod (a DELETE with grace period 0) once, as a
+ * kubelet does. As kwok ships it, the stage matches any pod with a deletionTimestamp, so the
+ * update its own DELETE makes (the grace period set to 0, just before the pod is removed) matches
+ * again and it sends a second DELETE, answered 404: two requests per deleted pod that a kubelet
+ * does not make, counted by apiserver_request_total (before 2026-12-03 the bench's figures
+ * included them). The stage here also requires a grace period other than 0. A pod deleted with
+ * grace period 0 and no finalizers (kube-proxy's pods have none) is removed by the API server itself.
+ */
+export function oneDeletePerPod(stage: string): string {
+    const doc = YAML.parseDocument(stage);
+    const expressions = doc.getIn(["spec", "selector", "matchExpressions"]);
+    if (
+        doc.getIn(["metadata", "name"]) !== "pod-delete" ||
+        doc.getIn(["spec", "next", "delete"]) !== true ||
+        !YAML.isSeq(expressions)
+    )
+        throw new Error(
+            "kwok's pod-delete stage is not the one this cluster knows (metadata.name pod-delete, spec.next.delete true, spec.selector.matchExpressions): check scripts/referenceCluster.ts oneDeletePerPod against the kwok version in scripts/toolchain.versions",
+        );
+    expressions.add(
+        doc.createNode({
+            key: ".metadata.deletionGracePeriodSeconds | tostring",
+            operator: "NotIn",
+            values: ["0"],
+        }),
+    );
+    return doc.toString().trim();
 }
 
 function spawnDaemon(state: ClusterState, name: string, bin: string, args: string[]): void {
