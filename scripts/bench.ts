@@ -48,7 +48,6 @@ import { markdownTable } from "./markdownTable.js";
 import { execFile, spawn } from "node:child_process";
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { request } from "node:https";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
@@ -61,6 +60,7 @@ import type { ProxyMode } from "../components/core/types.js";
 import { parseKubeVersion } from "../components/core/versions.js";
 import { clusterDown, clusterUp, readState, ROOT, type ClusterState } from "./referenceCluster.js";
 import { projectDir, setKubeconfig, setStackConfig, toolchain } from "../tests/e2e/support.js";
+import { apiRequestTotals } from "./apiRequests.js";
 import { perNodeByClient, requestsByClient } from "./auditLog.js";
 import { heapSnapshotOptions, snapshotsIn, writesHeapSnapshots } from "./heapSnapshot.js";
 import {
@@ -348,32 +348,11 @@ async function measured<T>(fn: () => Promise<T>): Promise<{ value: T } & Preview
  * leases', scraped with the cluster's own credentials.
  */
 async function apiRequests(kc: k8s.KubeConfig): Promise<Map<string, number>> {
-    const url = new URL("/metrics", kc.getCurrentCluster()!.server);
-    const options: import("node:https").RequestOptions = {};
-    await kc.applyToHTTPSOptions(options);
-    const body = await new Promise<string>((resolve, reject) => {
-        const req = request(url, options, (res) => {
-            let text = "";
-            res.setEncoding("utf8");
-            res.on("data", (d) => (text += d));
-            res.on("end", () =>
-                res.statusCode === 200 ? resolve(text) : reject(new Error(`GET /metrics: HTTP ${res.statusCode}`)),
-            );
-        });
-        req.on("error", reject);
-        req.end();
-    });
-    const byKind = new Map<string, number>();
     // leases are the nodes' heartbeats (kwok renews every node's lease about every 10 s): the
     // cluster's own traffic, which would drown the figure; the rest of the background is subtracted
-    for (const line of body.split("\n")) {
-        if (!line.startsWith("apiserver_request_total{") || line.includes('resource="leases"')) continue;
-        const label = (name: string) => new RegExp(`[{,]${name}="([^"]*)"`).exec(line)?.[1] ?? "";
-        const sub = label("subresource");
-        const kind = `${label("verb")} ${label("resource")}${sub ? `/${sub}` : ""}`;
-        byKind.set(kind, (byKind.get(kind) ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1)));
-    }
-    return byKind;
+    return apiRequestTotals(kc, (l) =>
+        l.resource === "leases" ? undefined : `${l.verb} ${l.resource}${l.subresource ? `/${l.subresource}` : ""}`,
+    );
 }
 
 const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);

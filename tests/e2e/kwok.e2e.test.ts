@@ -3,36 +3,16 @@
 // (apiserver_request_total) do not carry a second DELETE per pod that a real node would not send
 // (scripts/referenceCluster.ts oneDeletePerPod).
 import assert from "node:assert/strict";
-import { request, type RequestOptions } from "node:https";
 import * as k8s from "@kubernetes/client-node";
+import { apiRequestTotals } from "../../scripts/apiRequests.js";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { clients, startCluster, stopCluster } from "./support.js";
 
-/** DELETEs of pods the API server has answered, by status code, from its apiserver_request_total. */
-async function podDeletes(kc: k8s.KubeConfig): Promise<Record<string, number>> {
-    const options: RequestOptions = {};
-    await kc.applyToHTTPSOptions(options);
-    const body = await new Promise<string>((resolve, reject) => {
-        const req = request(new URL("/metrics", kc.getCurrentCluster()!.server), options, (res) => {
-            let text = "";
-            res.setEncoding("utf8");
-            res.on("data", (d) => (text += d));
-            res.on("end", () =>
-                res.statusCode === 200 ? resolve(text) : reject(new Error(`/metrics: ${res.statusCode}`)),
-            );
-        });
-        req.on("error", reject);
-        req.end();
-    });
-    const counts: Record<string, number> = {};
-    for (const line of body.split("\n")) {
-        if (!line.startsWith("apiserver_request_total{")) continue;
-        if (!line.includes('verb="DELETE"') || !line.includes('resource="pods"') || /subresource="[^"]+"/.test(line))
-            continue;
-        const code = /[{,]code="(\d+)"/.exec(line)?.[1] ?? "?";
-        counts[code] = (counts[code] ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1));
-    }
-    return counts;
+/** DELETEs of pods the API server has answered, by status code. */
+function podDeletes(kc: k8s.KubeConfig): Promise<Map<string, number>> {
+    return apiRequestTotals(kc, (l) =>
+        l.verb === "DELETE" && l.resource === "pods" && !l.subresource ? l.code : undefined,
+    );
 }
 
 describe("@e2e the reference cluster's SIMULATED kubelet (kwok) on the real API server", function () {
@@ -67,7 +47,7 @@ describe("@e2e the reference cluster's SIMULATED kubelet (kwok) on the real API 
         // kwok's second DELETE, when it sends one, follows its first by milliseconds
         await new Promise((r) => setTimeout(r, 2000));
         const after = await podDeletes(kc);
-        const delta = (code: string) => (after[code] ?? 0) - (before[code] ?? 0);
+        const delta = (code: string) => (after.get(code) ?? 0) - (before.get(code) ?? 0);
         assert.deepEqual(
             { answered200: delta("200"), answered404: delta("404") },
             { answered200: 4, answered404: 0 },
