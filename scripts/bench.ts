@@ -7,7 +7,9 @@
 //   starts the clusters with kube-apiserver's audit log and tells the up's requests by client
 //   (the tool, each controller, kwok), as does --cluster NAME on a cluster started with --audit;
 //   --heap snapshots the runner's heap every 30 s of each up (each snapshot pauses it a second or
-//   two) and reports its live heap, the memory it holds, apart from its RSS
+//   two) and reports its live heap, the memory it holds, apart from its RSS; --preview-runs N runs
+//   the two previews N times each (default 3), alternating, and reports each one's median (a busy
+//   machine moves one preview by a second or more)
 //   node dist/scripts/bench.js --core 5000     the preview's pure work alone (no cluster, no Pulumi):
 //        reading a kwok-like NodeList, deciding the migration, the plan text and JSON; run it
 //        under `node --cpu-prof` to see where the time goes
@@ -45,6 +47,7 @@
 //        the gaps, the long-lived connection's fate (scripts/workload.ts), one table
 // Progress goes to stderr; the table (or with --json one object) to stdout.
 import { markdownTable } from "./markdownTable.js";
+import { previewFigures, type PreviewFigures } from "./previewFigures.js";
 import { execFile, spawn } from "node:child_process";
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -102,13 +105,8 @@ interface Options {
     audit: boolean;
     /** --heap: heap snapshots of the runner every 30 s of the up (each pauses it a second or two), for its live heap */
     heap: boolean;
-}
-
-export interface PreviewFigures {
-    seconds: number;
-    peakRssMB: number;
-    /** each process's own peak RSS in MB, by what it runs (the engine, the program, each plugin) */
-    byProcess: Record<string, number>;
+    /** --preview-runs N: each preview N times, alternating empty and KubeProxyMode; the figures are the medians */
+    previewRuns: number;
 }
 
 export interface SizeResult {
@@ -181,6 +179,7 @@ function parseOptions(argv: string[]): Options {
             lines: { type: "string" },
             audit: { type: "boolean", default: false },
             heap: { type: "boolean", default: false },
+            "preview-runs": { type: "string", default: "3" },
         },
     });
     const sizes = values.sizes.trim() === "" ? [] : values.sizes.split(",").map((s) => Number(s.trim()));
@@ -206,6 +205,9 @@ function parseOptions(argv: string[]): Options {
     const maxUnavailable = Number(values["max-unavailable"]);
     if (!Number.isInteger(maxUnavailable) || maxUnavailable < 1)
         throw new Error(`--max-unavailable ${values["max-unavailable"]}: a whole number of at least 1`);
+    const previewRuns = Number(values["preview-runs"]);
+    if (!Number.isInteger(previewRuns) || previewRuns < 1 || previewRuns > 20)
+        throw new Error(`--preview-runs ${values["preview-runs"]}: a whole number from 1 to 20`);
     const core = values.core === undefined ? undefined : Number(values.core);
     if (values.cluster !== undefined && !readState(values.cluster))
         throw new Error(
@@ -225,6 +227,7 @@ function parseOptions(argv: string[]): Options {
         cluster: values.cluster,
         audit: values.audit,
         heap: values.heap,
+        previewRuns,
     };
 }
 
@@ -312,7 +315,7 @@ function descendantsRss(excluded: Set<number>): Map<number, number> {
 }
 
 /** Runs fn while sampling the peak RSS of the processes it starts (the processes already running are left out). */
-async function measured<T>(fn: () => Promise<T>): Promise<{ value: T } & PreviewFigures> {
+async function measured<T>(fn: () => Promise<T>): Promise<{ value: T } & Omit<PreviewFigures, "runs">> {
     const before = new Set([...processTree().keys()].filter((p) => p !== process.pid));
     let peak = 0;
     const peaks = new Map<number, { name: string; bytes: number }>();
@@ -410,16 +413,15 @@ async function benchStack(prefix: string, write?: (dir: string) => void): Promis
     );
 }
 
-async function emptyPreview(): Promise<PreviewFigures> {
-    const stack = await benchStack("kpm-bench-empty-", (dir) => {
+/** The stack of an empty program: the engine's own cost. */
+function emptyStack(): Promise<Stack> {
+    return benchStack("kpm-bench-empty-", (dir) => {
         writeFileSync(
             join(dir, "Pulumi.yaml"),
             "name: kpm-bench-empty\nruntime:\n  name: nodejs\n  options:\n    typescript: false\nmain: index.js\n",
         );
         writeFileSync(join(dir, "index.js"), "// an empty program: the engine's own cost\n");
     });
-    const r = await measured(() => stack.preview());
-    return { seconds: r.seconds, peakRssMB: r.peakRssMB, byProcess: r.byProcess };
 }
 
 async function kubeProxyModeStack(state: ClusterState, opts: Options) {
@@ -588,23 +590,37 @@ async function runbook(state: ClusterState, mode: string): Promise<number> {
     return nodes.length;
 }
 
-/** The preview of the KubeProxyMode program beside an empty program's, time and peak memory. */
+/**
+ * The preview of the KubeProxyMode program beside an empty program's, time and peak memory:
+ * --preview-runs times each, alternating, so a busy spell of the machine falls on both.
+ */
 async function previewPhase(n: number, state: ClusterState, opts: Options): Promise<SizeResult["preview"]> {
-    progress(`${n} nodes: pulumi preview of an empty program`);
-    const empty = await emptyPreview();
-    progress(`${n} nodes: pulumi preview of the KubeProxyMode program`);
-    const stack = await kubeProxyModeStack(state, opts);
-    const r = await measured(() => stack.preview());
-    progress(
-        `${n} nodes: preview ${r.seconds.toFixed(1)} s / ${r.peakRssMB} MB (empty program ${empty.seconds.toFixed(1)} s / ${empty.peakRssMB} MB)`,
-    );
+    const emptyRuns: Omit<PreviewFigures, "runs">[] = [];
+    const kpmRuns: Omit<PreviewFigures, "runs">[] = [];
+    const [empty, kpm] = [await emptyStack(), await kubeProxyModeStack(state, opts)];
+    for (let i = 1; i <= opts.previewRuns; i++) {
+        const of = opts.previewRuns > 1 ? ` (${i} of ${opts.previewRuns})` : "";
+        progress(`${n} nodes: pulumi preview of an empty program${of}`);
+        emptyRuns.push(await measured(() => empty.preview()));
+        progress(`${n} nodes: pulumi preview of the KubeProxyMode program${of}`);
+        kpmRuns.push(await measured(() => kpm.preview()));
+        progress(
+            `${n} nodes: preview ${kpmRuns[i - 1].seconds.toFixed(1)} s / ${kpmRuns[i - 1].peakRssMB} MB (empty program ${emptyRuns[i - 1].seconds.toFixed(1)} s / ${emptyRuns[i - 1].peakRssMB} MB)`,
+        );
+    }
+    const r = previewFigures(kpmRuns);
+    const e = previewFigures(emptyRuns);
+    if (opts.previewRuns > 1)
+        progress(
+            `${n} nodes: median of ${opts.previewRuns}: preview ${r.seconds.toFixed(1)} s / ${r.peakRssMB} MB (empty program ${e.seconds.toFixed(1)} s / ${e.peakRssMB} MB)`,
+        );
     const each = (f: PreviewFigures) =>
         Object.entries(f.byProcess)
             .sort((a, b) => b[1] - a[1])
             .map(([k, v]) => `${k} ${v}`)
             .join(", ");
-    progress(`${n} nodes: peak MB per process: KubeProxyMode: ${each(r)}; empty: ${each(empty)}`);
-    return { empty, kubeProxyMode: { seconds: r.seconds, peakRssMB: r.peakRssMB, byProcess: r.byProcess } };
+    progress(`${n} nodes: peak MB per process: KubeProxyMode: ${each(r)}; empty: ${each(e)}`);
+    return { empty: e, kubeProxyMode: r };
 }
 
 /** `pulumi up` (ipvs -> nftables) and the runbook as a plain script, each against the background API rate. */
