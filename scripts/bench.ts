@@ -47,7 +47,7 @@
 //        the gaps, the long-lived connection's fate (scripts/workload.ts), one table
 // Progress goes to stderr; the table (or with --json one object) to stdout.
 import { markdownTable } from "./markdownTable.js";
-import { previewFigures, type PreviewFigures } from "./previewFigures.js";
+import { previewFigures, type PreviewFigures, type PreviewRun } from "./previewFigures.js";
 import { execFile, spawn } from "node:child_process";
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -315,7 +315,7 @@ function descendantsRss(excluded: Set<number>): Map<number, number> {
 }
 
 /** Runs fn while sampling the peak RSS of the processes it starts (the processes already running are left out). */
-async function measured<T>(fn: () => Promise<T>): Promise<{ value: T } & Omit<PreviewFigures, "runs">> {
+async function measured<T>(fn: () => Promise<T>): Promise<{ value: T } & PreviewRun> {
     const before = new Set([...processTree().keys()].filter((p) => p !== process.pid));
     let peak = 0;
     const peaks = new Map<number, { name: string; bytes: number }>();
@@ -595,25 +595,26 @@ async function runbook(state: ClusterState, mode: string): Promise<number> {
  * --preview-runs times each, alternating, so a busy spell of the machine falls on both.
  */
 async function previewPhase(n: number, state: ClusterState, opts: Options): Promise<SizeResult["preview"]> {
-    const emptyRuns: Omit<PreviewFigures, "runs">[] = [];
-    const kpmRuns: Omit<PreviewFigures, "runs">[] = [];
+    const said = (label: string, kpm: PreviewRun, empty: PreviewRun) =>
+        progress(
+            `${n} nodes: ${label}preview ${kpm.seconds.toFixed(1)} s / ${kpm.peakRssMB} MB (empty program ${empty.seconds.toFixed(1)} s / ${empty.peakRssMB} MB)`,
+        );
+    const emptyRuns: PreviewRun[] = [];
+    const kpmRuns: PreviewRun[] = [];
     const [empty, kpm] = [await emptyStack(), await kubeProxyModeStack(state, opts)];
     for (let i = 1; i <= opts.previewRuns; i++) {
         const of = opts.previewRuns > 1 ? ` (${i} of ${opts.previewRuns})` : "";
         progress(`${n} nodes: pulumi preview of an empty program${of}`);
-        emptyRuns.push(await measured(() => empty.preview()));
+        const emptyRun = await measured(() => empty.preview());
         progress(`${n} nodes: pulumi preview of the KubeProxyMode program${of}`);
-        kpmRuns.push(await measured(() => kpm.preview()));
-        progress(
-            `${n} nodes: preview ${kpmRuns[i - 1].seconds.toFixed(1)} s / ${kpmRuns[i - 1].peakRssMB} MB (empty program ${emptyRuns[i - 1].seconds.toFixed(1)} s / ${emptyRuns[i - 1].peakRssMB} MB)`,
-        );
+        const kpmRun = await measured(() => kpm.preview());
+        said("", kpmRun, emptyRun);
+        emptyRuns.push(emptyRun);
+        kpmRuns.push(kpmRun);
     }
     const r = previewFigures(kpmRuns);
     const e = previewFigures(emptyRuns);
-    if (opts.previewRuns > 1)
-        progress(
-            `${n} nodes: median of ${opts.previewRuns}: preview ${r.seconds.toFixed(1)} s / ${r.peakRssMB} MB (empty program ${e.seconds.toFixed(1)} s / ${e.peakRssMB} MB)`,
-        );
+    if (opts.previewRuns > 1) said(`median of ${opts.previewRuns}: `, r, e);
     const each = (f: PreviewFigures) =>
         Object.entries(f.byProcess)
             .sort((a, b) => b[1] - a[1])

@@ -1,12 +1,14 @@
 // The bench's preview figures: one preview's time and memory, and several runs of it as one figure.
 
-export interface PreviewFigures {
-    /** the median over the runs (--preview-runs, default 3) */
+/** One preview: its wall time, the peak RSS of its process tree, and each process's own peak in MB by what it runs. */
+export interface PreviewRun {
     seconds: number;
     peakRssMB: number;
-    /** each process's own peak RSS in MB, by what it runs (the engine, the program, each plugin): the largest over the runs */
     byProcess: Record<string, number>;
-    /** every run, in order (with --preview-runs N, the two previews alternate) */
+}
+
+/** Several runs of one preview: the medians (--preview-runs, default 3), each process's largest peak, and every run in order. */
+export interface PreviewFigures extends PreviewRun {
     runs: { seconds: number; peakRssMB: number }[];
 }
 
@@ -18,7 +20,7 @@ export function median(xs: number[]): number {
 }
 
 /** Several previews of one stack as one figure: the medians, the largest peak per process, and every run. */
-export function previewFigures(runs: Omit<PreviewFigures, "runs">[]): PreviewFigures {
+export function previewFigures(runs: PreviewRun[]): PreviewFigures {
     const byProcess: Record<string, number> = {};
     for (const r of runs)
         for (const [name, mb] of Object.entries(r.byProcess)) byProcess[name] = Math.max(byProcess[name] ?? 0, mb);
