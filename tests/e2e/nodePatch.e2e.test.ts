@@ -4,7 +4,8 @@
 // (cluster/nodePatch.ts): this holds the server to the JSON Patch semantics they rely on, and shows
 // that a write elsewhere on the node between the pool's list and the cordon (a status report, another
 // agent's label) costs nothing, while a cordon or a taint someone else writes in between is read
-// again and kept.
+// again and kept. The node list is read in protobuf (cluster/nodeProtobuf.ts): this also holds its
+// decoding to the server's own JSON, on the nodes and on a refusal.
 import assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import { KubeProxyCluster, namesFor } from "../../components/cluster/kubeProxy.js";
@@ -18,13 +19,20 @@ const STRATEGIC = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.Strateg
 const MOVE = { to: "abc123", from: null, phase: "started" as const };
 const OTHER = { key: "dedicated", value: "gpu", effect: "NoSchedule" };
 
-describe("@e2e the rollout's node patches on the real API server (SIMULATED kwok nodes)", function () {
+/** The tool's cluster client as it reads a server that has no protobuf: the node list in JSON too. */
+class JsonOnlyCluster extends KubeProxyCluster {
+    protected override api<T extends k8s.ApiType>(kind: new (config: k8s.Configuration) => T): T {
+        return super.api(kind, []);
+    }
+}
+
+describe("@e2e the rollout's node list and node patches on the real API server (SIMULATED kwok nodes)", function () {
     this.timeout(120_000);
     let cluster: ClusterState | undefined;
     let core: k8s.CoreV1Api;
 
     before(async () => {
-        cluster = await startCluster({ nodes: "kwok", pools: [["workers", 4]] });
+        cluster = await startCluster({ nodes: "kwok", pools: [["workers", 5]] });
         ({ core } = clients(cluster));
     });
     after(async () => stopCluster(cluster));
@@ -128,5 +136,89 @@ describe("@e2e the rollout's node patches on the real API server (SIMULATED kwok
             "their taint kept",
         );
         assert.ok(!n.spec?.taints?.some((t) => t.key === UNSCHEDULABLE_TAINT.key), "the unschedulable taint removed");
+    });
+
+    /** workers-5 as a node with what the protobuf decoding must get right: timed taints, a taint with no value, an empty label. */
+    async function awkwardNode(): Promise<void> {
+        await core.patchNode(
+            {
+                name: "workers-5",
+                body: {
+                    metadata: {
+                        labels: { "empty-label": "" },
+                        annotations: { [MARKS.verifiedAnnotation]: "abc123@x" },
+                    },
+                    spec: {
+                        taints: [
+                            {
+                                key: "example.com/timed",
+                                value: "yes",
+                                effect: "NoExecute",
+                                timeAdded: new Date(1_790_000_000_000),
+                            },
+                            { key: "example.com/no-value", effect: "PreferNoSchedule" },
+                        ],
+                    },
+                },
+            },
+            STRATEGIC,
+        );
+    }
+
+    it("the node list in protobuf reads every node as the same list in JSON does", async () => {
+        await awkwardNode();
+        const kc = new k8s.KubeConfig();
+        kc.loadFromFile(cluster!.kubeconfig);
+        const viaProtobuf = await tool().cluster.nodes();
+        const viaJson = await new JsonOnlyCluster(kc, namesFor("kubeadm")).nodes();
+        assert.equal(viaProtobuf.length, 5);
+        assert.deepEqual(viaProtobuf, viaJson);
+        const awkward = viaProtobuf.find((n) => n.name === "workers-5")!;
+        assert.equal(awkward.labels["empty-label"], "");
+        assert.equal(awkward.verified, "abc123");
+        assert.equal(awkward.kernelVersion, viaJson.find((n) => n.name === "workers-5")!.kernelVersion);
+    });
+
+    it("a node with timed taints and a taint with no value, listed in protobuf: cordoned and uncordoned at once, with no read, its taints kept", async () => {
+        await awkwardNode();
+        const { cluster: c, reads } = tool();
+        await c.nodes();
+        assert.equal(await c.startMove("workers-5", MOVE), true, "the rollout's cordon");
+        await c.writeNode("workers-5", { move: null, uncordon: true });
+        assert.equal(reads(), 0, "the taints tested as listed: no node read");
+        const n = await core.readNode({ name: "workers-5" });
+        assert.equal(n.spec?.unschedulable, undefined);
+        assert.deepEqual(
+            n.spec?.taints?.map((t) => t.key),
+            ["example.com/timed", "example.com/no-value"],
+        );
+    });
+
+    it("a node list refused in protobuf (no permission) fails naming the server's reason and message", async () => {
+        const account = "kpm-no-permission";
+        await core
+            .createNamespacedServiceAccount({ namespace: "kube-system", body: { metadata: { name: account } } })
+            .catch((e) => {
+                if (e?.code !== 409) throw e;
+            });
+        const token = await core.createNamespacedServiceAccountToken({
+            name: account,
+            namespace: "kube-system",
+            body: { spec: { audiences: [], expirationSeconds: 3600 } },
+        });
+        const admin = new k8s.KubeConfig();
+        admin.loadFromFile(cluster!.kubeconfig);
+        const server = admin.getCurrentCluster()!;
+        const kc = new k8s.KubeConfig();
+        kc.loadFromOptions({
+            clusters: [{ name: "c", server: server.server, caData: server.caData, caFile: server.caFile }],
+            users: [{ name: account, token: token.status!.token }],
+            contexts: [{ name: "c", cluster: "c", user: account }],
+            currentContext: "c",
+        });
+        await assert.rejects(
+            new KubeProxyCluster(kc, namesFor("kubeadm")).nodes(),
+            /403 Forbidden: nodes is forbidden: User "system:serviceaccount:kube-system:kpm-no-permission" cannot list resource "nodes"/,
+        );
     });
 });
