@@ -182,7 +182,7 @@ export function readableErrors<T extends object>(api: T): T {
 /**
  * Nodes per page of a node list. Read in protobuf, a whole list of 5,000 kwok nodes took 350-700 ms
  * in pages of 500 against 400-990 ms in pages of 200, for 5 MB more peak memory; in JSON (a server
- * without protobuf) pages of 500 cost 40-50 MB more than pages of 200, at the same speed.
+ * without protobuf) pages of 500 cost 30-50 MB more than pages of 200, at the same speed.
  */
 export const NODE_PAGE = 500;
 

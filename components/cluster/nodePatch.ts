@@ -38,11 +38,11 @@ export interface NodeAsSeen {
 }
 
 /**
- * A taint's time as the API server writes it (RFC 3339 to the second, UTC), so that a `test` of
- * the taints as read compares equal: client-node's model turns it into a Date, whose own JSON has
- * milliseconds.
+ * A taint's time as the API server writes it in JSON (RFC 3339 to the second, UTC), so that a
+ * `test` of the taints as read compares equal: client-node's model turns it into a Date, whose own
+ * JSON has milliseconds, and a node list read in protobuf has it in seconds (nodeProtobuf.ts).
  */
-function apiTime(t: Date | string): string {
+export function apiTime(t: Date | string): string {
     return typeof t === "string" ? t : t.toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 

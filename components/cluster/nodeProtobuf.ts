@@ -10,6 +10,7 @@
 // its JSON leaves a field out (`omitempty`): every reader of a node here takes those as absent.
 import { parse, type Type } from "protobufjs";
 import type { NodeJson } from "./client.js";
+import { apiTime } from "./nodePatch.js";
 
 /** The media type of Kubernetes' protobuf encoding. */
 export const PROTOBUF = "application/vnd.kubernetes.protobuf";
@@ -33,7 +34,7 @@ package kpm.wire;
 
 // runtime.Unknown: the envelope of every protobuf answer, after the four bytes "k8s\\0"
 message Unknown { optional TypeMeta typeMeta = 1; optional bytes raw = 2; }
-message TypeMeta { optional string apiVersion = 1; optional string kind = 2; }
+message TypeMeta { optional string kind = 2; }
 
 // core/v1
 message NodeList { optional ListMeta metadata = 1; repeated Node items = 2; }
@@ -49,7 +50,7 @@ message NodeSystemInfo {
 }
 
 // meta/v1
-message ListMeta { optional string resourceVersion = 2; optional string continue = 3; }
+message ListMeta { optional string continue = 3; }
 message ObjectMeta {
     optional string name = 1;
     optional string resourceVersion = 6;
@@ -61,17 +62,8 @@ message Status {
     optional string status = 2;
     optional string message = 3;
     optional string reason = 4;
-    optional StatusDetails details = 5;
     optional int32 code = 6;
 }
-message StatusDetails {
-    optional string name = 1;
-    optional string group = 2;
-    optional string kind = 3;
-    repeated StatusCause causes = 4;
-    optional int32 retryAfterSeconds = 5;
-}
-message StatusCause { optional string reason = 1; optional string message = 2; optional string field = 3; }
 `;
 
 /** The four bytes before every protobuf answer of the API server. */
@@ -112,15 +104,10 @@ function unwrap(body: Uint8Array, kind: "NodeList" | "Status"): Record<string, u
     return t[kind].toObject(t[kind].decode(envelope.raw ?? new Uint8Array()), { longs: Number });
 }
 
-/** A time of the API (seconds since the epoch) as its JSON writes it: RFC 3339, to the second, UTC. */
-function apiTime(t: { seconds?: number } | undefined): string | undefined {
-    return t?.seconds === undefined ? undefined : new Date(t.seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
-}
-
 /** One page of a node list, as the JSON of the same page reads (for the fields decoded). */
 export interface NodeListPage {
     items: NodeJson[];
-    metadata?: { continue?: string; resourceVersion?: string };
+    metadata?: { continue?: string };
 }
 
 /** A NodeList in protobuf (the body of a 2xx answer), as the JSON of the same list reads. */
@@ -132,14 +119,14 @@ export function decodeNodeListPage(body: Uint8Array): NodeListPage {
     const items = list.items ?? [];
     for (const node of items)
         for (const taint of node.spec?.taints ?? []) {
-            const time = apiTime(taint.timeAdded as { seconds?: number } | undefined);
-            if (time === undefined) delete taint.timeAdded;
-            else taint.timeAdded = time;
+            const seconds = (taint.timeAdded as { seconds?: number } | undefined)?.seconds;
+            if (seconds === undefined) delete taint.timeAdded;
+            else taint.timeAdded = apiTime(new Date(seconds * 1000));
         }
     return { metadata: list.metadata, items };
 }
 
-/** A Status in protobuf (the body of a refusal), as the API server's JSON for it reads. */
+/** A Status in protobuf (the body of a refusal) as its JSON reads, for what this tool's errors name: code, reason, message. */
 export function decodeStatus(body: Uint8Array): Record<string, unknown> {
     return { kind: "Status", apiVersion: "v1", ...unwrap(body, "Status") };
 }

@@ -12,7 +12,7 @@ import { KubeProxyCluster, namesFor } from "../../components/cluster/kubeProxy.j
 import { UNSCHEDULABLE_TAINT } from "../../components/core/nodes.js";
 import { MARKS } from "../../components/core/plan.js";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
-import { clients, startCluster, stopCluster } from "./support.js";
+import { clients, serviceAccountKubeconfig, startCluster, stopCluster } from "./support.js";
 
 const JSON_PATCH = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.JsonPatch);
 const STRATEGIC = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.StrategicMergePatch);
@@ -167,10 +167,8 @@ describe("@e2e the rollout's node list and node patches on the real API server (
 
     it("the node list in protobuf reads every node as the same list in JSON does", async () => {
         await awkwardNode();
-        const kc = new k8s.KubeConfig();
-        kc.loadFromFile(cluster!.kubeconfig);
         const viaProtobuf = await tool().cluster.nodes();
-        const viaJson = await new JsonOnlyCluster(kc, namesFor("kubeadm")).nodes();
+        const viaJson = await new JsonOnlyCluster(clients(cluster!).kc, namesFor("kubeadm")).nodes();
         assert.equal(viaProtobuf.length, 5);
         assert.deepEqual(viaProtobuf, viaJson);
         const awkward = viaProtobuf.find((n) => n.name === "workers-5")!;
@@ -195,27 +193,8 @@ describe("@e2e the rollout's node list and node patches on the real API server (
     });
 
     it("a node list refused in protobuf (no permission) fails naming the server's reason and message", async () => {
-        const account = "kpm-no-permission";
-        await core
-            .createNamespacedServiceAccount({ namespace: "kube-system", body: { metadata: { name: account } } })
-            .catch((e) => {
-                if (e?.code !== 409) throw e;
-            });
-        const token = await core.createNamespacedServiceAccountToken({
-            name: account,
-            namespace: "kube-system",
-            body: { spec: { audiences: [], expirationSeconds: 3600 } },
-        });
-        const admin = new k8s.KubeConfig();
-        admin.loadFromFile(cluster!.kubeconfig);
-        const server = admin.getCurrentCluster()!;
         const kc = new k8s.KubeConfig();
-        kc.loadFromOptions({
-            clusters: [{ name: "c", server: server.server, caData: server.caData, caFile: server.caFile }],
-            users: [{ name: account, token: token.status!.token }],
-            contexts: [{ name: "c", cluster: "c", user: account }],
-            currentContext: "c",
-        });
+        kc.loadFromString(await serviceAccountKubeconfig(cluster!, "kpm-no-permission"));
         await assert.rejects(
             new KubeProxyCluster(kc, namesFor("kubeadm")).nodes(),
             /403 Forbidden: nodes is forbidden: User "system:serviceaccount:kube-system:kpm-no-permission" cannot list resource "nodes"/,

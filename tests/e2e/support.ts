@@ -145,19 +145,31 @@ export async function leastPrivilegeKubeconfig(cluster: ClusterState, account = 
     const key = `${cluster.name}/${account}`;
     const known = minted.get(key);
     if (known) return known;
-    const { kc, core } = clients(cluster);
+    const { kc } = clients(cluster);
     const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
+    const sa = { name: account, namespace: "kube-system" };
+    const text = await serviceAccountKubeconfig(cluster, account);
+    for (const o of rbacObjects({ name: account, serviceAccount: sa })) {
+        await objects.create(o as k8s.KubernetesObject).catch((e) => {
+            if (e?.code !== 409) throw e;
+        });
+    }
+    minted.set(key, text);
+    return text;
+}
+
+/**
+ * A kubeconfig for the ServiceAccount kube-system/<account> (created when missing), with a token
+ * valid for 6 hours; it can do what the account is bound to, nothing when it is bound to nothing.
+ */
+export async function serviceAccountKubeconfig(cluster: ClusterState, account: string): Promise<string> {
+    const { kc, core } = clients(cluster);
     const sa = { name: account, namespace: "kube-system" };
     await core
         .createNamespacedServiceAccount({ namespace: sa.namespace, body: { metadata: { name: sa.name } } })
         .catch((e) => {
             if (e?.code !== 409) throw e;
         });
-    for (const o of rbacObjects({ name: account, serviceAccount: sa })) {
-        await objects.create(o as k8s.KubernetesObject).catch((e) => {
-            if (e?.code !== 409) throw e;
-        });
-    }
     const token = await core.createNamespacedServiceAccountToken({
         name: sa.name,
         namespace: sa.namespace,
@@ -179,9 +191,7 @@ export async function leastPrivilegeKubeconfig(cluster: ClusterState, account = 
         contexts: [{ name: admin.name, cluster: admin.name, user: "kube-proxy-mode" }],
         currentContext: admin.name,
     });
-    const text = out.exportConfig();
-    minted.set(key, text);
-    return text;
+    return out.exportConfig();
 }
 
 /** resourceVersion of every object in kube-system and of every Node. */
