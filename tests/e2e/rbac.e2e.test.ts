@@ -11,7 +11,7 @@ import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { accessFindings, rbacObjects, type RbacRole } from "../../components/core/rbac.js";
 import { readSnapshot } from "../../components/cluster/snapshot.js";
 import { MARKS } from "../../components/core/plan.js";
-import { clients, startCluster, stopCluster } from "./support.js";
+import { clients, serviceAccountKubeconfig, startCluster, stopCluster } from "./support.js";
 import { rollout, writeSpec } from "./drainSupport.js";
 
 const KWOK = "(kwok nodes: built-in node checks not run)";
@@ -65,31 +65,10 @@ describe("@e2e RBAC: the rollout as a ServiceAccount bound to exactly the shippe
                 },
             });
         }
-        await c.core.createNamespacedServiceAccount({ namespace: SA.namespace, body: { metadata: { name: SA.name } } });
+        const saText = await serviceAccountKubeconfig(cluster, SA.name);
         for (const o of rbacObjects()) await objects.create(o as k8s.KubernetesObject);
-        const token = await c.core.createNamespacedServiceAccountToken({
-            name: SA.name,
-            namespace: SA.namespace,
-            body: { spec: { audiences: [], expirationSeconds: 3600 } },
-        });
-        const admin = kc.getCurrentCluster()!;
-        const sa = new k8s.KubeConfig();
-        sa.loadFromOptions({
-            clusters: [
-                {
-                    name: "reference",
-                    server: admin.server,
-                    caData: admin.caData,
-                    caFile: admin.caFile,
-                    skipTLSVerify: admin.skipTLSVerify,
-                },
-            ],
-            users: [{ name: "kube-proxy-mode", token: token.status!.token }],
-            contexts: [{ name: "sa", cluster: "reference", user: "kube-proxy-mode" }],
-            currentContext: "sa",
-        });
         saKubeconfig = join(mkdtempSync(join(tmpdir(), "kpm-sa-")), "kubeconfig");
-        writeFileSync(saKubeconfig, sa.exportConfig(), { mode: 0o600 });
+        writeFileSync(saKubeconfig, saText, { mode: 0o600 });
         spec = await writeSpec(
             cluster,
             NODES.map((n) => ({ name: n, nodeSelector: `e2e-case=${n}`, drain: true, drainTimeout: "60s" })),
