@@ -62,6 +62,42 @@ export default tseslint.config(
         },
     },
     {
+        // The product loads its runtime libraries through components/libraries, one module each,
+        // which the build turns into one bundled file each (docs/design.md, "The libraries load as
+        // bundles"); a direct import would load the library's own files a second time. Types alone
+        // cost nothing at run time.
+        files: ["components/**/*.ts"],
+        ignores: ["components/libraries/*.ts"],
+        rules: {
+            "@typescript-eslint/no-restricted-imports": [
+                "error",
+                {
+                    paths: [
+                        "@kubernetes/client-node",
+                        "zod",
+                        "yaml",
+                        "semver",
+                        "diff",
+                        "protobufjs",
+                        "ipaddr.js",
+                        "fastest-levenshtein",
+                    ].map((name) => ({
+                        name,
+                        message: "import it from components/libraries (the bundled library)",
+                        allowTypeImports: true,
+                    })),
+                    patterns: [
+                        {
+                            group: ["@kubernetes/client-node/*"],
+                            message: "import it from components/libraries (the bundled library)",
+                            allowTypeImports: true,
+                        },
+                    ],
+                },
+            ],
+        },
+    },
+    {
         // config files are plain JavaScript modules, outside the TypeScript project
         files: ["**/*.mjs"],
         ...tseslint.configs.disableTypeChecked,

@@ -2,7 +2,7 @@
 // that name the flag and point at the command's help.
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { closest, distance } from "fastest-levenshtein";
+import { closest, distance } from "../libraries/levenshtein.js";
 import { FLAVORS, type Flavor } from "../core/facts.js";
 import { poolInputSchema } from "../core/pools.js";
 import { parseSelector, type Selector } from "../core/selector.js";

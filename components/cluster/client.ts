@@ -3,9 +3,7 @@ import { readFileSync } from "node:fs";
 import * as http from "node:http";
 import * as https from "node:https";
 import { homedir } from "node:os";
-import * as k8s from "@kubernetes/client-node";
-// not re-exported by the package's index; the API classes take it to change how a response is read
-import { CoreV1ApiResponseProcessor } from "@kubernetes/client-node/dist/gen/apis/CoreV1Api.js";
+import * as k8s from "../libraries/kubernetesClient.js";
 import { nodeFacts, type NodeFacts, type NodeObject, type Taint } from "../core/nodes.js";
 import { parseKubeVersion, type KubeVersion } from "../core/versions.js";
 import { decodeNodeListPage, decodeStatus, isProtobuf, NODE_LIST_ACCEPT, type NodeListPage } from "./nodeProtobuf.js";
@@ -200,7 +198,7 @@ export interface NodeJson extends NodeObject {
  * program's peak memory fell from 297 to 252-256 MB. The other calls keep the models; only the node
  * list is read this way, by `Cluster.eachNode`.
  */
-class PlainNodeLists extends CoreV1ApiResponseProcessor {
+class PlainNodeLists extends k8s.CoreV1ApiResponseProcessor {
     override async listNodeWithHttpInfo(response: k8s.ResponseContext): Promise<k8s.HttpInfo<k8s.V1NodeList>> {
         const protobuf = isProtobuf(response.headers["content-type"]);
         if (response.httpStatusCode < 200 || response.httpStatusCode > 299)

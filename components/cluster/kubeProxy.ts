@@ -1,6 +1,6 @@
 // kube-proxy as it lives in the cluster: the installer's ConfigMap and DaemonSet, node
 // placement, cordon/drain, the probe pod. Every mutation the rollout makes goes through here.
-import * as k8s from "@kubernetes/client-node";
+import * as k8s from "../libraries/kubernetesClient.js";
 import { parseCurrentConfig, type CurrentConfig } from "../core/config.js";
 import {
     canonicalDuringRollout,

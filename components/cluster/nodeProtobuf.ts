@@ -8,7 +8,7 @@
 // Only the fields this tool reads are decoded; every other field (managed fields, conditions,
 // images...) is skipped as unknown. Kubernetes writes empty strings and `false` in protobuf where
 // its JSON leaves a field out (`omitempty`): every reader of a node here takes those as absent.
-import { parse, type Type } from "protobufjs";
+import { parse, type Type } from "../libraries/protobufjs.js";
 import type { NodeJson } from "./client.js";
 import { apiTime } from "./nodePatch.js";
 

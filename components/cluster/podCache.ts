@@ -2,7 +2,7 @@
 // while a run needs them: a node's wait costs the API server one confirming read of its pods
 // (KubeProxyCluster.waitForKubeProxy; a hand-back's is the answer of its label write), where a
 // watch and a list per node per change used to.
-import * as k8s from "@kubernetes/client-node";
+import * as k8s from "../libraries/kubernetesClient.js";
 import type { KubeProxyPod } from "../rollout/cluster.js";
 import { watchRefused } from "./client.js";
 import type { ServerRecovery } from "./retry.js";

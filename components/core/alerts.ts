@@ -1,7 +1,7 @@
 // The alerts that watch the weeks after a migration (DOMAIN.md section 3), as a PrometheusRule
 // (monitoring.coreos.com/v1). Pure: the component decides from a snapshot fact whether the CRD
 // exists and creates the object; this file says what the rule holds and when it is skipped.
-import { z } from "zod";
+import { z } from "../libraries/zod.js";
 import type { CrdPresence, Finding } from "./types.js";
 
 export const PROMETHEUS_RULE = {

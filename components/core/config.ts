@@ -1,6 +1,6 @@
 // Reading the current kube-proxy configuration, as a user hands it over: a bare
 // KubeProxyConfiguration, or the whole ConfigMap as `kubectl get -o yaml|json` prints it.
-import * as YAML from "yaml";
+import * as YAML from "../libraries/yaml.js";
 import { DEFAULT_MODE_WHEN_EMPTY, FLAVORS } from "./facts.js";
 import { InputError, PROXY_MODES, type ProxyMode } from "./types.js";
 

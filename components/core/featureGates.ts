@@ -1,7 +1,7 @@
 // The feature gates kube-proxy accepts, per release. kube-proxy's registry is the whole
 // Kubernetes registry of its release; an unknown name, or a locked gate set against its
 // lock, stops kube-proxy at start. Data: data/feature-gates.json (see scripts/feature-gates/).
-import { closest, distance } from "fastest-levenshtein";
+import { closest, distance } from "../libraries/levenshtein.js";
 import data from "./data/feature-gates.json";
 import type { KubeVersion } from "./versions.js";
 

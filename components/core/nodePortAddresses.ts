@@ -1,5 +1,5 @@
 // nodePortAddresses entries: CIDRs or, from 1.37 (KEP-6032), the keywords primary, localhost, all.
-import * as ipaddr from "ipaddr.js";
+import * as ipaddr from "../libraries/ipaddr.js";
 
 export type NodePortEntry =
     | { kind: "keyword"; keyword: "primary" | "localhost" | "all" }

@@ -1,7 +1,7 @@
 // A node pool: the one schema of its shape (the component, the rollout spec and the planner all
 // read it), as the user declares it (durations as text) and as parsed (durations in seconds), and
 // the findings for a list of pools. Pure.
-import { z } from "zod";
+import { z } from "../libraries/zod.js";
 import { durationSchema, issueMessage, secondsOf, uniqueNames } from "./schema.js";
 import { parseSelector } from "./selector.js";
 import type { Finding, FindingCode } from "./types.js";

@@ -1,7 +1,7 @@
 // The node probe: a fixed POSIX shell script run on the node (host network), its output
 // format, and the judgement of that output. The script takes no user value except through
 // its environment; nothing here is ever spliced into a shell string.
-import * as ipaddr from "ipaddr.js";
+import * as ipaddr from "../libraries/ipaddr.js";
 import { STARTUP_LOG_LINE } from "./facts.js";
 import type { ProxyMode } from "./types.js";
 import {

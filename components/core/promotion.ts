@@ -10,7 +10,7 @@
 // block (syncPeriod, minSyncPeriod, masqueradeAll, masqueradeBit), feature gates,
 // nodePortAddresses and conntrack.tcpBeLiberal, with zero values normalised away.
 import { createHash } from "node:crypto";
-import { z } from "zod";
+import { z } from "../libraries/zod.js";
 import { effectiveMode, getPath, isZeroValue, parseKubeProxyConfiguration } from "./config.js";
 import { formatDuration } from "./duration.js";
 import { MODE_SETTINGS } from "./facts.js";

@@ -5,7 +5,7 @@
 // WARNING: "create pods in kube-system" with a privileged container and hostPath: / (the probe
 // pod) is cluster-admin-equivalent: whoever holds this Role can run anything as root on any node
 // and read every credential there. Bind it only to the identity that runs rollouts.
-import * as YAML from "yaml";
+import * as YAML from "../libraries/yaml.js";
 import type { Finding } from "./types.js";
 
 export interface PolicyRule {

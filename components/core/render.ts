@@ -1,8 +1,8 @@
 // From the current configuration and the desired settings to the new configuration text:
 // plan the edits (each with its reason), apply them to the YAML document without touching
 // anything this tool does not own, then check the result and explain it.
-import { createTwoFilesPatch } from "diff";
-import * as YAML from "yaml";
+import { createTwoFilesPatch } from "../libraries/diff.js";
+import * as YAML from "../libraries/yaml.js";
 import {
     effectiveMode,
     getPath,

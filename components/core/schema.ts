@@ -1,7 +1,7 @@
 // The pieces every input schema shares: durations checked with the project's own parser (and
 // turned into seconds by the schemas' transforms: the one place a duration is read), and the one
 // formatter of zod's issues into "<field>: <what is wrong and the fix>" lines. Pure.
-import { z } from "zod";
+import { z } from "../libraries/zod.js";
 import { parseDuration } from "./duration.js";
 
 /**

@@ -1,5 +1,5 @@
 // The shape of what a user asks for (zod), turned into findings that name the field.
-import { z } from "zod";
+import { z } from "../libraries/zod.js";
 import { isObject } from "./config.js";
 import { PROXY_MODES, type DesiredSettings, type Finding } from "./types.js";
 import { parseKubeVersion } from "./versions.js";

@@ -1,5 +1,5 @@
 // Kubernetes and kernel version parsing. Every version rule compares through here.
-import * as semver from "semver";
+import * as semver from "../libraries/semver.js";
 
 /** A Kubernetes release as the rules see it: major.minor (patch is kept for display). */
 export interface KubeVersion {

@@ -14,7 +14,7 @@ import { FLAVORS, IPVS_TIMELINE, NFTABLES } from "../core/facts.js";
 import { checkConfiguration } from "../core/rules.js";
 import { KUBE_PROXY_MODE_TYPE, PROXY_MODES, type Finding } from "../core/types.js";
 import { parseKubeVersion, type KubeVersion } from "../core/versions.js";
-import * as YAML from "yaml";
+import * as YAML from "../libraries/yaml.js";
 
 export const POLICY = {
     pinned: "kube-proxy-mode-pinned",

@@ -1,7 +1,7 @@
 // The CrossGuard side of the guard rails: reads the engine's view of a stack into plain data and
 // reports what components/policy/checks.ts finds. Each policy is a stack policy (it needs the
 // whole stack: the cluster's release from a DaemonSet, which resources a KubeProxyMode owns).
-import { KubeConfig } from "@kubernetes/client-node";
+import { KubeConfig } from "../libraries/kubernetesClient.js";
 import {
     UnknownValueError,
     type PolicyProviderResource,

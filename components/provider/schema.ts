@@ -4,7 +4,7 @@
 // union types: what TypeScript accepts as a union is flattened here (see `flatten` below), and
 // outputs without a fixed shape are carried as `pulumi.json#/Any` (JSON objects in every language).
 // tests/unit/providerSchema.test.ts checks that the committed schema.json is this function's output.
-import { z } from "zod";
+import { z } from "../libraries/zod.js";
 import { alertsSchema } from "../core/alerts.js";
 import { promotionInputSchema } from "../core/promotion.js";
 import { desiredSettingsSchema } from "../core/settings.js";

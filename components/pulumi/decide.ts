@@ -3,7 +3,7 @@
 // step, called in this order by `decide`. Every refusal is a RefusalError against the component
 // (refusal.ts): Pulumi shows it on the component, and no step is registered.
 import * as pulumi from "@pulumi/pulumi";
-import { z } from "zod";
+import { z } from "../libraries/zod.js";
 import { planAlerts, type PrometheusRuleSpec } from "../core/alerts.js";
 import type { Flavor } from "../core/facts.js";
 import { decideMigration, MigrationRefused, type ClusterSnapshot, type Migration } from "../core/migration.js";

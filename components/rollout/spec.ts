@@ -6,7 +6,7 @@
 // the step's spec stores (durations as text, "5m", exactly as the previous versions stored them),
 // and `...Schema` is its parse, where durations become seconds (`podTimeoutSeconds`, ...). Code
 // past the parse reads only the seconds: no duration is parsed anywhere else.
-import { z } from "zod";
+import { z } from "../libraries/zod.js";
 import { poolInputSchema, poolSchema, poolsSchema } from "../core/pools.js";
 import { durationSchema, secondsOf, uniqueNames } from "../core/schema.js";
 import { PROXY_MODES } from "../core/types.js";

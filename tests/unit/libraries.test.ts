@@ -1,0 +1,90 @@
+// The runtime libraries as the product loads them: one bundled file each, made by `npm run build`
+// (components/libraries, scripts/bundleLibraries.ts). These tests read the built files, so they
+// need `npm run build` (which `npm test` runs), not a bare `tsc`.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { builtinModules } from "node:module";
+import { join, sep } from "node:path";
+
+const components = join(__dirname, "..", "..", "components");
+const libraries = join(components, "libraries");
+
+/** The library each module of components/libraries loads, as its source names it. */
+const PACKAGES: Record<string, string> = {
+    "kubernetesClient.js": "@kubernetes/client-node",
+    "zod.js": "zod",
+    "yaml.js": "yaml",
+    "semver.js": "semver",
+    "diff.js": "diff",
+    "protobufjs.js": "protobufjs",
+    "ipaddr.js": "ipaddr.js",
+    "levenshtein.js": "fastest-levenshtein",
+};
+
+interface Loaded {
+    /** every `require` a fresh process made while loading: what asked, what for, and the file it got */
+    requires: { from: string; request: string; resolved: string }[];
+    names: string[];
+}
+
+/** Loads `file` in a fresh Node.js process and reports every `require` it made and its export names. */
+function load(file: string): Loaded {
+    const program = `
+        const Module = require("node:module");
+        const requires = [];
+        const resolve = Module._resolveFilename;
+        Module._resolveFilename = function (request, parent, ...rest) {
+            const resolved = resolve.call(this, request, parent, ...rest);
+            requires.push({ from: parent?.filename ?? "", request, resolved });
+            return resolved;
+        };
+        const m = require(${JSON.stringify(file)});
+        process.stdout.write(JSON.stringify({ requires, names: Object.keys(m).sort() }));`;
+    return JSON.parse(execFileSync(process.execPath, ["-e", program], { encoding: "utf8" })) as Loaded;
+}
+
+const builtin = (request: string) => request.startsWith("node:") || builtinModules.includes(request);
+
+describe("the runtime libraries, as the product loads them (built by npm run build)", function () {
+    this.timeout(120_000);
+
+    it("components/libraries holds one module per runtime library, and nothing else", () => {
+        assert.deepEqual(
+            readdirSync(libraries)
+                .filter((f) => f.endsWith(".js"))
+                .sort(),
+            Object.keys(PACKAGES).sort(),
+        );
+    });
+
+    for (const [file, pkg] of Object.entries(PACKAGES)) {
+        it(`${pkg} is one bundled file (${file}): loading it requires only Node.js's own modules, and it exports every name the package does`, () => {
+            const bundled = load(join(libraries, file));
+            assert.deepEqual(
+                bundled.requires.filter((r) => !builtin(r.request) && r.resolved !== join(libraries, file)),
+                [],
+                "run `npm run build`: the module is not the bundle, or the bundle requires a package",
+            );
+            const own = load(pkg).names.filter((n) => n !== "default" && n !== "__esModule");
+            assert.ok(own.length > 0, `the package's export names were read: ${own.length}`);
+            const extra = file === "kubernetesClient.js" ? ["CoreV1ApiResponseProcessor"] : [];
+            assert.deepEqual(
+                bundled.names.filter((n) => n !== "default" && n !== "__esModule"),
+                [...own, ...extra].sort(),
+            );
+        });
+    }
+
+    for (const entry of ["index.js", join("cli", "main.js")]) {
+        it(`${entry} requires no package but the Pulumi SDKs (its peers): every library through its bundle`, () => {
+            const { requires } = load(join(components, entry));
+            const ours = requires.filter((r) => r.from.startsWith(components + sep));
+            assert.ok(ours.length > 30, `the modules' requires were seen: ${ours.length}`);
+            const packages = ours.filter(
+                (r) => !builtin(r.request) && !r.request.startsWith(".") && !r.request.startsWith("@pulumi/"),
+            );
+            assert.deepEqual(packages, []);
+        });
+    }
+});
