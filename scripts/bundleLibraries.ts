@@ -21,7 +21,8 @@ for (const file of readdirSync(libraries).filter((f) => f.endsWith(".js"))) {
         minify: true,
         // the libraries' errors and stack traces keep their own function and class names
         keepNames: true,
-        // the licence of each library and of each of its dependencies travels with its code
+        // comments a library marks as its licence are kept, at the end of the file; each library's
+        // LICENSE file is installed with it, since every library stays a dependency of the package
         legalComments: "eof",
         sourcemap: true,
         logLevel: "warning",
