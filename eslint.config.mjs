@@ -2,6 +2,14 @@
 // (.prettierrc.json); this file only holds rules about meaning. `npm run lint`.
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
+/** The runtime libraries the build bundles: every dependency but the Pulumi SDKs (components/libraries). */
+const LIBRARIES = Object.keys(
+    JSON.parse(readFileSync(join(import.meta.dirname, "package.json"), "utf8")).dependencies,
+).filter((name) => !name.startsWith("@pulumi/"));
+const USE_BUNDLE = "import it from components/libraries (the bundled library)";
 
 export default tseslint.config(
     {
@@ -72,26 +80,9 @@ export default tseslint.config(
             "@typescript-eslint/no-restricted-imports": [
                 "error",
                 {
-                    paths: [
-                        "@kubernetes/client-node",
-                        "zod",
-                        "yaml",
-                        "semver",
-                        "diff",
-                        "protobufjs",
-                        "ipaddr.js",
-                        "fastest-levenshtein",
-                    ].map((name) => ({
-                        name,
-                        message: "import it from components/libraries (the bundled library)",
-                        allowTypeImports: true,
-                    })),
+                    paths: LIBRARIES.map((name) => ({ name, message: USE_BUNDLE, allowTypeImports: true })),
                     patterns: [
-                        {
-                            group: ["@kubernetes/client-node/*"],
-                            message: "import it from components/libraries (the bundled library)",
-                            allowTypeImports: true,
-                        },
+                        { group: LIBRARIES.map((name) => `${name}/*`), message: USE_BUNDLE, allowTypeImports: true },
                     ],
                 },
             ],

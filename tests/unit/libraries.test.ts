@@ -3,24 +3,25 @@
 // need `npm run build` (which `npm test` runs), not a bare `tsc`.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { join, sep } from "node:path";
+import { ROOT } from "../helpers.js";
 
-const components = join(__dirname, "..", "..", "components");
+const components = join(ROOT, "dist", "components");
 const libraries = join(components, "libraries");
 
-/** The library each module of components/libraries loads, as its source names it. */
-const PACKAGES: Record<string, string> = {
-    "kubernetesClient.js": "@kubernetes/client-node",
-    "zod.js": "zod",
-    "yaml.js": "yaml",
-    "semver.js": "semver",
-    "diff.js": "diff",
-    "protobufjs.js": "protobufjs",
-    "ipaddr.js": "ipaddr.js",
-    "levenshtein.js": "fastest-levenshtein",
-};
+/** Each built module of components/libraries and the package its source re-exports. */
+const PACKAGES: Record<string, string> = Object.fromEntries(
+    readdirSync(join(ROOT, "components", "libraries"))
+        .filter((f) => f.endsWith(".ts"))
+        .map((f) => {
+            const source = readFileSync(join(ROOT, "components", "libraries", f), "utf8");
+            const pkg = /(?:from|require\()\s*"([^"]+)"/.exec(source)?.[1];
+            assert.ok(pkg, `components/libraries/${f} re-exports a package`);
+            return [f.replace(/\.ts$/, ".js"), pkg];
+        }),
+);
 
 interface Loaded {
     /** every `require` a fresh process made while loading: what asked, what for, and the file it got */
@@ -49,7 +50,12 @@ const builtin = (request: string) => request.startsWith("node:") || builtinModul
 describe("the runtime libraries, as the product loads them (built by npm run build)", function () {
     this.timeout(120_000);
 
-    it("components/libraries holds one module per runtime library, and nothing else", () => {
+    it("components/libraries holds one module per runtime dependency in package.json (the Pulumi SDKs apart), each built", () => {
+        const dependencies = Object.keys(
+            (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> })
+                .dependencies,
+        ).filter((name) => !name.startsWith("@pulumi/"));
+        assert.deepEqual([...new Set(Object.values(PACKAGES))].sort(), dependencies.sort());
         assert.deepEqual(
             readdirSync(libraries)
                 .filter((f) => f.endsWith(".js"))
@@ -62,7 +68,7 @@ describe("the runtime libraries, as the product loads them (built by npm run bui
         it(`${pkg} is one bundled file (${file}): loading it requires only Node.js's own modules, and it exports every name the package does`, () => {
             const bundled = load(join(libraries, file));
             assert.deepEqual(
-                bundled.requires.filter((r) => !builtin(r.request) && r.resolved !== join(libraries, file)),
+                bundled.requires.filter((r) => r.from === join(libraries, file) && !builtin(r.request)),
                 [],
                 "run `npm run build`: the module is not the bundle, or the bundle requires a package",
             );
