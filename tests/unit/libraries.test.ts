@@ -64,6 +64,17 @@ describe("the runtime libraries, as the product loads them (built by npm run bui
         );
     });
 
+    it("no bundle carries a source map, which a Pulumi program's source-map-support would parse on its first stack trace", () => {
+        const built = readdirSync(libraries);
+        assert.deepEqual(
+            built.filter((f) => f.endsWith(".map")),
+            [],
+        );
+        for (const file of Object.keys(PACKAGES)) {
+            assert.doesNotMatch(readFileSync(join(libraries, file), "utf8"), /sourceMappingURL/, file);
+        }
+    });
+
     for (const [file, pkg] of Object.entries(PACKAGES)) {
         it(`${pkg} is one bundled file (${file}): loading it requires only Node.js's own modules, and it exports every name the package does`, () => {
             const bundled = load(join(libraries, file));
