@@ -4,6 +4,7 @@
 // resource input awaits the rejected decision), it carries the refused findings as data, and no
 // rollout step is registered.
 import assert from "node:assert/strict";
+import { inspect } from "node:util";
 import * as pulumi from "@pulumi/pulumi";
 import type { ClusterSnapshot } from "../../components/core/migration.js";
 import type { RefusalError } from "../../components/pulumi/refusal.js";
@@ -126,6 +127,24 @@ describe("KubeProxyMode refusals are ResourceErrors against the component (Pulum
         );
         assert.equal((r.error as Error).message, before);
         assert.doesNotMatch(String(r.error), /error serializing property/);
+    });
+
+    it("inspected as the language host does for every unhandled error (util.inspect, colors), a refusal is its name, text, kind and fields, not the component's resource graph or the kubeconfig", async () => {
+        const kubeconfig = "apiVersion: v1\nclusters: [{name: c, cluster: {server: https://10.9.8.7:6443}}]\nusers: [";
+        for (const args of [{ kubeconfig }, { kubeconfig, verify: { maxSyncAge: "banana" } }]) {
+            const r = await refuse(args);
+            const refusal = r.error as RefusalError;
+            for (const colors of [true, false]) {
+                const text = inspect(refusal, { colors });
+                assert.match(text, /RefusalError/);
+                assert.ok(text.includes(refusal.message), text.slice(0, 2000));
+                assert.ok(text.includes(refusal.kind), `kind ${refusal.kind}`);
+                for (const field of refusal.fields) assert.ok(text.includes(field), `field ${field}`);
+                assert.doesNotMatch(text, /ComponentResource|urn|__/, "nothing of the component's graph");
+                assert.ok(!text.includes("10.9.8.7"), "the kubeconfig, a secret input, is not shown");
+                assert.ok(text.length < 2_000, `${text.length} characters: ${text.slice(0, 2000)}`);
+            }
+        }
     });
 
     it("a refused migration carries its findings as data: code, field, the nodes", async () => {
