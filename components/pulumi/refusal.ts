@@ -65,7 +65,7 @@ export class RefusalError extends pulumi.ResourceError {
      * How `util.inspect` shows a refusal: its text and what it is about, not its `resource`. The
      * Node.js language host inspects every unhandled error (cmd/run/run.js, for its trace span),
      * even one it shows by message alone; inspecting the component walked its Outputs and child
-     * resources, which took about 25 s and 3.5 GB in a refused preview of the promotion e2e test.
+     * resources, which took about 25 s and 3.7 GB in a refused preview of the promotion e2e test.
      */
     [inspect.custom](_depth: number, options: InspectOptionsStylized, show: typeof inspect): string {
         const about = {
