@@ -6,8 +6,9 @@
 //   the steps of each `pulumi up` printed, with its time in seconds from the up's start; --audit
 //   starts the clusters with kube-apiserver's audit log and tells the up's requests by client
 //   (the tool, each controller, kwok), as does --cluster NAME on a cluster started with --audit;
-//   --heap snapshots the runner's heap every 30 s of each up (each snapshot pauses it a second or
-//   two) and reports its live heap, the memory it holds, apart from its RSS; --preview-runs N runs
+//   --heap snapshots the runner's heap every 30 s of each up and reports its live heap, the memory
+//   it holds, apart from its RSS; each snapshot pauses the runner, so the up's times are not
+//   comparable (5,000 nodes: 1402 s with it, 966-970 s without, docs/scale.md); --preview-runs N runs
 //   the two previews N times each (default 3), alternating, and reports each one's median (a busy
 //   machine moves one preview by a second or more)
 //   node dist/scripts/bench.js --core 5000     the preview's pure work alone (no cluster, no Pulumi):
@@ -103,7 +104,7 @@ interface Options {
     lines?: string;
     /** --audit: the clusters the bench starts write kube-apiserver's audit log, and the up's requests are told by client */
     audit: boolean;
-    /** --heap: heap snapshots of the runner every 30 s of the up (each pauses it a second or two), for its live heap */
+    /** --heap: heap snapshots of the runner every 30 s of the up, for its live heap (each pauses it: the up's times are slowed) */
     heap: boolean;
     /** --preview-runs N: each preview N times, alternating empty and KubeProxyMode; the figures are the medians */
     previewRuns: number;
@@ -637,7 +638,7 @@ async function upAndPeerPhases(
         progress(`${n} nodes: pulumi up (ipvs -> nftables)`);
         result.up = await up(state, kc, opts, background);
         progress(
-            `${n} nodes: up ${result.up.seconds.toFixed(0)} s (pools ${result.up.poolsSeconds.toFixed(0)} s against a floor of ${result.up.floorSeconds.toFixed(0)} s, finish ${result.up.finishSeconds.toFixed(0)} s, the runner's peak ${result.up.runnerPeakMB} MB${result.up.runnerLiveHeap ? `, its live heap at most ${result.up.runnerLiveHeap.maxMB} MB in ${result.up.runnerLiveHeap.snapshots} snapshot(s)` : ""})`,
+            `${n} nodes: up ${result.up.seconds.toFixed(0)} s (pools ${result.up.poolsSeconds.toFixed(0)} s against a floor of ${result.up.floorSeconds.toFixed(0)} s, finish ${result.up.finishSeconds.toFixed(0)} s, the runner's peak ${result.up.runnerPeakMB} MB${result.up.runnerLiveHeap ? `, its live heap at most ${result.up.runnerLiveHeap.maxMB} MB in ${result.up.runnerLiveHeap.snapshots} snapshot(s), which paused it: these times are slowed by them` : ""})`,
         );
         for (const [kind, b] of Object.entries(result.up.batches))
             progress(
