@@ -7,8 +7,8 @@
 //   starts the clusters with kube-apiserver's audit log and tells the up's requests by client
 //   (the tool, each controller, kwok), as does --cluster NAME on a cluster started with --audit;
 //   --heap snapshots the runner's heap every 30 s of each up and reports its live heap, the memory
-//   it holds, apart from its RSS; each snapshot pauses the runner, so the up's times are not
-//   comparable (5,000 nodes: 1402 s with it, 966-970 s without, docs/scale.md); --preview-runs N runs
+//   it holds, apart from its RSS; each snapshot pauses the runner, so the up's times are slowed
+//   and not comparable with a run without it (docs/scale.md); --preview-runs N runs
 //   the two previews N times each (default 3), alternating, and reports each one's median (a busy
 //   machine moves one preview by a second or more)
 //   node dist/scripts/bench.js --core 5000     the preview's pure work alone (no cluster, no Pulumi):
@@ -104,7 +104,7 @@ interface Options {
     lines?: string;
     /** --audit: the clusters the bench starts write kube-apiserver's audit log, and the up's requests are told by client */
     audit: boolean;
-    /** --heap: heap snapshots of the runner every 30 s of the up, for its live heap (each pauses it: the up's times are slowed) */
+    /** --heap: heap snapshots of the runner every 30 s of the up, for its live heap (see the usage above) */
     heap: boolean;
     /** --preview-runs N: each preview N times, alternating empty and KubeProxyMode; the figures are the medians */
     previewRuns: number;
