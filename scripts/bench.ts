@@ -29,9 +29,9 @@
 //     (moves, hand-backs) the batches' time beside their floor; and the runner's peak RSS (the
 //     steps' CLI process, sampled every 100 ms);
 //   - API requests per node moved, from kube-apiserver's apiserver_request_total (scraped before
-//     and after with the cluster's token), leases (the nodes' heartbeats) left out and the rest of
-//     the cluster's own background rate (kwok's node status, the controllers), measured for 15 s
-//     while nothing runs, subtracted;
+//     and after with the cluster's token), the nodes' heartbeats (leases, and kwok's node status on
+//     its 10-to-20-minute timer) left out and the rest of the cluster's own background rate (the
+//     controllers), measured for 15 s while nothing runs, subtracted;
 //   - then the same on a cluster of --real-nodes REAL nodes (network namespaces on this machine
 //     running the real kube-proxy; their ipvs before-state is the SIMULATED stand-in), one node
 //     at a time with the built-in node checks on, and per node where its move and its hand-back
@@ -64,7 +64,7 @@ import type { ProxyMode } from "../components/core/types.js";
 import { parseKubeVersion } from "../components/core/versions.js";
 import { clusterDown, clusterUp, readState, ROOT, type ClusterState } from "./referenceCluster.js";
 import { projectDir, setKubeconfig, setStackConfig, toolchain } from "../tests/e2e/support.js";
-import { apiRequestTotals } from "./apiRequests.js";
+import { apiRequestTotals, countedRequests } from "./apiRequests.js";
 import { perNodeByClient, requestsByClient } from "./auditLog.js";
 import { heapSnapshotOptions, snapshotsIn, writesHeapSnapshots } from "./heapSnapshot.js";
 import {
@@ -353,13 +353,12 @@ async function measured<T>(fn: () => Promise<T>): Promise<{ value: T } & Preview
  */
 async function apiRequests(kc: k8s.KubeConfig): Promise<Map<string, number>> {
     // leases are the nodes' heartbeats (kwok renews every node's lease about every 10 s): the
-    // cluster's own traffic, which would drown the figure; the rest of the background is subtracted
+    // cluster's own traffic, which would drown the figure; their status heartbeats are counted here
+    // and left out of the figure (countedRequests); the rest of the background is subtracted
     return apiRequestTotals(kc, (l) =>
         l.resource === "leases" ? undefined : `${l.verb} ${l.resource}${l.subresource ? `/${l.subresource}` : ""}`,
     );
 }
-
-const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
 
 /** after - before, per kind, largest first, the kinds that did not change left out */
 function apiDelta(before: Map<string, number>, after: Map<string, number>): [string, number][] {
@@ -369,11 +368,11 @@ function apiDelta(before: Map<string, number>, after: Map<string, number>): [str
         .sort((a, b) => b[1] - a[1]);
 }
 
-/** Requests per second the cluster makes on its own (kwok's heartbeats, the controllers), over `seconds`. */
+/** Requests per second the cluster makes on its own (the controllers; the nodes' heartbeats are not counted), over `seconds`. */
 async function backgroundRate(kc: k8s.KubeConfig, seconds: number): Promise<number> {
-    const before = total(await apiRequests(kc));
+    const before = countedRequests(await apiRequests(kc));
     await new Promise((r) => setTimeout(r, seconds * 1000));
-    return (total(await apiRequests(kc)) - before) / seconds;
+    return (countedRequests(await apiRequests(kc)) - before) / seconds;
 }
 
 /** Counts the requests fn causes: the difference of the counter, less the background over the same time. */
@@ -400,7 +399,7 @@ async function counted<T>(
     const value = await fn();
     const seconds = (performance.now() - started) / 1000;
     const after = await apiRequests(kc);
-    const requests = Math.max(0, total(after) - total(before) - background * seconds);
+    const requests = Math.max(0, countedRequests(after) - countedRequests(before) - background * seconds);
     return { value, requests, seconds, byKind: apiDelta(before, after) };
 }
 

@@ -39,7 +39,7 @@ import {
     type WaitOptions,
 } from "../rollout/cluster.js";
 import { realClock } from "../rollout/clock.js";
-import { apiErrorMessage, apiStatus, Cluster, clusterName, watchRefused } from "./client.js";
+import { apiErrorMessage, apiStatus, Cluster, clusterName, type PodListPage, watchRefused } from "./client.js";
 import { asSeen, marksPatch, patchAsRead, type NodeAsSeen, type PatchOperation } from "./nodePatch.js";
 import { KubeProxyPodCache, kubeProxyPodOf, slimPod } from "./podCache.js";
 import type { ServerRecovery } from "./retry.js";
@@ -480,7 +480,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
 
     /**
      * kube-proxy's pods, a page at a time (`limit`/`continue`: one consistent list), each reduced
-     * as its page arrives: a list of every full pod (about 16 KB each) is never held at once.
+     * as its page arrives: a list of every full pod (about 6 KB of JSON each) is never held at once.
      * Returns the reduced pods and the list's resourceVersion (a watch starts from it).
      */
     private async eachKubeProxyPod<T>(
@@ -491,16 +491,16 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         let token: string | undefined;
         let resourceVersion: string | undefined;
         do {
-            const page = await this.core.listNamespacedPod({
+            const page = (await this.podLists.listNamespacedPod({
                 namespace: this.names.namespace,
                 labelSelector: this.names.podSelector,
                 fieldSelector,
                 limit: POD_PAGE,
                 _continue: token,
-            });
+            })) as unknown as PodListPage;
             for (const p of page.items) items.push(reduce(p));
             resourceVersion = page.metadata?.resourceVersion;
-            token = page.metadata?._continue || undefined;
+            token = page.metadata?.continue || undefined;
         } while (token);
         return { items, resourceVersion };
     }

@@ -236,7 +236,8 @@ export function summarizeVerification(
     poolNodes: string[],
     configHash: string,
 ): { nodesVerified: number; nodesChecked: number; nodesTotal: number; unverified: string[] } {
-    const inPools = nodes.filter((n) => poolNodes.includes(n.name));
+    const members = new Set(poolNodes);
+    const inPools = nodes.filter((n) => members.has(n.name));
     const verified = inPools.filter((n) => n.verified === configHash);
     return {
         nodesVerified: verified.length,

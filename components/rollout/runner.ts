@@ -147,11 +147,29 @@ export function originOf(n: RolloutNode, wanted: string | null): string | null {
     return null;
 }
 
+/**
+ * The mode of each rollout configuration a run has asked about, by hash, per cluster client (one
+ * per run): a hash names its text, so it is read and parsed once, not once per node (a hand-back
+ * batch asks it of each of its nodes before their cordons, and a parse is about a millisecond of
+ * the event loop). A failed read is forgotten, so the next node asks again.
+ */
+const placementModes = new WeakMap<RolloutCluster, Map<string, Promise<ProxyMode>>>();
+
 async function modeOfPlacement(ctx: Context, inst: Installation, placement: string | null): Promise<ProxyMode> {
     if (placement === null || placement === MARKS.holdValue) return effectiveMode(inst.current.config);
-    const text = await ctx.cluster.configurationOf(placement);
-    if (text === undefined) throw new Error(`the configuration ${placement} is no longer in the cluster`);
-    return effectiveMode(parseKubeProxyConfiguration(text, `configuration ${placement}`));
+    let known = placementModes.get(ctx.cluster);
+    if (!known) placementModes.set(ctx.cluster, (known = new Map()));
+    let mode = known.get(placement);
+    if (!mode) {
+        mode = ctx.cluster.configurationOf(placement).then((text) => {
+            if (text === undefined) throw new Error(`the configuration ${placement} is no longer in the cluster`);
+            return effectiveMode(parseKubeProxyConfiguration(text, `configuration ${placement}`));
+        });
+        known.set(placement, mode);
+        const forget = known;
+        mode.catch(() => forget.delete(placement));
+    }
+    return mode;
 }
 
 function runHook(

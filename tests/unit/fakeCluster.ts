@@ -203,8 +203,12 @@ export class FakeCluster implements RolloutCluster {
         }));
     }
 
+    /** how many times a rollout configuration was read (configurationOf) */
+    configurationReads = 0;
+
     async configurationOf(hash: string): Promise<string | undefined> {
         this.alive("configurationOf");
+        this.configurationReads++;
         return this.configs.get(hash);
     }
 

@@ -214,6 +214,22 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         }
     });
 
+    it("the finish reads the rollout's configuration once for all its hand-backs, the nodes of a batch asking at once included", async () => {
+        const { cluster, ctx } = setup({
+            pools: { workers: 6 },
+            spec: specOf({}, [{ name: "workers", nodeSelector: "pool=workers", maxUnavailable: 3 }]),
+        });
+        await runPools(ctx(), ["workers"]);
+        assert.equal(
+            cluster.configurationReads,
+            0,
+            "a move from the installer's DaemonSet reads no rollout configuration",
+        );
+        await finish(ctx());
+        assertFinished(cluster);
+        assert.equal(cluster.configurationReads, 1, "six hand-backs in two batches of three");
+    });
+
     it("moves every pool, then the finish writes the installer's ConfigMap and hands every node back, checked", async () => {
         const { cluster, ctx, lines } = setup();
         await up(ctx());

@@ -270,9 +270,9 @@ export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
 
 /** After the finish: which nodes of the pools are verified on the target, and how (the promotion record's counts). */
 async function verificationRecord(ctx: Context): Promise<VerificationRecord> {
-    const { plan } = await currentPlan(ctx);
+    // one read of the cluster: the plan's node list is the one the record counts
+    const { plan, nodes } = await currentPlan(ctx);
     const poolNodes = plan.pools.flatMap((p) => p.nodes.map((n) => n.name));
-    const nodes = await ctx.cluster.nodes();
     return {
         configHash: ctx.spec.target.hash,
         mode: ctx.spec.target.mode,
