@@ -316,20 +316,20 @@ describe("waiting for kube-proxy on the pod informer (SIMULATED API server)", fu
         assert.equal(api.lists, 1 + 5, "the informer's list, then one confirming read per node");
     });
 
-    it("every list of kube-proxy's pods comes a page at a time (500 pods each), the informer's first list and the finish's included", async () => {
+    it("every list of kube-proxy's pods comes a page at a time (250 pods each), the informer's first list and the finish's included", async () => {
         for (let i = 1; i <= 1201; i++) api.set({ name: `kube-proxy-${i}`, node: `node-${i}`, restarts: 0 });
         const all = await cluster.kubeProxyPods();
         assert.equal(all.length, 1201);
         assert.equal(new Set(all.map((p) => p.name)).size, 1201);
-        assert.deepEqual(api.listLimits, ["500", "500", "500"]);
+        assert.deepEqual(api.listLimits, ["250", "250", "250", "250", "250"]);
         assert.equal(
             (await cluster.waitForKubeProxy("node-1201", null, 10, { settleSeconds: 0 }))?.name,
             "kube-proxy-1201",
         );
         assert.deepEqual(
-            api.listLimits.slice(3),
-            ["500", "500", "500", "500"],
-            "the informer's three pages, one confirming read",
+            api.listLimits.slice(5),
+            ["250", "250", "250", "250", "250", "250"],
+            "the informer's five pages, one confirming read",
         );
         const held = (
             cluster as unknown as { podCache: { informer: k8s.ObjectCache<k8s.V1Pod> } }
