@@ -191,44 +191,40 @@ export interface NodeJson extends NodeObject {
 }
 
 /**
- * Node lists as the server sends them, decoded and nothing more: protobuf when the server answers
- * in it (nodeProtobuf.ts), else JSON.parse of the body. The client's model classes would copy every
- * node once more (a list of 5,000 kwok nodes is about 20 MB of JSON): at 5,000 nodes, reading the
- * cluster for a preview took 0.77-0.93 s with them and 0.46-0.54 s without, and the preview
- * program's peak memory fell from 297 to 252-256 MB. The other calls keep the models; only the node
- * list is read this way, by `Cluster.eachNode`.
+ * Node and pod lists as the server sends them, decoded and nothing more; every other call keeps the
+ * client's model classes, which would copy every listed object once more.
+ * - Node lists (read by `Cluster.eachNode`): protobuf when the server answers in it
+ *   (nodeProtobuf.ts), else JSON.parse of the body. A list of 5,000 kwok nodes is about 20 MB of
+ *   JSON: at 5,000 nodes, reading the cluster for a preview took 0.77-0.93 s with the models and
+ *   0.46-0.54 s without, and the preview program's peak memory fell from 297 to 252-256 MB.
+ * - Pod lists: JSON.parse of the body. A page of 500 of the reference cluster's kube-proxy pods is
+ *   3.2 MB of JSON, read in a median 150 ms through the models against 78 ms plain (2026-12-05),
+ *   and a run lists every kube-proxy pod several times (each step's watch starts from one, the
+ *   restore and the final check read one each). The pods a watch delivers are plain JSON too, so
+ *   everything that reads a pod here reads the same shape: the model's fields, with times as the
+ *   API's strings (only their presence is read).
+ * The plain page travels where the library's type says V1NodeList or V1PodList; its readers take it
+ * as NodeListPage or PodListPage.
  */
-class PlainNodeLists extends k8s.CoreV1ApiResponseProcessor {
+class PlainLists extends k8s.CoreV1ApiResponseProcessor {
     override async listNodeWithHttpInfo(response: k8s.ResponseContext): Promise<k8s.HttpInfo<k8s.V1NodeList>> {
         const protobuf = isProtobuf(response.headers["content-type"]);
-        if (response.httpStatusCode < 200 || response.httpStatusCode > 299)
+        if (!succeeded(response))
             return super.listNodeWithHttpInfo(protobuf ? await asJsonRefusal(response) : response);
         const page: NodeListPage = protobuf
             ? decodeNodeListPage(await response.body.binary())
             : (JSON.parse(await response.body.text()) as NodeListPage);
-        // the plain page travels where the library's type says V1NodeList; Cluster.eachNode reads it as NodeListPage
+        return new k8s.HttpInfo(response.httpStatusCode, response.headers, response.body, page as never);
+    }
+
+    override async listNamespacedPodWithHttpInfo(response: k8s.ResponseContext): Promise<k8s.HttpInfo<k8s.V1PodList>> {
+        if (!succeeded(response)) return super.listNamespacedPodWithHttpInfo(response);
+        const page = JSON.parse(await response.body.text()) as PodListPage;
         return new k8s.HttpInfo(response.httpStatusCode, response.headers, response.body, page as never);
     }
 }
 
-/**
- * Pod lists as the server's JSON has them, parsed and nothing more. The client's model classes
- * would copy every pod once more: a page of 500 of the reference cluster's kube-proxy pods is 3.2
- * MB of JSON, read in a median 150 ms through the models against 78 ms plain (2026-12-05), and a
- * run lists every kube-proxy pod several times (each step's watch starts from one, the restore and
- * the final check read one each). The pods a watch delivers are plain JSON too, so everything that
- * reads a pod here reads the same shape: the model's fields, with times as the API's strings (only
- * their presence is read).
- */
-class PlainPodLists extends k8s.CoreV1ApiResponseProcessor {
-    override async listNamespacedPodWithHttpInfo(response: k8s.ResponseContext): Promise<k8s.HttpInfo<k8s.V1PodList>> {
-        if (response.httpStatusCode < 200 || response.httpStatusCode > 299)
-            return super.listNamespacedPodWithHttpInfo(response);
-        const page = JSON.parse(await response.body.text()) as PodListPage;
-        // the plain page travels where the library's type says V1PodList; read it as PodListPage
-        return new k8s.HttpInfo(response.httpStatusCode, response.headers, response.body, page as never);
-    }
-}
+const succeeded = (response: k8s.ResponseContext) => response.httpStatusCode >= 200 && response.httpStatusCode <= 299;
 
 /** One page of a pod list as the server's JSON has it (its list metadata says `continue`, not the model's `_continue`). */
 export interface PodListPage {
@@ -265,17 +261,10 @@ const askProtobuf: k8s.Middleware = {
     post: (response) => Promise.resolve(response),
 };
 
-/** The node list API: the client's CoreV1Api reading node lists as plain data (PlainNodeLists). */
-class NodeListApi extends k8s.CoreV1Api {
+/** The list API: the client's CoreV1Api reading node and pod lists as plain data (PlainLists). */
+class PlainListApi extends k8s.CoreV1Api {
     constructor(config: k8s.Configuration) {
-        super(config, undefined, new PlainNodeLists());
-    }
-}
-
-/** The pod list API: the client's CoreV1Api reading pod lists as plain JSON (PlainPodLists). */
-class PodListApi extends k8s.CoreV1Api {
-    constructor(config: k8s.Configuration) {
-        super(config, undefined, new PlainPodLists());
+        super(config, undefined, new PlainLists());
     }
 }
 
@@ -283,7 +272,7 @@ export class Cluster {
     readonly core: k8s.CoreV1Api;
     /** lists nodes as plain data (protobuf or JSON): read only through eachNode, which knows the page's real shape */
     private readonly nodeLists: k8s.CoreV1Api;
-    /** lists pods as plain JSON (PlainPodLists): the pages a list of many pods reads */
+    /** lists pods as plain JSON (PlainLists): the pages a list of many pods reads */
     protected readonly podLists: k8s.CoreV1Api;
     readonly apps: k8s.AppsV1Api;
     readonly policy: k8s.PolicyV1Api;
@@ -305,8 +294,8 @@ export class Cluster {
 
     constructor(readonly kc: k8s.KubeConfig) {
         this.core = this.api(k8s.CoreV1Api);
-        this.nodeLists = this.api(NodeListApi, [askProtobuf]);
-        this.podLists = this.api(PodListApi);
+        this.nodeLists = this.api(PlainListApi, [askProtobuf]);
+        this.podLists = this.api(PlainListApi);
         this.apps = this.api(k8s.AppsV1Api);
         this.policy = this.api(k8s.PolicyV1Api);
         this.version = this.api(k8s.VersionApi);

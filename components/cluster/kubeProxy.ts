@@ -138,11 +138,12 @@ async function createUnlessExists(create: () => Promise<unknown>): Promise<boole
 
 /**
  * kube-proxy pods per page of a list. Half kubectl's chunk size: each page is parsed whole (JSON,
- * about 6.5 KB a pod) before it is reduced, and a page of 500 outgrows what the JavaScript engine
- * collects young. Listing the 5,000 kube-proxy pods of the reference cluster (SIMULATED kwok
- * nodes) three times, then its nodes, in a fresh process, three runs each (2026-12-05): pages of
- * 500 raised the process's peak memory by 106-109 MB and took a median 804 ms a list, pages of
- * 250 by 52-54 MB in a median 750 ms (pages of 200: 51-53 MB, 786 ms; docs/scale.md).
+ * about 6.4 KB a pod) before it is reduced, and the larger the page, the more of it is left for
+ * a full collection (the likely cause; the collector's work was not measured). Listing the 5,000
+ * kube-proxy pods of the reference cluster (SIMULATED kwok nodes) three times, then its nodes, in
+ * a fresh process, three runs each (2026-12-05): pages of 500 raised the process's peak memory by
+ * 106-109 MB and took a median 804 ms a list, pages of 250 by 52-54 MB in a median 750 ms (pages
+ * of 200: 51-53 MB, 786 ms; docs/scale.md).
  */
 const POD_PAGE = 250;
 
@@ -242,20 +243,14 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         return this.nodes();
     }
 
-    /** configurations by hash, as read: a hash names its text, so one read per run is enough */
-    private readonly configurations = new Map<string, string>();
-
+    /** one read a call: the runner keeps each configuration's mode (configurationMode in rollout/runner.ts) */
     async configurationOf(hash: string): Promise<string | undefined> {
-        const known = this.configurations.get(hash);
-        if (known !== undefined) return known;
         try {
             const cm = await this.core.readNamespacedConfigMap({
                 name: rolloutObjectName(this.names.configMap, hash),
                 namespace: this.names.namespace,
             });
-            const text = cm.data?.[this.names.key];
-            if (text !== undefined) this.configurations.set(hash, text);
-            return text;
+            return cm.data?.[this.names.key];
         } catch (e) {
             if (isNotFound(e)) return undefined;
             throw e;
@@ -487,7 +482,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
 
     /**
      * kube-proxy's pods, a page at a time (`limit`/`continue`: one consistent list), each reduced
-     * as its page arrives: a list of every full pod (about 6 KB of JSON each) is never held at once.
+     * as its page arrives: a list of every full pod (about 6.4 KB of JSON each) is never held at once.
      * Returns the reduced pods and the list's resourceVersion (a watch starts from it).
      */
     private async eachKubeProxyPod<T>(

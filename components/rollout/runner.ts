@@ -148,28 +148,33 @@ export function originOf(n: RolloutNode, wanted: string | null): string | null {
 }
 
 /**
- * The mode of each rollout configuration a run has asked about, by hash, per cluster client (one
- * per run): a hash names its text, so it is read and parsed once, not once per node (a hand-back
+ * The mode of each rollout configuration asked about, by hash, per cluster client (one per run or
+ * command): a hash names its text, so it is read and parsed once, not once per node (a hand-back
  * batch asks it of each of its nodes before their cordons, and a parse is about a millisecond of
- * the event loop). A failed read is forgotten, so the next node asks again.
+ * the event loop); the nodes that ask at once share the one read. A failed read is forgotten, so
+ * the next node asks again.
  */
-const placementModes = new WeakMap<RolloutCluster, Map<string, Promise<ProxyMode>>>();
+const configurationModes = new WeakMap<RolloutCluster, Map<string, Promise<ProxyMode>>>();
 
-async function modeOfPlacement(ctx: Context, inst: Installation, placement: string | null): Promise<ProxyMode> {
-    if (placement === null || placement === MARKS.holdValue) return effectiveMode(inst.current.config);
-    let known = placementModes.get(ctx.cluster);
-    if (!known) placementModes.set(ctx.cluster, (known = new Map()));
-    let mode = known.get(placement);
-    if (!mode) {
-        mode = ctx.cluster.configurationOf(placement).then((text) => {
-            if (text === undefined) throw new Error(`the configuration ${placement} is no longer in the cluster`);
-            return effectiveMode(parseKubeProxyConfiguration(text, `configuration ${placement}`));
-        });
-        known.set(placement, mode);
-        const forget = known;
-        mode.catch(() => forget.delete(placement));
-    }
+/** The mode the rollout configuration `hash` runs; fails when its ConfigMap is gone. */
+export function configurationMode(cluster: RolloutCluster, hash: string): Promise<ProxyMode> {
+    let known = configurationModes.get(cluster);
+    if (!known) configurationModes.set(cluster, (known = new Map()));
+    const asked = known.get(hash);
+    if (asked) return asked;
+    const mode = cluster.configurationOf(hash).then((text) => {
+        if (text === undefined) throw new Error(`the configuration ${hash} is no longer in the cluster`);
+        return effectiveMode(parseKubeProxyConfiguration(text, `configuration ${hash}`));
+    });
+    const forget = known;
+    mode.catch(() => forget.delete(hash));
+    known.set(hash, mode);
     return mode;
+}
+
+function modeOfPlacement(ctx: Context, inst: Installation, placement: string | null): Promise<ProxyMode> {
+    if (placement === null || placement === MARKS.holdValue) return Promise.resolve(effectiveMode(inst.current.config));
+    return configurationMode(ctx.cluster, placement);
 }
 
 function runHook(

@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { configHash, MARKS } from "../../components/core/plan.js";
 import {
+    configurationMode,
     finish,
     RolloutBusy,
     RolloutFailure,
@@ -15,6 +16,7 @@ import {
     runPools,
     type Context,
 } from "../../components/rollout/runner.js";
+import type { RolloutCluster } from "../../components/rollout/cluster.js";
 import { rolloutSpecSchema, type RolloutSpec } from "../../components/rollout/spec.js";
 import { nodePhases, type StepLine } from "../../scripts/nodePhases.js";
 import { FIXTURES } from "../helpers.js";
@@ -228,6 +230,21 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         await finish(ctx());
         assertFinished(cluster);
         assert.equal(cluster.configurationReads, 1, "six hand-backs in two batches of three");
+    });
+
+    it("a configuration's mode: a failed read is asked again, then read once for the callers that ask at once and after", async () => {
+        let reads = 0;
+        const cluster = {
+            configurationOf: async () => {
+                if (reads++ === 0) throw new Error("the API server is restarting");
+                return kubeProxyConfig("iptables");
+            },
+        } as unknown as RolloutCluster;
+        await assert.rejects(configurationMode(cluster, "abc"), /restarting/);
+        const modes = await Promise.all([configurationMode(cluster, "abc"), configurationMode(cluster, "abc")]);
+        assert.deepEqual(modes, ["iptables", "iptables"]);
+        assert.equal(await configurationMode(cluster, "abc"), "iptables");
+        assert.equal(reads, 2, "the failed read, then one");
     });
 
     it("moves every pool, then the finish writes the installer's ConfigMap and hands every node back, checked", async () => {

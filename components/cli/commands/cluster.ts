@@ -1,7 +1,7 @@
 // The subcommands that act on a cluster: rollout, status, verify, cleanup.
 import { effectiveMode, parseKubeProxyConfiguration } from "../../core/config.js";
 import type { Flavor } from "../../core/facts.js";
-import { configHash, describePlan, MARKS, rolloutObjectName } from "../../core/plan.js";
+import { configHash, describePlan, MARKS } from "../../core/plan.js";
 import { parseProbeOutput } from "../../core/probe.js";
 import { STEP_RESULT_PREFIX, summarizeVerification } from "../../core/promotion.js";
 import type { ProxyMode } from "../../core/types.js";
@@ -14,6 +14,7 @@ import {
     RolloutRefused,
     RolloutFailure,
     RolloutInterrupted,
+    configurationMode,
     serviceProbeEnv,
     verifyNode,
     type Context,
@@ -343,23 +344,15 @@ interface StatusRow {
     verified: string;
 }
 
-/** The mode each placement runs (its hashed ConfigMap's, read once per placement); "none" for a held node. */
+/** The mode each placement runs (its hashed ConfigMap's, configurationMode); "none" for a held node. */
 function placementModes(
     cluster: KubeProxyCluster,
     canonicalMode: ProxyMode,
 ): (placement: string | null) => Promise<ProxyMode | "none"> {
-    const modes = new Map<string, ProxyMode>();
     return async (placement) => {
         if (placement === MARKS.holdValue) return "none";
         if (!placement) return canonicalMode;
-        if (!modes.has(placement)) {
-            const text = await cluster.configurationOf(placement).catch(() => undefined);
-            modes.set(
-                placement,
-                text ? effectiveMode(parseKubeProxyConfiguration(text, `configuration ${placement}`)) : canonicalMode,
-            );
-        }
-        return modes.get(placement)!;
+        return configurationMode(cluster, placement).catch(() => canonicalMode);
     };
 }
 
@@ -477,11 +470,7 @@ async function nodeMode(cluster: KubeProxyCluster, node: string): Promise<ProxyM
     const n = await cluster.node(node);
     const placement = n.metadata?.labels?.[MARKS.configLabel];
     if (!placement || placement === MARKS.holdValue) return effectiveMode(inst.current.config);
-    const cm = await cluster.core.readNamespacedConfigMap({
-        name: rolloutObjectName(cluster.names.configMap, placement),
-        namespace: cluster.names.namespace,
-    });
-    return effectiveMode(parseKubeProxyConfiguration(cm.data?.[cluster.names.key] ?? "", "config"));
+    return configurationMode(cluster, placement);
 }
 
 /** verify's flags. */
