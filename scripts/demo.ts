@@ -94,6 +94,7 @@ async function main(): Promise<number> {
     const dir = mkdtempSync(join(tmpdir(), "kpm-demo-"));
     try {
         writeExampleProject(dir, nodes);
+        mkdirSync(join(dir, ".tmp"));
         const env = {
             ...process.env,
             PATH: engine.path,
@@ -103,6 +104,9 @@ async function main(): Promise<number> {
             PULUMI_SKIP_UPDATE_CHECK: "true",
             PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
             KUBECONFIG: cluster.kubeconfig,
+            // the Kubernetes provider leaves a copy of the kubeconfig in its temporary directory at
+            // each start (README, "Credentials on disk"): here, inside the demo's directory, removed after
+            TMPDIR: join(dir, ".tmp"),
         };
         previewUpStatus(dir, env, cluster.kubeconfig, nodes);
         process.stdout.write(`\ndemo finished in ${((Date.now() - started) / 1000).toFixed(0)}s\n`);

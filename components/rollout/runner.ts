@@ -7,9 +7,7 @@
 // stopped with every node back on a configuration it was verified on and nothing left cordoned
 // that the rollout cordoned. One run per cluster at a time (a Lease).
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
-import { join } from "node:path";
+import { hostname } from "node:os";
 import { effectiveMode, parseKubeProxyConfiguration } from "../core/config.js";
 import { formatDuration } from "../core/duration.js";
 import { anyPoolDrains } from "../core/drain.js";
@@ -34,6 +32,7 @@ import {
     type RolloutNode,
 } from "./cluster.js";
 import { realClock, type Clock } from "./clock.js";
+import { withHookKubeconfig } from "./hookKubeconfig.js";
 import type { Hook, RolloutSpec } from "./spec.js";
 
 export type { Clock } from "./clock.js";
@@ -304,21 +303,6 @@ export async function verifyNode(
     return [...results, ...checks];
 }
 
-async function withKubeconfigFile<T>(
-    content: string | undefined,
-    fn: (path: string | undefined) => Promise<T>,
-): Promise<T> {
-    if (!content) return fn(process.env.KUBECONFIG);
-    const dir = mkdtempSync(join(tmpdir(), "kpm-"));
-    const path = join(dir, "kubeconfig");
-    writeFileSync(path, content, { mode: 0o600 });
-    try {
-        return await fn(path);
-    } finally {
-        rmSync(dir, { recursive: true, force: true });
-    }
-}
-
 function describePlacement(p: string | null): string {
     return p === null ? "the installer's DaemonSet" : `configuration ${p}`;
 }
@@ -336,7 +320,7 @@ async function checkNode(
     const bad = checks.find((r) => !r.ok);
     if (bad) throw new CheckFailed(bad.check, bad.detail);
     for (const hook of ctx.spec.verify.hooks) {
-        const r = await withKubeconfigFile(ctx.kubeconfig, (kubeconfig) =>
+        const r = await withHookKubeconfig(ctx.kubeconfig, hook.timeoutSeconds, (kubeconfig) =>
             runHook(
                 hook,
                 { NODE: node, POOL: pool.name, MODE: mode, ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}) },

@@ -1,12 +1,11 @@
 // Shared by the drain and RBAC e2e tests: a rollout spec for the reference cluster's current
 // configuration (ipvs -> nftables), written to a file, and the CLI run against it.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { configHash, parseCurrentConfig, renderConfiguration } from "../../components/core/index.js";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { CLI, runAsync, type CliRun } from "../helpers.js";
-import { clients } from "./support.js";
+import { clients, scratchDir } from "./support.js";
 
 export async function writeSpec(state: ClusterState, pools: Record<string, unknown>[]): Promise<string> {
     const { core } = clients(state);
@@ -22,7 +21,7 @@ export async function writeSpec(state: ClusterState, pools: Record<string, unkno
         pools,
         verify: { nodeChecks: false },
     };
-    const file = join(mkdtempSync(join(tmpdir(), "kpm-spec-")), "spec.json");
+    const file = join(scratchDir("kpm-spec-"), "spec.json");
     writeFileSync(file, JSON.stringify(spec));
     return file;
 }

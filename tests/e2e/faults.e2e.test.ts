@@ -130,7 +130,8 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
                 process.execPath,
                 [CLI, "rollout", "--spec", spec, "--kubeconfig", kubeconfig, ...args],
                 {
-                    env: { ...process.env, KPM_LEASE_SECONDS: String(leaseSeconds), KPM_HOLDER: holder },
+                    // TMPDIR: a hook's kubeconfig left by a killed run stays in this test's directory
+                    env: { ...process.env, KPM_LEASE_SECONDS: String(leaseSeconds), KPM_HOLDER: holder, TMPDIR: dir },
                     stdio: ["ignore", "pipe", "pipe"],
                 },
             );

@@ -20,6 +20,7 @@ import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { ROOT, runAsync } from "../helpers.js";
 import {
     clients,
+    engineTemp,
     leastPrivilegeKubeconfig,
     POOLS,
     startCluster,
@@ -122,6 +123,7 @@ async function languageStack(language: Language, cluster: ClusterState): Promise
     mkdirSync(join(dir, ".state"));
     const envVars: Record<string, string> = {
         PULUMI_BACKEND_URL: `file://${join(dir, ".state")}`,
+        ...engineTemp(dir),
         PULUMI_CONFIG_PASSPHRASE: "e2e-passphrase",
         PULUMI_HOME: join(dir, ".pulumi-home"),
         PULUMI_SKIP_UPDATE_CHECK: "true",

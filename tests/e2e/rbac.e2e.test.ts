@@ -3,15 +3,14 @@
 // changes anything, naming the access that is denied and the identity. kwok nodes (built-in node checks off), so
 // the probe pods' permissions (pods create, pods/log in kube-system) are not exercised here.
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { accessFindings, rbacObjects, type RbacRole } from "../../components/core/rbac.js";
 import { readSnapshot } from "../../components/cluster/snapshot.js";
 import { MARKS } from "../../components/core/plan.js";
-import { clients, serviceAccountKubeconfig, startCluster, stopCluster } from "./support.js";
+import { clients, scratchDir, serviceAccountKubeconfig, startCluster, stopCluster } from "./support.js";
 import { rollout, writeSpec } from "./drainSupport.js";
 
 const KWOK = "(kwok nodes: built-in node checks not run)";
@@ -67,7 +66,7 @@ describe("@e2e RBAC: the rollout as a ServiceAccount bound to exactly the shippe
         }
         const saText = await serviceAccountKubeconfig(cluster, SA.name);
         for (const o of rbacObjects()) await objects.create(o as k8s.KubernetesObject);
-        saKubeconfig = join(mkdtempSync(join(tmpdir(), "kpm-sa-")), "kubeconfig");
+        saKubeconfig = join(scratchDir("kpm-sa-"), "kubeconfig");
         writeFileSync(saKubeconfig, saText, { mode: 0o600 });
         spec = await writeSpec(
             cluster,

@@ -27,6 +27,33 @@ export function toolchain(): string {
     return binDir;
 }
 
+const scratch: string[] = [];
+process.on("exit", () => {
+    for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * A fresh directory in the system's temporary directory, removed when this process exits (tests
+ * and the bench write kubeconfigs and stack state there: nothing of theirs outlives the run).
+ */
+export function scratchDir(prefix: string): string {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    scratch.push(dir);
+    return dir;
+}
+
+/**
+ * The environment that keeps the engine's own temporary files inside `dir`: the Kubernetes
+ * provider writes a copy of the kubeconfig it is given to a new file in its temporary directory
+ * each time it starts and never removes it (pulumi-kubernetes, `writeKubeconfigToFile`), so a run
+ * with the system's temporary directory leaves a credential there per provider start.
+ */
+export function engineTemp(dir: string): { TMPDIR: string } {
+    const tmp = join(dir, ".tmp");
+    mkdirSync(tmp, { recursive: true });
+    return { TMPDIR: tmp };
+}
+
 let counter = 0;
 export async function startCluster(opts: ClusterOptions = {}): Promise<ClusterState> {
     toolchain();
@@ -67,7 +94,7 @@ export async function projectDir(
     prefix: string,
 ): Promise<{ dir: string; envVars: Record<string, string>; pulumiCommand: PulumiCommand }> {
     toolchain();
-    const dir = mkdtempSync(join(tmpdir(), prefix));
+    const dir = scratchDir(prefix);
     writeFileSync(join(dir, "Pulumi.yaml"), readFileSync(join(ROOT, "Pulumi.yaml"), "utf8"));
     for (const entry of ["dist", "node_modules", "package.json"]) symlinkSync(join(ROOT, entry), join(dir, entry));
     mkdirSync(join(dir, ".state"));
@@ -81,6 +108,7 @@ export async function projectDir(
         PATH: process.env.PATH!,
         // the rollout steps' CLI must not pick up a developer's own cluster
         KUBECONFIG: join(dir, "no-ambient-kubeconfig"),
+        ...engineTemp(dir),
     };
     return { dir, envVars, pulumiCommand: await PulumiCommand.get({ skipVersionCheck: true }) };
 }

@@ -1,0 +1,67 @@
+// The private kubeconfig file a verify hook reads (KUBECONFIG): written for the hook's run and
+// removed after it. A run killed outright (SIGKILL, the machine's OOM killer) cannot remove it, so
+// its directory's name carries the moment after which no hook can still be reading it (the hook's
+// timeout plus a minute), and the next run that writes one removes every such directory past that
+// moment. No user value is in the name; the directory is 0700 and the file 0600.
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const PREFIX = "kpm-hook-";
+const NAME = /^kpm-hook-(\d{13})-/;
+/** How long past its hook's timeout a directory is kept: the hook is ended at its timeout, then the file removed. */
+export const HOOK_KUBECONFIG_GRACE_MS = 60_000;
+
+/** The directories swept by this process: once each, on the first file written there. */
+const swept = new Set<string>();
+
+/**
+ * Runs `fn` with the path of a private file holding `content` (undefined without content: the
+ * hook then reads the run's own KUBECONFIG), removed when `fn` settles. `timeoutSeconds` is how
+ * long the hook may run.
+ */
+export async function withHookKubeconfig<T>(
+    content: string | undefined,
+    timeoutSeconds: number,
+    fn: (path: string | undefined) => Promise<T>,
+    opts: { dir?: string; now?: () => number } = {},
+): Promise<T> {
+    if (!content) return fn(process.env.KUBECONFIG);
+    const base = opts.dir ?? tmpdir();
+    const now = opts.now ?? Date.now;
+    if (!swept.has(base)) {
+        swept.add(base);
+        removeExpiredHookKubeconfigs(base, now());
+    }
+    const expires = now() + timeoutSeconds * 1000 + HOOK_KUBECONFIG_GRACE_MS;
+    const dir = mkdtempSync(join(base, `${PREFIX}${String(expires).padStart(13, "0")}-`));
+    try {
+        const path = join(dir, "kubeconfig");
+        writeFileSync(path, content, { mode: 0o600 });
+        return await fn(path);
+    } finally {
+        rmSync(dir, { recursive: true, force: true });
+    }
+}
+
+/** Removes the hook kubeconfig directories in `base` whose hook can no longer be running at `now`; returns their names. */
+export function removeExpiredHookKubeconfigs(base: string, now: number): string[] {
+    let names: string[];
+    try {
+        names = readdirSync(base);
+    } catch {
+        return [];
+    }
+    const removed: string[] = [];
+    for (const name of names) {
+        const m = NAME.exec(name);
+        if (!m || Number(m[1]) >= now) continue;
+        try {
+            rmSync(join(base, name), { recursive: true, force: true });
+            removed.push(name);
+        } catch {
+            // another user's, or gone already: not ours to insist on
+        }
+    }
+    return removed;
+}
