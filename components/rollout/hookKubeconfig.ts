@@ -2,10 +2,12 @@
 // removed after it. A run killed outright (SIGKILL, the machine's OOM killer) cannot remove it, so
 // its directory's name carries the moment after which no hook can still be reading it (the hook's
 // timeout plus a minute), and the next run that writes one removes every such directory past that
-// moment. No user value is in the name; the directory is 0700 and the file 0600.
+// moment. No user value is in the name; the directory is 0700 and the file 0600. The hook's output,
+// which reaches the step's log and its error, is given back without the kubeconfig's credentials.
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import * as YAML from "../libraries/yaml.js";
 
 const PREFIX = "kpm-hook-";
 const NAME = /^kpm-hook-(\d{13})-/;
@@ -64,4 +66,35 @@ export function removeExpiredHookKubeconfigs(base: string, now: number): string[
         }
     }
     return removed;
+}
+
+/** The kubeconfig's credentials that a hook's output must never carry: tokens, passwords, client keys. */
+export function kubeconfigSecrets(content: string | undefined): string[] {
+    if (!content) return [];
+    let doc: unknown;
+    try {
+        doc = YAML.parse(content);
+    } catch {
+        return [];
+    }
+    const found = new Set<string>();
+    const take = (v: unknown) => {
+        // short values would blank out ordinary words of the output; no credential is that short
+        if (typeof v === "string" && v.length >= 8) found.add(v);
+    };
+    const users = (doc as { users?: { user?: Record<string, unknown> }[] } | null)?.users ?? [];
+    for (const { user } of Array.isArray(users) ? users : []) {
+        if (!user || typeof user !== "object") continue;
+        for (const key of ["token", "password", "client-key-data"]) take(user[key]);
+        const provider = user["auth-provider"] as { config?: Record<string, unknown> } | undefined;
+        for (const v of Object.values(provider?.config ?? {})) take(v);
+    }
+    return [...found].sort((a, b) => b.length - a.length);
+}
+
+/** `text` with every credential of `secrets` replaced by "[secret]". */
+export function withoutSecrets(text: string, secrets: readonly string[]): string {
+    let out = text;
+    for (const s of secrets) out = out.split(s).join("[secret]");
+    return out;
 }

@@ -32,7 +32,7 @@ import {
     type RolloutNode,
 } from "./cluster.js";
 import { realClock, type Clock } from "./clock.js";
-import { withHookKubeconfig } from "./hookKubeconfig.js";
+import { kubeconfigSecrets, withHookKubeconfig, withoutSecrets } from "./hookKubeconfig.js";
 import type { Hook, RolloutSpec } from "./spec.js";
 
 export type { Clock } from "./clock.js";
@@ -179,6 +179,7 @@ function modeOfPlacement(ctx: Context, inst: Installation, placement: string | n
 function runHook(
     hook: Hook,
     env: Record<string, string>,
+    secrets: readonly string[],
     signal?: AbortSignal,
 ): Promise<{ ok: boolean; output: string; interrupted?: boolean }> {
     const timeout = hook.timeoutSeconds * 1000;
@@ -188,7 +189,8 @@ function runHook(
             hook.command.slice(1),
             { env: { ...process.env, ...hook.env, ...env }, timeout, maxBuffer: 4 << 20, signal },
             (err, stdout, stderr) => {
-                const output = `${stdout}${stderr}`.trim().split("\n").slice(-20).join("\n");
+                // the hook's output reaches the step's log and its error: never the kubeconfig's credentials
+                const output = withoutSecrets(`${stdout}${stderr}`.trim(), secrets).split("\n").slice(-20).join("\n");
                 if (!err) return resolve({ ok: true, output });
                 if (err.name === "AbortError")
                     return resolve({
@@ -324,6 +326,7 @@ async function checkNode(
             runHook(
                 hook,
                 { NODE: node, POOL: pool.name, MODE: mode, ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}) },
+                kubeconfigSecrets(ctx.kubeconfig),
                 ctx.signal,
             ),
         );

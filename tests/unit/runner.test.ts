@@ -716,6 +716,36 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         });
     });
 
+    describe("a verify hook's output", () => {
+        it("a hook that prints its kubeconfig: the failure and the log carry [secret], never the token or the client key", async () => {
+            const token = "kpm-unit-token-0123456789abcdef";
+            const key = "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCmtwbS11bml0LWtleQ==";
+            const kubeconfig = [
+                "apiVersion: v1",
+                "kind: Config",
+                "users:",
+                "- name: rollout",
+                `  user: {token: ${token}}`,
+                "- name: other",
+                `  user: {client-key-data: ${key}, client-certificate-data: Y2VydA==}`,
+            ].join("\n");
+            const print =
+                "process.stdout.write(require('fs').readFileSync(process.env.KUBECONFIG, 'utf8')); process.exit(3)";
+            const hooks = [{ name: "leaky", command: [process.execPath, "-e", print] }];
+            const { cluster, ctx, lines } = setup({ spec: specOf({ verify: { hooks } }) });
+            const err = await runPools(ctx("run-1", { kubeconfig }), ["canary"]).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.check, "hook leaky");
+            assert.match(err.detail, /exit code 3; output:/);
+            assert.match(err.detail, /user: \{token: \[secret\]\}/, "the hook's output is kept, the token blanked");
+            assert.match(err.detail, /client-key-data: \[secret\], client-certificate-data: Y2VydA==/);
+            const all = `${err.message}\n${err.detail}\n${lines.join("\n")}`;
+            assert.doesNotMatch(all, new RegExp(token));
+            assert.doesNotMatch(all, new RegExp(key.slice(0, 20)));
+            assertSettled(cluster);
+        });
+    });
+
     describe("F4: nodes that join or leave", () => {
         it("the finish moves and verifies a node that joined a pool after its step", async () => {
             const { cluster, ctx, lines } = setup();
