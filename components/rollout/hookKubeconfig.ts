@@ -82,8 +82,9 @@ export function kubeconfigSecrets(content: string | undefined): string[] {
         // short values would blank out ordinary words of the output; no credential is that short
         if (typeof v === "string" && v.length >= 8) found.add(v);
     };
-    const users = (doc as { users?: { user?: Record<string, unknown> }[] } | null)?.users ?? [];
-    for (const { user } of Array.isArray(users) ? users : []) {
+    const users: unknown = (doc as { users?: unknown } | null)?.users;
+    for (const entry of Array.isArray(users) ? users : []) {
+        const user = (entry as { user?: unknown } | null)?.user as Record<string, unknown> | undefined;
         if (!user || typeof user !== "object") continue;
         for (const key of ["token", "password", "client-key-data"]) take(user[key]);
         const provider = user["auth-provider"] as { config?: Record<string, unknown> } | undefined;
