@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as YAML from "yaml";
-import { clusterDown, clusterUp, enginePath, ROOT } from "./referenceCluster.js";
+import { clusterDown, clusterUp, enginePath, engineTemp, ROOT } from "./referenceCluster.js";
 import { realNodesSupported } from "./realNodes.js";
 
 function step(title: string): void {
@@ -94,7 +94,6 @@ async function main(): Promise<number> {
     const dir = mkdtempSync(join(tmpdir(), "kpm-demo-"));
     try {
         writeExampleProject(dir, nodes);
-        mkdirSync(join(dir, ".tmp"));
         const env = {
             ...process.env,
             PATH: engine.path,
@@ -104,9 +103,8 @@ async function main(): Promise<number> {
             PULUMI_SKIP_UPDATE_CHECK: "true",
             PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
             KUBECONFIG: cluster.kubeconfig,
-            // the Kubernetes provider leaves a copy of the kubeconfig in its temporary directory at
-            // each start (README, "Credentials on disk"): here, inside the demo's directory, removed after
-            TMPDIR: join(dir, ".tmp"),
+            // inside the demo's directory, removed after it (the provider's kubeconfig copies)
+            ...engineTemp(dir),
         };
         previewUpStatus(dir, env, cluster.kubeconfig, nodes);
         process.stdout.write(`\ndemo finished in ${((Date.now() - started) / 1000).toFixed(0)}s\n`);

@@ -119,6 +119,19 @@ export function enginePath(
 }
 
 /**
+ * The environment that keeps the engine's own temporary files inside `dir` (tests, the bench and
+ * the demo): the Kubernetes provider writes a copy of the kubeconfig it is given to a new file in
+ * its temporary directory each time it starts and never removes it (pulumi-kubernetes,
+ * `writeKubeconfigToFile`; README, "Credentials on disk"), so a run with the system's temporary
+ * directory leaves a credential there per provider start.
+ */
+export function engineTemp(dir: string): { TMPDIR: string } {
+    const tmp = join(dir, ".tmp");
+    mkdirSync(tmp, { recursive: true });
+    return { TMPDIR: tmp };
+}
+
+/**
  * A port for one of the cluster's daemons: free now, and BELOW the kernel's ephemeral range
  * (ip_local_port_range, 32768-60999 by default). A port the kernel handed out (listen on 0) is
  * an ephemeral one, and an outgoing connection of any process can take it before the daemon

@@ -68,9 +68,17 @@ export function removeExpiredHookKubeconfigs(base: string, now: number): string[
     return removed;
 }
 
+/** The last kubeconfig asked about and its credentials: a run has one kubeconfig, and hooks run on every node. */
+let lastSecrets: { content: string; secrets: readonly string[] } | undefined;
+
 /** The kubeconfig's credentials that a hook's output must never carry: tokens, passwords, client keys. */
-export function kubeconfigSecrets(content: string | undefined): string[] {
+export function kubeconfigSecrets(content: string | undefined): readonly string[] {
     if (!content) return [];
+    if (lastSecrets?.content !== content) lastSecrets = { content, secrets: readSecrets(content) };
+    return lastSecrets.secrets;
+}
+
+function readSecrets(content: string): string[] {
     let doc: unknown;
     try {
         doc = YAML.parse(content);

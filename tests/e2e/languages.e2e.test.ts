@@ -16,11 +16,10 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { LocalWorkspace, PulumiCommand, type EngineEvent, type Stack } from "@pulumi/pulumi/automation";
 import * as YAML from "yaml";
-import type { ClusterState } from "../../scripts/referenceCluster.js";
+import { engineTemp, type ClusterState } from "../../scripts/referenceCluster.js";
 import { ROOT, runAsync } from "../helpers.js";
 import {
     clients,
-    engineTemp,
     leastPrivilegeKubeconfig,
     POOLS,
     startCluster,

@@ -9,6 +9,7 @@ import {
     clusterDown,
     clusterUp,
     enginePath,
+    engineTemp,
     toolchainBin,
     type ClusterOptions,
     type ClusterState,
@@ -40,18 +41,6 @@ export function scratchDir(prefix: string): string {
     const dir = mkdtempSync(join(tmpdir(), prefix));
     scratch.push(dir);
     return dir;
-}
-
-/**
- * The environment that keeps the engine's own temporary files inside `dir`: the Kubernetes
- * provider writes a copy of the kubeconfig it is given to a new file in its temporary directory
- * each time it starts and never removes it (pulumi-kubernetes, `writeKubeconfigToFile`), so a run
- * with the system's temporary directory leaves a credential there per provider start.
- */
-export function engineTemp(dir: string): { TMPDIR: string } {
-    const tmp = join(dir, ".tmp");
-    mkdirSync(tmp, { recursive: true });
-    return { TMPDIR: tmp };
 }
 
 let counter = 0;

@@ -86,7 +86,7 @@ describe("a verify hook's private kubeconfig file", function () {
             "  user: {auth-provider: {name: oidc, config: {id-token: id-token-cccccccc}}}",
         ].join("\n");
         assert.deepEqual(
-            kubeconfigSecrets(kubeconfig).sort(),
+            [...kubeconfigSecrets(kubeconfig)].sort(),
             ["a2V5LWtleS1rZXk=", "hunter2-password", "id-token-cccccccc", "token-aaaaaaaa"].sort(),
         );
         assert.equal(
