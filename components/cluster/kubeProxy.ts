@@ -4,12 +4,15 @@ import * as k8s from "../libraries/kubernetesClient.js";
 import { parseCurrentConfig, type CurrentConfig } from "../core/config.js";
 import {
     canonicalDuringRollout,
+    handBackRevision,
     podIsOfRevision,
     REVISION_LABELS,
     revisionLabels,
     targetDaemonSetSpec,
     templateGenerationAfterRestore,
     templateGenerationOf,
+    templateOfRevisionData,
+    type TemplateRevision,
 } from "../core/daemonset.js";
 import { FLAVORS, type Flavor } from "../core/facts.js";
 import {
@@ -551,7 +554,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
      * on the run's pod informer, woken by its events; the verdict it reaches there is then
      * confirmed by one read of the node's pods, so a watch that died without a word (a network
      * partition keeps its socket open) can delay a wait but never pass it. A hand-back's wait
-     * (`labelForRestore`) confirms instead with the answer of its label write.
+     * (`labelForRestore`) that labels its pod confirms instead with the answer of that write.
      */
     async waitForKubeProxy(
         node: string,
@@ -581,7 +584,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             if (verdict?.kind === "gone" || (verdict?.kind === "running" && wait <= 0)) {
                 const labelled =
                     labelForRestore && verdict.kind === "running"
-                        ? await this.labelForRestore(verdict.pod.name, node)
+                        ? await this.labelForRestore(verdict.pod, node)
                         : undefined;
                 const fresh = podVerdict(labelled ?? (await this.kubeProxyPods(node)), owner, hold);
                 if (fresh.kind === "failing") throw await this.failing(node, fresh.pod);
@@ -694,15 +697,104 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
 
     /** The template generation the restore will give the installer's DaemonSet, read once per run. */
     private generationAfterRestore?: Promise<string | undefined>;
+    /** The revision hash the restore will count current, once prepareHandBack has made the pods the hand-back starts carry it. */
+    private restoreHash?: string;
+
+    /** The installer DaemonSet's ControllerRevisions, each with the pod template it records. */
+    private async installerRevisions(ds: k8s.V1DaemonSet): Promise<TemplateRevision[]> {
+        const { namespace } = this.names;
+        return (await this.apps.listNamespacedControllerRevision({ namespace })).items
+            .filter((r) => r.metadata?.ownerReferences?.some((o) => o.uid === ds.metadata?.uid))
+            .map((r) => ({
+                name: r.metadata!.name!,
+                hash: r.metadata?.labels?.[REVISION_LABELS.hash],
+                revision: r.revision,
+                template: templateOfRevisionData(r.data),
+            }));
+    }
 
     /**
-     * Labels a kube-proxy pod the hand-back started with the template generation the restore
-     * will give the installer's DaemonSet (templateGenerationAfterRestore), so the restore finds
-     * it current by the controller's rule (podIsOfRevision) and does not write to it: the finish's
-     * label patches happen inside the hand-back's batches, not after them. Until the restore the
-     * pod's hash matches the DaemonSet's revision anyway, so the label changes nothing for the
-     * controller; if the DaemonSet's template changes in between, the label does not match the
-     * restore's generation and the restore labels the pod as it does any other.
+     * Before the finish's hand-back: makes the DaemonSet controller start the hand-back's pods
+     * with the revision hash the restore will count current (core/daemonset.ts handBackRevision),
+     * by relabelling the installer DaemonSet's current revision (its template in the rollout's
+     * shape) with the hash of the revision that recorded the installer's own template. Its own hash
+     * is kept in an annotation, and the restore puts it back. Then the hand-back writes to no pod;
+     * a pod started with another hash (before the controller saw the relabel, or by a rollback)
+     * is labelled with the template generation as before. Nothing is written when the installer's
+     * revision is gone (the log says so) or the DaemonSet is not in the rollout's shape.
+     */
+    async prepareHandBack(log: (l: string) => void): Promise<void> {
+        const { namespace } = this.names;
+        const ds = await this.apps.readNamespacedDaemonSet({ name: this.names.daemonSet, namespace });
+        const saved = ds.metadata?.annotations?.[MARKS.originalSpecAnnotation];
+        if (!saved) return;
+        const installers = JSON.parse(saved) as k8s.V1DaemonSetSpec;
+        const { relabel, restoreHash } = handBackRevision(
+            await this.installerRevisions(ds),
+            { template: ds.spec?.template },
+            { template: installers.template },
+        );
+        if (!restoreHash) {
+            log(
+                `DaemonSet ${namespace}/${this.names.daemonSet}: no ControllerRevision records the installer's own template (revisionHistoryLimit ${ds.spec?.revisionHistoryLimit ?? "unset"}); each hand-back labels its pod for the restore`,
+            );
+            return;
+        }
+        if (relabel) {
+            await this.apps.patchNamespacedControllerRevision(
+                {
+                    name: relabel.name,
+                    namespace,
+                    body: {
+                        metadata: {
+                            labels: { [REVISION_LABELS.hash]: relabel.to },
+                            annotations: { [MARKS.revisionHashAnnotation]: relabel.from ?? relabel.name },
+                        },
+                    },
+                    fieldManager: FIELD_MANAGER,
+                },
+                MERGE,
+            );
+            log(
+                `ControllerRevision ${namespace}/${relabel.name}: the pods the hand-back starts get hash ${relabel.to}, the installer's revision's, so the restore writes to none (its own ${relabel.from ?? "(none)"} is put back then)`,
+            );
+        }
+        this.restoreHash = restoreHash;
+    }
+
+    /** Puts back the hash of every revision prepareHandBack relabelled (the restore's last step). */
+    private async putBackRevisionHashes(ds: k8s.V1DaemonSet, log: (l: string) => void): Promise<void> {
+        const { namespace } = this.names;
+        for (const r of (await this.apps.listNamespacedControllerRevision({ namespace })).items) {
+            const own = r.metadata?.annotations?.[MARKS.revisionHashAnnotation];
+            if (!own || !r.metadata?.ownerReferences?.some((o) => o.uid === ds.metadata?.uid)) continue;
+            await this.apps.patchNamespacedControllerRevision(
+                {
+                    name: r.metadata.name!,
+                    namespace,
+                    body: {
+                        metadata: {
+                            labels: { [REVISION_LABELS.hash]: own },
+                            annotations: { [MARKS.revisionHashAnnotation]: null },
+                        },
+                    },
+                    fieldManager: FIELD_MANAGER,
+                },
+                MERGE,
+            );
+            log(`ControllerRevision ${namespace}/${r.metadata.name}: its own hash ${own} put back`);
+        }
+    }
+
+    /**
+     * Labels a kube-proxy pod the hand-back started, unless it was born with the hash the restore
+     * counts current (prepareHandBack), with the template generation the restore will give the
+     * installer's DaemonSet (templateGenerationAfterRestore), so the restore finds it current by
+     * the controller's rule (podIsOfRevision) and does not write to it: the finish's label
+     * patches happen inside the hand-back's batches, not after them. Until the restore the label
+     * changes nothing for the controller; if the DaemonSet's template changes in between, the
+     * label does not match the restore's generation and the restore labels the pod as it does any
+     * other.
      *
      * Returns the node's kube-proxy pods as the write's answer shows them: the pod as the API
      * server holds it now, or none when it is gone (404). That answer confirms the hand-back's
@@ -710,10 +802,13 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
      * watch that showed no other pod on the node had delivered every event up to this pod's
      * settling (a pod created after that would pass a read made now as well; the finish's final
      * check lists every node's pods once more after the restore). Undefined when there is no
-     * label to write (the DaemonSet is not in the rollout's shape): the wait then reads the pods.
+     * label to write (the pod was born current, or the DaemonSet is not in the rollout's shape):
+     * the wait then reads the pods.
      */
-    private async labelForRestore(pod: string, node: string): Promise<KubeProxyPod[] | undefined> {
+    private async labelForRestore(pod: KubeProxyPod, node: string): Promise<KubeProxyPod[] | undefined> {
         const { namespace } = this.names;
+        // started with the hash the restore counts current (prepareHandBack): nothing to write
+        if (this.restoreHash && pod.revisionHash === this.restoreHash) return undefined;
         this.generationAfterRestore ??= this.apps
             .readNamespacedDaemonSet({ name: this.names.daemonSet, namespace })
             .then((ds) =>
@@ -729,7 +824,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         try {
             const labelled = await this.core.patchNamespacedPod(
                 {
-                    name: pod,
+                    name: pod.name,
                     namespace,
                     body: { metadata: { labels: revisionLabels({ templateGeneration: generation }) } },
                 },
@@ -765,9 +860,12 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 delete d.metadata!.annotations![MARKS.originalSpecAnnotation];
             });
             log(
-                `DaemonSet ${namespace}/${this.names.daemonSet}: restored to the installer's spec (${kept} running pod(s) kept: they already run its configuration; ${labelled} of them labelled as of its revision now, the others were at their hand-back)`,
+                `DaemonSet ${namespace}/${this.names.daemonSet}: restored to the installer's spec (${kept} running pod(s) kept: they already run its configuration; ${labelled} of them labelled as of its revision now, the others were of it already: started with its hash, or labelled at their hand-back)`,
             );
         }
+        // the revision the hand-back relabelled gets its own hash back (also when a run that died
+        // after the restore's last write left it)
+        await this.putBackRevisionHashes(ds, log);
         const selector = `${MARKS.managedByLabel}=${MARKS.managedByValue},${MARKS.configLabel}`;
         for (const d of (await this.apps.listNamespacedDaemonSet({ namespace, labelSelector: selector })).items) {
             await this.apps.deleteNamespacedDaemonSet({ name: d.metadata!.name!, namespace });

@@ -1,8 +1,9 @@
 // kube-proxy's pods on every node, from one list and one watch (a client-node informer) held
 // while a run needs them: a node's wait costs the API server one confirming read of its pods
-// (KubeProxyCluster.waitForKubeProxy; a hand-back's is the answer of its label write), where a
+// (KubeProxyCluster.waitForKubeProxy; a hand-back that labels its pod uses that write's answer), where a
 // watch and a list per node per change used to.
 import * as k8s from "../libraries/kubernetesClient.js";
+import { REVISION_LABELS } from "../core/daemonset.js";
 import type { KubeProxyPod } from "../rollout/cluster.js";
 import { watchRefused } from "./client.js";
 import type { ServerRecovery } from "./retry.js";
@@ -24,13 +25,14 @@ export function kubeProxyPodOf(p: k8s.V1Pod, node?: string): KubeProxyPod {
         restarts: cs?.restartCount ?? 0,
         problem: problem === "ContainerCreating" || problem === "PodInitializing" ? undefined : problem,
         deleting: !!p.metadata?.deletionTimestamp,
+        revisionHash: p.metadata?.labels?.[REVISION_LABELS.hash],
     };
 }
 
 /**
  * Keeps of a kube-proxy pod only what kubeProxyPodOf and the informer read (its name, namespace,
- * resourceVersion, deletion, DaemonSet owner, node, phase, Ready condition and first container's
- * restarts and state) and drops the rest in place. The pages of the cache's first list are slimmed
+ * resourceVersion, deletion, revision hash label, DaemonSet owner, node, phase, Ready condition and
+ * first container's restarts and state) and drops the rest in place. The pages of the cache's first list are slimmed
  * as they arrive, so that list of every kube-proxy pod is never held whole.
  */
 export function slimPod(p: k8s.V1Pod): k8s.V1Pod {
@@ -40,6 +42,9 @@ export function slimPod(p: k8s.V1Pod): k8s.V1Pod {
         namespace: m.namespace,
         resourceVersion: m.resourceVersion,
         ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}),
+        ...(m.labels?.[REVISION_LABELS.hash]
+            ? { labels: { [REVISION_LABELS.hash]: m.labels[REVISION_LABELS.hash] } }
+            : {}),
         ownerReferences: m.ownerReferences
             ?.filter((o) => o.kind === "DaemonSet")
             .map((o) => ({ kind: o.kind, name: o.name }) as k8s.V1OwnerReference),

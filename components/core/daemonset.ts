@@ -110,3 +110,74 @@ export function templateGenerationAfterRestore(annotations: Record<string, strin
     const now = templateGenerationOf(annotations);
     return now && /^\d+$/.test(now) ? String(Number(now) + 1) : undefined;
 }
+
+/** A DaemonSet's ControllerRevision as the rollout reads it: the pod template it records. */
+export interface TemplateRevision {
+    name: string;
+    /** its `controller-revision-hash` label: the hash the controller gives the pods it starts while it is current */
+    hash?: string;
+    revision: number;
+    /** the pod template it records (its data's `spec.template`) */
+    template: unknown;
+}
+
+/** JSON with keys in order and null, undefined and `$patch` left out: a template as the controller compares it. */
+function canonicalJson(v: unknown): unknown {
+    if (Array.isArray(v)) return v.map(canonicalJson);
+    if (v === null || typeof v !== "object") return v;
+    return Object.fromEntries(
+        Object.entries(v)
+            .filter(([k, x]) => x !== null && x !== undefined && k !== "$patch")
+            .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+            .map(([k, x]) => [k, canonicalJson(x)]),
+    );
+}
+
+/** The pod template a ControllerRevision's data records (`{"spec":{"template":...}}`, how the DaemonSet controller writes it). */
+export function templateOfRevisionData(data: unknown): unknown {
+    return (data as { spec?: { template?: unknown } } | undefined)?.spec?.template;
+}
+
+/**
+ * The revision that records this pod template (the newest, if several do), as the DaemonSet
+ * controller finds its current revision (Match in pkg/controller/daemon/update.go compares the
+ * recorded template with the DaemonSet's). Templates compare as JSON, key order and null fields
+ * aside.
+ */
+export function revisionOfTemplate(revisions: TemplateRevision[], template: unknown): TemplateRevision | undefined {
+    if (template === undefined) return undefined;
+    const want = JSON.stringify(canonicalJson(JSON.parse(JSON.stringify(template))));
+    return revisions
+        .filter((r) => r.template !== undefined && JSON.stringify(canonicalJson(r.template)) === want)
+        .sort((a, b) => b.revision - a.revision)[0];
+}
+
+/**
+ * How the finish's hand-back can start pods the restore finds current without a write to each.
+ * The DaemonSet controller gives every pod it starts the `controller-revision-hash` label of its
+ * current ControllerRevision, read from that revision's label, not computed (constructHistory in
+ * pkg/controller/daemon/update.go); after the restore its current revision is the one that
+ * recorded the installer's own template before the rollout (the controller finds it by its
+ * template and reuses it). So while the installer's DaemonSet is in the rollout's shape, its
+ * current revision relabelled with that revision's hash makes every pod the hand-back starts
+ * carry the hash the restore will count as current.
+ *
+ * `relabel`: the current revision (the rollout's shape) and the hash it gets; none when it
+ * already carries it. `restoreHash`: the hash the pods should carry. Both undefined when the
+ * installer's revision is gone (a DaemonSet with `revisionHistoryLimit: 0`, or one the controller
+ * pruned) or the current one is not found: each hand-back then labels its pod with the template
+ * generation instead (templateGenerationAfterRestore).
+ */
+export function handBackRevision(
+    revisions: TemplateRevision[],
+    current: { template: unknown },
+    installers: { template: unknown },
+): { relabel?: { name: string; from?: string; to: string }; restoreHash?: string } {
+    const now = revisionOfTemplate(revisions, current.template);
+    const restored = revisionOfTemplate(revisions, installers.template);
+    if (!now || !restored?.hash || now.name === restored.name) return {};
+    return {
+        restoreHash: restored.hash,
+        ...(now.hash === restored.hash ? {} : { relabel: { name: now.name, from: now.hash, to: restored.hash } }),
+    };
+}

@@ -26,6 +26,12 @@ export const MARKS = {
     cordonedAnnotation: "kube-proxy-mode.io/cordoned-by",
     /** DaemonSet annotation: the installer's DaemonSet spec, restored when the rollout finishes */
     originalSpecAnnotation: "kube-proxy-mode.io/original-spec",
+    /**
+     * ControllerRevision annotation: its own `controller-revision-hash`, kept while the finish's
+     * hand-back has it carry the installer's (core/daemonset.ts handBackRevision); the restore
+     * puts it back
+     */
+    revisionHashAnnotation: "kube-proxy-mode.io/revision-hash",
     /** label on every object the rollout creates */
     managedByLabel: "app.kubernetes.io/managed-by",
     managedByValue: "kube-proxy-mode",

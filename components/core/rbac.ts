@@ -89,8 +89,8 @@ export const PERMISSIONS: Permission[] = [
     },
     {
         scope: "kube-system",
-        rule: { apiGroups: ["apps"], resources: ["controllerrevisions"], verbs: ["list"] },
-        why: "the installer DaemonSet's current revision, when the finish restores its spec",
+        rule: { apiGroups: ["apps"], resources: ["controllerrevisions"], verbs: ["list", "patch"] },
+        why: "the installer DaemonSet's revisions: the hash the hand-back's pods start with, its current revision when the finish restores its spec",
     },
     {
         scope: "kube-system",

@@ -33,15 +33,18 @@ export interface KubeProxyPod {
     /** waiting/terminated reason of the container, e.g. CrashLoopBackOff, Error */
     problem?: string;
     deleting: boolean;
+    /** its `controller-revision-hash` label: the DaemonSet revision its controller started it as */
+    revisionHash?: string;
 }
 
 /** How a wait for a node's kube-proxy ends. */
 export interface WaitOptions {
     /**
-     * The finish's hand-back: the settled pod is labelled so that the restore of the installer's
-     * DaemonSet finds it already of the revision it records (and writes nothing to it; the restore
-     * labels any pod it finds otherwise), and that write's answer, the pod as the API server holds
-     * it, confirms the wait in place of a read of the node's pods.
+     * The finish's hand-back: a settled pod the restore of the installer's DaemonSet would not find
+     * of the revision it records (one started without the hash prepareHandBack arranged) is
+     * labelled so that it is, and writes nothing to it then (the restore labels any pod it finds
+     * otherwise); that write's answer, the pod as the API server holds it, confirms the wait in
+     * place of a read of the node's pods. A pod that needs no label is confirmed by the read.
      */
     labelForRestore?: boolean;
 }
@@ -199,6 +202,12 @@ export interface RolloutCluster {
     serviceEndpoint(namespace: string, name: string): Promise<{ ip: string; port: number } | undefined>;
 
     writeCanonicalConfig(config: string): Promise<void>;
+    /**
+     * Before the hand-back: the pods the installer's DaemonSet starts from now carry the revision
+     * hash the restore will count current, where the cluster allows (they then need no label
+     * write; the hand-back's wait labels any pod that does not)
+     */
+    prepareHandBack(log: (l: string) => void): Promise<void>;
     /** the installer's DaemonSet back to its saved spec; the rollout's objects deleted */
     restoreInstallation(log: (l: string) => void): Promise<void>;
     waitForDaemonSetRollout(timeoutSeconds: number, log: (l: string) => void): Promise<void>;

@@ -506,7 +506,8 @@ async function moveNode(
                 await ctx.cluster.writeNode(node, { move: switching, placement: wanted });
             }
         }
-        // a hand-back labels its pod inside the batch, so the restore after the last one has no pod left to label
+        // a hand-back's pod is of the restore's revision when its batch ends (started so, or labelled
+        // here), so the restore after the last one has no pod left to label
         const pod = await ctx.cluster.waitForKubeProxy(node, wanted, podTimeout, { labelForRestore: handBack });
         log(`kube-proxy ${pod?.name ?? ""} running on ${describePlacement(wanted)}`);
         interrupted();
@@ -927,7 +928,9 @@ async function soakFailure(
 export async function finish(ctx: Context): Promise<void> {
     return withLease(ctx, async (c) => {
         const plan = await verifyAllThenWriteConfig(c);
-        // the ConfigMap holds the target: every node goes back to the installer's DaemonSet
+        // the ConfigMap holds the target: every node goes back to the installer's DaemonSet, its
+        // pods started as of the revision the restore will make current where the cluster allows
+        await c.cluster.prepareHandBack(c.log);
         await movePools(c);
         if ((await c.cluster.installation()).inRollout) {
             const podTimeout = c.spec.verify.podTimeoutSeconds;

@@ -330,16 +330,38 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
             const restored = await apps.readNamespacedDaemonSet({ name: "kube-proxy", namespace: "kube-system" });
             const status = restored.status!;
             assert.equal(status.updatedNumberScheduled, status.desiredNumberScheduled);
-            // each hand-back labelled its pod with the generation the restore gave the DaemonSet, so
-            // the restore wrote to no pod (the DaemonSet controller counts them current: see above)
+            // before the hand-back the installer's current revision was relabelled with the hash of
+            // its own revision, so the controller started every hand-back pod with the hash the
+            // restore counts current: neither the hand-back nor the restore wrote to a pod
+            const relabelled =
+                /ControllerRevision kube-system\/(\S+): the pods the hand-back starts get hash (\w+)/.exec(r.out);
+            assert.ok(relabelled, r.out);
+            const [, relabelledRevision, installersHash] = relabelled;
             assert.match(
                 r.out,
                 /restored to the installer's spec \(7 running pod\(s\) kept: [^;]*; 0 of them labelled as of its revision now/,
             );
-            const generation = restored.metadata!.annotations!["deprecated.daemonset.template.generation"];
+            const revisions = (await apps.listNamespacedControllerRevision({ namespace: "kube-system" })).items.filter(
+                (cr) => cr.metadata!.ownerReferences?.some((o) => o.uid === restored.metadata!.uid),
+            );
+            const current = revisions.sort((x, y) => y.revision - x.revision)[0];
+            assert.equal(current.metadata!.labels!["controller-revision-hash"], installersHash);
             assert.deepEqual(
-                running.map((p) => p.metadata!.labels!["pod-template-generation"]),
-                running.map(() => generation),
+                running.map((p) => p.metadata!.labels!["controller-revision-hash"]),
+                running.map(() => installersHash),
+            );
+            const generation = restored.metadata!.annotations!["deprecated.daemonset.template.generation"];
+            assert.ok(
+                running.every((p) => p.metadata!.labels!["pod-template-generation"] !== generation),
+                "no pod was labelled with the restored template generation",
+            );
+            // and the relabelled revision has its own hash back, the annotation that kept it gone
+            const back = revisions.find((cr) => cr.metadata!.name === relabelledRevision)!;
+            assert.equal(`kube-proxy-${back.metadata!.labels!["controller-revision-hash"]}`, relabelledRevision);
+            assert.equal(back.metadata!.annotations?.["kube-proxy-mode.io/revision-hash"], undefined);
+            assert.match(
+                r.out,
+                new RegExp(`ControllerRevision kube-system/${relabelledRevision}: its own hash \\w+ put back`),
             );
         },
     );

@@ -3,11 +3,14 @@ import assert from "node:assert/strict";
 import * as YAML from "yaml";
 import {
     canonicalDuringRollout,
+    handBackRevision,
     MARKS,
     podIsOfRevision,
+    revisionOfTemplate,
     revisionLabels,
     targetDaemonSetSpec,
     templateGenerationAfterRestore,
+    templateOfRevisionData,
 } from "../../components/core/index.js";
 import { fixture } from "../helpers.js";
 
@@ -107,5 +110,74 @@ describe("a pod as of a DaemonSet revision, by the DaemonSet controller's rule",
         assert.equal(templateGenerationAfterRestore({}), undefined);
         assert.equal(templateGenerationAfterRestore(undefined), undefined);
         assert.equal(templateGenerationAfterRestore({ "deprecated.daemonset.template.generation": "x" }), undefined);
+    });
+});
+
+describe("the hand-back's pods started as of the revision the restore makes current", () => {
+    // the installer's template, and the same in the rollout's shape, as the DaemonSet controller
+    // records them in its ControllerRevisions' data ({"spec":{"template":{"$patch":"replace",...}}})
+    const original = YAML.parse(fixture("kubeadm/1.37/daemonset.yaml")).spec;
+    const installers = original.template;
+    const rollouts = canonicalDuringRollout(original).template;
+    const recorded = (template: unknown) =>
+        templateOfRevisionData({
+            spec: { template: { $patch: "replace", ...JSON.parse(JSON.stringify(template)) } },
+        });
+    const revisions = [
+        { name: "kube-proxy-5499867df", hash: "5499867df", revision: 1, template: recorded(installers) },
+        { name: "kube-proxy-6c8b7f9d4", hash: "6c8b7f9d4", revision: 2, template: recorded(rollouts) },
+    ];
+
+    it("finds a revision by the template it records, whatever its key order and null fields", () => {
+        const reordered = JSON.parse(JSON.stringify(installers), (_k, v: unknown) =>
+            v && typeof v === "object" && !Array.isArray(v)
+                ? Object.fromEntries(Object.entries(v as object).reverse())
+                : v,
+        );
+        const withNull = { ...JSON.parse(JSON.stringify(installers)), metadata: { creationTimestamp: null } };
+        assert.equal(revisionOfTemplate(revisions, reordered)?.name, "kube-proxy-5499867df");
+        assert.equal(revisionOfTemplate(revisions, rollouts)?.name, "kube-proxy-6c8b7f9d4");
+        assert.equal(
+            revisionOfTemplate(revisions, { ...withNull, metadata: { ...withNull.metadata, ...installers?.metadata } })
+                ?.name,
+            "kube-proxy-5499867df",
+        );
+        assert.equal(revisionOfTemplate(revisions, { spec: { containers: [] } }), undefined);
+        assert.equal(revisionOfTemplate(revisions, undefined), undefined);
+    });
+
+    it("the newest of several revisions that record the same template", () => {
+        const twice = [...revisions, { ...revisions[0], name: "kube-proxy-dup", revision: 3 }];
+        assert.equal(revisionOfTemplate(twice, installers)?.name, "kube-proxy-dup");
+    });
+
+    it("relabels the current revision (the rollout's shape) with the installer's revision's hash, keeping its own to put back", () => {
+        assert.deepEqual(handBackRevision(revisions, { template: rollouts }, { template: installers }), {
+            restoreHash: "5499867df",
+            relabel: { name: "kube-proxy-6c8b7f9d4", from: "6c8b7f9d4", to: "5499867df" },
+        });
+    });
+
+    it("a revision relabelled already (a run that died in the hand-back) is not relabelled again", () => {
+        const relabelled = [revisions[0], { ...revisions[1], hash: "5499867df" }];
+        assert.deepEqual(handBackRevision(relabelled, { template: rollouts }, { template: installers }), {
+            restoreHash: "5499867df",
+        });
+    });
+
+    it("nothing to arrange when the installer's revision is gone (revisionHistoryLimit: 0), the current one is not found, or the DaemonSet is not in the rollout's shape", () => {
+        assert.deepEqual(handBackRevision([revisions[1]], { template: rollouts }, { template: installers }), {});
+        assert.deepEqual(handBackRevision([revisions[0]], { template: rollouts }, { template: installers }), {});
+        assert.deepEqual(handBackRevision(revisions, { template: installers }, { template: installers }), {});
+        assert.deepEqual(
+            handBackRevision(
+                [revisions[0], { ...revisions[1], hash: undefined }],
+                { template: rollouts },
+                {
+                    template: installers,
+                },
+            ),
+            { restoreHash: "5499867df", relabel: { name: "kube-proxy-6c8b7f9d4", from: undefined, to: "5499867df" } },
+        );
     });
 });

@@ -366,6 +366,11 @@ export class FakeCluster implements RolloutCluster {
         this.wrote("write installer ConfigMap");
     }
 
+    async prepareHandBack(): Promise<void> {
+        this.writing("prepareHandBack");
+        this.wrote("prepare hand-back revision");
+    }
+
     async restoreInstallation(): Promise<void> {
         this.writing("restoreInstallation");
         this.inRollout = false;

@@ -20,6 +20,25 @@ import {
     type SimulatedServer,
 } from "./simulatedApi.js";
 
+/** the installer's pod template, and the same in the rollout's shape (SIMULATED, reduced) */
+const INSTALLERS_TEMPLATE = {
+    metadata: { labels: { "k8s-app": "kube-proxy" } },
+    spec: { containers: [{ name: "kube-proxy", image: "kube-proxy" }] },
+};
+const ROLLOUTS_TEMPLATE = {
+    ...INSTALLERS_TEMPLATE,
+    spec: {
+        ...INSTALLERS_TEMPLATE.spec,
+        affinity: {
+            nodeAffinity: {
+                requiredDuringSchedulingIgnoredDuringExecution: {
+                    nodeSelectorTerms: [{ matchExpressions: [{ key: MARKS.configLabel, operator: "DoesNotExist" }] }],
+                },
+            },
+        },
+    },
+};
+
 interface SimPod {
     name: string;
     node: string;
@@ -49,6 +68,22 @@ class SimulatedApiServer {
     readonly patches: { pod: string; body: unknown }[] = [];
     /** the pods a patch was sent for and answered 404 (no such pod) */
     readonly patchesOfNoPod: string[] = [];
+    /**
+     * the installer DaemonSet's ControllerRevisions: the installer's own template (recorded
+     * before the rollout) and the rollout's shape of it (current)
+     */
+    revisions: {
+        name: string;
+        hash: string;
+        revision: number;
+        template: unknown;
+        annotations?: Record<string, string>;
+    }[] = [
+        { name: "kube-proxy-5499867df", hash: "5499867df", revision: 1, template: INSTALLERS_TEMPLATE },
+        { name: "kube-proxy-6c8b7f9d4", hash: "6c8b7f9d4", revision: 2, template: ROLLOUTS_TEMPLATE },
+    ];
+    /** the ControllerRevision patches received: the revision, and the body */
+    readonly revisionPatches: { name: string; body: unknown }[] = [];
     private readonly streams = new Set<ServerResponse>();
     private server!: SimulatedServer;
 
@@ -127,14 +162,68 @@ class SimulatedApiServer {
                 metadata: {
                     name: "kube-proxy",
                     namespace: "kube-system",
+                    uid: "ds",
                     annotations: {
                         "deprecated.daemonset.template.generation": "3",
-                        ...(this.daemonSetInRollout ? { [MARKS.originalSpecAnnotation]: "{}" } : {}),
+                        ...(this.daemonSetInRollout
+                            ? { [MARKS.originalSpecAnnotation]: JSON.stringify({ template: INSTALLERS_TEMPLATE }) }
+                            : {}),
                     },
                 },
-                spec: {},
+                spec: { template: this.daemonSetInRollout ? ROLLOUTS_TEMPLATE : INSTALLERS_TEMPLATE },
             });
         }
+        if (
+            req.method === "GET" &&
+            (url.pathname === "/apis/apps/v1/namespaces/kube-system/daemonsets" ||
+                url.pathname === "/api/v1/namespaces/kube-system/configmaps")
+        )
+            return answer(res, 200, { apiVersion: "v1", kind: "List", metadata: {}, items: [] });
+        const revisions = "/apis/apps/v1/namespaces/kube-system/controllerrevisions";
+        if (req.method === "GET" && url.pathname === revisions)
+            return answer(res, 200, {
+                apiVersion: "apps/v1",
+                kind: "ControllerRevisionList",
+                metadata: {},
+                items: this.revisions.map((r) => ({
+                    apiVersion: "apps/v1",
+                    kind: "ControllerRevision",
+                    metadata: {
+                        name: r.name,
+                        namespace: "kube-system",
+                        labels: { "controller-revision-hash": r.hash },
+                        ...(r.annotations ? { annotations: r.annotations } : {}),
+                        ownerReferences: [
+                            {
+                                apiVersion: "apps/v1",
+                                kind: "DaemonSet",
+                                name: "kube-proxy",
+                                uid: "ds",
+                                controller: true,
+                            },
+                        ],
+                    },
+                    revision: r.revision,
+                    data: { spec: { template: { $patch: "replace", ...(r.template as object) } } },
+                })),
+            });
+        const revision = url.pathname.startsWith(revisions + "/") ? url.pathname.slice(revisions.length + 1) : "";
+        if (req.method === "PATCH" && revision)
+            return withBody(req, (raw) => {
+                const body = JSON.parse(raw) as {
+                    metadata: { labels: Record<string, string>; annotations?: Record<string, string | null> };
+                };
+                this.revisionPatches.push({ name: revision, body });
+                const r = this.revisions.find((x) => x.name === revision);
+                if (!r) return answer(res, 404, failure(404, "NotFound"));
+                r.hash = body.metadata.labels["controller-revision-hash"] ?? r.hash;
+                // a merge patch: a null annotation is removed
+                const annotations = { ...r.annotations, ...body.metadata.annotations };
+                r.annotations = Object.fromEntries(
+                    Object.entries(annotations).filter((e): e is [string, string] => e[1] !== null),
+                );
+                answer(res, 200, { apiVersion: "apps/v1", kind: "ControllerRevision", metadata: { name: r.name } });
+            });
         const patched = /^\/api\/v1\/namespaces\/kube-system\/pods\/([^/]+)$/.exec(url.pathname)?.[1];
         if (req.method === "PATCH" && patched)
             return withBody(req, (raw) => {
@@ -275,7 +364,11 @@ describe("a kube-proxy pod slimmed for the cache (slimPod)", () => {
             const slim = slimPod(pod);
             assert.deepEqual(kubeProxyPodOf(slim), before);
             assert.equal(slim.metadata?.managedFields, undefined);
-            assert.equal(slim.metadata?.labels, undefined);
+            assert.deepEqual(
+                slim.metadata?.labels,
+                { "controller-revision-hash": "h" },
+                "of the labels, the revision hash only",
+            );
             assert.deepEqual(
                 [slim.metadata?.name, slim.metadata?.namespace, slim.metadata?.resourceVersion],
                 ["kube-proxy-abc", "kube-system", "7"],
@@ -453,6 +546,87 @@ describe("waiting for kube-proxy on the pod informer (SIMULATED API server)", fu
             assert.deepEqual(api.patches, []);
             assert.ok(api.patchesOfNoPod.includes("kube-proxy-1"), "the label write was sent, and answered 404");
             assert.equal(api.lists, lists, "no read of the node's pods");
+        });
+
+        it("prepareHandBack relabels the installer's current revision with its own revision's hash (keeping the one it had); a pod started with that hash gets no label, its wait confirmed by a read of its node's pods; a pod started before gets the label", async () => {
+            const said: string[] = [];
+            await cluster.prepareHandBack((l) => said.push(l));
+            assert.deepEqual(api.revisionPatches, [
+                {
+                    name: "kube-proxy-6c8b7f9d4",
+                    body: {
+                        metadata: {
+                            labels: { "controller-revision-hash": "5499867df" },
+                            annotations: { [MARKS.revisionHashAnnotation]: "6c8b7f9d4" },
+                        },
+                    },
+                },
+            ]);
+            assert.match(
+                said.join("\n"),
+                /ControllerRevision kube-system\/kube-proxy-6c8b7f9d4: the pods the hand-back starts get hash 5499867df/,
+            );
+            api.set({
+                name: "kube-proxy-1",
+                node: "node-1",
+                restarts: 0,
+                labels: { "controller-revision-hash": "5499867df" },
+            });
+            api.set({
+                name: "kube-proxy-2",
+                node: "node-2",
+                restarts: 0,
+                labels: { "controller-revision-hash": "6c8b7f9d4" },
+            });
+            assert.equal((await cluster.waitForKubeProxy("node-1", null, 10, handBack))?.name, "kube-proxy-1");
+            assert.equal(api.patches.length, 0, "no label write");
+            assert.equal(api.lists, 2, "the informer's list, and the confirming read");
+            assert.equal((await cluster.waitForKubeProxy("node-2", null, 10, handBack))?.name, "kube-proxy-2");
+            assert.deepEqual(
+                api.patches.map((p) => p.pod),
+                ["kube-proxy-2"],
+            );
+            assert.equal(api.lists, 2, "the label write's answer confirmed node-2's wait");
+            // a second run (one that died in the hand-back) finds the revision relabelled and writes nothing
+            await cluster.prepareHandBack(() => undefined);
+            assert.equal(api.revisionPatches.length, 1);
+        });
+
+        it("a run that died after the restore's last write left the revision relabelled: the next restore puts its own hash back and removes the annotation", async () => {
+            await cluster.prepareHandBack(() => undefined);
+            assert.equal(api.revisions[1].hash, "5499867df");
+            assert.deepEqual(api.revisions[1].annotations, { [MARKS.revisionHashAnnotation]: "6c8b7f9d4" });
+            api.daemonSetInRollout = false; // the restore's last write landed: no saved spec is left
+            const said: string[] = [];
+            await cluster.restoreInstallation((l) => said.push(l));
+            assert.equal(api.revisions[1].hash, "6c8b7f9d4");
+            assert.deepEqual(api.revisions[1].annotations, {});
+            assert.deepEqual(said, [
+                "ControllerRevision kube-system/kube-proxy-6c8b7f9d4: its own hash 6c8b7f9d4 put back",
+            ]);
+            assert.equal(api.revisions[0].hash, "5499867df", "the installer's revision is untouched");
+        });
+
+        it("without the installer's own revision (pruned), prepareHandBack writes nothing and says so, and every hand-back labels its pod", async () => {
+            api.revisions = api.revisions.filter((r) => r.revision === 2);
+            const said: string[] = [];
+            await cluster.prepareHandBack((l) => said.push(l));
+            assert.deepEqual(api.revisionPatches, []);
+            assert.match(
+                said.join("\n"),
+                /no ControllerRevision records the installer's own template .*each hand-back labels its pod/,
+            );
+            api.set({
+                name: "kube-proxy-1",
+                node: "node-1",
+                restarts: 0,
+                labels: { "controller-revision-hash": "5499867df" },
+            });
+            await cluster.waitForKubeProxy("node-1", null, 10, handBack);
+            assert.deepEqual(
+                api.patches.map((p) => p.pod),
+                ["kube-proxy-1"],
+            );
         });
 
         it("no label when the DaemonSet is not in the rollout's shape: the wait reads the node's pods to confirm, as any other", async () => {
