@@ -31,8 +31,16 @@ async function main(): Promise<void> {
         const nodes = await cluster.nodes();
         const nodeListPeak = peak;
         const withNodes = settled();
-        // the informer the waits read, started as a wait starts it
-        await cluster.waitForKubeProxy("kube-proxy-mode-no-such-node", null, 1, { settleSeconds: 0 }).catch(() => {});
+        // the informer the waits read, started as a wait starts it: a wait for a node that does
+        // not exist, which times out (any other failure is the script's)
+        await cluster.waitForKubeProxy("kube-proxy-mode-no-such-node", null, 1, { settleSeconds: 0 }).then(
+            () => {
+                throw new Error("a wait for a node that does not exist passed");
+            },
+            (e: unknown) => {
+                if (!/did not settle/.test((e as Error).message)) throw e;
+            },
+        );
         const withPods = settled();
         console.log(
             JSON.stringify({

@@ -700,17 +700,11 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
     /** The revision hash the restore will count current, once prepareHandBack has made the pods the hand-back starts carry it. */
     private restoreHash?: string;
 
-    /** The installer DaemonSet's ControllerRevisions, each with the pod template it records. */
-    private async installerRevisions(ds: k8s.V1DaemonSet): Promise<TemplateRevision[]> {
-        const { namespace } = this.names;
-        return (await this.apps.listNamespacedControllerRevision({ namespace })).items
-            .filter((r) => r.metadata?.ownerReferences?.some((o) => o.uid === ds.metadata?.uid))
-            .map((r) => ({
-                name: r.metadata!.name!,
-                hash: r.metadata?.labels?.[REVISION_LABELS.hash],
-                revision: r.revision,
-                template: templateOfRevisionData(r.data),
-            }));
+    /** The installer DaemonSet's ControllerRevisions (those it owns, by its uid). */
+    private async revisionsOf(ds: k8s.V1DaemonSet): Promise<k8s.V1ControllerRevision[]> {
+        return (await this.apps.listNamespacedControllerRevision({ namespace: this.names.namespace })).items.filter(
+            (r) => r.metadata?.ownerReferences?.some((o) => o.uid === ds.metadata?.uid),
+        );
     }
 
     /**
@@ -729,11 +723,13 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         const saved = ds.metadata?.annotations?.[MARKS.originalSpecAnnotation];
         if (!saved) return;
         const installers = JSON.parse(saved) as k8s.V1DaemonSetSpec;
-        const { relabel, restoreHash } = handBackRevision(
-            await this.installerRevisions(ds),
-            { template: ds.spec?.template },
-            { template: installers.template },
-        );
+        const revisions: TemplateRevision[] = (await this.revisionsOf(ds)).map((r) => ({
+            name: r.metadata!.name!,
+            hash: r.metadata?.labels?.[REVISION_LABELS.hash],
+            revision: r.revision,
+            template: templateOfRevisionData(r.data),
+        }));
+        const { relabel, restoreHash } = handBackRevision(revisions, ds.spec?.template, installers.template);
         if (!restoreHash) {
             log(
                 `DaemonSet ${namespace}/${this.names.daemonSet}: no ControllerRevision records the installer's own template (revisionHistoryLimit ${ds.spec?.revisionHistoryLimit ?? "unset"}); each hand-back labels its pod for the restore`,
@@ -748,7 +744,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                     body: {
                         metadata: {
                             labels: { [REVISION_LABELS.hash]: relabel.to },
-                            annotations: { [MARKS.revisionHashAnnotation]: relabel.from ?? relabel.name },
+                            annotations: { [MARKS.revisionHashAnnotation]: relabel.from },
                         },
                     },
                     fieldManager: FIELD_MANAGER,
@@ -756,7 +752,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 MERGE,
             );
             log(
-                `ControllerRevision ${namespace}/${relabel.name}: the pods the hand-back starts get hash ${relabel.to}, the installer's revision's, so the restore writes to none (its own ${relabel.from ?? "(none)"} is put back then)`,
+                `ControllerRevision ${namespace}/${relabel.name}: the pods the hand-back starts get hash ${relabel.to}, the installer's revision's, so the restore writes to none (its own ${relabel.from} is put back then)`,
             );
         }
         this.restoreHash = restoreHash;
@@ -765,12 +761,12 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
     /** Puts back the hash of every revision prepareHandBack relabelled (the restore's last step). */
     private async putBackRevisionHashes(ds: k8s.V1DaemonSet, log: (l: string) => void): Promise<void> {
         const { namespace } = this.names;
-        for (const r of (await this.apps.listNamespacedControllerRevision({ namespace })).items) {
+        for (const r of await this.revisionsOf(ds)) {
             const own = r.metadata?.annotations?.[MARKS.revisionHashAnnotation];
-            if (!own || !r.metadata?.ownerReferences?.some((o) => o.uid === ds.metadata?.uid)) continue;
+            if (!own) continue;
             await this.apps.patchNamespacedControllerRevision(
                 {
-                    name: r.metadata.name!,
+                    name: r.metadata!.name!,
                     namespace,
                     body: {
                         metadata: {
@@ -782,7 +778,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 },
                 MERGE,
             );
-            log(`ControllerRevision ${namespace}/${r.metadata.name}: its own hash ${own} put back`);
+            log(`ControllerRevision ${namespace}/${r.metadata!.name}: its own hash ${own} put back`);
         }
     }
 
@@ -910,10 +906,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             () =>
                 `the DaemonSet controller did not record the installer's revision of ${namespace}/${this.names.daemonSet} within 60s`,
         );
-        const newest = async () =>
-            (await this.apps.listNamespacedControllerRevision({ namespace })).items
-                .filter((r) => r.metadata?.ownerReferences?.some((o) => o.uid === live.metadata?.uid))
-                .sort((x, y) => y.revision - x.revision)[0];
+        const newest = async () => (await this.revisionsOf(live)).sort((x, y) => y.revision - x.revision)[0];
         let controllerRevision = await newest();
         for (let tries = 1; !controllerRevision && tries < 20; tries++) {
             await sleep(500);

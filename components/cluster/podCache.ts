@@ -1,7 +1,7 @@
 // kube-proxy's pods on every node, from one list and one watch (a client-node informer) held
 // while a run needs them: a node's wait costs the API server one confirming read of its pods
-// (KubeProxyCluster.waitForKubeProxy; a hand-back that labels its pod uses that write's answer), where a
-// watch and a list per node per change used to.
+// (KubeProxyCluster.waitForKubeProxy; a hand-back that labels its pod uses that write's answer),
+// where a watch and a list per node per change used to.
 import * as k8s from "../libraries/kubernetesClient.js";
 import { REVISION_LABELS } from "../core/daemonset.js";
 import type { KubeProxyPod } from "../rollout/cluster.js";
@@ -32,8 +32,8 @@ export function kubeProxyPodOf(p: k8s.V1Pod, node?: string): KubeProxyPod {
 /**
  * Keeps of a kube-proxy pod only what kubeProxyPodOf and the informer read (its name, namespace,
  * resourceVersion, deletion, revision hash label, DaemonSet owner, node, phase, Ready condition and
- * first container's restarts and state) and drops the rest in place. The pages of the cache's first list are slimmed
- * as they arrive, so that list of every kube-proxy pod is never held whole.
+ * first container's restarts and state) and drops the rest in place. The pages of the cache's first
+ * list are slimmed as they arrive, so that list of every kube-proxy pod is never held whole.
  */
 export function slimPod(p: k8s.V1Pod): k8s.V1Pod {
     const m = p.metadata ?? {};

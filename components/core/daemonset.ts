@@ -162,22 +162,25 @@ export function revisionOfTemplate(revisions: TemplateRevision[], template: unkn
  * current revision relabelled with that revision's hash makes every pod the hand-back starts
  * carry the hash the restore will count as current.
  *
- * `relabel`: the current revision (the rollout's shape) and the hash it gets; none when it
- * already carries it. `restoreHash`: the hash the pods should carry. Both undefined when the
+ * `relabel`: the current revision (the rollout's shape), its own hash (`from`: its label, or its
+ * name when it has none, as the controller labels such a revision) and the hash it gets; none
+ * when it already carries it. `restoreHash`: the hash the pods should carry. Both undefined when the
  * installer's revision is gone (a DaemonSet with `revisionHistoryLimit: 0`, or one the controller
  * pruned) or the current one is not found: each hand-back then labels its pod with the template
  * generation instead (templateGenerationAfterRestore).
  */
 export function handBackRevision(
     revisions: TemplateRevision[],
-    current: { template: unknown },
-    installers: { template: unknown },
-): { relabel?: { name: string; from?: string; to: string }; restoreHash?: string } {
-    const now = revisionOfTemplate(revisions, current.template);
-    const restored = revisionOfTemplate(revisions, installers.template);
+    currentTemplate: unknown,
+    installersTemplate: unknown,
+): { relabel?: { name: string; from: string; to: string }; restoreHash?: string } {
+    const now = revisionOfTemplate(revisions, currentTemplate);
+    const restored = revisionOfTemplate(revisions, installersTemplate);
     if (!now || !restored?.hash || now.name === restored.name) return {};
     return {
         restoreHash: restored.hash,
-        ...(now.hash === restored.hash ? {} : { relabel: { name: now.name, from: now.hash, to: restored.hash } }),
+        ...(now.hash === restored.hash
+            ? {}
+            : { relabel: { name: now.name, from: now.hash ?? now.name, to: restored.hash } }),
     };
 }

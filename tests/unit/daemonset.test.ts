@@ -152,7 +152,7 @@ describe("the hand-back's pods started as of the revision the restore makes curr
     });
 
     it("relabels the current revision (the rollout's shape) with the installer's revision's hash, keeping its own to put back", () => {
-        assert.deepEqual(handBackRevision(revisions, { template: rollouts }, { template: installers }), {
+        assert.deepEqual(handBackRevision(revisions, rollouts, installers), {
             restoreHash: "5499867df",
             relabel: { name: "kube-proxy-6c8b7f9d4", from: "6c8b7f9d4", to: "5499867df" },
         });
@@ -160,24 +160,21 @@ describe("the hand-back's pods started as of the revision the restore makes curr
 
     it("a revision relabelled already (a run that died in the hand-back) is not relabelled again", () => {
         const relabelled = [revisions[0], { ...revisions[1], hash: "5499867df" }];
-        assert.deepEqual(handBackRevision(relabelled, { template: rollouts }, { template: installers }), {
+        assert.deepEqual(handBackRevision(relabelled, rollouts, installers), {
             restoreHash: "5499867df",
         });
     });
 
     it("nothing to arrange when the installer's revision is gone (revisionHistoryLimit: 0), the current one is not found, or the DaemonSet is not in the rollout's shape", () => {
-        assert.deepEqual(handBackRevision([revisions[1]], { template: rollouts }, { template: installers }), {});
-        assert.deepEqual(handBackRevision([revisions[0]], { template: rollouts }, { template: installers }), {});
-        assert.deepEqual(handBackRevision(revisions, { template: installers }, { template: installers }), {});
-        assert.deepEqual(
-            handBackRevision(
-                [revisions[0], { ...revisions[1], hash: undefined }],
-                { template: rollouts },
-                {
-                    template: installers,
-                },
-            ),
-            { restoreHash: "5499867df", relabel: { name: "kube-proxy-6c8b7f9d4", from: undefined, to: "5499867df" } },
-        );
+        assert.deepEqual(handBackRevision([revisions[1]], rollouts, installers), {});
+        assert.deepEqual(handBackRevision([revisions[0]], rollouts, installers), {});
+        assert.deepEqual(handBackRevision(revisions, installers, installers), {});
+    });
+
+    it("a current revision with no hash label keeps its name as its own hash (the controller labels such a revision with its name)", () => {
+        assert.deepEqual(handBackRevision([revisions[0], { ...revisions[1], hash: undefined }], rollouts, installers), {
+            restoreHash: "5499867df",
+            relabel: { name: "kube-proxy-6c8b7f9d4", from: "kube-proxy-6c8b7f9d4", to: "5499867df" },
+        });
     });
 });
