@@ -48,10 +48,16 @@ export class RolloutFailure extends Error {
         readonly detail: string,
         readonly rolledBack: string,
         readonly leftCordoned: string[],
+        /** why the nodes left cordoned could not be listed (the API server not answering), when they could not */
+        readonly unlisted?: string,
     ) {
         super(
             `node ${node} (pool ${pool}) failed ${check}: ${detail}\n${rolledBack}\n` +
-                (leftCordoned.length ? `nodes left cordoned: ${leftCordoned.join(", ")}` : "no node is left cordoned"),
+                (unlisted
+                    ? `the nodes left cordoned could not be listed: ${unlisted}`
+                    : leftCordoned.length
+                      ? `nodes left cordoned: ${leftCordoned.join(", ")}`
+                      : "no node is left cordoned"),
         );
     }
 }
@@ -528,8 +534,12 @@ async function moveNode(
         log(`FAILED ${check}: ${detail.split("\n")[0]}`);
         const rolledBack = await recoverNode(ctx, inst, move, { node, step, check, ours }, log);
         log(rolledBack);
-        const leftCordoned = await cordonedByRollout(ctx).catch(() => [] as string[]);
-        throw new RolloutFailure(node, pool.name, check, detail, rolledBack, leftCordoned);
+        let unlisted: string | undefined;
+        const leftCordoned = await cordonedByRollout(ctx).catch((le: unknown) => {
+            unlisted = (le as Error).message;
+            return [] as string[];
+        });
+        throw new RolloutFailure(node, pool.name, check, detail, rolledBack, leftCordoned, unlisted);
     }
 }
 

@@ -606,6 +606,9 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             const startMove = cluster.startMove.bind(cluster);
             cluster.startMove = async (...args) => {
                 const ours = await startMove(...args);
+                // from now on the node list gets no answer either
+                cluster.nodes = () =>
+                    Promise.reject(new Error("SIMULATED: the API server did not answer GET /api/v1/nodes"));
                 await new Promise((r) => setTimeout(r, 150));
                 return ours;
             };
@@ -621,6 +624,11 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 cluster.history.at(-1),
                 `move switching; cordon; place ${HASH} canary-1`,
                 cluster.history.join(" | "),
+            );
+            // the failure does not claim that no node is left cordoned when it could not list them
+            assert.match(
+                err.message,
+                /the nodes left cordoned could not be listed: SIMULATED: the API server did not answer/,
             );
         });
 
