@@ -13,9 +13,6 @@ export const SECRET_MARK = "[secret]";
  */
 const MIN_LENGTH = 8;
 
-/** Between two characters of a secret a text may break its line: whitespace, or `\n` escaped (JSON). */
-const GAP = String.raw`(?:\s|\\[nr])*`;
-
 /** Credentials by shape, whoever made them. */
 const SHAPES = [
     // a JWT (ServiceAccount and OIDC tokens): its header is base64url of `{"`
@@ -30,7 +27,9 @@ const SHAPES = [
 
 /** The forms of every remembered secret, whitespace removed: a Set, so remembering again costs nothing. */
 const forms = new Set<string>();
-let pattern: RegExp | undefined;
+/** The forms, longest first (so a longer form wins where two overlap). */
+let sorted: string[] | undefined;
+const SHAPE = new RegExp(SHAPES.join("|"), "g");
 
 /**
  * Remembers a credential so `redact` removes it: the value as given and trimmed, its base64 (whole,
@@ -48,24 +47,64 @@ export function rememberSecret(value: unknown): void {
     // client-key-data and the like: base64 of a PEM, whose key is what a decoding hook would print
     if (/^[A-Za-z0-9+/=\s]+$/.test(value))
         for (const body of pemBodies(Buffer.from(value, "base64").toString())) add(body);
-    if (forms.size !== before) pattern = undefined;
+    if (forms.size !== before) sorted = undefined;
 }
 
-/** `text` with every remembered secret, and every credential-shaped string, replaced by "[secret]". */
+/**
+ * `text` with every remembered secret, and every credential-shaped string, replaced by "[secret]".
+ * A secret is found however the text breaks it: the text is searched with its whitespace and its
+ * escaped line breaks (`\n` in JSON) left out, and each match replaced in the text as written.
+ */
 export function redact(text: string): string {
     if (!text) return text;
-    pattern ??= compile();
-    return text.replace(pattern, SECRET_MARK);
+    sorted ??= [...forms].sort((a, b) => b.length - a.length);
+    const { flat, at } = flatten(text);
+    const spans: [number, number][] = [];
+    for (const form of sorted) {
+        for (let i = flat.indexOf(form); i !== -1; i = flat.indexOf(form, i + form.length))
+            spans.push([at[i], at[i + form.length - 1] + 1]);
+    }
+    let out = text;
+    if (spans.length) {
+        spans.sort((a, b) => a[0] - b[0]);
+        const parts: string[] = [];
+        let done = 0;
+        for (const [from, to] of spans) {
+            if (to <= done) continue;
+            parts.push(text.slice(done, Math.max(from, done)), SECRET_MARK);
+            done = to;
+        }
+        out = parts.join("") + text.slice(done);
+    }
+    return out.replace(SHAPE, SECRET_MARK);
+}
+
+/** `text` without whitespace and escaped line breaks, and where each of its characters is in `text`. */
+function flatten(text: string): { flat: string; at: Uint32Array } {
+    const chars: string[] = [];
+    const at = new Uint32Array(text.length);
+    let n = 0;
+    for (let i = 0; i < text.length; i++) {
+        const c = text[i];
+        if (c === " " || c === "\n" || c === "\r" || c === "\t") continue;
+        if (c === "\\" && (text[i + 1] === "n" || text[i + 1] === "r")) {
+            i++;
+            continue;
+        }
+        chars.push(c);
+        at[n++] = i;
+    }
+    return { flat: chars.join(""), at };
 }
 
 /** Forgets every remembered secret (tests). */
 export function forgetSecrets(): void {
     forms.clear();
-    pattern = undefined;
+    sorted = undefined;
 }
 
 function add(form: string): void {
-    const f = form.replace(/\s+/g, "");
+    const f = form.replace(/[ \n\r\t]+/g, "");
     if (f.length >= MIN_LENGTH) forms.add(f);
 }
 
@@ -99,11 +138,4 @@ function pemBodies(text: string): string[] {
         out.push(body);
     }
     return out;
-}
-
-function compile(): RegExp {
-    const known = [...forms]
-        .sort((a, b) => b.length - a.length)
-        .map((f) => [...f].map((c) => c.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&")).join(GAP));
-    return new RegExp([...known, ...SHAPES].join("|"), "g");
 }

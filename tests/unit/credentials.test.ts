@@ -279,7 +279,8 @@ describe("a verify hook and the credentials", () => {
     const PASSWORD = "hunter2-password-kpm";
     const ID_TOKEN = "oidc-id-token-kpm-5e8f";
 
-    it("a hook that prints the kubeconfig's credentials in every encoding: its output carries none of them", async () => {
+    it("a hook that prints the kubeconfig's credentials in every encoding: its output carries none of them", async function () {
+        this.timeout(120_000);
         const kc = YAML.stringify({
             apiVersion: "v1",
             kind: "Config",
@@ -305,36 +306,44 @@ describe("a verify hook and the credentials", () => {
             contexts: [{ name: "c", context: { cluster: "c", user: "rollout" } }],
             "current-context": "c",
         });
-        const print = [
-            "const b = (s) => Buffer.from(s).toString('base64');",
-            "const wrap = (s, n, eol) => s.match(new RegExp('.{1,' + n + '}', 'g')).join(eol);",
-            "const s = JSON.parse(process.env.SECRETS);",
-            "for (const v of s) {",
-            "  console.log('raw', v, 'b64', b(v), 'b64nl', b(v + '\\n'));",
-            "  console.log(wrap(b(v), 64, '\\n')); console.log(wrap(b(v), 76, '\\r\\n'));",
-            "  console.log('inside', b('token: ' + v + '\\n'));",
-            "}",
-            "console.log(Buffer.from(s[1], 'base64').toString());", // client-key-data decoded to its PEM
-            "console.log(JSON.stringify(Buffer.from(s[1], 'base64').toString()));", // the PEM JSON-escaped
-            "process.exit(4);",
-        ].join("\n");
-        const secrets = [TOKEN, KEY_DATA, PASSWORD, ID_TOKEN, EXEC_ENV_SECRET];
-        const hook = {
-            name: "leaky",
-            command: [process.execPath, "-e", print],
-            env: { SECRETS: JSON.stringify(secrets) },
+        // one hook run per credential and encoding: a failure keeps the output's last 20 lines only
+        const ENCODE: Record<string, string> = {
+            raw: "v",
+            trimmed: "v.trim()",
+            base64: "b(v)",
+            "base64 of it with a newline": "b(v + '\\n')",
+            "base64 wrapped at 64": "wrap(b(v), 64, '\\n')",
+            "base64 wrapped at 76, CRLF": "wrap(b(v), 76, '\\r\\n')",
+            "wrapped at 76": "wrap(v, 76, '\\n')",
+            "inside a base64-encoded text": "b('token: ' + v + '\\n')",
+            "decoded from base64 (a PEM)": "Buffer.from(v, 'base64').toString()",
+            "decoded, JSON-escaped": "JSON.stringify(Buffer.from(v, 'base64').toString())",
         };
-        const { run, lines } = hookRun(hook, kc);
-        const err = await run;
-        assert.ok(err instanceof RolloutFailure, String(err));
-        assert.equal(err.check, "hook leaky");
-        assert.match(err.detail, /exit code 4; output:/);
-        assert.match(err.detail, /-----BEGIN PRIVATE KEY-----/, "the hook's words are kept");
-        const all = `${err.message}\n${err.detail}\n${lines.join("\n")}`;
-        const body = KEY_PEM.split("\n").slice(1, -2).join("");
-        assertNoLeak(all, TOKEN, PASSWORD, ID_TOKEN, EXEC_ENV_SECRET, KEY_DATA.slice(0, 60), body.slice(0, 60));
-        for (const line of KEY_PEM.split("\n").slice(1, -2))
-            assert.ok(!all.includes(line), `a key line leaked: ${line}`);
+        for (const secret of [TOKEN, KEY_DATA, PASSWORD, ID_TOKEN, EXEC_ENV_SECRET]) {
+            for (const [encoding, expr] of Object.entries(ENCODE)) {
+                if (encoding.startsWith("decoded") && secret !== KEY_DATA) continue;
+                const print = [
+                    "const b = (s) => Buffer.from(s).toString('base64');",
+                    "const wrap = (s, n, eol) => s.match(new RegExp('.{1,' + n + '}', 'g')).join(eol);",
+                    "const v = process.env.SECRET;",
+                    `console.log('printed: ' + ${expr});`,
+                    "process.exit(4);",
+                ].join("\n");
+                const hook = { name: "leaky", command: [process.execPath, "-e", print], env: { SECRET: secret } };
+                const { run, lines } = hookRun(hook, kc);
+                const err = await run;
+                assert.ok(err instanceof RolloutFailure, String(err));
+                assert.equal(err.check, "hook leaky");
+                const what = `${secret.slice(0, 6)}... ${encoding}`;
+                assert.match(err.detail, /exit code 4; output:\nprinted: /, what);
+                assert.match(err.detail, /\[secret\]/, what);
+                const all = `${err.message}\n${err.detail}\n${lines.join("\n")}`;
+                const body = KEY_PEM.split("\n").slice(1, -2).join("");
+                assertNoLeak(all, TOKEN, PASSWORD, ID_TOKEN, EXEC_ENV_SECRET, KEY_DATA.slice(0, 60), body.slice(0, 60));
+                for (const line of [...KEY_PEM.split("\n").slice(1, -2), ...(KEY_DATA.match(/.{1,64}/g) ?? [])])
+                    assert.ok(!all.includes(line.slice(0, 40)), `${what}: a key line leaked: ${line}`);
+            }
+        }
     });
 
     it("a hook gets none of the tool's own secrets; PATH, HOME and its own KUBECONFIG it gets", async () => {
