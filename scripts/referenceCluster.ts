@@ -425,6 +425,11 @@ async function startApiServer(state: ClusterState, token: string, log: Log): Pro
         encoding: "utf8",
     });
     if (tls.status !== 0) throw new Error(`openssl could not make the API server certificate: ${tls.stderr}`);
+    // the CA whose client certificates the server accepts (a test signs one with pki/client-ca.key)
+    const clientCa = spawnSync("openssl", selfSignedCertArgs(dir, "client-ca", "kube-proxy-mode reference client CA"), {
+        encoding: "utf8",
+    });
+    if (clientCa.status !== 0) throw new Error(`openssl could not make the client CA: ${clientCa.stderr}`);
     log(`starting kube-apiserver on https://127.0.0.1:${ports.apiserver}`);
     spawnDaemon(state, "kube-apiserver", join(state.bin, "kube-apiserver"), [
         `--etcd-servers=http://127.0.0.1:${ports.etcd}`,
@@ -438,6 +443,7 @@ async function startApiServer(state: ClusterState, token: string, log: Log): Pro
         `--service-account-signing-key-file=${join(dir, "pki", "sa.key")}`,
         "--service-cluster-ip-range=10.96.0.0/16",
         `--token-auth-file=${join(dir, "pki", "tokens.csv")}`,
+        `--client-ca-file=${join(dir, "pki", "client-ca.crt")}`,
         "--authorization-mode=RBAC",
         "--allow-privileged=true",
         "--endpoint-reconciler-type=none",

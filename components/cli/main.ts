@@ -1,6 +1,7 @@
 // kube-proxy-mode: the command line. Every subcommand shares the core engine.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { redact } from "../cluster/redact.js";
 import { InputError } from "../core/types.js";
 import { policyPackCommand } from "./commands/policyPack.js";
 import { precheckCommand } from "./commands/precheck.js";
@@ -52,7 +53,9 @@ function version(): string {
     return pkg.version;
 }
 
-export async function main(argv: string[], io: Io): Promise<number> {
+export async function main(argv: string[], out: Io): Promise<number> {
+    // every line the CLI prints passes the one redactor: no credential it loaded, in any encoding
+    const io: Io = { out: (l) => out.out(redact(l)), err: (l) => out.err(redact(l)) };
     const [name, ...rest] = argv;
     if (name === undefined || name === "help" || name === "--help" || name === "-h") {
         io.out(usage());
@@ -99,7 +102,7 @@ export function runCli(): void {
             process.exitCode = code;
         },
         (e) => {
-            process.stderr.write(`kube-proxy-mode: ${(e as Error)?.message ?? e}\n`);
+            process.stderr.write(terminalSafeText(redact(`kube-proxy-mode: ${(e as Error)?.message ?? e}`)) + "\n");
             process.exitCode = EXIT.failed;
         },
     );

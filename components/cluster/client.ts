@@ -3,10 +3,12 @@ import { readFileSync } from "node:fs";
 import * as http from "node:http";
 import * as https from "node:https";
 import { homedir } from "node:os";
+import { dirname, resolve } from "node:path";
 import * as k8s from "../libraries/kubernetesClient.js";
 import { nodeFacts, type NodeFacts, type NodeObject, type Taint } from "../core/nodes.js";
 import { parseKubeVersion, type KubeVersion } from "../core/versions.js";
 import { decodeNodeListPage, decodeStatus, isProtobuf, NODE_LIST_ACCEPT, type NodeListPage } from "./nodeProtobuf.js";
+import { defaultKubeconfigSources, settleCredentials } from "./credentials.js";
 import { ServerRecovery, withRetries } from "./retry.js";
 import { DEFAULT_REQUEST_TIMEOUT_SECONDS, requestTimeoutFromEnvironment, timedHttp, TimedWatch } from "./timeouts.js";
 
@@ -23,6 +25,15 @@ export function loadKubeConfig(access: ClusterAccess = {}): k8s.KubeConfig {
     if (access.kubeconfigContent) kc.loadFromString(access.kubeconfigContent);
     else if (access.kubeconfig) kc.loadFromFile(access.kubeconfig);
     else kc.loadFromDefault();
+    // tokens trimmed and checked, every credential known to the redactor, before any request
+    settleCredentials(
+        kc,
+        access.kubeconfigContent
+            ? [{ text: access.kubeconfigContent, dir: process.cwd() }]
+            : access.kubeconfig
+              ? [{ text: readFileSync(access.kubeconfig, "utf8"), dir: dirname(resolve(access.kubeconfig)) }]
+              : defaultKubeconfigSources(),
+    );
     if (access.context) {
         if (!kc.getContextObject(access.context)) {
             throw new Error(

@@ -14,6 +14,7 @@ import { InputError, type ProxyMode } from "../core/types.js";
 import { accessFindings } from "../core/rbac.js";
 import { anyPoolDrains } from "../core/drain.js";
 import { clusterIdentity, kubeconfigFromSetting, loadKubeConfig } from "../cluster/client.js";
+import { redact } from "../cluster/redact.js";
 import { namesFor } from "../cluster/kubeProxy.js";
 import type { Names } from "../rollout/cluster.js";
 import {
@@ -298,6 +299,9 @@ function changeOf(snapshot: ClusterSnapshot, migration: Migration): Decision["ch
     };
 }
 
+/** A diagnostic as the engine shows it: through the one redactor, terminal-safe. */
+const shown = (text: string) => terminalSafeText(redact(text));
+
 /** What a reviewer reads in `pulumi preview`: diagnostics on the component. */
 function report(
     parent: pulumi.Resource,
@@ -310,14 +314,14 @@ function report(
         .map((c) => `  ${c.path}: ${JSON.stringify(c.from)} -> ${JSON.stringify(c.to)} (${c.reason})`)
         .join("\n");
     void pulumi.log.info(
-        terminalSafeText(
+        shown(
             `cluster ${cluster.server} (context ${cluster.context}, from ${source}): the cluster this preview reviewed and up acts on`,
         ),
         parent,
     );
     // every value that came from the cluster (node names, kernels, labels) is made terminal-safe
     void pulumi.log.info(
-        terminalSafeText(
+        shown(
             `kube-proxy configuration (${location}) -> ${m.mode}, configuration ${m.hash}, Kubernetes ${m.kubernetesVersion}\n` +
                 (m.diff ? `${m.diff}\nchanges:\n${changes}` : "no configuration change") +
                 `\n${m.planText}`,
@@ -326,8 +330,8 @@ function report(
     );
     for (const f of m.findings) {
         const text = `${f.field}: ${f.message}${f.fix ? ` Fix: ${f.fix}` : ""}`;
-        if (f.severity === "warning") void pulumi.log.warn(terminalSafeText(text), parent);
-        else void pulumi.log.info(terminalSafeText(text), parent);
+        if (f.severity === "warning") void pulumi.log.warn(shown(text), parent);
+        else void pulumi.log.info(shown(text), parent);
     }
 }
 

@@ -5,6 +5,7 @@
 // and Node's language host reports the error once (it dedupes unhandled errors by identity).
 import * as pulumi from "@pulumi/pulumi";
 import { inspect, type InspectOptionsStylized } from "node:util";
+import { redact } from "../cluster/redact.js";
 import type { Finding } from "../core/types.js";
 
 /**
@@ -40,7 +41,8 @@ export class RefusalError extends pulumi.ResourceError {
         reason: string,
         details: RefusalDetails = {},
     ) {
-        const text = `KubeProxyMode ${name}: ${reason}`;
+        // the one redactor: a reason that quotes a library's error never carries a loaded credential
+        const text = redact(`KubeProxyMode ${name}: ${reason}`);
         super(text, component, true);
         // The SDK's serializer (runtime/rpc.js, serializeFilteredProperties) assigns
         // `err.message = 'error serializing property "<k>": ' + err.message` to an error that

@@ -2,12 +2,12 @@
 // removed after it. A run killed outright (SIGKILL, the machine's OOM killer) cannot remove it, so
 // its directory's name carries the moment after which no hook can still be reading it (the hook's
 // timeout plus a minute), and the next run that writes one removes every such directory past that
-// moment. No user value is in the name; the directory is 0700 and the file 0600. The hook's output,
-// which reaches the step's log and its error, is given back without the kubeconfig's credentials.
+// moment. No user value is in the name; the directory is 0700 and the file 0600. What else of the
+// process's environment a hook gets is decided here too (hookEnvironment).
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import * as YAML from "../libraries/yaml.js";
+import { usesExecPlugin } from "../cluster/credentials.js";
 
 const PREFIX = "kpm-hook-";
 const NAME = /^kpm-hook-(\d{13})-/;
@@ -68,42 +68,27 @@ export function removeExpiredHookKubeconfigs(base: string, now: number): string[
     return removed;
 }
 
-/** The last kubeconfig asked about and its credentials: a run has one kubeconfig, and hooks run on every node. */
-let lastSecrets: { content: string; secrets: readonly string[] } | undefined;
+/**
+ * Names a hook gets from the process's environment: what any program needs to run (PATH, HOME,
+ * locale, time zone, temporary directory, terminal) and to reach a server (proxies, CA bundles).
+ * Everything else stays out: the tool's own secrets (KPM_KUBECONFIG, PULUMI_CONFIG_PASSPHRASE,
+ * PULUMI_ACCESS_TOKEN, the run's own KUBECONFIG) and whatever else the CI or the engine holds.
+ */
+const HOOK_ENV =
+    /^(PATH|HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|LC_[A-Z]+|TZ|TMPDIR|TMP|TEMP|TERM|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy|SSL_CERT_FILE|SSL_CERT_DIR|NODE_EXTRA_CA_CERTS)$/;
 
-/** The kubeconfig's credentials that a hook's output must never carry: tokens, passwords, client keys. */
-export function kubeconfigSecrets(content: string | undefined): readonly string[] {
-    if (!content) return [];
-    if (lastSecrets?.content !== content) lastSecrets = { content, secrets: readSecrets(content) };
-    return lastSecrets.secrets;
-}
+/**
+ * With an exec credential plugin in the kubeconfig, also what the cloud CLIs that serve as plugins
+ * read for their identity (aws eks get-token and aws-iam-authenticator: AWS_*; gke-gcloud-auth-plugin:
+ * CLOUDSDK_*, GOOGLE_*; kubelogin: AZURE_*, AAD_*), so kubectl in the hook gets a token as the run does.
+ */
+const EXEC_PLUGIN_ENV = /^(AWS_|CLOUDSDK_|GOOGLE_|AZURE_|AAD_)[A-Z0-9_]*$/;
 
-function readSecrets(content: string): string[] {
-    let doc: unknown;
-    try {
-        doc = YAML.parse(content);
-    } catch {
-        return [];
-    }
-    const found = new Set<string>();
-    const take = (v: unknown) => {
-        // short values would blank out ordinary words of the output; no credential is that short
-        if (typeof v === "string" && v.length >= 8) found.add(v);
-    };
-    const users: unknown = (doc as { users?: unknown } | null)?.users;
-    for (const entry of Array.isArray(users) ? users : []) {
-        const user = (entry as { user?: unknown } | null)?.user as Record<string, unknown> | undefined;
-        if (!user || typeof user !== "object") continue;
-        for (const key of ["token", "password", "client-key-data"]) take(user[key]);
-        const provider = user["auth-provider"] as { config?: Record<string, unknown> } | undefined;
-        for (const v of Object.values(provider?.config ?? {})) take(v);
-    }
-    return [...found].sort((a, b) => b.length - a.length);
-}
-
-/** `text` with every credential of `secrets` replaced by "[secret]". */
-export function withoutSecrets(text: string, secrets: readonly string[]): string {
-    let out = text;
-    for (const s of secrets) out = out.split(s).join("[secret]");
+/** What a hook's environment starts from (its own `env`, NODE, POOL, MODE and KUBECONFIG go on top). */
+export function hookEnvironment(env: NodeJS.ProcessEnv, kubeconfig: string | undefined): Record<string, string> {
+    const plugin = usesExecPlugin(kubeconfig);
+    const out: Record<string, string> = {};
+    for (const [name, value] of Object.entries(env))
+        if (value !== undefined && (HOOK_ENV.test(name) || (plugin && EXEC_PLUGIN_ENV.test(name)))) out[name] = value;
     return out;
 }

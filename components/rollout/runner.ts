@@ -32,7 +32,9 @@ import {
     type RolloutNode,
 } from "./cluster.js";
 import { realClock, type Clock } from "./clock.js";
-import { kubeconfigSecrets, withHookKubeconfig, withoutSecrets } from "./hookKubeconfig.js";
+import { rememberKubeconfigCredentials } from "../cluster/credentials.js";
+import { redact } from "../cluster/redact.js";
+import { hookEnvironment, withHookKubeconfig } from "./hookKubeconfig.js";
 import type { Hook, RolloutSpec } from "./spec.js";
 
 export type { Clock } from "./clock.js";
@@ -191,18 +193,24 @@ function modeOfPlacement(ctx: Context, inst: Installation, placement: string | n
 function runHook(
     hook: Hook,
     env: Record<string, string>,
-    secrets: readonly string[],
+    kubeconfig: string | undefined,
     signal?: AbortSignal,
 ): Promise<{ ok: boolean; output: string; interrupted?: boolean }> {
     const timeout = hook.timeoutSeconds * 1000;
+    rememberKubeconfigCredentials(kubeconfig);
     return new Promise((resolve) => {
         execFile(
             hook.command[0],
             hook.command.slice(1),
-            { env: { ...process.env, ...hook.env, ...env }, timeout, maxBuffer: 4 << 20, signal },
+            {
+                env: { ...hookEnvironment(process.env, kubeconfig), ...hook.env, ...env },
+                timeout,
+                maxBuffer: 4 << 20,
+                signal,
+            },
             (err, stdout, stderr) => {
-                // the hook's output reaches the step's log and its error: never the kubeconfig's credentials
-                const output = withoutSecrets(`${stdout}${stderr}`.trim(), secrets).split("\n").slice(-20).join("\n");
+                // the hook's output reaches the step's log and its error: never a credential
+                const output = redact(`${stdout}${stderr}`.trim()).split("\n").slice(-20).join("\n");
                 if (!err) return resolve({ ok: true, output });
                 if (err.name === "AbortError")
                     return resolve({
@@ -338,7 +346,7 @@ async function checkNode(
             runHook(
                 hook,
                 { NODE: node, POOL: pool.name, MODE: mode, ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}) },
-                kubeconfigSecrets(ctx.kubeconfig),
+                ctx.kubeconfig,
                 ctx.signal,
             ),
         );

@@ -6,6 +6,7 @@ import { parseProbeOutput } from "../../core/probe.js";
 import { STEP_RESULT_PREFIX, summarizeVerification } from "../../core/promotion.js";
 import type { ProxyMode } from "../../core/types.js";
 import { apiErrorMessage, clusterIdentity, loadKubeConfig, normalizeServer } from "../../cluster/client.js";
+import { hookKubeconfig } from "../../cluster/credentials.js";
 import { KubeProxyCluster, namesFor, NotFound } from "../../cluster/kubeProxy.js";
 import { requestTimeoutForLease, requestTimeoutFromEnvironment } from "../../cluster/timeouts.js";
 import {
@@ -88,7 +89,7 @@ function connect(
         );
     }
     // hooks get this very cluster and identity (the context applied), in a private file while they run
-    return { cluster: new KubeProxyCluster(kc, namesFor(flavor, names ?? {})), kubeconfig: kc.exportConfig() };
+    return { cluster: new KubeProxyCluster(kc, namesFor(flavor, names ?? {})), kubeconfig: hookKubeconfig(kc) };
 }
 
 function stamp(): string {

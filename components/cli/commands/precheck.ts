@@ -51,8 +51,17 @@ async function readNodes(flags: PrecheckFlags): Promise<{ nodes: NodeFacts[]; ve
     const version = flags["kubernetes-version"];
     if (flags.nodes !== undefined)
         return { nodes: parseNodeList(readInput(flags.nodes, "--nodes"), "--nodes"), version };
+    let cluster: Cluster;
     try {
-        const cluster = Cluster.connect({ kubeconfig: flags.kubeconfig, context: flags.context });
+        cluster = Cluster.connect({ kubeconfig: flags.kubeconfig, context: flags.context });
+    } catch (e) {
+        // a kubeconfig that cannot be used is invalid input; a parser's message could quote it: its first line only
+        throw new CliError(
+            `precheck: cannot load the kubeconfig: ${(e as Error).message.split("\n")[0].slice(0, 300)}`,
+            EXIT.invalid,
+        );
+    }
+    try {
         const nodes = await cluster.nodes();
         return { nodes, version: version ?? (await cluster.serverVersion()) };
     } catch (e) {
