@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
 import { configHash } from "../../components/core/plan.js";
-import { RolloutBusy, runPools, type Context } from "../../components/rollout/runner.js";
+import { defaultHolder, RolloutBusy, runPools, type Context } from "../../components/rollout/runner.js";
 import { rolloutSpecSchema } from "../../components/rollout/spec.js";
 import { kubeProxyConfig } from "./fakeCluster.js";
 import { answer, clusterOn, failure, listenSimulated, withBody, type SimulatedServer } from "./simulatedApi.js";
@@ -175,6 +175,17 @@ describe("a Lease another run holds (SIMULATED API server)", () => {
         assert.ok(performance.now() - started < 1000, "not watched for the Lease's 60 s");
         assert.equal(sim.lease()?.spec?.holderIdentity, theirs);
         assert.equal(sim.lease()?.spec?.leaseTransitions, 1);
+    });
+
+    it("held by a run in another container with the same KPM_HOLDER, hostname and pid, is refused: each run's holder has a run id of its own", async () => {
+        // what that run wrote: the holder this process would name, but for the run id
+        const other = defaultHolder();
+        await clusterOn(sim.url).acquireLease(other, 60);
+        const before = held();
+        const err = await runPools(run()).catch((e) => e);
+        assert.ok(err instanceof RolloutBusy, String(err));
+        assert.ok(err.message.startsWith(`another rollout holds this cluster: ${other} (`), err.message);
+        assert.deepEqual(held(), before, "the Lease unchanged");
     });
 });
 

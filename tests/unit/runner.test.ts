@@ -4,6 +4,7 @@
 // mid-node, a node joining late, a soak interrupted or regressing.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { configHash, MARKS } from "../../components/core/plan.js";
 import {
@@ -702,6 +703,52 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.match(err.message, /stack dev@host-a\/pid 42/);
             assert.equal(cluster.writes, 0, "nothing written");
             assert.equal(cluster.lease.holder, "stack dev@host-a/pid 42");
+        });
+
+        it("each run's holder names what runs it, its host and pid, and a run id of its own", () => {
+            const saved = process.env.KPM_HOLDER;
+            process.env.KPM_HOLDER = "stack dev/app/prod";
+            try {
+                const [a, b] = [defaultHolder(), defaultHolder()];
+                const shape = new RegExp(`^stack dev/app/prod@${hostname()}/pid ${process.pid}/run [0-9a-f]{12}$`);
+                assert.match(a, shape);
+                assert.match(b, shape);
+                assert.notEqual(a, b, "two runs of one process, host and KPM_HOLDER differ");
+            } finally {
+                if (saved === undefined) delete process.env.KPM_HOLDER;
+                else process.env.KPM_HOLDER = saved;
+            }
+        });
+
+        it("two runs with the same KPM_HOLDER, host and pid (two containers alike) at once: the second refuses, naming the first, and writes nothing", async () => {
+            const { cluster, ctx } = setup();
+            const saved = process.env.KPM_HOLDER;
+            process.env.KPM_HOLDER = "stack dev/app/prod";
+            try {
+                // each run names its own holder, as the CLI does
+                const run = (): Context => ({ ...ctx(), holder: undefined });
+                let second: Promise<unknown> | undefined;
+                let holder: string | undefined;
+                cluster.faults.afterWrite = (what, node) => {
+                    if (node === "canary-1" && what.startsWith("move switching") && !second) {
+                        holder = cluster.lease?.holder;
+                        second = runPools(run(), ["canary"]).then(
+                            () => "the second run went ahead",
+                            (e: unknown) => e,
+                        );
+                    }
+                };
+                await runPools(run(), ["canary"]);
+                const err = await second;
+                assert.ok(err instanceof RolloutBusy, String(err));
+                assert.ok(err.message.startsWith(`another rollout holds this cluster: ${holder} (`), err.message);
+                assert.equal(cluster.history.filter((h) => h === "lease taken").length, 1, cluster.history.join(" | "));
+                assert.equal(cluster.node("canary-1").verified, HASH);
+                assertSettled(cluster);
+            } finally {
+                if (saved === undefined) delete process.env.KPM_HOLDER;
+                else process.env.KPM_HOLDER = saved;
+            }
         });
 
         it("one run's pools and its finish share its holder: a lease its pools could not release is taken back at once by its finish", async () => {

@@ -9,6 +9,7 @@ import { apiErrorMessage, clusterIdentity, loadKubeConfig, normalizeServer } fro
 import { KubeProxyCluster, namesFor, NotFound } from "../../cluster/kubeProxy.js";
 import {
     currentPlan,
+    defaultHolder,
     finish,
     runPools,
     RolloutRefused,
@@ -259,7 +260,9 @@ export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
         );
     const leaseSeconds = leaseSecondsFromEnv();
     const stop = stopOnSignal(log);
-    const ctx: Context = { cluster, spec, log, kubeconfig, signal: stop.signal, leaseSeconds };
+    // one holder for the whole command: its finish takes back at once a lease its pools could not release
+    const holder = defaultHolder();
+    const ctx: Context = { cluster, spec, log, kubeconfig, signal: stop.signal, leaseSeconds, holder };
     try {
         return flags.plan ? await printRolloutPlan(ctx, io, flags.json === true) : await moveAndFinish(ctx, flags, io);
     } catch (e) {
