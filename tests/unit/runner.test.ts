@@ -705,7 +705,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.equal(cluster.lease.holder, "stack dev@host-a/pid 42");
         });
 
-        it("each run's holder names what runs it, its host and pid, and a run id of its own", () => {
+        it("each run's holder names what runs it (KPM_HOLDER, else the CLI), its host and pid, and a run id of its own", () => {
             const saved = process.env.KPM_HOLDER;
             process.env.KPM_HOLDER = "stack dev/app/prod";
             try {
@@ -714,6 +714,11 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 assert.match(a, shape);
                 assert.match(b, shape);
                 assert.notEqual(a, b, "two runs of one process, host and KPM_HOLDER differ");
+                delete process.env.KPM_HOLDER;
+                assert.match(
+                    defaultHolder(),
+                    new RegExp(`^kube-proxy-mode CLI@${hostname()}/pid ${process.pid}/run [0-9a-f]{12}$`),
+                );
             } finally {
                 if (saved === undefined) delete process.env.KPM_HOLDER;
                 else process.env.KPM_HOLDER = saved;
