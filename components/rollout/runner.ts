@@ -7,6 +7,7 @@
 // stopped with every node back on a configuration it was verified on and nothing left cordoned
 // that the rollout cordoned. One run per cluster at a time (a Lease).
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { effectiveMode, parseKubeProxyConfiguration } from "../core/config.js";
 import { formatDuration } from "../core/duration.js";
@@ -104,7 +105,7 @@ export interface Context {
     kubeconfig?: string;
     /** aborted on SIGINT/SIGTERM: the node in hand is finished or rolled back, then the run stops */
     signal?: AbortSignal;
-    /** who runs this rollout, for the lease: "<stack or cli>@<host>/<pid>" */
+    /** who runs this rollout, for the lease (default: a new defaultHolder() for each runPools or finish) */
     holder?: string;
     clock?: Clock;
     /** how long the lease lasts without renewal (default 60 s; renewed every third of it) */
@@ -121,8 +122,14 @@ export interface Context {
 
 const clockOf = (ctx: Context) => ctx.clock ?? realClock;
 
+/**
+ * A run's lease holder: "<stack or CLI>@<host>/pid <pid>/run <random id>". A lease held by exactly
+ * this string is the run's own (taken back at once, renewed); the random id keeps two runs alike in
+ * the rest (two containers with one hostname and the same small pid) from sharing the lease.
+ */
 export function defaultHolder(): string {
-    return `${process.env.KPM_HOLDER || "kube-proxy-mode CLI"}@${hostname()}/pid ${process.pid}`;
+    const run = randomBytes(6).toString("hex");
+    return `${process.env.KPM_HOLDER || "kube-proxy-mode CLI"}@${hostname()}/pid ${process.pid}/run ${run}`;
 }
 
 /** The target as the cluster stands now: canonical when the installer's ConfigMap already holds it. */

@@ -5,6 +5,10 @@
 // a write at exactly that moment.
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
+import { configHash } from "../../components/core/plan.js";
+import { defaultHolder, RolloutBusy, runPools, type Context } from "../../components/rollout/runner.js";
+import { rolloutSpecSchema } from "../../components/rollout/spec.js";
+import { kubeProxyConfig } from "./fakeCluster.js";
 import { answer, clusterOn, failure, listenSimulated, withBody, type SimulatedServer } from "./simulatedApi.js";
 
 interface SimulatedLeaseServer extends SimulatedServer {
@@ -36,6 +40,10 @@ async function simulatedLeaseServer(): Promise<SimulatedLeaseServer> {
     };
     const server = await listenSimulated((req, res) => {
         withBody(req, (raw) => {
+            // a run asks its permissions first: every one allowed; nothing but the Lease is served
+            if (req.url?.includes("/selfsubjectaccessreviews"))
+                return answer(res, 201, { ...JSON.parse(raw), status: { allowed: true } });
+            if (!req.url?.includes("/leases")) return answer(res, 404, failure(404, "NotFound"));
             const body = raw ? (JSON.parse(raw) as k8s.V1Lease) : undefined;
             if (req.method === "GET")
                 return lease ? answer(res, 200, lease) : answer(res, 404, failure(404, "NotFound"));
@@ -109,6 +117,75 @@ describe("the rollout Lease under concurrent writes (SIMULATED API server)", () 
             /could not release the rollout Lease.*5 attempts \(409 Conflict/,
         );
         assert.equal(sim.conflicts(), 5);
+    });
+});
+
+describe("a Lease another run holds (SIMULATED API server)", () => {
+    let sim: SimulatedLeaseServer;
+    beforeEach(async () => (sim = await simulatedLeaseServer()));
+    afterEach(() => sim.close());
+    const theirs = "stack dev/app/prod@ci-runner/pid 7/run 0123456789ab";
+    const target = kubeProxyConfig("nftables");
+    /** a run of the canary pool through the runner, on the tool's cluster client */
+    const run = (holder?: string): Context => ({
+        cluster: clusterOn(sim.url),
+        spec: rolloutSpecSchema.parse({
+            target: { hash: configHash(target), mode: "nftables", config: target },
+            pools: [{ name: "canary", nodeSelector: "pool=canary" }],
+            verify: { hooks: [] },
+        }),
+        log: () => undefined,
+        ...(holder ? { holder } : {}),
+    });
+    /** the Lease as it stands: who holds it, since when, and its version (any write changes it) */
+    const held = () => ({
+        holder: sim.lease()?.spec?.holderIdentity,
+        renewedAt: new Date(String(sim.lease()?.spec?.renewTime)).toISOString(),
+        version: sim.lease()?.metadata?.resourceVersion,
+    });
+
+    it("is refused while renewed within its duration, naming its holder, its last renewal and its duration; nothing written", async () => {
+        await clusterOn(sim.url).acquireLease(theirs, 60);
+        const before = held();
+        const got = await clusterOn(sim.url).acquireLease("stack prod/app/prod@host-b/pid 9/run ba9876543210", 60);
+        assert.deepEqual(got, {
+            acquired: false,
+            current: { holder: theirs, renewedAt: before.renewedAt, durationSeconds: 60 },
+        });
+        assert.deepEqual(held(), before, "the Lease unchanged");
+    });
+
+    it("refuses the run, whose error names the holder, its last renewal and when it expires; nothing written", async () => {
+        await clusterOn(sim.url).acquireLease(theirs, 60);
+        const before = held();
+        const err = await runPools(run("stack prod/app/prod@host-b/pid 9/run ba9876543210")).catch((e) => e);
+        assert.ok(err instanceof RolloutBusy, String(err));
+        assert.equal(
+            err.message,
+            `another rollout holds this cluster: ${theirs} (lease renewed ${before.renewedAt}, lasts 60s). ` +
+                "Wait for it to finish; if it died, its lease expires 60s after its last renewal and the next run takes over",
+        );
+        assert.deepEqual(held(), before, "the Lease unchanged");
+    });
+
+    it("held by the same holder (one run's pools, then its finish, after a release that got no answer) is taken back at once", async () => {
+        await clusterOn(sim.url).acquireLease(theirs, 60);
+        const started = performance.now();
+        assert.equal((await clusterOn(sim.url).acquireLease(theirs, 60)).acquired, true, "its own Lease refused");
+        assert.ok(performance.now() - started < 1000, "not watched for the Lease's 60 s");
+        assert.equal(sim.lease()?.spec?.holderIdentity, theirs);
+        assert.equal(sim.lease()?.spec?.leaseTransitions, 1);
+    });
+
+    it("held by a run in another container with the same KPM_HOLDER, hostname and pid, is refused: each run's holder has a run id of its own", async () => {
+        // what that run wrote: the holder this process would name, but for the run id
+        const other = defaultHolder();
+        await clusterOn(sim.url).acquireLease(other, 60);
+        const before = held();
+        const err = await runPools(run()).catch((e) => e);
+        assert.ok(err instanceof RolloutBusy, String(err));
+        assert.ok(err.message.startsWith(`another rollout holds this cluster: ${other} (`), err.message);
+        assert.deepEqual(held(), before, "the Lease unchanged");
     });
 });
 

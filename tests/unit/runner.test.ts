@@ -4,10 +4,12 @@
 // mid-node, a node joining late, a soak interrupted or regressing.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { configHash, MARKS } from "../../components/core/plan.js";
 import {
     configurationMode,
+    defaultHolder,
     finish,
     RolloutBusy,
     RolloutFailure,
@@ -310,6 +312,204 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         assertSettled(cluster, ["workers-3"]);
     });
 
+    describe("the user's cordon on every failure path: kept on the node the user cordoned, released on the one the rollout cordoned", () => {
+        /** workers-2 cordoned by the user before the run (kubectl cordon: no mark of the rollout's) */
+        const cordonedByUser = (cluster: FakeCluster) =>
+            Object.assign(cluster.node("workers-2"), { unschedulable: true, cordonedByRollout: false });
+        /** each node's cordon after the run, and whose it is */
+        const cordons = (cluster: FakeCluster, nodes: string[]) =>
+            Object.fromEntries(
+                nodes.map((n) => {
+                    const node = cluster.node(n);
+                    return [n, node.unschedulable ? (node.cordonedByRollout ? "the rollout's" : "the user's") : "none"];
+                }),
+            );
+
+        for (const drain of [false, true]) {
+            it(`a failed check (${drain ? "a pool that drains" : "cordon and restart in one write"}): both nodes of the batch rolled back; the user's cordon kept, the rollout's released`, async () => {
+                const spec = specOf({}, [
+                    { name: "canary", nodeSelector: "pool=canary" },
+                    { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2, drain },
+                ]);
+                const { cluster, ctx, lines } = setup({ spec });
+                cordonedByUser(cluster);
+                cluster.faults.wrongModeOn = (node, placement) => node !== "workers-3" && placement === HASH;
+                await runPools(ctx(), ["canary"]).catch(() => undefined);
+                const err = await runPools(ctx(), ["workers"]).catch((e) => e);
+                assert.ok(err instanceof RolloutFailure, String(err));
+                assert.deepEqual(cordons(cluster, ["workers-1", "workers-2"]), {
+                    "workers-1": "none",
+                    "workers-2": "the user's",
+                });
+                for (const [node, cordon] of [
+                    ["workers-1", "uncordoned"],
+                    ["workers-2", "left cordoned as it was before"],
+                ])
+                    assert.ok(
+                        lines.includes(
+                            `pool workers node ${node}: node ${node} was rolled back to ipvs mode (the installer's DaemonSet) and ${cordon}`,
+                        ),
+                        `${node}: ${lines.filter((l) => l.includes(`node ${node}:`)).join(" | ")}`,
+                    );
+                assert.deepEqual(err.leftCordoned, [], "the user's cordon is not counted as the rollout's");
+                assert.deepEqual(placements(cluster), {
+                    "canary-1": "installer",
+                    "workers-1": "installer",
+                    "workers-2": "installer",
+                    "workers-3": "installer",
+                });
+                assertSettled(cluster, ["workers-2"]);
+            });
+        }
+
+        it("the write that cordons and places a node lands but its answer is lost: both nodes of the batch rolled back; the user's cordon kept (as listed), the rollout's released", async () => {
+            const spec = specOf({}, [
+                { name: "canary", nodeSelector: "pool=canary" },
+                { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2 },
+            ]);
+            const { cluster, ctx, lines } = setup({ spec });
+            cordonedByUser(cluster);
+            cluster.faults.afterWrite = (what, node) => {
+                if (what.startsWith("move switching; cordon; place") && node !== "canary-1" && node !== "workers-3")
+                    throw new Error("SIMULATED: the connection reset before the answer");
+            };
+            await runPools(ctx(), ["canary"]);
+            const err = await runPools(ctx(), ["workers"]).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.check, "restart");
+            assert.deepEqual(cordons(cluster, ["workers-1", "workers-2"]), {
+                "workers-1": "none",
+                "workers-2": "the user's",
+            });
+            for (const [node, cordon] of [
+                ["workers-1", "uncordoned"],
+                ["workers-2", "left cordoned as it was before"],
+            ])
+                assert.ok(
+                    lines.includes(
+                        `pool workers node ${node}: node ${node} was rolled back to ipvs mode (the installer's DaemonSet) and ${cordon}`,
+                    ),
+                    `${node}: ${lines.filter((l) => l.includes(`node ${node}:`)).join(" | ")}`,
+                );
+            assertSettled(cluster, ["workers-2"]);
+        });
+
+        it("a failed drain: neither node changed; the user's cordon kept, the rollout's released", async () => {
+            const { cluster, ctx, lines } = setup();
+            cordonedByUser(cluster);
+            cluster.faults.drainFails = (node) => node !== "workers-3";
+            await runPools(ctx(), ["canary"]);
+            const err = await runPools(ctx(), ["workers"]).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.check, "drain");
+            assert.deepEqual(cordons(cluster, ["workers-1", "workers-2"]), {
+                "workers-1": "none",
+                "workers-2": "the user's",
+            });
+            for (const [node, cordon] of [
+                ["workers-1", "was uncordoned"],
+                ["workers-2", "stays cordoned as before"],
+            ])
+                assert.ok(
+                    lines.includes(
+                        `pool workers node ${node}: node ${node} was not changed (its drain failed) and ${cordon}`,
+                    ),
+                    `${node}: ${lines.filter((l) => l.includes(`node ${node}:`)).join(" | ")}`,
+                );
+            assert.deepEqual(err.leftCordoned, []);
+            assert.equal(cluster.node("workers-1").placement, null);
+            assert.equal(cluster.node("workers-2").placement, null);
+            assertSettled(cluster, ["workers-2"]);
+        });
+
+        it("a run killed mid-rollback: the next run finishes the rollback and moves the node again; the user's cordon kept throughout", async () => {
+            const { cluster, ctx, clock, lines } = setup();
+            cordonedByUser(cluster);
+            cluster.faults.wrongModeOn = (node, placement) => node === "workers-2" && placement === HASH;
+            cluster.faults.afterWrite = (what, node) => {
+                if (node === "workers-2" && what.startsWith("move rolling-back")) {
+                    cluster.dead = true;
+                    throw new Crash(what);
+                }
+            };
+            await runPools(ctx("dead-run"), ["canary"]);
+            await runPools(ctx("dead-run"), ["workers"]).catch(() => undefined);
+            assert.equal(cluster.node("workers-2").move?.phase, "rolling-back", "killed mid-rollback");
+            cluster.revive();
+            cluster.faults = {};
+            clock.t += 61_000;
+            await runPools(ctx("next-run"), ["workers"]);
+            assert.ok(
+                lines.includes(
+                    "node workers-2: node workers-2 was rolled back to ipvs mode (the installer's DaemonSet) and left cordoned as it was before",
+                ),
+                lines.filter((l) => l.includes("workers-2")).join(" | "),
+            );
+            assert.equal(cluster.node("workers-2").verified, HASH);
+            assertSettled(cluster, ["workers-2"]);
+        });
+
+        for (const switched of [true, false]) {
+            it(`a move towards an earlier target a dead run left${switched ? "" : " before its label switched"}: the node put back and moved to the target; the user's cordon kept`, async () => {
+                const { cluster, ctx, lines } = setup();
+                const earlier = kubeProxyConfig("iptables");
+                const earlierHash = configHash(earlier);
+                cluster.configs.set(earlierHash, earlier);
+                cluster.inRollout = true;
+                cordonedByUser(cluster);
+                Object.assign(cluster.node("workers-2"), {
+                    move: { to: earlierHash, from: null, phase: "switching" },
+                    placement: switched ? earlierHash : null,
+                });
+                await runPools(ctx(), ["canary"]);
+                await runPools(ctx(), ["workers"]);
+                if (switched)
+                    assert.ok(
+                        lines.includes(
+                            "node workers-2: node workers-2 was rolled back to ipvs mode (the installer's DaemonSet) and left cordoned as it was before",
+                        ),
+                        lines.filter((l) => l.includes("workers-2")).join(" | "),
+                    );
+                assert.equal(cluster.node("workers-2").verified, HASH);
+                assertSettled(cluster, ["workers-2"]);
+            });
+        }
+
+        for (const regressed of ["workers-1", "workers-2"]) {
+            it(`a soak regression on ${regressed === "workers-2" ? "the node the user cordoned" : "a node the rollout cordoned"}: rolled back, ${regressed === "workers-2" ? "left cordoned" : "uncordoned"}; the other node's cordon as before`, async () => {
+                const spec = specOf({}, [
+                    { name: "canary", nodeSelector: "pool=canary" },
+                    { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2, soak: "1h" },
+                ]);
+                const { cluster, ctx, clock, lines } = setup({ pools: { canary: 1, workers: 2 }, spec });
+                cordonedByUser(cluster);
+                await runPools(ctx(), ["canary"]);
+                const started = clock.now();
+                clock.onSleep = (now) => {
+                    if (now - started > 1800_000) cluster.node(regressed).restarts = 1;
+                };
+                const err = await runPools(ctx(), ["workers"]).catch((e) => e);
+                clock.onSleep = undefined;
+                assert.ok(err instanceof RolloutFailure, String(err));
+                assert.equal(err.check, "soak");
+                assert.equal(err.node, regressed);
+                assert.match(
+                    err.rolledBack,
+                    new RegExp(
+                        `^node ${regressed} was rolled back to ipvs mode \\(the installer's DaemonSet\\) and ${regressed === "workers-2" ? "left cordoned as it was before" : "uncordoned"}$`,
+                    ),
+                );
+                assert.deepEqual(cordons(cluster, ["workers-1", "workers-2"]), {
+                    "workers-1": "none",
+                    "workers-2": "the user's",
+                });
+                assert.equal(cluster.node(regressed).placement, null);
+                assert.ok(!lines.some((l) => /ROLLBACK OF/.test(l)));
+                assertSettled(cluster, ["workers-2"]);
+            });
+        }
+    });
+
     describe("F1: the run is killed (SIGKILL) after each write, then run again", () => {
         // one whole run's writes, counted once; then a run killed after each of them, and resumed
         const total = (() => {
@@ -503,6 +703,73 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.match(err.message, /stack dev@host-a\/pid 42/);
             assert.equal(cluster.writes, 0, "nothing written");
             assert.equal(cluster.lease.holder, "stack dev@host-a/pid 42");
+        });
+
+        it("each run's holder names what runs it (KPM_HOLDER, else the CLI), its host and pid, and a run id of its own", () => {
+            const saved = process.env.KPM_HOLDER;
+            process.env.KPM_HOLDER = "stack dev/app/prod";
+            try {
+                const [a, b] = [defaultHolder(), defaultHolder()];
+                const shape = new RegExp(`^stack dev/app/prod@${hostname()}/pid ${process.pid}/run [0-9a-f]{12}$`);
+                assert.match(a, shape);
+                assert.match(b, shape);
+                assert.notEqual(a, b, "two runs of one process, host and KPM_HOLDER differ");
+                delete process.env.KPM_HOLDER;
+                assert.match(
+                    defaultHolder(),
+                    new RegExp(`^kube-proxy-mode CLI@${hostname()}/pid ${process.pid}/run [0-9a-f]{12}$`),
+                );
+            } finally {
+                if (saved === undefined) delete process.env.KPM_HOLDER;
+                else process.env.KPM_HOLDER = saved;
+            }
+        });
+
+        it("two runs with the same KPM_HOLDER, host and pid (two containers alike) at once: the second refuses, naming the first, and writes nothing", async () => {
+            const { cluster, ctx } = setup();
+            const saved = process.env.KPM_HOLDER;
+            process.env.KPM_HOLDER = "stack dev/app/prod";
+            try {
+                // each run names its own holder, as the CLI does
+                const run = (): Context => ({ ...ctx(), holder: undefined });
+                let second: Promise<unknown> | undefined;
+                let holder: string | undefined;
+                cluster.faults.afterWrite = (what, node) => {
+                    if (node === "canary-1" && what.startsWith("move switching") && !second) {
+                        holder = cluster.lease?.holder;
+                        second = runPools(run(), ["canary"]).then(
+                            () => "the second run went ahead",
+                            (e: unknown) => e,
+                        );
+                    }
+                };
+                await runPools(run(), ["canary"]);
+                const err = await second;
+                assert.ok(err instanceof RolloutBusy, String(err));
+                assert.ok(err.message.startsWith(`another rollout holds this cluster: ${holder} (`), err.message);
+                assert.equal(cluster.history.filter((h) => h === "lease taken").length, 1, cluster.history.join(" | "));
+                assert.equal(cluster.node("canary-1").verified, HASH);
+                assertSettled(cluster);
+            } finally {
+                if (saved === undefined) delete process.env.KPM_HOLDER;
+                else process.env.KPM_HOLDER = saved;
+            }
+        });
+
+        it("one run's pools and its finish share its holder: a lease its pools could not release is taken back at once by its finish", async () => {
+            const { cluster, ctx, lines } = setup();
+            const release = cluster.releaseLease.bind(cluster);
+            cluster.releaseLease = async () => {
+                cluster.releaseLease = release;
+                throw new Error("SIMULATED: the release got no answer");
+            };
+            const run = ctx(defaultHolder());
+            await runPools(run);
+            assert.equal(cluster.lease?.holder, run.holder, "the pools' release failed");
+            assert.ok(lines.some((l) => /warning: releasing the rollout lease failed: SIMULATED/.test(l)));
+            await finish(run);
+            assertFinished(cluster);
+            assertSettled(cluster);
         });
 
         it("a lease whose holder stopped renewing is taken over once it expires", async () => {
@@ -810,6 +1077,34 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.match(String(err), /workers-5/);
             assert.equal(cluster.installerConfig, kubeProxyConfig("ipvs"), "the installer's ConfigMap is unchanged");
             assert.equal(cluster.node("workers-5").placement, null);
+            assertSettled(cluster);
+        });
+
+        it("the finish refuses to write the ConfigMap when a node joins while it moves the late ones, naming it; run again, it moves that one and finishes", async () => {
+            const { cluster, ctx } = setup();
+            await runPools(ctx(), ["canary"]);
+            await runPools(ctx(), ["workers"]);
+            cluster.addNode("workers-4", "workers");
+            // the cluster autoscaler adds workers-5 while the finish moves workers-4: after the finish's plan was read
+            cluster.faults.afterWrite = (what, node) => {
+                if (node === "workers-4" && what.startsWith("move switching") && !cluster.nodeMap.has("workers-5"))
+                    cluster.addNode("workers-5", "workers");
+            };
+            const err = await finish(ctx()).catch((e) => e);
+            cluster.faults.afterWrite = undefined;
+            assert.ok(err instanceof Error && !(err instanceof RolloutFailure), String(err ?? "the finish completed"));
+            assert.equal(
+                err.message,
+                `cannot finish: 1 node(s) are not verified on ${HASH} (workers-5); the installer's ConfigMap is unchanged`,
+            );
+            assert.equal(cluster.node("workers-4").verified, HASH, "the late node was moved and verified");
+            assert.equal(cluster.node("workers-5").placement, null);
+            assert.equal(cluster.installerConfig, kubeProxyConfig("ipvs"), "the installer's ConfigMap is unchanged");
+            assert.ok(!cluster.history.includes("write installer ConfigMap"));
+            assert.equal(cluster.inRollout, true, "the installer's DaemonSet not restored");
+            assertSettled(cluster);
+            await finish(ctx());
+            assertFinished(cluster);
             assertSettled(cluster);
         });
 

@@ -11,6 +11,7 @@ import { KubeProxyCluster, namesFor, NotFound } from "../../cluster/kubeProxy.js
 import { requestTimeoutForLease, requestTimeoutFromEnvironment } from "../../cluster/timeouts.js";
 import {
     currentPlan,
+    defaultHolder,
     finish,
     runPools,
     RolloutRefused,
@@ -283,6 +284,8 @@ export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
     const requestTimeoutSeconds = requestTimeoutOfRun(leaseSeconds);
     cluster.requestTimeoutMs = requestTimeoutSeconds * 1000;
     const stop = stopOnSignal(log);
+    // one holder for the whole command: its finish takes back at once a lease its pools could not release
+    const holder = defaultHolder();
     const ctx: Context = {
         cluster,
         spec,
@@ -291,6 +294,7 @@ export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
         signal: stop.signal,
         leaseSeconds,
         requestTimeoutSeconds,
+        holder,
     };
     try {
         return flags.plan ? await printRolloutPlan(ctx, io, flags.json === true) : await moveAndFinish(ctx, flags, io);
