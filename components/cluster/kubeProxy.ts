@@ -27,7 +27,7 @@ import {
 import { nodeFacts } from "../core/nodes.js";
 import { MARKS, rolloutObjectName, type NodeState } from "../core/plan.js";
 import type { Access, AccessReview } from "../core/rbac.js";
-import { PROBE_SCRIPT } from "../core/probe.js";
+import { PROBE_SCRIPT, probePodLifetime, probePodsToSweep } from "../core/probe.js";
 import {
     podVerdict,
     type Installation as RolloutInstallation,
@@ -640,11 +640,14 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             env: Record<string, string>;
             timeoutSeconds: number;
             priorityClassName?: string;
+            run?: string;
         },
     ): Promise<{ output: string; succeeded: boolean }> {
         const namespace = this.names.namespace;
         const name = `kpm-${opts.action}-${node.replace(/[^a-z0-9-]/g, "-").slice(0, 30)}-${Math.random().toString(36).slice(2, 8)}`;
         const tolerations = await this.probeTolerations();
+        // a run that dies leaves the pod: its deadline stops it, its labels let the next run sweep it
+        const { activeDeadlineSeconds, staleAfter } = probePodLifetime(opts.timeoutSeconds, Date.now());
         await this.core.createNamespacedPod({
             namespace,
             fieldManager: FIELD_MANAGER,
@@ -652,9 +655,14 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 metadata: {
                     name,
                     namespace,
-                    labels: { [MARKS.managedByLabel]: MARKS.managedByValue, [MARKS.probeLabel]: opts.action },
+                    labels: {
+                        [MARKS.managedByLabel]: MARKS.managedByValue,
+                        [MARKS.probeLabel]: opts.action,
+                        [MARKS.staleAfterLabel]: String(staleAfter),
+                    },
+                    ...(opts.run ? { annotations: { [MARKS.runAnnotation]: opts.run } } : {}),
                 },
-                spec: probePodSpec(node, { ...opts, tolerations }),
+                spec: probePodSpec(node, { ...opts, tolerations, activeDeadlineSeconds }),
             },
         });
         const changes = this.changesOfPodsOn(node, namespace);
@@ -679,6 +687,43 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         } finally {
             changes.stop();
             await this.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
+        }
+    }
+
+    /**
+     * Deletes the probe pods a dead run left in kube-proxy's namespace (only the tool's: its
+     * managed-by and probe labels), as core/probe.ts probePodsToSweep decides for the run that
+     * holds the lease as `holder`; each deletion is logged with why.
+     */
+    async sweepProbePods(holder: string, log: (line: string) => void): Promise<void> {
+        const namespace = this.names.namespace;
+        const pods = (
+            await this.core.listNamespacedPod({
+                namespace,
+                labelSelector: `${MARKS.managedByLabel}=${MARKS.managedByValue},${MARKS.probeLabel}`,
+            })
+        ).items;
+        const seen = pods.map((p) => ({
+            name: p.metadata?.name ?? "",
+            uid: p.metadata?.uid,
+            staleAfter: p.metadata?.labels?.[MARKS.staleAfterLabel],
+            run: p.metadata?.annotations?.[MARKS.runAnnotation],
+            createdAt: p.metadata?.creationTimestamp ? new Date(p.metadata.creationTimestamp).toISOString() : undefined,
+        }));
+        for (const { name, why } of probePodsToSweep(seen, { holder, nowMs: Date.now() })) {
+            const uid = seen.find((p) => p.name === name)?.uid;
+            try {
+                // the uid precondition: only the pod judged, never one made since under its name
+                await this.core.deleteNamespacedPod({
+                    name,
+                    namespace,
+                    gracePeriodSeconds: 0,
+                    body: { preconditions: { uid } },
+                });
+                log(`probe pod ${namespace}/${name}: deleted (${why})`);
+            } catch (e) {
+                if (!isNotFound(e)) throw e;
+            }
         }
     }
 
@@ -1283,12 +1328,15 @@ export function probePodSpec(
         env: Record<string, string>;
         tolerations: k8s.V1Toleration[];
         priorityClassName?: string;
+        /** the kubelet stops the pod this long after it started it, should its run die (core/probe.ts probePodLifetime) */
+        activeDeadlineSeconds: number;
     },
 ): k8s.V1PodSpec {
     return {
         nodeName: node,
         hostNetwork: true,
         restartPolicy: "Never",
+        activeDeadlineSeconds: opts.activeDeadlineSeconds,
         ...(opts.priorityClassName ? { priorityClassName: opts.priorityClassName } : {}),
         tolerations: opts.tolerations,
         automountServiceAccountToken: false,

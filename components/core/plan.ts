@@ -35,8 +35,12 @@ export const MARKS = {
     /** label on every object the rollout creates */
     managedByLabel: "app.kubernetes.io/managed-by",
     managedByValue: "kube-proxy-mode",
-    /** label on probe pods */
+    /** label on probe pods: the action (probe, cleanup) */
     probeLabel: "kube-proxy-mode.io/probe",
+    /** probe pod label: Unix seconds after which the pod is certainly stale (core/probe.ts probePodLifetime) */
+    staleAfterLabel: "kube-proxy-mode.io/stale-after",
+    /** probe pod annotation: the lease holder of the run that made it (absent: a command that holds no lease) */
+    runAnnotation: "kube-proxy-mode.io/run",
 } as const;
 
 /** A node as the planner sees it: its facts and where the rollout left it. */

@@ -231,6 +231,7 @@ async function cleanNode(
         env,
         timeoutSeconds: 120,
         priorityClassName: v.priorityClassName,
+        run: ctx.holder,
     });
     for (const line of output.split("\n").filter((l) => l && !l.startsWith("###"))) log(`cleanup: ${line}`);
 }
@@ -292,6 +293,7 @@ export async function verifyNode(
             env,
             timeoutSeconds: 120,
             priorityClassName: v.priorityClassName,
+            run: ctx.holder,
         });
         return judgeProbe(parseProbeOutput(output), expect);
     };
@@ -685,6 +687,10 @@ async function withLease<T>(ctx: Context, fn: (ctx: Context) => Promise<T>): Pro
     );
     timer.unref?.();
     try {
+        // the lease says who is live: the probe pods of a run that held it before are left over
+        await ctx.cluster
+            .sweepProbePods(holder, ctx.log)
+            .catch((e) => ctx.log(`warning: removing probe pods a dead run left failed: ${(e as Error).message}`));
         return await fn({ ...ctx, holder, signal: stop.signal });
     } finally {
         clearInterval(timer);
