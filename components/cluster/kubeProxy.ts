@@ -25,7 +25,7 @@ import {
     type DrainPod,
 } from "../core/drain.js";
 import { nodeFacts } from "../core/nodes.js";
-import { MARKS, rolloutObjectName, type NodeState } from "../core/plan.js";
+import { LEASE_NAME, MARKS, ROLLOUT_OWNER, rolloutObjectName, type NodeState } from "../core/plan.js";
 import type { Access, AccessReview } from "../core/rbac.js";
 import { PROBE_SCRIPT, probePodLifetime, probePodsToSweep } from "../core/probe.js";
 import {
@@ -73,8 +73,7 @@ export interface Installation extends RolloutInstallation {
     originalSpec: k8s.V1DaemonSetSpec;
 }
 
-/** The rollout's Lease: one rollout per cluster. */
-export const LEASE_NAME = "kube-proxy-mode";
+export { LEASE_NAME };
 
 /**
  * A Lease's times are MicroTime (RFC 3339 with microseconds), which the API server insists on;
@@ -305,12 +304,13 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         }
         const cmName = rolloutObjectName(this.names.configMap, target.hash);
         const labels = { [MARKS.managedByLabel]: MARKS.managedByValue, [MARKS.configLabel]: target.hash };
+        const ownerReferences = [await this.rolloutOwner()];
         const cmCreated = await createUnlessExists(() =>
             this.core.createNamespacedConfigMap({
                 namespace,
                 fieldManager: FIELD_MANAGER,
                 body: {
-                    metadata: { name: cmName, namespace, labels },
+                    metadata: { name: cmName, namespace, labels, ownerReferences },
                     data: { ...(inst.configMap.data ?? {}), [this.names.key]: target.config },
                 },
             }),
@@ -326,6 +326,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                         name: dsName,
                         namespace,
                         labels: { ...(inst.daemonSet.metadata?.labels ?? {}), ...labels },
+                        ownerReferences,
                     },
                     spec: targetDaemonSetSpec(inst.originalSpec, {
                         hash: target.hash,
@@ -338,6 +339,31 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             log(
                 `DaemonSet ${namespace}/${dsName}: created; it runs only on nodes labelled ${MARKS.configLabel}=${target.hash}`,
             );
+    }
+
+    /** The owner of the rollout's ConfigMaps and DaemonSets (core/plan.ts ROLLOUT_OWNER), created when missing. */
+    private async rolloutOwner(): Promise<k8s.V1OwnerReference> {
+        const { namespace } = this.names;
+        let owner: k8s.V1ConfigMap | undefined;
+        await createUnlessExists(async () => {
+            owner = await this.core.createNamespacedConfigMap({
+                namespace,
+                fieldManager: FIELD_MANAGER,
+                body: {
+                    metadata: {
+                        name: ROLLOUT_OWNER,
+                        namespace,
+                        labels: { [MARKS.managedByLabel]: MARKS.managedByValue },
+                    },
+                    data: {
+                        purpose:
+                            "owns the rollout's ConfigMaps and DaemonSets; kube-proxy-mode's finish deletes it, and with it them. Deleting it mid-rollout removes the kube-proxy of every node not yet handed back.",
+                    },
+                },
+            });
+        });
+        owner ??= await this.core.readNamespacedConfigMap({ name: ROLLOUT_OWNER, namespace });
+        return { apiVersion: "v1", kind: "ConfigMap", name: ROLLOUT_OWNER, uid: owner.metadata!.uid! };
     }
 
     /** each node as this client last saw it (see NodeAsSeen): the base of its next patch made against the node as read */
@@ -907,15 +933,57 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         // the revision the hand-back relabelled gets its own hash back (also when a run that died
         // after the restore's last write left it)
         await this.putBackRevisionHashes(ds, log);
+        await this.removeRolloutObjects(log);
+    }
+
+    /**
+     * Removes the rollout's DaemonSets and ConfigMaps: deletes their owner (ROLLOUT_OWNER), then
+     * waits until the garbage collector has removed them, naming each. One made before they had an
+     * owner (an earlier version of the tool) is deleted by name, which the shipped role no longer
+     * allows: the refusal names it.
+     */
+    private async removeRolloutObjects(log: (l: string) => void, timeoutSeconds = 60): Promise<void> {
+        const { namespace } = this.names;
         const selector = `${MARKS.managedByLabel}=${MARKS.managedByValue},${MARKS.configLabel}`;
-        for (const d of (await this.apps.listNamespacedDaemonSet({ namespace, labelSelector: selector })).items) {
-            await this.apps.deleteNamespacedDaemonSet({ name: d.metadata!.name!, namespace });
-            log(`DaemonSet ${namespace}/${d.metadata!.name}: deleted`);
+        const owned = (o: k8s.V1ObjectMeta | undefined) =>
+            o?.ownerReferences?.some((r) => r.kind === "ConfigMap" && r.name === ROLLOUT_OWNER) === true;
+        const left = async () => [
+            ...(await this.apps.listNamespacedDaemonSet({ namespace, labelSelector: selector })).items.map((d) => ({
+                kind: "DaemonSet",
+                meta: d.metadata,
+            })),
+            ...(await this.core.listNamespacedConfigMap({ namespace, labelSelector: selector })).items.map((c) => ({
+                kind: "ConfigMap",
+                meta: c.metadata,
+            })),
+        ];
+        const first = await left();
+        for (const o of first.filter((x) => !owned(x.meta))) {
+            const name = o.meta!.name!;
+            if (o.kind === "DaemonSet") await this.apps.deleteNamespacedDaemonSet({ name, namespace });
+            else await this.core.deleteNamespacedConfigMap({ name, namespace });
         }
-        for (const c of (await this.core.listNamespacedConfigMap({ namespace, labelSelector: selector })).items) {
-            await this.core.deleteNamespacedConfigMap({ name: c.metadata!.name!, namespace });
-            log(`ConfigMap ${namespace}/${c.metadata!.name}: deleted`);
+        try {
+            await this.core.deleteNamespacedConfigMap({
+                name: ROLLOUT_OWNER,
+                namespace,
+                propagationPolicy: "Background",
+            });
+        } catch (e) {
+            if (!isNotFound(e)) throw e;
         }
+        const deadline = Date.now() + timeoutSeconds * 1000;
+        for (let now = first; ;) {
+            const names = new Set(now.map((o) => `${o.kind} ${namespace}/${o.meta?.name}`));
+            if (!names.size) break;
+            if (Date.now() > deadline)
+                throw new Error(
+                    `the garbage collector did not remove the rollout's ${[...names].join(", ")} within ${timeoutSeconds}s of the deletion of their owner ConfigMap ${namespace}/${ROLLOUT_OWNER} (is kube-controller-manager's garbage collector running?)`,
+                );
+            await sleep(500);
+            now = await left();
+        }
+        for (const o of first) log(`${o.kind} ${namespace}/${o.meta?.name}: deleted`);
     }
 
     /** Read-modify-replace of the installer's DaemonSet, read again when its controller wrote in between (409). */

@@ -43,6 +43,16 @@ export const MARKS = {
     runAnnotation: "kube-proxy-mode.io/run",
 } as const;
 
+/** The rollout's Lease (in kube-proxy's namespace): one rollout per cluster. */
+export const LEASE_NAME = "kube-proxy-mode";
+
+/**
+ * The ConfigMap (in kube-proxy's namespace) that owns the rollout's own ConfigMaps and DaemonSets
+ * (named by configuration hash, so no Role can name them): the finish deletes it and the garbage
+ * collector removes them, so the rollout needs delete on this one name only.
+ */
+export const ROLLOUT_OWNER = "kube-proxy-mode-rollout";
+
 /** A node as the planner sees it: its facts and where the rollout left it. */
 export interface NodeState extends NodeFacts {
     /** value of the config label; null when the node runs the canonical DaemonSet */

@@ -586,7 +586,7 @@ async function reconcile(
  */
 async function checkAccess(ctx: Context): Promise<void> {
     const wanted = rolloutAccesses({
-        namespace: ctx.cluster.names.namespace,
+        ...ctx.cluster.names,
         drain: anyPoolDrains(ctx.spec.pools),
     });
     const answer = await ctx.cluster.deniedAccesses(wanted).catch((e: unknown) => {
