@@ -1,7 +1,8 @@
 // Least privilege, proven: a rollout run as a ServiceAccount bound to exactly the shipped
 // ClusterRole and Role succeeds; with one permission taken away in turn it refuses before it
-// changes anything, naming the access that is denied and the identity. kwok nodes (built-in node checks off), so
-// the probe pods' permissions (pods create, pods/log in kube-system) are not exercised here.
+// changes anything, naming the access that is denied and the identity; it cannot write the objects
+// in kube-system the Role does not name. kwok nodes (built-in node checks off): only the last case
+// starts a probe pod (pods create), which never finishes there, so pods/log is not exercised here.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
