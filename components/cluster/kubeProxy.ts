@@ -25,9 +25,9 @@ import {
     type DrainPod,
 } from "../core/drain.js";
 import { nodeFacts } from "../core/nodes.js";
-import { MARKS, rolloutObjectName, type NodeState } from "../core/plan.js";
+import { LEASE_NAME, MARKS, ROLLOUT_OWNER, rolloutObjectName, type NodeState } from "../core/plan.js";
 import type { Access, AccessReview } from "../core/rbac.js";
-import { PROBE_SCRIPT } from "../core/probe.js";
+import { PROBE_SCRIPT, probePodLifetime, probePodsToSweep } from "../core/probe.js";
 import {
     podVerdict,
     type Installation as RolloutInstallation,
@@ -74,8 +74,7 @@ export interface Installation extends RolloutInstallation {
     originalSpec: k8s.V1DaemonSetSpec;
 }
 
-/** The rollout's Lease: one rollout per cluster. */
-export const LEASE_NAME = "kube-proxy-mode";
+export { LEASE_NAME };
 
 /**
  * A Lease's times are MicroTime (RFC 3339 with microseconds), which the API server insists on;
@@ -306,12 +305,13 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         }
         const cmName = rolloutObjectName(this.names.configMap, target.hash);
         const labels = { [MARKS.managedByLabel]: MARKS.managedByValue, [MARKS.configLabel]: target.hash };
+        const ownerReferences = [await this.rolloutOwner()];
         const cmCreated = await createUnlessExists(() =>
             this.core.createNamespacedConfigMap({
                 namespace,
                 fieldManager: FIELD_MANAGER,
                 body: {
-                    metadata: { name: cmName, namespace, labels },
+                    metadata: { name: cmName, namespace, labels, ownerReferences },
                     data: { ...(inst.configMap.data ?? {}), [this.names.key]: target.config },
                 },
             }),
@@ -327,6 +327,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                         name: dsName,
                         namespace,
                         labels: { ...(inst.daemonSet.metadata?.labels ?? {}), ...labels },
+                        ownerReferences,
                     },
                     spec: targetDaemonSetSpec(inst.originalSpec, {
                         hash: target.hash,
@@ -339,6 +340,31 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             log(
                 `DaemonSet ${namespace}/${dsName}: created; it runs only on nodes labelled ${MARKS.configLabel}=${target.hash}`,
             );
+    }
+
+    /** The owner of the rollout's ConfigMaps and DaemonSets (core/plan.ts ROLLOUT_OWNER), created when missing. */
+    private async rolloutOwner(): Promise<k8s.V1OwnerReference> {
+        const { namespace } = this.names;
+        let owner: k8s.V1ConfigMap | undefined;
+        await createUnlessExists(async () => {
+            owner = await this.core.createNamespacedConfigMap({
+                namespace,
+                fieldManager: FIELD_MANAGER,
+                body: {
+                    metadata: {
+                        name: ROLLOUT_OWNER,
+                        namespace,
+                        labels: { [MARKS.managedByLabel]: MARKS.managedByValue },
+                    },
+                    data: {
+                        purpose:
+                            "owns the rollout's ConfigMaps and DaemonSets; kube-proxy-mode's finish deletes it, and with it them. Deleting it mid-rollout removes the kube-proxy of every node not yet handed back.",
+                    },
+                },
+            });
+        });
+        owner ??= await this.core.readNamespacedConfigMap({ name: ROLLOUT_OWNER, namespace });
+        return { apiVersion: "v1", kind: "ConfigMap", name: ROLLOUT_OWNER, uid: owner.metadata!.uid! };
     }
 
     /** each node as this client last saw it (see NodeAsSeen): the base of its next patch made against the node as read */
@@ -642,11 +668,14 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             env: Record<string, string>;
             timeoutSeconds: number;
             priorityClassName?: string;
+            run?: string;
         },
     ): Promise<{ output: string; succeeded: boolean }> {
         const namespace = this.names.namespace;
         const name = `kpm-${opts.action}-${node.replace(/[^a-z0-9-]/g, "-").slice(0, 30)}-${Math.random().toString(36).slice(2, 8)}`;
         const tolerations = await this.probeTolerations();
+        // a run that dies leaves the pod: its deadline stops it, its labels let the next run sweep it
+        const { activeDeadlineSeconds, staleAfter } = probePodLifetime(opts.timeoutSeconds, Date.now());
         await this.core.createNamespacedPod({
             namespace,
             fieldManager: FIELD_MANAGER,
@@ -654,9 +683,14 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 metadata: {
                     name,
                     namespace,
-                    labels: { [MARKS.managedByLabel]: MARKS.managedByValue, [MARKS.probeLabel]: opts.action },
+                    labels: {
+                        [MARKS.managedByLabel]: MARKS.managedByValue,
+                        [MARKS.probeLabel]: opts.action,
+                        [MARKS.staleAfterLabel]: String(staleAfter),
+                    },
+                    ...(opts.run ? { annotations: { [MARKS.runAnnotation]: opts.run } } : {}),
                 },
-                spec: probePodSpec(node, { ...opts, tolerations }),
+                spec: probePodSpec(node, { ...opts, tolerations, activeDeadlineSeconds }),
             },
         });
         const changes = this.changesOfPodsOn(node, namespace);
@@ -681,6 +715,43 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         } finally {
             changes.stop();
             await this.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
+        }
+    }
+
+    /**
+     * Deletes the probe pods a dead run left in kube-proxy's namespace (only the tool's: its
+     * managed-by and probe labels), as core/probe.ts probePodsToSweep decides for the run that
+     * holds the lease as `holder`; each deletion is logged with why.
+     */
+    async sweepProbePods(holder: string, log: (line: string) => void): Promise<void> {
+        const namespace = this.names.namespace;
+        const pods = (
+            await this.core.listNamespacedPod({
+                namespace,
+                labelSelector: `${MARKS.managedByLabel}=${MARKS.managedByValue},${MARKS.probeLabel}`,
+            })
+        ).items;
+        const seen = pods.map((p) => ({
+            name: p.metadata?.name ?? "",
+            uid: p.metadata?.uid,
+            staleAfter: p.metadata?.labels?.[MARKS.staleAfterLabel],
+            run: p.metadata?.annotations?.[MARKS.runAnnotation],
+            createdAt: p.metadata?.creationTimestamp ? new Date(p.metadata.creationTimestamp).toISOString() : undefined,
+        }));
+        for (const { name, why } of probePodsToSweep(seen, { holder, nowMs: Date.now() })) {
+            const uid = seen.find((p) => p.name === name)?.uid;
+            try {
+                // the uid precondition: only the pod judged, never one made since under its name
+                await this.core.deleteNamespacedPod({
+                    name,
+                    namespace,
+                    gracePeriodSeconds: 0,
+                    body: { preconditions: { uid } },
+                });
+                log(`probe pod ${namespace}/${name}: deleted (${why})`);
+            } catch (e) {
+                if (!isNotFound(e)) throw e;
+            }
         }
     }
 
@@ -864,15 +935,57 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         // the revision the hand-back relabelled gets its own hash back (also when a run that died
         // after the restore's last write left it)
         await this.putBackRevisionHashes(ds, log);
+        await this.removeRolloutObjects(log);
+    }
+
+    /**
+     * Removes the rollout's DaemonSets and ConfigMaps: deletes their owner (ROLLOUT_OWNER), then
+     * waits until the garbage collector has removed them, naming each. One made before they had an
+     * owner (an earlier version of the tool) is deleted by name, which the shipped role no longer
+     * allows: the refusal names it.
+     */
+    private async removeRolloutObjects(log: (l: string) => void, timeoutSeconds = 60): Promise<void> {
+        const { namespace } = this.names;
         const selector = `${MARKS.managedByLabel}=${MARKS.managedByValue},${MARKS.configLabel}`;
-        for (const d of (await this.apps.listNamespacedDaemonSet({ namespace, labelSelector: selector })).items) {
-            await this.apps.deleteNamespacedDaemonSet({ name: d.metadata!.name!, namespace });
-            log(`DaemonSet ${namespace}/${d.metadata!.name}: deleted`);
+        const owned = (o: k8s.V1ObjectMeta | undefined) =>
+            o?.ownerReferences?.some((r) => r.kind === "ConfigMap" && r.name === ROLLOUT_OWNER) === true;
+        const left = async () => [
+            ...(await this.apps.listNamespacedDaemonSet({ namespace, labelSelector: selector })).items.map((d) => ({
+                kind: "DaemonSet",
+                meta: d.metadata,
+            })),
+            ...(await this.core.listNamespacedConfigMap({ namespace, labelSelector: selector })).items.map((c) => ({
+                kind: "ConfigMap",
+                meta: c.metadata,
+            })),
+        ];
+        const first = await left();
+        for (const o of first.filter((x) => !owned(x.meta))) {
+            const name = o.meta!.name!;
+            if (o.kind === "DaemonSet") await this.apps.deleteNamespacedDaemonSet({ name, namespace });
+            else await this.core.deleteNamespacedConfigMap({ name, namespace });
         }
-        for (const c of (await this.core.listNamespacedConfigMap({ namespace, labelSelector: selector })).items) {
-            await this.core.deleteNamespacedConfigMap({ name: c.metadata!.name!, namespace });
-            log(`ConfigMap ${namespace}/${c.metadata!.name}: deleted`);
+        try {
+            await this.core.deleteNamespacedConfigMap({
+                name: ROLLOUT_OWNER,
+                namespace,
+                propagationPolicy: "Background",
+            });
+        } catch (e) {
+            if (!isNotFound(e)) throw e;
         }
+        const deadline = Date.now() + timeoutSeconds * 1000;
+        for (let now = first; ;) {
+            const names = new Set(now.map((o) => `${o.kind} ${namespace}/${o.meta?.name}`));
+            if (!names.size) break;
+            if (Date.now() > deadline)
+                throw new Error(
+                    `the garbage collector did not remove the rollout's ${[...names].join(", ")} within ${timeoutSeconds}s of the deletion of their owner ConfigMap ${namespace}/${ROLLOUT_OWNER} (is kube-controller-manager's garbage collector running?)`,
+                );
+            await sleep(500);
+            now = await left();
+        }
+        for (const o of first) log(`${o.kind} ${namespace}/${o.meta?.name}: deleted`);
     }
 
     /** Read-modify-replace of the installer's DaemonSet, read again when its controller wrote in between (409). */
@@ -1309,12 +1422,15 @@ export function probePodSpec(
         env: Record<string, string>;
         tolerations: k8s.V1Toleration[];
         priorityClassName?: string;
+        /** the kubelet stops the pod this long after it started it, should its run die (core/probe.ts probePodLifetime) */
+        activeDeadlineSeconds: number;
     },
 ): k8s.V1PodSpec {
     return {
         nodeName: node,
         hostNetwork: true,
         restartPolicy: "Never",
+        activeDeadlineSeconds: opts.activeDeadlineSeconds,
         ...(opts.priorityClassName ? { priorityClassName: opts.priorityClassName } : {}),
         tolerations: opts.tolerations,
         automountServiceAccountToken: false,

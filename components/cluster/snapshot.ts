@@ -24,7 +24,7 @@ export async function readSnapshot(
         cluster.core.listServiceForAllNamespaces(),
         crdPresence(cluster, PROMETHEUS_RULE.crd),
         cluster
-            .deniedAccesses(rolloutAccesses({ namespace: cluster.names.namespace, drain: rollout.drain }))
+            .deniedAccesses(rolloutAccesses({ ...cluster.names, drain: rollout.drain }))
             .catch((e: unknown): AccessAnswer => ({ unanswered: apiErrorMessage(e) })),
     ]);
     const facts: ServiceFacts[] = services.items.map((s) => ({

@@ -35,9 +35,23 @@ export const MARKS = {
     /** label on every object the rollout creates */
     managedByLabel: "app.kubernetes.io/managed-by",
     managedByValue: "kube-proxy-mode",
-    /** label on probe pods */
+    /** label on probe pods: the action (probe, cleanup) */
     probeLabel: "kube-proxy-mode.io/probe",
+    /** probe pod label: Unix seconds after which the pod is certainly stale (core/probe.ts probePodLifetime) */
+    staleAfterLabel: "kube-proxy-mode.io/stale-after",
+    /** probe pod annotation: the lease holder of the run that made it (absent: a command that holds no lease) */
+    runAnnotation: "kube-proxy-mode.io/run",
 } as const;
+
+/** The rollout's Lease (in kube-proxy's namespace): one rollout per cluster. */
+export const LEASE_NAME = "kube-proxy-mode";
+
+/**
+ * The ConfigMap (in kube-proxy's namespace) that owns the rollout's own ConfigMaps and DaemonSets
+ * (named by configuration hash, so no Role can name them): the finish deletes it and the garbage
+ * collector removes them, so the rollout needs delete on this one name only.
+ */
+export const ROLLOUT_OWNER = "kube-proxy-mode-rollout";
 
 /** A node as the planner sees it: its facts and where the rollout left it. */
 export interface NodeState extends NodeFacts {

@@ -6,6 +6,8 @@
 // pod) is cluster-admin-equivalent: whoever holds this Role can run anything as root on any node
 // and read every credential there. Bind it only to the identity that runs rollouts.
 import * as YAML from "../libraries/yaml.js";
+import { FLAVORS } from "./facts.js";
+import { LEASE_NAME, ROLLOUT_OWNER } from "./plan.js";
 import type { Finding } from "./types.js";
 
 export interface PolicyRule {
@@ -24,80 +26,133 @@ export interface Permission {
     only?: "drain" | "alerts";
 }
 
-export const PERMISSIONS: Permission[] = [
-    {
-        scope: "cluster",
-        rule: { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "patch"] },
-        why: "read kernels and labels; cordon, label, annotate",
-    },
-    {
-        scope: "cluster",
-        rule: { apiGroups: [""], resources: ["pods"], verbs: ["list", "watch"] },
-        why: "drain: the pods on a node (every namespace), watched while they leave",
-    },
-    {
-        scope: "cluster",
-        rule: { apiGroups: [""], resources: ["pods/eviction"], verbs: ["create"] },
-        why: "drain through the Eviction API (PodDisruptionBudgets hold)",
-        only: "drain",
-    },
-    {
-        scope: "cluster",
-        rule: { apiGroups: ["policy"], resources: ["poddisruptionbudgets"], verbs: ["list"] },
-        why: "name the PodDisruptionBudget that blocks an eviction",
-        only: "drain",
-    },
-    {
-        scope: "cluster",
-        rule: { apiGroups: [""], resources: ["services"], verbs: ["get", "list"] },
-        why: "NodePort findings (list); verify.service's ClusterIP (get)",
-    },
-    {
-        scope: "cluster",
-        rule: {
-            apiGroups: ["apiextensions.k8s.io"],
-            resources: ["customresourcedefinitions"],
-            verbs: ["get"],
-            resourceNames: ["prometheusrules.monitoring.coreos.com"],
+/** The objects the rollout writes by name: kube-proxy's installation (configurable per target) and the rollout's own. */
+export interface RbacNames {
+    /** the installer's ConfigMaps the finish writes (target.configMap) */
+    configMaps: string[];
+    /** the installer's DaemonSets the rollout reshapes and restores (target.daemonSet) */
+    daemonSets: string[];
+}
+
+/** The shipped manifest's names: those of every installer flavor the tool knows (kubeadm's and EKS's). */
+export const DEFAULT_RBAC_NAMES: RbacNames = {
+    configMaps: [...new Set(Object.values(FLAVORS).map((f) => f.configMap))],
+    daemonSets: [...new Set(Object.values(FLAVORS).map((f) => f.daemonSet))],
+};
+
+/**
+ * Every permission, for kube-proxy's objects named `names`. A verb on objects whose names are
+ * known is granted on those names only (resourceNames); the rest say in `why` why they are wide.
+ */
+export function permissionsFor(names: RbacNames): Permission[] {
+    return [
+        {
+            scope: "cluster",
+            rule: { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "patch"] },
+            why: "read kernels and labels; cordon, label, annotate (any node a pool may select)",
         },
-        why: "only with alerts: whether the PrometheusRule CRD exists",
-        only: "alerts",
-    },
-    {
-        scope: "kube-system",
-        rule: { apiGroups: [""], resources: ["pods"], verbs: ["create", "get", "patch", "delete"] },
-        why: "run the probe pods (privileged, hostPath /: cluster-admin-equivalent); label kube-proxy's pods as of the installer's revision when the finish restores its DaemonSet; they are listed and watched through the cluster-wide rule",
-    },
-    {
-        scope: "kube-system",
-        rule: { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
-        why: "kube-proxy's start-up log, the probe's output",
-    },
-    {
-        scope: "kube-system",
-        rule: { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "create", "patch", "delete"] },
-        why: "read kube-proxy's; the rollout's ConfigMap; the canonical update",
-    },
-    {
-        scope: "kube-system",
-        rule: {
-            apiGroups: ["apps"],
-            resources: ["daemonsets"],
-            verbs: ["get", "list", "watch", "create", "update", "delete"],
+        {
+            scope: "cluster",
+            rule: { apiGroups: [""], resources: ["pods"], verbs: ["list", "watch"] },
+            why: "drain: the pods on a node (every namespace), watched while they leave",
         },
-        why: "the rollout's DaemonSet; the installer's spec saved and restored, its controller watched while it records the revision and rolls",
-    },
-    {
-        scope: "kube-system",
-        rule: { apiGroups: ["apps"], resources: ["controllerrevisions"], verbs: ["list", "patch"] },
-        why: "the installer DaemonSet's revisions: the hash the hand-back's pods start with, its current revision when the finish restores its spec",
-    },
-    {
-        scope: "kube-system",
-        rule: { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] },
-        why: "one rollout per cluster at a time (a Lease)",
-    },
-];
+        {
+            scope: "cluster",
+            rule: { apiGroups: [""], resources: ["pods/eviction"], verbs: ["create"] },
+            why: "drain through the Eviction API (PodDisruptionBudgets hold)",
+            only: "drain",
+        },
+        {
+            scope: "cluster",
+            rule: { apiGroups: ["policy"], resources: ["poddisruptionbudgets"], verbs: ["list"] },
+            why: "name the PodDisruptionBudget that blocks an eviction",
+            only: "drain",
+        },
+        {
+            scope: "cluster",
+            rule: { apiGroups: [""], resources: ["services"], verbs: ["get", "list"] },
+            why: "NodePort findings (list); verify.service's ClusterIP (get)",
+        },
+        {
+            scope: "cluster",
+            rule: {
+                apiGroups: ["apiextensions.k8s.io"],
+                resources: ["customresourcedefinitions"],
+                verbs: ["get"],
+                resourceNames: ["prometheusrules.monitoring.coreos.com"],
+            },
+            why: "only with alerts: whether the PrometheusRule CRD exists",
+            only: "alerts",
+        },
+        {
+            scope: "kube-system",
+            rule: { apiGroups: [""], resources: ["pods"], verbs: ["create", "get", "patch", "delete"] },
+            why: "run the probe pods (privileged, hostPath /: cluster-admin-equivalent) and delete them, and those a dead run left; label kube-proxy's pods as of the installer's revision when the finish restores its DaemonSet. Wide: pod names are generated (create cannot be limited by name at all); listed and watched through the cluster-wide rule",
+        },
+        {
+            scope: "kube-system",
+            rule: { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
+            why: "kube-proxy's start-up log, the probe's output (pod names are generated)",
+        },
+        {
+            scope: "kube-system",
+            rule: { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "create"] },
+            why: "read kube-proxy's; create the rollout's ConfigMaps and their owner. Wide: create cannot be limited by name; the rollout's ConfigMaps are named by configuration hash",
+        },
+        {
+            scope: "kube-system",
+            rule: { apiGroups: [""], resources: ["configmaps"], verbs: ["patch"], resourceNames: names.configMaps },
+            why: "the canonical update of the installer's ConfigMap (target.configMap)",
+        },
+        {
+            scope: "kube-system",
+            rule: { apiGroups: [""], resources: ["configmaps"], verbs: ["delete"], resourceNames: [ROLLOUT_OWNER] },
+            why: "the finish deletes the owner of the rollout's ConfigMaps and DaemonSets; the garbage collector removes them",
+        },
+        {
+            scope: "kube-system",
+            rule: {
+                apiGroups: ["apps"],
+                resources: ["daemonsets"],
+                verbs: ["get", "list", "watch", "create"],
+            },
+            why: "create the rollout's DaemonSets; read the installer's, its controller watched while it records the revision and rolls. Wide: create cannot be limited by name; the rollout's DaemonSets are named by configuration hash and listed by label",
+        },
+        {
+            scope: "kube-system",
+            rule: {
+                apiGroups: ["apps"],
+                resources: ["daemonsets"],
+                verbs: ["update"],
+                resourceNames: names.daemonSets,
+            },
+            why: "the installer's DaemonSet (target.daemonSet): its spec saved and put in the rollout's shape, restored by the finish",
+        },
+        {
+            scope: "kube-system",
+            rule: { apiGroups: ["apps"], resources: ["controllerrevisions"], verbs: ["list", "patch"] },
+            why: "the installer DaemonSet's revisions: the hash the hand-back's pods start with, its current revision when the finish restores its spec. Wide: revisions are named by the DaemonSet controller's hash",
+        },
+        {
+            scope: "kube-system",
+            rule: { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create"] },
+            why: "create the rollout's Lease (create cannot be limited by name)",
+        },
+        {
+            scope: "kube-system",
+            rule: {
+                apiGroups: ["coordination.k8s.io"],
+                resources: ["leases"],
+                verbs: ["get", "update"],
+                resourceNames: [LEASE_NAME],
+            },
+            why: "one rollout per cluster at a time (the Lease); no other Lease, such as the control plane's leader elections",
+        },
+    ];
+}
+
+/** The permissions of the shipped manifest (DEFAULT_RBAC_NAMES). */
+export const PERMISSIONS: Permission[] = permissionsFor(DEFAULT_RBAC_NAMES);
 
 /** One access a rollout needs, as a SelfSubjectAccessReview asks it. */
 export interface Access {
@@ -115,24 +170,32 @@ export interface Access {
  * in `namespace`: the drain's only when a pool drains; never the alerts' (the preview checks the
  * PrometheusRule CRD itself).
  */
-export function rolloutAccesses(opts: { namespace: string; drain: boolean }): Access[] {
-    return PERMISSIONS.filter((p) => p.only === undefined || (p.only === "drain" && opts.drain)).flatMap((p) =>
-        p.rule.apiGroups.flatMap((group) =>
-            p.rule.resources.flatMap((r) => {
-                const [resource, subresource] = r.split("/");
-                return p.rule.verbs.flatMap((verb) =>
-                    (p.rule.resourceNames ?? [undefined]).map((name): Access => ({
-                        verb,
-                        group,
-                        resource,
-                        ...(subresource ? { subresource } : {}),
-                        ...(p.scope === "kube-system" ? { namespace: opts.namespace } : {}),
-                        ...(name ? { name } : {}),
-                    })),
-                );
-            }),
-        ),
-    );
+export function rolloutAccesses(opts: {
+    namespace: string;
+    configMap: string;
+    daemonSet: string;
+    drain: boolean;
+}): Access[] {
+    const permissions = permissionsFor({ configMaps: [opts.configMap], daemonSets: [opts.daemonSet] });
+    return permissions
+        .filter((p) => p.only === undefined || (p.only === "drain" && opts.drain))
+        .flatMap((p) =>
+            p.rule.apiGroups.flatMap((group) =>
+                p.rule.resources.flatMap((r) => {
+                    const [resource, subresource] = r.split("/");
+                    return p.rule.verbs.flatMap((verb) =>
+                        (p.rule.resourceNames ?? [undefined]).map((name): Access => ({
+                            verb,
+                            group,
+                            resource,
+                            ...(subresource ? { subresource } : {}),
+                            ...(p.scope === "kube-system" ? { namespace: opts.namespace } : {}),
+                            ...(name ? { name } : {}),
+                        })),
+                    );
+                }),
+            ),
+        );
 }
 
 /** An access in words: `watch daemonsets.apps in kube-system`, `create pods/eviction cluster-wide`. */
@@ -197,6 +260,11 @@ export interface RbacOptions {
     namespace?: string;
     /** the identity that runs rollouts (default ServiceAccount kube-system/kube-proxy-mode) */
     serviceAccount?: { name: string; namespace: string };
+    /**
+     * kube-proxy's ConfigMap and DaemonSet the rollout writes (the component's target.configMap and
+     * target.daemonSet): the Role names only these (default: every known flavor's, kubeadm's and EKS's)
+     */
+    target?: { configMap: string; daemonSet: string };
 }
 
 interface RbacMetadata {
@@ -229,8 +297,11 @@ export function rbacObjects(opts: RbacOptions = {}): [RbacRole, RbacBinding, Rba
     const sa = opts.serviceAccount ?? { name: "kube-proxy-mode", namespace: "kube-system" };
     const labels = { "app.kubernetes.io/name": "kube-proxy-mode" };
     const subjects: RbacBinding["subjects"] = [{ kind: "ServiceAccount", name: sa.name, namespace: sa.namespace }];
+    const permissions = opts.target
+        ? permissionsFor({ configMaps: [opts.target.configMap], daemonSets: [opts.target.daemonSet] })
+        : PERMISSIONS;
     const rules = (scope: Permission["scope"]) =>
-        PERMISSIONS.filter((p) => p.scope === scope).map((p) => ({ ...p.rule }));
+        permissions.filter((p) => p.scope === scope).map((p) => ({ ...p.rule }));
     return [
         {
             apiVersion: "rbac.authorization.k8s.io/v1",

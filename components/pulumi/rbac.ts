@@ -12,7 +12,8 @@ export interface KubeProxyModeRbac {
 }
 
 /**
- * Creates the ClusterRole, Role and their bindings for the ServiceAccount that runs rollouts.
+ * Creates the ClusterRole, Role and their bindings for the ServiceAccount that runs rollouts
+ * (with `target`, the Role names that target's ConfigMap and DaemonSet).
  * The Role lets it create privileged pods with hostPath / in kube-system: that is
  * cluster-admin-equivalent, so bind it to that identity only.
  */

@@ -146,6 +146,8 @@ export interface ProbeRun {
     timeoutSeconds: number;
     /** the probe pod's priority class (verify.priorityClassName); none by default */
     priorityClassName?: string;
+    /** the lease holder of the run that asks (kept on the pod, for the next run's sweep); none for a command without the lease */
+    run?: string;
 }
 
 /** kubectl drain's --force (pods without a controller) and --delete-emptydir-data */
@@ -196,6 +198,11 @@ export interface RolloutCluster {
         options?: WaitOptions,
     ): Promise<KubeProxyPod | undefined>;
     runProbe(node: string, run: ProbeRun): Promise<{ output: string; succeeded: boolean }>;
+    /**
+     * Under the lease, at a run's start: deletes the probe pods a dead run left (core/probe.ts
+     * probePodsToSweep decides: another holder's, or past their stale-after time), naming each.
+     */
+    sweepProbePods(holder: string, log: (line: string) => void): Promise<void>;
     /** every Service's ClusterIPs, external IPs and load-balancer IPs (an IPVS virtual server on one is kube-proxy's) */
     serviceAddresses(): Promise<string[]>;
     /** ClusterIP and first port of a Service, undefined when it has none */

@@ -258,6 +258,7 @@ async function cleanNode(
         env,
         timeoutSeconds: 120,
         priorityClassName: v.priorityClassName,
+        run: ctx.holder,
     });
     for (const line of output.split("\n").filter((l) => l && !l.startsWith("###"))) log(`cleanup: ${line}`);
 }
@@ -319,6 +320,7 @@ export async function verifyNode(
             env,
             timeoutSeconds: 120,
             priorityClassName: v.priorityClassName,
+            run: ctx.holder,
         });
         return judgeProbe(parseProbeOutput(output), expect);
     };
@@ -615,7 +617,7 @@ async function reconcile(
  */
 async function checkAccess(ctx: Context): Promise<void> {
     const wanted = rolloutAccesses({
-        namespace: ctx.cluster.names.namespace,
+        ...ctx.cluster.names,
         drain: anyPoolDrains(ctx.spec.pools),
     });
     const answer = await ctx.cluster.deniedAccesses(wanted).catch((e: unknown) => {
@@ -724,6 +726,10 @@ async function withLease<T>(ctx: Context, fn: (ctx: Context) => Promise<T>): Pro
     );
     timer.unref?.();
     try {
+        // the lease says who is live: the probe pods of a run that held it before are left over
+        await ctx.cluster
+            .sweepProbePods(holder, ctx.log)
+            .catch((e) => ctx.log(`warning: removing probe pods a dead run left failed: ${(e as Error).message}`));
         return await fn({ ...ctx, holder, signal: stop.signal });
     } finally {
         clearInterval(timer);

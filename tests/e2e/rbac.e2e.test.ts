@@ -1,15 +1,18 @@
 // Least privilege, proven: a rollout run as a ServiceAccount bound to exactly the shipped
 // ClusterRole and Role succeeds; with one permission taken away in turn it refuses before it
-// changes anything, naming the access that is denied and the identity. kwok nodes (built-in node checks off), so
-// the probe pods' permissions (pods create, pods/log in kube-system) are not exercised here.
+// changes anything, naming the access that is denied and the identity; it cannot write the objects
+// in kube-system the Role does not name. kwok nodes (built-in node checks off): only the last case
+// starts a probe pod (pods create), which never finishes there, so pods/log is not exercised here.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { accessFindings, rbacObjects, type RbacRole } from "../../components/core/rbac.js";
 import { readSnapshot } from "../../components/cluster/snapshot.js";
-import { MARKS } from "../../components/core/plan.js";
+import { configHash, MARKS, ROLLOUT_OWNER } from "../../components/core/plan.js";
+import { CLI } from "../helpers.js";
 import { clients, scratchDir, serviceAccountKubeconfig, startCluster, stopCluster } from "./support.js";
 import { rollout, writeSpec } from "./drainSupport.js";
 
@@ -137,6 +140,28 @@ describe("@e2e RBAC: the rollout as a ServiceAccount bound to exactly the shippe
             verb: "watch",
             access: "watch daemonsets.apps in kube-system",
         },
+        // the narrowed rules are asked with their names, as the API server judges the calls
+        {
+            node: "workers-4",
+            kind: "Role",
+            resource: "leases",
+            verb: "update",
+            access: "update leases.coordination.k8s.io kube-proxy-mode in kube-system",
+        },
+        {
+            node: "workers-4",
+            kind: "Role",
+            resource: "daemonsets",
+            verb: "update",
+            access: "update daemonsets.apps kube-proxy in kube-system",
+        },
+        {
+            node: "workers-4",
+            kind: "Role",
+            resource: "configmaps",
+            verb: "delete",
+            access: `delete configmaps ${ROLLOUT_OWNER} in kube-system`,
+        },
     ];
     for (const c of cases) {
         it(`without ${c.verb} ${c.resource} (${c.kind}) the rollout refuses before changing anything, naming the access and the identity`, async () => {
@@ -198,5 +223,124 @@ describe("@e2e RBAC: the rollout as a ServiceAccount bound to exactly the shippe
             },
         );
         assert.deepEqual(granted.access, { denied: [] }, "with the shipped role whole, nothing is denied");
+    });
+
+    it("the ServiceAccount cannot update the kube-scheduler's Lease, update or delete another DaemonSet, or patch another ConfigMap in kube-system", async () => {
+        const { core, apps } = clients(cluster!);
+        const sa = new k8s.KubeConfig();
+        sa.loadFromFile(saKubeconfig);
+        const saCore = sa.makeApiClient(k8s.CoreV1Api);
+        const saApps = sa.makeApiClient(k8s.AppsV1Api);
+        const saLeases = sa.makeApiClient(k8s.CoordinationV1Api);
+        // a CNI's DaemonSet and a ConfigMap of the cluster's, stood in for by the test's own
+        await apps.createNamespacedDaemonSet({
+            namespace: "kube-system",
+            body: {
+                metadata: { name: "e2e-cni-node" },
+                spec: {
+                    selector: { matchLabels: { app: "e2e-cni-node" } },
+                    template: {
+                        metadata: { labels: { app: "e2e-cni-node" } },
+                        spec: { nodeSelector: { "e2e-case": "none" }, containers: [{ name: "c", image: "stand-in" }] },
+                    },
+                },
+            },
+        });
+        await core.createNamespacedConfigMap({
+            namespace: "kube-system",
+            body: { metadata: { name: "e2e-cluster-settings" }, data: { a: "1" } },
+        });
+        const forbidden = async (what: string, call: () => Promise<unknown>) =>
+            assert.rejects(call(), (e: any) => {
+                assert.equal(e.code, 403, `${what}: ${e.message}`);
+                return true;
+            });
+        // the reference cluster's scheduler runs without leader election: its Lease is made as it would be
+        const leases = clients(cluster!).kc.makeApiClient(k8s.CoordinationV1Api);
+        const scheduler = await leases
+            .readNamespacedLease({ name: "kube-scheduler", namespace: "kube-system" })
+            .catch(() =>
+                leases.createNamespacedLease({
+                    namespace: "kube-system",
+                    body: {
+                        metadata: { name: "kube-scheduler" },
+                        spec: { holderIdentity: "scheduler-1", leaseDurationSeconds: 15 },
+                    },
+                }),
+            );
+        await forbidden("update the kube-scheduler Lease", () =>
+            saLeases.replaceNamespacedLease({ name: "kube-scheduler", namespace: "kube-system", body: scheduler }),
+        );
+        const cni = await apps.readNamespacedDaemonSet({ name: "e2e-cni-node", namespace: "kube-system" });
+        await forbidden("update another DaemonSet", () =>
+            saApps.replaceNamespacedDaemonSet({ name: "e2e-cni-node", namespace: "kube-system", body: cni }),
+        );
+        await forbidden("delete another DaemonSet", () =>
+            saApps.deleteNamespacedDaemonSet({ name: "e2e-cni-node", namespace: "kube-system" }),
+        );
+        await forbidden("patch another ConfigMap", () =>
+            saCore.patchNamespacedConfigMap(
+                { name: "e2e-cluster-settings", namespace: "kube-system", body: { data: { a: "2" } } },
+                k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+            ),
+        );
+        await forbidden("delete another ConfigMap", () =>
+            saCore.deleteNamespacedConfigMap({ name: "e2e-cluster-settings", namespace: "kube-system" }),
+        );
+        assert.ok(await apps.readNamespacedDaemonSet({ name: "e2e-cni-node", namespace: "kube-system" }));
+    });
+
+    it("a probe pod a killed run left (SIGKILL while the probe runs) is deleted by the next run, which holds the lease; both run as the ServiceAccount", async () => {
+        const { core } = clients(cluster!);
+        // the same target as the other cases, with the node checks on, so the run starts a probe pod
+        // (on a kwok node it never finishes: the run waits for it until it is killed)
+        const base = JSON.parse(readFileSync(spec, "utf8"));
+        assert.equal(base.target.hash, configHash(base.target.config));
+        const probing = join(scratchDir("kpm-spec-"), "spec.json");
+        writeFileSync(probing, JSON.stringify({ ...base, verify: { nodeChecks: true } }));
+        const child = spawn(
+            process.execPath,
+            [CLI, "rollout", "--spec", probing, "--pool=workers-4", "--kubeconfig", saKubeconfig],
+            { env: { ...process.env, KPM_LEASE_SECONDS: "6" }, stdio: ["ignore", "pipe", "pipe"] },
+        );
+        let out = "";
+        child.stdout.on("data", (d) => (out += d));
+        child.stderr.on("data", (d) => (out += d));
+        const exited = new Promise((r) => child.on("close", r));
+        const probeSelector = `${MARKS.managedByLabel}=${MARKS.managedByValue},${MARKS.probeLabel}`;
+        let left: k8s.V1Pod | undefined;
+        for (let i = 0; i < 240 && !left; i++) {
+            left = (await core.listNamespacedPod({ namespace: "kube-system", labelSelector: probeSelector })).items[0];
+            if (!left) await new Promise((r) => setTimeout(r, 250));
+        }
+        child.kill("SIGKILL");
+        await exited;
+        assert.ok(left, `the run started a probe pod:\n${out}`);
+        const name = left.metadata!.name!;
+        assert.equal(left.spec?.nodeName, "workers-4");
+        assert.equal(left.spec?.activeDeadlineSeconds, 150, "its timeout (120 s) and the margin");
+        assert.match(left.metadata?.labels?.[MARKS.staleAfterLabel] ?? "", /^[0-9]+$/);
+        assert.match(left.metadata?.annotations?.[MARKS.runAnnotation] ?? "", /@.*\/pid [0-9]+/);
+        // still there after the kill; the next run may take over once the killed run's 6 s lease expired
+        await core.readNamespacedPod({ name, namespace: "kube-system" });
+        await new Promise((r) => setTimeout(r, 7000));
+        const started = Date.now();
+        const r = await rollout(saKubeconfig, spec, "workers-4");
+        assert.equal(r.code, 0, r.stdout + r.stderr);
+        assert.match(
+            r.stdout + r.stderr,
+            new RegExp(
+                `probe pod kube-system/${name}: deleted \\(left by the run .*, which no longer holds the rollout lease\\)`,
+            ),
+        );
+        const after = (await core.listNamespacedPod({ namespace: "kube-system", labelSelector: probeSelector })).items;
+        assert.deepEqual(
+            after.map((p) => p.metadata?.name),
+            [],
+            "no probe pod is left",
+        );
+        console.log(
+            `      the next run took ${((Date.now() - started) / 1000).toFixed(1)} s (after the killed run's 6 s lease expired)`,
+        );
     });
 });

@@ -8,6 +8,7 @@ import { parseCurrentConfig } from "../../components/core/config.js";
 import { configHash, MARKS } from "../../components/core/plan.js";
 import type { ProxyMode } from "../../components/core/types.js";
 import { describeAccess, type Access, type AccessReview } from "../../components/core/rbac.js";
+import { probePodLifetime, probePodsToSweep, type ProbePodSeen } from "../../components/core/probe.js";
 import type {
     Installation,
     KubeProxyPod,
@@ -75,6 +76,8 @@ export interface Faults {
     ipvsLeftoversOn?: (node: string) => boolean;
     /** called after each write, e.g. to abort the run mid-node */
     afterWrite?: (what: string, node?: string) => void;
+    /** the run dies while the probe pod on this node runs: the pod is left behind */
+    dieDuringProbeOn?: (node: string) => boolean;
 }
 
 export function kubeProxyConfig(mode: ProxyMode | ""): string {
@@ -336,9 +339,26 @@ export class FakeCluster implements RolloutCluster {
     readonly probeRuns: { node: string; run: ProbeRun }[] = [];
     private readonly cleaned = new Set<string>();
 
+    /** the probe pods that exist: made by runProbe, deleted when it returns, left when the run dies meanwhile */
+    readonly probePods: (ProbePodSeen & { node: string })[] = [];
+    /** the holders that swept probe pods, in order */
+    readonly sweeps: string[] = [];
+
     async runProbe(node: string, run: ProbeRun): Promise<{ output: string; succeeded: boolean }> {
         this.writing("runProbe", node);
         this.probeRuns.push({ node, run });
+        const pod: ProbePodSeen & { node: string } = {
+            name: `kpm-${run.action}-${node}-${this.probeRuns.length}`,
+            node,
+            staleAfter: String(probePodLifetime(run.timeoutSeconds, this.clock.now()).staleAfter),
+            ...(run.run ? { run: run.run } : {}),
+        };
+        this.probePods.push(pod);
+        if (this.faults.dieDuringProbeOn?.(node)) {
+            this.dead = true;
+            throw new Crash(`probe on ${node}`);
+        }
+        this.probePods.splice(this.probePods.indexOf(pod), 1);
         if (run.action === "cleanup") {
             this.cleaned.add(node);
             return { output: "### kpm:cleanup\n### kpm:end\n", succeeded: true };
@@ -348,6 +368,20 @@ export class FakeCluster implements RolloutCluster {
         if (this.faults.wrongModeOn?.(node, n.placement)) mode = mode === "nftables" ? "iptables" : "nftables";
         const leftovers = mode !== "ipvs" && this.faults.ipvsLeftoversOn?.(node) === true && !this.cleaned.has(node);
         return { output: probeOutput(mode, this.clock.now() / 1000, leftovers), succeeded: true };
+    }
+
+    async sweepProbePods(holder: string, log: (line: string) => void): Promise<void> {
+        this.alive("sweepProbePods");
+        this.sweeps.push(holder);
+        for (const { name, why } of probePodsToSweep(this.probePods, { holder, nowMs: this.clock.now() })) {
+            this.writing("sweepProbePods");
+            this.probePods.splice(
+                this.probePods.findIndex((p) => p.name === name),
+                1,
+            );
+            this.history.push(`probe pod ${name} deleted`);
+            log(`probe pod kube-system/${name}: deleted (${why})`);
+        }
     }
 
     async serviceAddresses(): Promise<string[]> {

@@ -7,7 +7,13 @@ import { verifySchema } from "../../components/rollout/spec.js";
 
 describe("the probe pod's spec", () => {
     const tolerations = [{ key: "node-role.kubernetes.io/control-plane", operator: "Exists", effect: "NoSchedule" }];
-    const spec = probePodSpec("n1", { image: "img", action: "probe", env: {}, tolerations });
+    const spec = probePodSpec("n1", {
+        image: "img",
+        action: "probe",
+        env: {},
+        tolerations,
+        activeDeadlineSeconds: 150,
+    });
     it("has no hostPID (the probe reads the host network's /proc/net and the host's tools through chroot /host, not host processes)", () => {
         assert.equal(spec.hostPID, undefined);
         assert.equal(spec.hostNetwork, true);
@@ -21,8 +27,14 @@ describe("the probe pod's spec", () => {
         assert.deepEqual(spec.tolerations, tolerations);
         assert.equal(spec.priorityClassName, undefined);
         assert.equal(
-            probePodSpec("n1", { image: "img", action: "probe", env: {}, tolerations, priorityClassName: "ops-low" })
-                .priorityClassName,
+            probePodSpec("n1", {
+                image: "img",
+                action: "probe",
+                env: {},
+                tolerations,
+                priorityClassName: "ops-low",
+                activeDeadlineSeconds: 150,
+            }).priorityClassName,
             "ops-low",
         );
     });

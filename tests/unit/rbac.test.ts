@@ -10,10 +10,12 @@ import {
     describeAccess,
     PERMISSIONS,
     permissionTable,
+    type PolicyRule,
     rbacObjects,
     renderRbacManifest,
     rolloutAccesses,
 } from "../../components/core/rbac.js";
+import { ROLLOUT_OWNER } from "../../components/core/plan.js";
 import { ROOT } from "../helpers.js";
 
 describe("RBAC: one source for the manifest, the helper and the README", () => {
@@ -82,18 +84,81 @@ describe("RBAC: one source for the manifest, the helper and the README", () => {
         assert.deepEqual(verbs(cr.rules, "pods/eviction"), ["create"]);
         assert.deepEqual(verbs(cr.rules, "pods"), ["list", "watch"]);
         assert.deepEqual(verbs(role.rules, "pods"), ["create", "delete", "get", "patch"]);
-        // the finish's waits watch the installer's DaemonSet (without it they poll every 5 s)
-        assert.deepEqual(verbs(role.rules, "daemonsets"), ["create", "delete", "get", "list", "update", "watch"]);
+        // the finish's waits watch the installer's DaemonSet (without it they poll every 5 s); the
+        // rollout's DaemonSets go with their owner ConfigMap, so no DaemonSet is ever deleted
+        assert.deepEqual(verbs(role.rules, "daemonsets"), ["create", "get", "list", "update", "watch"]);
         assert.equal(verbs([...cr.rules, ...role.rules], "endpointslices").length, 0);
         assert.ok(!JSON.stringify([cr, role]).includes('"*"'), "no wildcard");
     });
 });
 
+/** What the Kubernetes RBAC authorizer answers for these rules (a rule with resourceNames allows only those names). */
+function allows(rules: PolicyRule[], verb: string, group: string, resource: string, name?: string): boolean {
+    return rules.some(
+        (r) =>
+            r.apiGroups.includes(group) &&
+            r.resources.includes(resource) &&
+            r.verbs.includes(verb) &&
+            (!r.resourceNames || (name !== undefined && r.resourceNames.includes(name))),
+    );
+}
+
+describe("the Role names the objects it may write in kube-system", () => {
+    const [, , role] = rbacObjects();
+    it("updates the rollout's Lease only, never the control plane's leader-election Leases", () => {
+        assert.ok(allows(role.rules, "update", "coordination.k8s.io", "leases", "kube-proxy-mode"));
+        for (const lease of ["kube-scheduler", "kube-controller-manager", "cilium-operator-resource-lock"])
+            assert.ok(!allows(role.rules, "update", "coordination.k8s.io", "leases", lease), lease);
+        assert.ok(allows(role.rules, "create", "coordination.k8s.io", "leases"), "create cannot name the object");
+    });
+    it("updates the installer's kube-proxy DaemonSet only, and deletes no DaemonSet (a CNI's, a CSI driver's)", () => {
+        assert.ok(allows(role.rules, "update", "apps", "daemonsets", "kube-proxy"));
+        for (const ds of ["calico-node", "aws-node", "ebs-csi-node", "kube-proxy-6c8b7f9d4"]) {
+            assert.ok(!allows(role.rules, "update", "apps", "daemonsets", ds), `update ${ds}`);
+            assert.ok(!allows(role.rules, "delete", "apps", "daemonsets", ds), `delete ${ds}`);
+        }
+    });
+    it("patches the installer's ConfigMap only (kubeadm's or EKS's) and deletes only the rollout objects' owner", () => {
+        assert.ok(allows(role.rules, "patch", "", "configmaps", "kube-proxy"));
+        assert.ok(allows(role.rules, "patch", "", "configmaps", "kube-proxy-config"));
+        assert.ok(allows(role.rules, "delete", "", "configmaps", ROLLOUT_OWNER));
+        for (const cm of ["coredns", "aws-auth", "kubeadm-config", "kube-proxy-6c8b7f9d4"]) {
+            assert.ok(!allows(role.rules, "patch", "", "configmaps", cm), `patch ${cm}`);
+            assert.ok(!allows(role.rules, "delete", "", "configmaps", cm), `delete ${cm}`);
+        }
+    });
+    it("a Role for a target with other names (target.configMap, target.daemonSet) names those and no others", () => {
+        const [, , custom] = rbacObjects({ target: { configMap: "kp-settings", daemonSet: "kp" } });
+        assert.ok(allows(custom.rules, "patch", "", "configmaps", "kp-settings"));
+        assert.ok(allows(custom.rules, "update", "apps", "daemonsets", "kp"));
+        assert.ok(!allows(custom.rules, "patch", "", "configmaps", "kube-proxy"));
+        assert.ok(!allows(custom.rules, "update", "apps", "daemonsets", "kube-proxy"));
+    });
+    it("each wide write in kube-system says why no name can narrow it", () => {
+        for (const p of PERMISSIONS.filter((x) => x.scope === "kube-system" && !x.rule.resourceNames)) {
+            const writes = p.rule.verbs.filter((v) => !["get", "list", "watch"].includes(v));
+            if (writes.length)
+                assert.match(
+                    p.why,
+                    /Wide: |cannot be limited by name/,
+                    `${p.rule.resources.join(",")} ${writes.join(",")}`,
+                );
+        }
+    });
+});
+
 describe("the accesses a rollout asks for before it moves anything", () => {
     it("one per verb of every rule, kube-system's in kube-proxy's namespace; the drain's only when a pool drains; never the alerts'", () => {
-        const plain = rolloutAccesses({ namespace: "kube-proxy-ns", drain: false }).map(describeAccess);
-        const draining = rolloutAccesses({ namespace: "kube-proxy-ns", drain: true }).map(describeAccess);
+        const names = { namespace: "kube-proxy-ns", configMap: "kp-settings", daemonSet: "kp" };
+        const plain = rolloutAccesses({ ...names, drain: false }).map(describeAccess);
+        const draining = rolloutAccesses({ ...names, drain: true }).map(describeAccess);
         assert.ok(plain.includes("watch daemonsets.apps in kube-proxy-ns"), plain.join("; "));
+        // the narrowed rules are asked with the target's names, as the authorizer will judge the calls
+        assert.ok(plain.includes("update daemonsets.apps kp in kube-proxy-ns"), plain.join("; "));
+        assert.ok(plain.includes("patch configmaps kp-settings in kube-proxy-ns"));
+        assert.ok(plain.includes(`delete configmaps ${ROLLOUT_OWNER} in kube-proxy-ns`));
+        assert.ok(plain.includes("update leases.coordination.k8s.io kube-proxy-mode in kube-proxy-ns"));
+        assert.ok(!plain.some((a) => /^(update|delete) daemonsets/.test(a) && !a.includes(" kp ")), plain.join("; "));
         assert.ok(plain.includes("patch nodes cluster-wide"));
         assert.ok(plain.includes("watch pods cluster-wide"));
         assert.ok(plain.includes("get pods/log in kube-proxy-ns"));
