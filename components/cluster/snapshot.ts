@@ -5,6 +5,7 @@ import { rolloutAccesses, type AccessAnswer } from "../core/rbac.js";
 import { apiErrorMessage, apiStatus, clusterName, loadKubeConfig, type ClusterAccess } from "./client.js";
 import { KubeProxyCluster, namesFor, type Names } from "./kubeProxy.js";
 import type { Flavor } from "../core/facts.js";
+import { managedAddonOf, type ObjectMetadata } from "../core/eksAddon.js";
 
 /**
  * `rollout.drain`: whether a pool drains, so the permissions asked for are the ones this rollout
@@ -43,6 +44,19 @@ export async function readSnapshot(
         prometheusRuleCrd,
         access: accessAnswer,
         cluster: clusterName(cluster.kc),
+        eksAddon: managedAddonOf([metadataOf("ConfigMap", inst.configMap), metadataOf("DaemonSet", inst.daemonSet)]),
+    };
+}
+
+/** What the EKS add-on detection reads of an object: its name, labels and field managers. */
+function metadataOf(kind: string, o: { metadata?: k8s.V1ObjectMeta }): ObjectMetadata {
+    const m = o.metadata ?? {};
+    return {
+        kind,
+        namespace: m.namespace,
+        name: m.name,
+        labels: m.labels,
+        managedFields: (m.managedFields ?? []).map((f) => ({ manager: f.manager, operation: f.operation })),
     };
 }
 

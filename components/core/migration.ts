@@ -5,6 +5,7 @@ import { describePlan, configHash, type NodeState, type RolloutPlan } from "./pl
 import { planRollout } from "./planner.js";
 import { parsePools } from "./pools.js";
 import { renderConfiguration } from "./render.js";
+import { eksAddonFindings, type EksAddonInput, type ManagedAddon } from "./eksAddon.js";
 import { validateDesired } from "./settings.js";
 import type { CrdPresence, DesiredSettings, Finding } from "./types.js";
 import type { AccessAnswer } from "./rbac.js";
@@ -32,6 +33,8 @@ export interface ClusterSnapshot {
     access?: AccessAnswer;
     /** which cluster, for summaries: "<kubeconfig cluster name> (<server>)"; absent when not known */
     cluster?: string;
+    /** EKS manages kube-proxy as an add-on (its objects' field manager); absent when it does not */
+    eksAddon?: ManagedAddon;
 }
 
 export interface Migration {
@@ -64,9 +67,15 @@ export class MigrationRefused extends Error {
 
 /**
  * Decides a migration, or throws MigrationRefused naming every violated rule, field and node.
- * `poolsInput`: the pools as declared (parsed here: durations become seconds).
+ * `poolsInput`: the pools as declared (parsed here: durations become seconds). `eksAddon`: what
+ * the stack says of the EKS add-on's values (validated by eksAddonSchema).
  */
-export function decideMigration(snapshot: ClusterSnapshot, desiredInput: unknown, poolsInput: unknown): Migration {
+export function decideMigration(
+    snapshot: ClusterSnapshot,
+    desiredInput: unknown,
+    poolsInput: unknown,
+    eksAddon?: EksAddonInput,
+): Migration {
     const { settings, findings: shape } = validateDesired(desiredInput);
     if (!settings) throw new MigrationRefused(shape);
     const version = settings.kubernetesVersion ? parseKubeVersion(settings.kubernetesVersion)! : snapshot.serverVersion;
@@ -90,7 +99,12 @@ export function decideMigration(snapshot: ClusterSnapshot, desiredInput: unknown
               fromMode: effectiveMode(snapshot.current.config),
           })
         : { plan: { target, pools: [], moving: 0 }, findings: [] };
-    findings.push(...rendered.findings, ...poolFindings, ...planFindings);
+    findings.push(
+        ...rendered.findings,
+        ...poolFindings,
+        ...planFindings,
+        ...eksAddonFindings(snapshot.eksAddon, eksAddon, settings.mode),
+    );
     const exposed = snapshot.services.filter((s) => s.nodePorts.length > 0);
     for (const f of findings) {
         if ((f.code === "nodePort.reach" || f.code === "nodePort.localhost") && exposed.length) {

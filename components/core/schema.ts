@@ -1,6 +1,7 @@
 // The pieces every input schema shares: durations checked with the project's own parser (and
 // turned into seconds by the schemas' transforms: the one place a duration is read), and the one
-// formatter of zod's issues into "<field>: <what is wrong and the fix>" lines. Pure.
+// formatter of zod's issues into "<field>: <what is wrong and the fix>" lines, and eksAddon's
+// schema (kept out of core/eksAddon.ts, whose types the public declarations reach). Pure.
 import { z } from "../libraries/zod.js";
 import { parseDuration } from "./duration.js";
 
@@ -74,3 +75,22 @@ export function issueMessage(i: z.core.$ZodIssue): string {
 export function describeIssues(issues: z.core.$ZodIssue[], prefix: string): string[] {
     return issues.map((i) => `${issuePath(i.path, prefix) || "spec"}: ${issueMessage(i)}`);
 }
+
+/**
+ * `eksAddon` (core/eksAddon.ts): the EKS add-on's configurationValues as text, or an explicit
+ * acknowledgement; one of the two must be given.
+ */
+export const eksAddonSchema = z
+    .strictObject({
+        /** the add-on's configurationValues, as given to AWS (JSON or YAML), e.g. {"mode":"nftables"} */
+        configurationValues: z
+            .string({
+                error: 'eksAddon.configurationValues must be the add-on\'s values as text, e.g. {"mode":"nftables"}',
+            })
+            .optional(),
+        /** go on without the add-on's values: an add-on update may rewrite kube-proxy-config (unchecked) */
+        acknowledgeOverwrite: z.boolean({ error: "eksAddon.acknowledgeOverwrite must be true or false" }).optional(),
+    })
+    .refine((a) => a.configurationValues !== undefined || a.acknowledgeOverwrite === true, {
+        error: 'give configurationValues (the add-on\'s values, e.g. {"mode":"nftables"}) or acknowledgeOverwrite: true',
+    });

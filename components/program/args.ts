@@ -19,5 +19,6 @@ export function programArgs(config = new pulumi.Config("kube-proxy-mode")): Kube
         context: config.get("context"),
         alerts: config.getObject("alerts"),
         promotion: config.getObject("promotion"),
+        eksAddon: config.getObject("eksAddon"),
     };
 }

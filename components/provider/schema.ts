@@ -8,6 +8,7 @@ import { z } from "../libraries/zod.js";
 import { alertsSchema } from "../core/alerts.js";
 import { promotionInputSchema } from "../core/promotion.js";
 import { desiredSettingsSchema } from "../core/settings.js";
+import { eksAddonSchema } from "../core/schema.js";
 import { KUBE_PROXY_MODE_TYPE, PROXY_MODES } from "../core/types.js";
 import { poolInputSchema, targetSchema, verifyInputSchema } from "../rollout/spec.js";
 
@@ -26,6 +27,7 @@ export const componentInputSchema = desiredSettingsSchema.extend({
     context: z.string().optional(),
     alerts: alertsSchema.optional(),
     promotion: promotionInputSchema.optional(),
+    eksAddon: eksAddonSchema.optional(),
 });
 
 /** Names of the schema types, by their path among the inputs ("[]": an array's items). Others are derived from the path. */
@@ -61,6 +63,8 @@ const INPUT_DOCS: Record<string, string> = {
     alerts: "A PrometheusRule with the alerts for the weeks after the migration (the preview refuses without the PrometheusRule CRD; set enabled: false to go without). Default: none.",
     promotion:
         "A promotion gate: refuse to move until the `after` stack finished the same target and held it for minSoak. Default: no gate.",
+    eksAddon:
+        'How the EKS managed add-on "kube-proxy" is configured: its configurationValues (JSON or YAML text, which must set the target mode) or acknowledgeOverwrite: true. The preview refuses a cluster where EKS manages kube-proxy as an add-on without it. Default: none.',
 };
 
 const SECRET_INPUTS = new Set(["kubeconfig"]);

@@ -13,6 +13,7 @@ import { checkPromotion, gateRefusal, parsePromotion, promotionTarget } from "..
 import { InputError, type ProxyMode } from "../core/types.js";
 import { accessFindings } from "../core/rbac.js";
 import { anyPoolDrains } from "../core/drain.js";
+import type { EksAddonInput } from "../core/eksAddon.js";
 import { clusterIdentity, kubeconfigFromSetting, loadKubeConfig } from "../cluster/client.js";
 import { redact } from "../cluster/redact.js";
 import { namesFor } from "../cluster/kubeProxy.js";
@@ -29,7 +30,7 @@ import {
 } from "../rollout/spec.js";
 import { terminalSafeText } from "../cli/output.js";
 import type { KubeProxyModeArgs, SnapshotReader } from "./kubeProxyMode.js";
-import { issuePath } from "../core/schema.js";
+import { eksAddonSchema, issuePath } from "../core/schema.js";
 import type { Refuse } from "./refusal.js";
 
 export const emptyKubeconfig =
@@ -122,6 +123,7 @@ export function collectInputs(args: KubeProxyModeArgs, context: pulumi.Input<str
         onFailure: args.onFailure,
         context,
         alerts: args.alerts,
+        eksAddon: args.eksAddon,
     });
 }
 
@@ -167,6 +169,7 @@ function checkInputs(refuse: Refuse, i: DecisionInputs, kc: string | undefined, 
         verify,
         onFailure,
         context,
+        eksAddon,
     } = i;
     const desired: Record<string, unknown> = { mode };
     if (featureGates !== undefined) desired.featureGates = featureGates;
@@ -187,12 +190,18 @@ function checkInputs(refuse: Refuse, i: DecisionInputs, kc: string | undefined, 
             fields: ["onFailure"],
         });
     }
+    let eksAddonParsed: EksAddonInput | undefined;
+    if (eksAddon !== undefined && eksAddon !== null) {
+        const parsed = eksAddonSchema.safeParse(eksAddon);
+        if (!parsed.success) throw invalid(refuse, parsed.error.issues, "eksAddon");
+        eksAddonParsed = parsed.data;
+    }
     if (kc === "") throw refuse("input", `${source}: ${emptyKubeconfig}`, { fields: ["kubeconfig"] });
     if (context === "")
         throw refuse("input", "context is empty: name a context of the kubeconfig, or leave it out", {
             fields: ["context"],
         });
-    return { desired, ...targetNames(targetParsed.data), verify: verifyParsed.data };
+    return { desired, ...targetNames(targetParsed.data), verify: verifyParsed.data, eksAddon: eksAddonParsed };
 }
 
 /**
@@ -341,9 +350,10 @@ function migrate(
     snapshot: ClusterSnapshot,
     desired: Record<string, unknown>,
     pools: Parameters<typeof decideMigration>[2],
+    eksAddon: EksAddonInput | undefined,
 ): Migration {
     try {
-        return decideMigration(snapshot, desired, pools);
+        return decideMigration(snapshot, desired, pools, eksAddon);
     } catch (e) {
         if (e instanceof MigrationRefused)
             throw refuse("migration", e.message, { findings: e.findings.filter((f) => f.severity === "error") });
@@ -363,12 +373,12 @@ async function decideOnce(
     gate: Gate | undefined,
     upstream: unknown,
 ): Promise<Decision> {
-    const { desired, flavor, names, verify } = checkInputs(refuse, i, kc, source);
+    const { desired, flavor, names, verify, eksAddon } = checkInputs(refuse, i, kc, source);
     const cluster = identify(refuse, kc, i.context, source);
     const snapshot = await readCluster(refuse, reader, kc, cluster, flavor, names, {
         drain: anyPoolDrains(i.pools ?? []),
     });
-    const migration = migrate(refuse, snapshot, desired, i.pools ?? []);
+    const migration = migrate(refuse, snapshot, desired, i.pools ?? [], eksAddon);
     const spec: RolloutSpecInput = rolloutSpecInputSchema.parse({
         flavor,
         names,

@@ -193,6 +193,21 @@ export interface PromotionInput {
     requireNodeChecks?: pulumi.Input<boolean>;
 }
 
+export interface EksAddonInput {
+    /**
+     * the kube-proxy add-on's configurationValues as given to AWS (JSON or YAML text, e.g. the
+     * `configurationValues` of your aws.eks.Addon); they must set mode to the target mode
+     * @default none
+     */
+    configurationValues?: pulumi.Input<string>;
+    /**
+     * go on without the add-on's values: an add-on update with resolveConflicts OVERWRITE may
+     * rewrite kube-proxy-config and move every node, unchecked (a warning in the preview)
+     * @default false
+     */
+    acknowledgeOverwrite?: pulumi.Input<boolean>;
+}
+
 export interface KubeProxyModeArgs {
     /** the target mode: "iptables", "ipvs" or "nftables" (required; an unpinned mode follows upstream's default) */
     mode: pulumi.Input<ProxyMode>;
@@ -266,6 +281,15 @@ export interface KubeProxyModeArgs {
      * @default no gate
      */
     promotion?: pulumi.Input<PromotionInput>;
+    /**
+     * How the EKS managed add-on "kube-proxy" is configured, when EKS manages kube-proxy (its
+     * objects' field manager "eks"): the add-on's `configurationValues`, checked to set the target
+     * mode, or `acknowledgeOverwrite: true`. The preview refuses such a cluster without it: an
+     * add-on update with resolveConflicts OVERWRITE rewrites kube-proxy-config from values the
+     * cluster cannot show (docs/eks.md).
+     * @default none (refused where EKS manages kube-proxy as an add-on)
+     */
+    eksAddon?: pulumi.Input<EksAddonInput>;
 }
 
 /** For tests and embedding: how the component reads the cluster (default: the real API). */

@@ -10,7 +10,7 @@ import type { Finding } from "../core/types.js";
 
 /**
  * What was refused:
- * - `input`: an input the decision checks once its Outputs resolved (target, verify, pools, onFailure, kubeconfig, context, promotion)
+ * - `input`: an input the decision checks once its Outputs resolved (target, verify, pools, onFailure, kubeconfig, context, promotion, eksAddon)
  * - `cluster`: the kubeconfig cannot be used or the cluster cannot be read
  * - `migration`: the migration breaks a rule (kernels, feature gates, NodePort reach, pools ...): see `findings`
  * - `alerts`: the alerts cannot be planned as asked

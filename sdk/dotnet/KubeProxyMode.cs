@@ -127,6 +127,12 @@ namespace Pulumi.KubeProxy
         [Input("context")]
         public Input<string>? Context { get; set; }
 
+        /// <summary>
+        /// How the EKS managed add-on "kube-proxy" is configured: its configurationValues (JSON or YAML text, which must set the target mode) or acknowledgeOverwrite: true. The preview refuses a cluster where EKS manages kube-proxy as an add-on without it. Default: none.
+        /// </summary>
+        [Input("eksAddon")]
+        public Input<Inputs.EksAddonArgs>? EksAddon { get; set; }
+
         [Input("featureGates")]
         private InputMap<bool>? _featureGates;
 

@@ -87,6 +87,7 @@ export class KubeProxyMode extends pulumi.ComponentResource {
             resourceInputs["allowUnknownFeatureGates"] = args?.allowUnknownFeatureGates;
             resourceInputs["conntrack"] = args?.conntrack;
             resourceInputs["context"] = args?.context;
+            resourceInputs["eksAddon"] = args?.eksAddon;
             resourceInputs["featureGates"] = args?.featureGates;
             resourceInputs["kubeconfig"] = args?.kubeconfig ? pulumi.secret(args.kubeconfig) : undefined;
             resourceInputs["kubernetesVersion"] = args?.kubernetesVersion;
@@ -141,6 +142,10 @@ export interface KubeProxyModeArgs {
      * The kubeconfig context to use. Default: the stack's kubernetes:context without kubeconfig, else the kubeconfig's current context.
      */
     context?: pulumi.Input<string | undefined>;
+    /**
+     * How the EKS managed add-on "kube-proxy" is configured: its configurationValues (JSON or YAML text, which must set the target mode) or acknowledgeOverwrite: true. The preview refuses a cluster where EKS manages kube-proxy as an add-on without it. Default: none.
+     */
+    eksAddon?: pulumi.Input<inputs.EksAddonArgs | undefined>;
     /**
      * kube-proxy feature gates to set; unknown names fail unless allowUnknownFeatureGates. Default: the current configuration's gates are kept.
      */

@@ -29,6 +29,7 @@ const TS_INPUTS: Record<keyof KubeProxyModeArgs, true> = {
     context: true,
     alerts: true,
     promotion: true,
+    eksAddon: true,
 };
 
 const schema = packageSchema("0.0.0-test");

@@ -81,6 +81,8 @@ type kubeProxyModeArgs struct {
 	Conntrack *Conntrack `pulumi:"conntrack"`
 	// The kubeconfig context to use. Default: the stack's kubernetes:context without kubeconfig, else the kubeconfig's current context.
 	Context *string `pulumi:"context"`
+	// How the EKS managed add-on "kube-proxy" is configured: its configurationValues (JSON or YAML text, which must set the target mode) or acknowledgeOverwrite: true. The preview refuses a cluster where EKS manages kube-proxy as an add-on without it. Default: none.
+	EksAddon *EksAddon `pulumi:"eksAddon"`
 	// kube-proxy feature gates to set; unknown names fail unless allowUnknownFeatureGates. Default: the current configuration's gates are kept.
 	FeatureGates map[string]bool `pulumi:"featureGates"`
 	// Kubeconfig content for the cluster (kept secret; never empty). Default: the stack's kubernetes:kubeconfig, else the ambient kubeconfig.
@@ -113,6 +115,8 @@ type KubeProxyModeArgs struct {
 	Conntrack ConntrackPtrInput
 	// The kubeconfig context to use. Default: the stack's kubernetes:context without kubeconfig, else the kubeconfig's current context.
 	Context pulumi.StringPtrInput
+	// How the EKS managed add-on "kube-proxy" is configured: its configurationValues (JSON or YAML text, which must set the target mode) or acknowledgeOverwrite: true. The preview refuses a cluster where EKS manages kube-proxy as an add-on without it. Default: none.
+	EksAddon EksAddonPtrInput
 	// kube-proxy feature gates to set; unknown names fail unless allowUnknownFeatureGates. Default: the current configuration's gates are kept.
 	FeatureGates pulumi.BoolMapInput
 	// Kubeconfig content for the cluster (kept secret; never empty). Default: the stack's kubernetes:kubeconfig, else the ambient kubeconfig.

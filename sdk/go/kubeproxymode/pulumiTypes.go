@@ -392,6 +392,154 @@ func (o ConntrackPtrOutput) TcpBeLiberal() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
+type EksAddon struct {
+	AcknowledgeOverwrite *bool   `pulumi:"acknowledgeOverwrite"`
+	ConfigurationValues  *string `pulumi:"configurationValues"`
+}
+
+// EksAddonInput is an input type that accepts EksAddonArgs and EksAddonOutput values.
+// You can construct a concrete instance of `EksAddonInput` via:
+//
+//	EksAddonArgs{...}
+type EksAddonInput interface {
+	pulumi.Input
+
+	ToEksAddonOutput() EksAddonOutput
+	ToEksAddonOutputWithContext(context.Context) EksAddonOutput
+}
+
+type EksAddonArgs struct {
+	AcknowledgeOverwrite pulumi.BoolPtrInput   `pulumi:"acknowledgeOverwrite"`
+	ConfigurationValues  pulumi.StringPtrInput `pulumi:"configurationValues"`
+}
+
+func (EksAddonArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*EksAddon)(nil)).Elem()
+}
+
+func (i EksAddonArgs) ToEksAddonOutput() EksAddonOutput {
+	return i.ToEksAddonOutputWithContext(context.Background())
+}
+
+func (i EksAddonArgs) ToEksAddonOutputWithContext(ctx context.Context) EksAddonOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(EksAddonOutput)
+}
+
+func (i EksAddonArgs) ToEksAddonPtrOutput() EksAddonPtrOutput {
+	return i.ToEksAddonPtrOutputWithContext(context.Background())
+}
+
+func (i EksAddonArgs) ToEksAddonPtrOutputWithContext(ctx context.Context) EksAddonPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(EksAddonOutput).ToEksAddonPtrOutputWithContext(ctx)
+}
+
+// EksAddonPtrInput is an input type that accepts EksAddonArgs, EksAddonPtr and EksAddonPtrOutput values.
+// You can construct a concrete instance of `EksAddonPtrInput` via:
+//
+//	        EksAddonArgs{...}
+//
+//	or:
+//
+//	        nil
+type EksAddonPtrInput interface {
+	pulumi.Input
+
+	ToEksAddonPtrOutput() EksAddonPtrOutput
+	ToEksAddonPtrOutputWithContext(context.Context) EksAddonPtrOutput
+}
+
+type eksAddonPtrType EksAddonArgs
+
+func EksAddonPtr(v *EksAddonArgs) EksAddonPtrInput {
+	return (*eksAddonPtrType)(v)
+}
+
+func (*eksAddonPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**EksAddon)(nil)).Elem()
+}
+
+func (i *eksAddonPtrType) ToEksAddonPtrOutput() EksAddonPtrOutput {
+	return i.ToEksAddonPtrOutputWithContext(context.Background())
+}
+
+func (i *eksAddonPtrType) ToEksAddonPtrOutputWithContext(ctx context.Context) EksAddonPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(EksAddonPtrOutput)
+}
+
+type EksAddonOutput struct{ *pulumi.OutputState }
+
+func (EksAddonOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*EksAddon)(nil)).Elem()
+}
+
+func (o EksAddonOutput) ToEksAddonOutput() EksAddonOutput {
+	return o
+}
+
+func (o EksAddonOutput) ToEksAddonOutputWithContext(ctx context.Context) EksAddonOutput {
+	return o
+}
+
+func (o EksAddonOutput) ToEksAddonPtrOutput() EksAddonPtrOutput {
+	return o.ToEksAddonPtrOutputWithContext(context.Background())
+}
+
+func (o EksAddonOutput) ToEksAddonPtrOutputWithContext(ctx context.Context) EksAddonPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v EksAddon) *EksAddon {
+		return &v
+	}).(EksAddonPtrOutput)
+}
+
+func (o EksAddonOutput) AcknowledgeOverwrite() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v EksAddon) *bool { return v.AcknowledgeOverwrite }).(pulumi.BoolPtrOutput)
+}
+
+func (o EksAddonOutput) ConfigurationValues() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v EksAddon) *string { return v.ConfigurationValues }).(pulumi.StringPtrOutput)
+}
+
+type EksAddonPtrOutput struct{ *pulumi.OutputState }
+
+func (EksAddonPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**EksAddon)(nil)).Elem()
+}
+
+func (o EksAddonPtrOutput) ToEksAddonPtrOutput() EksAddonPtrOutput {
+	return o
+}
+
+func (o EksAddonPtrOutput) ToEksAddonPtrOutputWithContext(ctx context.Context) EksAddonPtrOutput {
+	return o
+}
+
+func (o EksAddonPtrOutput) Elem() EksAddonOutput {
+	return o.ApplyT(func(v *EksAddon) EksAddon {
+		if v != nil {
+			return *v
+		}
+		var ret EksAddon
+		return ret
+	}).(EksAddonOutput)
+}
+
+func (o EksAddonPtrOutput) AcknowledgeOverwrite() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *EksAddon) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.AcknowledgeOverwrite
+	}).(pulumi.BoolPtrOutput)
+}
+
+func (o EksAddonPtrOutput) ConfigurationValues() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *EksAddon) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ConfigurationValues
+	}).(pulumi.StringPtrOutput)
+}
+
 // A finding of the preview: what breaks, what is blocked, what the reviewer should know.
 type Finding struct {
 	// Stable identifier of the rule that found it.
@@ -1536,6 +1684,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*AlertsPtrInput)(nil)).Elem(), AlertsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ConntrackInput)(nil)).Elem(), ConntrackArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ConntrackPtrInput)(nil)).Elem(), ConntrackArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*EksAddonInput)(nil)).Elem(), EksAddonArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*EksAddonPtrInput)(nil)).Elem(), EksAddonArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*HookInput)(nil)).Elem(), HookArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*HookArrayInput)(nil)).Elem(), HookArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*PoolInput)(nil)).Elem(), PoolArgs{})
@@ -1552,6 +1702,8 @@ func init() {
 	pulumi.RegisterOutputType(AlertsPtrOutput{})
 	pulumi.RegisterOutputType(ConntrackOutput{})
 	pulumi.RegisterOutputType(ConntrackPtrOutput{})
+	pulumi.RegisterOutputType(EksAddonOutput{})
+	pulumi.RegisterOutputType(EksAddonPtrOutput{})
 	pulumi.RegisterOutputType(FindingOutput{})
 	pulumi.RegisterOutputType(FindingArrayOutput{})
 	pulumi.RegisterOutputType(HookOutput{})

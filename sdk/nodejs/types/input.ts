@@ -32,6 +32,11 @@ export interface ConntrackArgs {
     tcpBeLiberal?: pulumi.Input<boolean | undefined>;
 }
 
+export interface EksAddonArgs {
+    acknowledgeOverwrite?: pulumi.Input<boolean | undefined>;
+    configurationValues?: pulumi.Input<string | undefined>;
+}
+
 export interface HookArgs {
     command: pulumi.Input<pulumi.Input<string>[]>;
     env?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;

@@ -20,6 +20,8 @@ __all__ = [
     'AlertsArgsDict',
     'ConntrackArgs',
     'ConntrackArgsDict',
+    'EksAddonArgs',
+    'EksAddonArgsDict',
     'HookArgs',
     'HookArgsDict',
     'PoolArgs',
@@ -143,6 +145,39 @@ class ConntrackArgs:
     @tcp_be_liberal.setter
     def tcp_be_liberal(self, value: pulumi.Input[Optional[_builtins.bool]]):
         pulumi.set(self, "tcp_be_liberal", value)
+
+
+class EksAddonArgsDict(TypedDict):
+    acknowledge_overwrite: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    configuration_values: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+
+@pulumi.input_type
+class EksAddonArgs:
+    def __init__(__self__, *,
+                 acknowledge_overwrite: pulumi.Input[Optional[_builtins.bool]] = None,
+                 configuration_values: pulumi.Input[Optional[_builtins.str]] = None):
+        if acknowledge_overwrite is not None:
+            pulumi.set(__self__, "acknowledge_overwrite", acknowledge_overwrite)
+        if configuration_values is not None:
+            pulumi.set(__self__, "configuration_values", configuration_values)
+
+    @_builtins.property
+    @pulumi.getter(name="acknowledgeOverwrite")
+    def acknowledge_overwrite(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        return pulumi.get(self, "acknowledge_overwrite")
+
+    @acknowledge_overwrite.setter
+    def acknowledge_overwrite(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "acknowledge_overwrite", value)
+
+    @_builtins.property
+    @pulumi.getter(name="configurationValues")
+    def configuration_values(self) -> pulumi.Input[Optional[_builtins.str]]:
+        return pulumi.get(self, "configuration_values")
+
+    @configuration_values.setter
+    def configuration_values(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "configuration_values", value)
 
 
 class HookArgsDict(TypedDict):

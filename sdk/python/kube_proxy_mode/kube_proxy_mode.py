@@ -28,6 +28,7 @@ class KubeProxyModeArgs:
                  allow_unknown_feature_gates: pulumi.Input[Optional[_builtins.bool]] = None,
                  conntrack: pulumi.Input[Optional['ConntrackArgs']] = None,
                  context: pulumi.Input[Optional[_builtins.str]] = None,
+                 eks_addon: pulumi.Input[Optional['EksAddonArgs']] = None,
                  feature_gates: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.bool]]]] = None,
                  kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
                  kubernetes_version: pulumi.Input[Optional[_builtins.str]] = None,
@@ -45,6 +46,7 @@ class KubeProxyModeArgs:
         :param pulumi.Input[_builtins.bool] allow_unknown_feature_gates: Accept feature gates this release does not know. Default: false.
         :param pulumi.Input['ConntrackArgs'] conntrack: conntrack settings; tcpBeLiberal: accept out-of-window TCP packets. Default: the current configuration's value.
         :param pulumi.Input[_builtins.str] context: The kubeconfig context to use. Default: the stack's kubernetes:context without kubeconfig, else the kubeconfig's current context.
+        :param pulumi.Input['EksAddonArgs'] eks_addon: How the EKS managed add-on "kube-proxy" is configured: its configurationValues (JSON or YAML text, which must set the target mode) or acknowledgeOverwrite: true. The preview refuses a cluster where EKS manages kube-proxy as an add-on without it. Default: none.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.bool]]] feature_gates: kube-proxy feature gates to set; unknown names fail unless allowUnknownFeatureGates. Default: the current configuration's gates are kept.
         :param pulumi.Input[_builtins.str] kubeconfig: Kubeconfig content for the cluster (kept secret; never empty). Default: the stack's kubernetes:kubeconfig, else the ambient kubeconfig.
         :param pulumi.Input[_builtins.str] kubernetes_version: The cluster's release, e.g. "1.37". Default: detected from the API server.
@@ -64,6 +66,8 @@ class KubeProxyModeArgs:
             pulumi.set(__self__, "conntrack", conntrack)
         if context is not None:
             pulumi.set(__self__, "context", context)
+        if eks_addon is not None:
+            pulumi.set(__self__, "eks_addon", eks_addon)
         if feature_gates is not None:
             pulumi.set(__self__, "feature_gates", feature_gates)
         if kubeconfig is not None:
@@ -152,6 +156,18 @@ class KubeProxyModeArgs:
     @context.setter
     def context(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "context", value)
+
+    @_builtins.property
+    @pulumi.getter(name="eksAddon")
+    def eks_addon(self) -> pulumi.Input[Optional['EksAddonArgs']]:
+        """
+        How the EKS managed add-on "kube-proxy" is configured: its configurationValues (JSON or YAML text, which must set the target mode) or acknowledgeOverwrite: true. The preview refuses a cluster where EKS manages kube-proxy as an add-on without it. Default: none.
+        """
+        return pulumi.get(self, "eks_addon")
+
+    @eks_addon.setter
+    def eks_addon(self, value: pulumi.Input[Optional['EksAddonArgs']]):
+        pulumi.set(self, "eks_addon", value)
 
     @_builtins.property
     @pulumi.getter(name="featureGates")
@@ -260,6 +276,7 @@ class KubeProxyMode(pulumi.ComponentResource):
                  allow_unknown_feature_gates: pulumi.Input[Optional[_builtins.bool]] = None,
                  conntrack: pulumi.Input[Optional[Union['ConntrackArgs', 'ConntrackArgsDict']]] = None,
                  context: pulumi.Input[Optional[_builtins.str]] = None,
+                 eks_addon: pulumi.Input[Optional[Union['EksAddonArgs', 'EksAddonArgsDict']]] = None,
                  feature_gates: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.bool]]]] = None,
                  kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
                  kubernetes_version: pulumi.Input[Optional[_builtins.str]] = None,
@@ -280,6 +297,7 @@ class KubeProxyMode(pulumi.ComponentResource):
         :param pulumi.Input[_builtins.bool] allow_unknown_feature_gates: Accept feature gates this release does not know. Default: false.
         :param pulumi.Input[Union['ConntrackArgs', 'ConntrackArgsDict']] conntrack: conntrack settings; tcpBeLiberal: accept out-of-window TCP packets. Default: the current configuration's value.
         :param pulumi.Input[_builtins.str] context: The kubeconfig context to use. Default: the stack's kubernetes:context without kubeconfig, else the kubeconfig's current context.
+        :param pulumi.Input[Union['EksAddonArgs', 'EksAddonArgsDict']] eks_addon: How the EKS managed add-on "kube-proxy" is configured: its configurationValues (JSON or YAML text, which must set the target mode) or acknowledgeOverwrite: true. The preview refuses a cluster where EKS manages kube-proxy as an add-on without it. Default: none.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.bool]]] feature_gates: kube-proxy feature gates to set; unknown names fail unless allowUnknownFeatureGates. Default: the current configuration's gates are kept.
         :param pulumi.Input[_builtins.str] kubeconfig: Kubeconfig content for the cluster (kept secret; never empty). Default: the stack's kubernetes:kubeconfig, else the ambient kubeconfig.
         :param pulumi.Input[_builtins.str] kubernetes_version: The cluster's release, e.g. "1.37". Default: detected from the API server.
@@ -319,6 +337,7 @@ class KubeProxyMode(pulumi.ComponentResource):
                  allow_unknown_feature_gates: pulumi.Input[Optional[_builtins.bool]] = None,
                  conntrack: pulumi.Input[Optional[Union['ConntrackArgs', 'ConntrackArgsDict']]] = None,
                  context: pulumi.Input[Optional[_builtins.str]] = None,
+                 eks_addon: pulumi.Input[Optional[Union['EksAddonArgs', 'EksAddonArgsDict']]] = None,
                  feature_gates: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.bool]]]] = None,
                  kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
                  kubernetes_version: pulumi.Input[Optional[_builtins.str]] = None,
@@ -344,6 +363,7 @@ class KubeProxyMode(pulumi.ComponentResource):
             __props__.__dict__["allow_unknown_feature_gates"] = allow_unknown_feature_gates
             __props__.__dict__["conntrack"] = conntrack
             __props__.__dict__["context"] = context
+            __props__.__dict__["eks_addon"] = eks_addon
             __props__.__dict__["feature_gates"] = feature_gates
             __props__.__dict__["kubeconfig"] = None if kubeconfig is None else pulumi.Output.secret(kubeconfig)
             __props__.__dict__["kubernetes_version"] = kubernetes_version
