@@ -1,4 +1,5 @@
 // Reads everything a migration is decided from. Read-only: nothing here writes to the cluster.
+import type * as k8s from "../libraries/kubernetesClient.js";
 import { PROMETHEUS_RULE, type CrdPresence } from "../core/alerts.js";
 import type { ClusterSnapshot, ServiceFacts } from "../core/migration.js";
 import { rolloutAccesses, type AccessAnswer } from "../core/rbac.js";
