@@ -4,11 +4,18 @@
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const CONFIG_MAP_KEY = /^[-._a-zA-Z0-9]+$/;
 
-export type NameKind = "label" | "subdomain";
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 
-/** A DNS-1123 label (namespaces, Services): at most 63 characters. */
+export type NameKind = "label" | "subdomain" | "service";
+
+/** A DNS-1123 label (namespaces): at most 63 characters. */
 export function isDnsLabel(value: string): boolean {
     return value.length <= 63 && DNS1123_LABEL.test(value);
+}
+
+/** A DNS-1035 label (Service names): a DNS-1123 label that starts with a letter. */
+export function isServiceName(value: string): boolean {
+    return value.length <= 63 && DNS1035_LABEL.test(value);
 }
 
 /** A DNS-1123 subdomain (most object names, nodes): at most 253 characters, dot-separated label-shaped parts. */
@@ -18,14 +25,19 @@ export function isDnsSubdomain(value: string): boolean {
 
 /** What a name of `kind` may be, for error messages. */
 export function nameRule(kind: NameKind): string {
-    return kind === "label"
-        ? "a DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)"
-        : "a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', each dot-separated part starting and ending with a letter or digit, at most 253 characters)";
+    switch (kind) {
+        case "label":
+            return "a DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)";
+        case "service":
+            return "a DNS-1035 label (lower-case letters, digits and '-', starting with a letter and ending with a letter or digit, at most 63 characters)";
+        case "subdomain":
+            return "a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', each dot-separated part starting and ending with a letter or digit, at most 253 characters)";
+    }
 }
 
 /** Why `value` is not a `what` name of `kind` (e.g. "namespace", "label"), or undefined when it is one. */
 export function nameProblem(value: string, what: string, kind: NameKind): string | undefined {
-    const ok = kind === "label" ? isDnsLabel(value) : isDnsSubdomain(value);
+    const ok = { label: isDnsLabel, service: isServiceName, subdomain: isDnsSubdomain }[kind](value);
     return ok ? undefined : `${JSON.stringify(value)} is not a ${what} name: ${nameRule(kind)}`;
 }
 

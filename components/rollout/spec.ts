@@ -26,6 +26,25 @@ const nonEmpty = (what: string, example: string) =>
 export const DEFAULT_PROBE_IMAGE =
     "busybox:1.36@sha256:73aaf090f3d85aa34ee199857f03fa3a95c8ede2ffd4cc2cdb5b94e566b11662";
 
+/**
+ * A non-empty text that `problem` accepts (undefined) or explains: names go into API paths,
+ * queries and objects, so each is checked as the API server would check it, at preview.
+ */
+const checked = (what: string, example: string, problem: (v: string) => string | undefined) =>
+    nonEmpty(what, example).superRefine((v, ctx) => {
+        const why = v === "" ? undefined : problem(v);
+        if (why) ctx.addIssue({ code: "custom", message: `${why}; e.g. ${example}` });
+    });
+
+const selectorProblem = (text: string) => {
+    try {
+        parseSelector(text, "target.podSelector");
+        return undefined;
+    } catch (e) {
+        return (e as Error).message.replace(/^target\.podSelector: /, "");
+    }
+};
+
 const NUL = "holds a NUL character, which no process can receive; remove it";
 
 /** A hook as written: `timeout` is text. */
@@ -73,11 +92,24 @@ export const verifyInputSchema = z
         /** image of the probe pod: busybox with the host's tools via chroot, or any image with sh; pinned by digest */
         image: nonEmpty("verify.image", "busybox:1.36").default(DEFAULT_PROBE_IMAGE),
         /** priority class of the probe pod; default: none (the cluster's default priority) */
-        priorityClassName: z.string().optional(),
+        priorityClassName: z
+            .string()
+            .superRefine((v, ctx) => {
+                const why = v === "" ? undefined : nameProblem(v, "PriorityClass", "subdomain");
+                if (why) ctx.addIssue({ code: "custom", message: `${why}; e.g. system-node-critical` });
+            })
+            .optional(),
         /** "namespace/name" of a Service to connect to from each node */
         service: z
             .string()
-            .regex(/^[a-z0-9-]+\/[a-z0-9-.]+$/, "verify.service is namespace/name")
+            .superRefine((text, ctx) => {
+                const [namespace, name, ...rest] = text.split("/");
+                const why =
+                    name === undefined || rest.length > 0
+                        ? `${JSON.stringify(text)} is not namespace/name`
+                        : (nameProblem(namespace, "namespace", "label") ?? nameProblem(name, "Service", "service"));
+                if (why) ctx.addIssue({ code: "custom", message: `${why}; e.g. default/kubernetes` });
+            })
             .default("default/kubernetes"),
         /** a last rule sync older than this fails the node */
         maxSyncAge: durationSchema({ positive: true }).default("5m"),
@@ -105,25 +137,6 @@ function verifySeconds({ maxSyncAge, podTimeout, hooks, ...verify }: VerifyInput
 /** How nodes are verified, parsed: `maxSyncAgeSeconds`, `podTimeoutSeconds`, each hook's `timeoutSeconds`. */
 export const verifySchema = verifyInputSchema.transform(verifySeconds);
 export type VerifySpec = z.output<typeof verifySchema>;
-
-/**
- * A non-empty text that `problem` accepts (undefined) or explains: the target's names go into API
- * paths and queries, so each is checked as the API server would check it, at preview.
- */
-const checked = (what: string, example: string, problem: (v: string) => string | undefined) =>
-    nonEmpty(what, example).superRefine((v, ctx) => {
-        const why = v === "" ? undefined : problem(v);
-        if (why) ctx.addIssue({ code: "custom", message: `${why}; e.g. ${example}` });
-    });
-
-const selectorProblem = (text: string) => {
-    try {
-        parseSelector(text, "target.podSelector");
-        return undefined;
-    } catch (e) {
-        return (e as Error).message.replace(/^target\.podSelector: /, "");
-    }
-};
 
 /** Where kube-proxy's configuration and DaemonSet are; every field overrides the flavor's default. */
 export const targetSchema = z

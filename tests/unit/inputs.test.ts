@@ -193,6 +193,34 @@ describe("target names are Kubernetes object names, checked before they reach an
     });
 });
 
+describe("verify's names are checked as the API would: the Service and the probe pod's priority class", () => {
+    for (const service of [
+        "default",
+        "default/kubernetes/x",
+        "Default/kubernetes",
+        "default/1kubernetes",
+        "default/kube.rnetes",
+    ]) {
+        it(`verify.service ${JSON.stringify(service)} is refused naming the field`, () => {
+            const lines = issues(verifyInputSchema, { service });
+            assert.equal(lines.length, 1, lines.join("\n"));
+            assert.match(lines[0], /^service: .*; e\.g\. default\/kubernetes$/);
+        });
+    }
+    it("verify.service default/kubernetes and kube-system/kube-dns pass", () => {
+        for (const service of ["default/kubernetes", "kube-system/kube-dns"])
+            assert.deepEqual(issues(verifyInputSchema, { service }), []);
+    });
+    it("verify.priorityClassName must be a PriorityClass name; empty still means none (as earlier specs stored it)", () => {
+        assert.match(
+            issues(verifyInputSchema, { priorityClassName: "System Node Critical" })[0],
+            /^priorityClassName: "System Node Critical" is not a PriorityClass name: a DNS-1123 subdomain/,
+        );
+        assert.deepEqual(issues(verifyInputSchema, { priorityClassName: "" }), []);
+        assert.deepEqual(issues(verifyInputSchema, { priorityClassName: "system-node-critical" }), []);
+    });
+});
+
 describe("target.podSelector is a Kubernetes label selector, as the API parses it", () => {
     const BAD: string[] = [
         "k8s-app=kube-proxy,",
