@@ -1,6 +1,6 @@
 // Flag parsing shared by every subcommand: node's own parseArgs, strict, with errors
 // that name the flag and point at the command's help.
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, readSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { closest, distance } from "../libraries/levenshtein.js";
 import { FLAVORS, type Flavor } from "../core/facts.js";
@@ -113,13 +113,60 @@ export function parseFlags<S extends FlagSet>(command: string, argv: string[], f
     return typed as Flags<S>;
 }
 
-/** Reads a file argument; "-" is standard input. */
-export function readInput(path: string, flag: string): string {
-    try {
-        return readFileSync(path === "-" ? 0 : path, "utf8");
-    } catch (e) {
+/**
+ * The most a command reads of one input, so a wrong file (or /dev/zero) is refused at once instead
+ * of filling memory. A ConfigMap is at most 1 MiB in the API, and kubectl's YAML of it (with the
+ * last-applied copy and managedFields) stays under 4 MiB; a rollout spec carries one configuration.
+ * A node list grows with the cluster (kubectl get nodes -o json).
+ */
+export const INPUT_LIMITS = { default: 4 << 20, nodeList: 64 << 20 } as const;
+
+/** Blocks the thread for `ms` (a non-blocking standard input that has nothing yet). */
+function pause(ms: number): void {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** Reads a file argument ("-" is standard input), at most `limit` bytes: more is refused naming the flag. */
+export function readInput(path: string, flag: string, limit: number = INPUT_LIMITS.default): string {
+    const what = path === "-" ? "standard input" : path;
+    const unreadable = (e: unknown) => {
         const code = (e as NodeJS.ErrnoException).code;
-        throw new CliError(`${flag}: cannot read ${path === "-" ? "standard input" : path}${code ? ` (${code})` : ""}`);
+        return new CliError(`${flag}: cannot read ${what}${code ? ` (${code})` : ""}`);
+    };
+    let fd: number;
+    try {
+        fd = path === "-" ? 0 : openSync(path, "r");
+    } catch (e) {
+        throw unreadable(e);
+    }
+    try {
+        const chunks: Buffer[] = [];
+        const buffer = Buffer.alloc(1 << 16);
+        let total = 0;
+        for (;;) {
+            let n: number;
+            try {
+                n = readSync(fd, buffer, 0, buffer.length, null);
+            } catch (e) {
+                const code = (e as NodeJS.ErrnoException).code;
+                if (code === "EAGAIN") {
+                    pause(10);
+                    continue;
+                }
+                if (code === "EOF") break;
+                throw unreadable(e);
+            }
+            if (n === 0) break;
+            total += n;
+            if (total > limit)
+                throw new CliError(
+                    `${flag}: ${what} is larger than ${limit >> 20} MiB, the most this command reads for ${flag}; pass the one object it takes (see --help)`,
+                );
+            chunks.push(Buffer.from(buffer.subarray(0, n)));
+        }
+        return Buffer.concat(chunks).toString("utf8");
+    } finally {
+        if (path !== "-") closeSync(fd);
     }
 }
 
@@ -142,6 +189,20 @@ export function parseBool(value: string, flag: string): boolean {
     if (value === "false") return false;
     throw new CliError(`${flag} ${JSON.stringify(value)}: expected true or false`);
 }
+
+/**
+ * A comma-separated list whose every entry counts (A,B): an empty entry (a trailing or doubled
+ * comma) is refused, as kube-proxy would read it as an empty value rather than drop it.
+ */
+export const strictListValue: FlagValue<string[]> = (raw, name) => {
+    const entries = raw.split(",").map((s) => s.trim());
+    const empty = entries.findIndex((s) => s === "");
+    if (empty >= 0)
+        throw new CliError(
+            `${name} ${JSON.stringify(raw)}: entry ${empty + 1} is empty (a trailing or doubled comma); remove it`,
+        );
+    return entries;
+};
 
 /** --feature-gate NAME=true|false, repeatable; also accepts A=true,B=false in one flag. */
 export function parseFeatureGates(values: string[] | undefined): Record<string, boolean> | undefined {

@@ -8,7 +8,7 @@ import { precheckCommand } from "./commands/precheck.js";
 import { promoteCommand } from "./commands/promote.js";
 import { renderCommand } from "./commands/render.js";
 import { cleanupCommand, rolloutCommand, statusCommand, verifyCommand } from "./commands/cluster.js";
-import { CliError, EXIT, terminalSafeText } from "./output.js";
+import { CliError, EXIT, exitCodeOf, terminalSafeText } from "./output.js";
 
 export interface Io {
     out(line: string): void;
@@ -44,7 +44,7 @@ function usage(): string {
         "",
         ...names.map((n) => `  ${n.padEnd(w)}  ${COMMANDS[n].summary}`),
         "",
-        "Exit codes: 0 fine (warnings allowed), 1 the cluster or a node fails, 2 invalid input or a violated rule.",
+        "Exit codes: 0 fine (warnings allowed), 1 the cluster or a node fails (or cannot be read), 2 invalid input or a violated rule (docs/cli.md).",
     ].join("\n");
 }
 
@@ -78,15 +78,12 @@ export async function main(argv: string[], out: Io): Promise<number> {
         if (e instanceof CliError) {
             io.err(`${e.message.startsWith(name) ? "" : `${name}: `}${e.message}`);
             for (const l of e.lines) io.err(l);
-            return e.exitCode;
+        } else if (e instanceof InputError) io.err(`${name}: ${e.message}`);
+        else {
+            io.err(`${name}: unexpected failure: ${(e as Error)?.message ?? String(e)}`);
+            if (process.env.KPM_DEBUG) io.err(String((e as Error)?.stack));
         }
-        if (e instanceof InputError) {
-            io.err(`${name}: ${e.message}`);
-            return EXIT.invalid;
-        }
-        io.err(`${name}: unexpected failure: ${(e as Error)?.message ?? String(e)}`);
-        if (process.env.KPM_DEBUG) io.err(String((e as Error)?.stack));
-        return EXIT.failed;
+        return exitCodeOf(e);
     }
 }
 

@@ -1,13 +1,22 @@
 // How the CLI speaks: findings and changes as one line each, tables, and the exit codes.
-import type { Change, Finding } from "../core/types.js";
+import { InputError, type Change, type Finding } from "../core/types.js";
 
+/** Every exit code of the CLI: docs/cli.md's table lists these, and a unit test holds the two together. */
 export const EXIT = {
+    /** done; warnings allowed */
     ok: 0,
-    /** the cluster or its nodes fail a rule, a check or a rollout step */
+    /** the cluster or a node fails a rule, a check or a rollout step; the cluster cannot be read; an unexpected failure */
     failed: 1,
-    /** invalid input, or what was asked violates a rule */
+    /** invalid input (flags, files, the spec, KPM_* variables, a kubeconfig that cannot be loaded), or what was asked violates a rule */
     invalid: 2,
 } as const;
+
+/** The exit code of an error that ended a command: its own for a CliError, 2 for input that cannot be read, else 1. */
+export function exitCodeOf(e: unknown): number {
+    if (e instanceof CliError) return e.exitCode;
+    if (e instanceof InputError) return EXIT.invalid;
+    return EXIT.failed;
+}
 
 export class CliError extends Error {
     constructor(

@@ -47,6 +47,9 @@ export interface CurrentConfig {
     source: ConfigMapSource | { kind: typeof KUBE_PROXY_KIND };
 }
 
+/** How many alias expansions a document may make (yaml's own default, stated here because it is a guard). */
+const MAX_ALIAS_COUNT = 100;
+
 function parseOne(text: string, what: string): unknown {
     if (text.trim() === "")
         throw new InputError(`${what} is empty: expected a KubeProxyConfiguration or a ConfigMap holding one`);
@@ -68,7 +71,16 @@ function parseOne(text: string, what: string): unknown {
         throw new InputError(
             `${what} holds ${real.length} YAML documents: give exactly one KubeProxyConfiguration or ConfigMap`,
         );
-    return real[0].toJS();
+    try {
+        return real[0].toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    } catch (e) {
+        // yaml refuses to expand an alias bomb (a few lines that expand to gigabytes)
+        if (/alias/i.test((e as Error).message))
+            throw new InputError(
+                `${what} uses YAML aliases too many times (more than ${MAX_ALIAS_COUNT} expansions): write the values out, or pass the object as kubectl prints it`,
+            );
+        throw e;
+    }
 }
 
 export function isObject(v: unknown): v is PlainObject {

@@ -19,7 +19,22 @@ interface GateData {
     >;
 }
 
-const releases = (data as GateData).versions;
+/**
+ * A record of the data's own entries only: a user's gate name is looked up in it, and a name like
+ * "constructor" or "__proto__" must not find Object.prototype's member (kube-proxy would refuse it).
+ */
+function ownEntries<T>(record: Record<string, T>): Record<string, T> {
+    return Object.freeze(Object.assign(Object.create(null) as Record<string, T>, record));
+}
+
+const releases = ownEntries(
+    Object.fromEntries(
+        Object.entries((data as GateData).versions).map(([release, v]) => [
+            release,
+            { ...v, gates: ownEntries(v.gates), dependencies: ownEntries(v.dependencies ?? {}) },
+        ]),
+    ),
+);
 
 /** The releases the tool has gate lists for, oldest first. */
 export function knownReleases(): string[] {
@@ -60,7 +75,7 @@ export function gateRegistry(version: KubeVersion | undefined): GateRegistry {
         newerThanKnown,
         olderThanKnown,
         gates: releases[release].gates,
-        dependencies: releases[release].dependencies ?? {},
+        dependencies: releases[release].dependencies,
         source: releases[release].source,
     };
 }

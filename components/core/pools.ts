@@ -33,7 +33,7 @@ export const poolInputSchema = z
         /** nodes of this pool in flight at once; default 1 */
         maxUnavailable: z.number({ message: WHOLE }).int(WHOLE).min(1, WHOLE).optional(),
         /** wait after the pool before the next one; default 0s */
-        soak: durationSchema({ positive: false }).optional(),
+        soak: durationSchema({ positive: false, waited: true }).optional(),
         /** evict pods (respecting PodDisruptionBudgets) before moving a node; { force, deleteEmptyDirData } as kubectl drain's flags; default false */
         drain: z
             .union(
@@ -47,7 +47,7 @@ export const poolInputSchema = z
             )
             .optional(),
         /** give up draining a node after this long ("0": no limit, as kubectl); default 5m */
-        drainTimeout: durationSchema({ positive: false }).optional(),
+        drainTimeout: durationSchema({ positive: false, waited: true }).optional(),
         /** an ipvs -> iptables move without drain leaves the node without Service routing for a while: say yes to that */
         allowUnroutedNode: z.boolean({ message: "allowUnroutedNode must be true or false" }).optional(),
     })

@@ -180,11 +180,12 @@ function gateDependencies(set: PlainObject, registry: GateRegistry): Finding[] {
     for (const [name, needs] of Object.entries(registry.dependencies)) {
         if (!enabled(name)) continue;
         const missing = needs.filter((d) => !enabled(d));
-        if (missing.length === 0 || !(name in set || missing.some((d) => d in set))) continue;
+        const named = (gate: string) => Object.hasOwn(set, gate);
+        if (missing.length === 0 || !(named(name) || missing.some(named))) continue;
         out.push({
             severity: "error",
             code: "gate.dependency",
-            field: `featureGates.${name in set ? name : missing.find((d) => d in set)}`,
+            field: `featureGates.${named(name) ? name : missing.find(named)}`,
             message: `${name} needs ${missing.join(" and ")} enabled in ${registry.release}: kube-proxy refuses to start with this combination`,
             fix: `set ${missing.map((d) => `featureGates.${d}: true`).join(", ")}, or leave ${name} at its default`,
         });

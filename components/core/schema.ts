@@ -3,15 +3,22 @@
 // formatter of zod's issues into "<field>: <what is wrong and the fix>" lines, and eksAddon's
 // schema (kept out of core/eksAddon.ts, whose types the public declarations reach). Pure.
 import { z } from "../libraries/zod.js";
-import { parseDuration } from "./duration.js";
+import { formatDuration, parseDuration } from "./duration.js";
+
+/**
+ * The longest wait a timer keeps: past 2^31-1 ms Node's setTimeout fires at once, so a longer hook
+ * timeout would end the hook at once instead of never.
+ */
+export const LONGEST_WAIT_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 
 /**
  * A Go-style duration ("30s", "10m", "1h30m") as users write it, checked with the project's own
- * parser. `positive`: zero is refused too (a timeout of 0 could never pass). `required`: the
- * message when the field is missing. The text stays text here (the inputs and the step's spec
- * keep what the user wrote); the schema's transform reads it with {@link secondsOf}.
+ * parser. `positive`: zero is refused too (a timeout of 0 could never pass). `waited`: the runner
+ * waits this long, so it is at most {@link LONGEST_WAIT_SECONDS}. `required`: the message when the
+ * field is missing. The text stays text here (the inputs and the step's spec keep what the user
+ * wrote); the schema's transform reads it with {@link secondsOf}.
  */
-export function durationSchema(opts: { positive: boolean; required?: string }) {
+export function durationSchema(opts: { positive: boolean; waited?: boolean; required?: string }) {
     return z.string(opts.required ? { error: opts.required } : undefined).superRefine((text, ctx) => {
         let seconds: number;
         try {
@@ -27,6 +34,14 @@ export function durationSchema(opts: { positive: boolean; required?: string }) {
             ctx.addIssue({
                 code: "custom",
                 message: `${JSON.stringify(text)} must be longer than 0; write it like 30s, 10m or 1h30m`,
+            });
+        const longest = opts.waited ? LONGEST_WAIT_SECONDS : Number.MAX_SAFE_INTEGER;
+        if (!(seconds <= longest))
+            ctx.addIssue({
+                code: "custom",
+                message: opts.waited
+                    ? `${JSON.stringify(text)} is longer than ${formatDuration(longest)}, the longest wait this tool can keep (a timer's limit); write at most ${Math.floor(longest / 3600)}h`
+                    : `${JSON.stringify(text)} is too long to be a duration; write it like 30s, 10m or 1h30m`,
             });
     });
 }

@@ -1,5 +1,6 @@
 // Kubernetes label selectors as strings ("pool=canary", "env in (a,b),!legacy"), matched
 // locally so a node list from a file and one from the API select the same nodes.
+import { isDnsSubdomain } from "./names.js";
 import { InputError } from "./types.js";
 
 type Requirement =
@@ -12,8 +13,16 @@ export interface Selector {
     requirements: Requirement[];
 }
 
-const KEY = /^([a-z0-9A-Z]([-a-z0-9A-Z_.]*[a-z0-9A-Z])?\/)?[a-z0-9A-Z]([-a-z0-9A-Z_.]*[a-z0-9A-Z])?$/;
+// As apimachinery validates them: a key is an optional DNS-1123 subdomain prefix and "/", then a
+// name of at most 63 characters; a value is at most 63 characters, possibly empty.
+const NAME = /^[a-z0-9A-Z]([-a-z0-9A-Z_.]*[a-z0-9A-Z])?$/;
 const VALUE = /^([a-z0-9A-Z]([-a-z0-9A-Z_.]*[a-z0-9A-Z])?)?$/;
+
+function isKey(key: string): boolean {
+    const slash = key.indexOf("/");
+    const name = key.slice(slash + 1);
+    return (slash < 0 || (slash > 0 && isDnsSubdomain(key.slice(0, slash)))) && name.length <= 63 && NAME.test(name);
+}
 
 function splitTopLevel(text: string): string[] {
     const parts: string[] = [];
@@ -28,25 +37,34 @@ function splitTopLevel(text: string): string[] {
         } else cur += ch;
     }
     parts.push(cur);
-    return parts.map((p) => p.trim()).filter((p) => p !== "");
+    const trimmed = parts.map((p) => p.trim());
+    // the API refuses an empty requirement ("a=b," or ","); only a wholly empty selector selects everything
+    return trimmed.length === 1 && trimmed[0] === "" ? [] : trimmed;
 }
 
 export function parseSelector(text: string, field = "nodeSelector"): Selector {
     const requirements: Requirement[] = [];
     const check = (key: string, values: string[], part: string) => {
-        if (!KEY.test(key))
+        if (!isKey(key))
             throw new InputError(`${field}: "${part}" has an invalid label key ${JSON.stringify(key)}`, field);
         for (const v of values)
-            if (!VALUE.test(v))
-                throw new InputError(`${field}: "${part}" has an invalid label value ${JSON.stringify(v)}`, field);
+            if (v.length > 63 || !VALUE.test(v))
+                throw new InputError(
+                    `${field}: "${part}" has an invalid label value ${JSON.stringify(v)} (at most 63 letters, digits, '-', '_' and '.')`,
+                    field,
+                );
     };
     for (const part of splitTopLevel(text)) {
         let m: RegExpExecArray | null;
+        if (part === "")
+            throw new InputError(
+                `${field}: ${JSON.stringify(text)} has an empty requirement (a trailing or doubled comma); remove it`,
+                field,
+            );
         if ((m = /^(\S+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(part))) {
-            const values = m[3]
-                .split(",")
-                .map((v) => v.trim())
-                .filter((v) => v !== "");
+            if (m[3].trim() === "")
+                throw new InputError(`${field}: "${part}" lists no value: ${m[2]} needs at least one`, field);
+            const values = m[3].split(",").map((v) => v.trim());
             check(m[1], values, part);
             requirements.push({ op: m[2] as "in" | "notin", key: m[1], values });
         } else if ((m = /^([^=!\s]+)\s*(==|=|!=)\s*(\S*)$/.exec(part))) {
@@ -55,7 +73,7 @@ export function parseSelector(text: string, field = "nodeSelector"): Selector {
         } else if ((m = /^!\s*(\S+)$/.exec(part))) {
             check(m[1], [], part);
             requirements.push({ op: "!exists", key: m[1] });
-        } else if (KEY.test(part)) {
+        } else if (isKey(part)) {
             requirements.push({ op: "exists", key: part });
         } else {
             throw new InputError(

@@ -8,11 +8,25 @@ const modeMessage =
     `mode is required and must be one of ${PROXY_MODES.join(", ")}: an empty or missing mode follows upstream's default, ` +
     `which is iptables today and is planned to become nftables, so an unpinned cluster changes data plane when someone else decides`;
 
+/** zod drops a "__proto__" key without a word; kube-proxy would refuse it as an unknown gate, so say so. */
+function refuseProtoKey(gates: unknown, ctx: z.RefinementCtx): unknown {
+    if (isObject(gates) && Object.hasOwn(gates, "__proto__"))
+        ctx.addIssue({
+            code: "custom",
+            path: ["__proto__"],
+            message: `"__proto__" is not a feature gate of any Kubernetes release: kube-proxy refuses to start on an unknown gate; remove it`,
+        });
+    return gates;
+}
+
 export const desiredSettingsSchema = z
     .object({
         mode: z.enum(PROXY_MODES, { error: modeMessage }),
         featureGates: z
-            .record(z.string().min(1), z.boolean({ error: "feature-gate values must be true or false" }))
+            .preprocess(
+                refuseProtoKey,
+                z.record(z.string().min(1), z.boolean({ error: "feature-gate values must be true or false" })),
+            )
             .optional(),
         nodePortAddresses: z
             .array(

@@ -8,7 +8,9 @@
 // past the parse reads only the seconds: no duration is parsed anywhere else.
 import { z } from "../libraries/zod.js";
 import { poolInputSchema, poolSchema, poolsSchema } from "../core/pools.js";
+import { configMapKeyProblem, nameProblem } from "../core/names.js";
 import { durationSchema, secondsOf, uniqueNames } from "../core/schema.js";
+import { parseSelector } from "../core/selector.js";
 import { PROXY_MODES } from "../core/types.js";
 
 export { describeIssues, durationSchema } from "../core/schema.js";
@@ -24,17 +26,49 @@ const nonEmpty = (what: string, example: string) =>
 export const DEFAULT_PROBE_IMAGE =
     "busybox:1.36@sha256:73aaf090f3d85aa34ee199857f03fa3a95c8ede2ffd4cc2cdb5b94e566b11662";
 
+/**
+ * A non-empty text that `problem` accepts (undefined) or explains: names go into API paths,
+ * queries and objects, so each is checked as the API server would check it, at preview.
+ */
+const checked = (what: string, example: string, problem: (v: string) => string | undefined) =>
+    nonEmpty(what, example).superRefine((v, ctx) => {
+        const why = v === "" ? undefined : problem(v);
+        if (why) ctx.addIssue({ code: "custom", message: `${why}; e.g. ${example}` });
+    });
+
+const selectorProblem = (text: string) => {
+    try {
+        parseSelector(text, "target.podSelector");
+        return undefined;
+    } catch (e) {
+        return (e as Error).message.replace(/^target\.podSelector: /, "");
+    }
+};
+
+const NUL = "holds a NUL character, which no process can receive; remove it";
+
 /** A hook as written: `timeout` is text. */
 export const hookInputSchema = z
     .object({
         /** names the hook in logs and errors; unique among the hooks */
         name: z.string().min(1, "hook name is required"),
         /** argv of the hook, run without a shell; NODE, POOL, MODE and KUBECONFIG are in its environment */
-        command: z.array(z.string()).min(1, 'hook command is an argv list, e.g. ["./check-nodeport.sh"]'),
+        command: z
+            .array(z.string().refine((arg) => !arg.includes("\0"), NUL))
+            .min(1, 'hook command is an argv list, e.g. ["./check-nodeport.sh"]')
+            .refine((argv) => argv[0] !== "", {
+                path: [0],
+                message: 'the program is empty: the first item names the program to run, e.g. ["./check-nodeport.sh"]',
+            }),
         /** how long the hook may run; default 5m */
-        timeout: durationSchema({ positive: true }).optional(),
+        timeout: durationSchema({ positive: true, waited: true }).optional(),
         /** extra environment of the hook */
-        env: z.record(z.string(), z.string()).optional(),
+        env: z
+            .record(
+                z.string(),
+                z.string().refine((v) => !v.includes("\0"), NUL),
+            )
+            .optional(),
     })
     .strict();
 export type HookInput = z.output<typeof hookInputSchema>;
@@ -58,16 +92,29 @@ export const verifyInputSchema = z
         /** image of the probe pod: busybox with the host's tools via chroot, or any image with sh; pinned by digest */
         image: nonEmpty("verify.image", "busybox:1.36").default(DEFAULT_PROBE_IMAGE),
         /** priority class of the probe pod; default: none (the cluster's default priority) */
-        priorityClassName: z.string().optional(),
+        priorityClassName: z
+            .string()
+            .superRefine((v, ctx) => {
+                const why = v === "" ? undefined : nameProblem(v, "PriorityClass", "subdomain");
+                if (why) ctx.addIssue({ code: "custom", message: `${why}; e.g. system-node-critical` });
+            })
+            .optional(),
         /** "namespace/name" of a Service to connect to from each node */
         service: z
             .string()
-            .regex(/^[a-z0-9-]+\/[a-z0-9-.]+$/, "verify.service is namespace/name")
+            .superRefine((text, ctx) => {
+                const [namespace, name, ...rest] = text.split("/");
+                const why =
+                    name === undefined || rest.length > 0
+                        ? `${JSON.stringify(text)} is not namespace/name`
+                        : (nameProblem(namespace, "namespace", "label") ?? nameProblem(name, "Service", "service"));
+                if (why) ctx.addIssue({ code: "custom", message: `${why}; e.g. default/kubernetes` });
+            })
             .default("default/kubernetes"),
         /** a last rule sync older than this fails the node */
         maxSyncAge: durationSchema({ positive: true }).default("5m"),
         /** how long a new kube-proxy may take to become Ready */
-        podTimeout: durationSchema({ positive: true }).default("3m"),
+        podTimeout: durationSchema({ positive: true, waited: true }).default("3m"),
         hooks: z
             .array(hookInputSchema)
             .default([])
@@ -97,15 +144,19 @@ export const targetSchema = z
         /** kubeadm (kube-system/kube-proxy, key config.conf) or eks (kube-system/kube-proxy-config, key config); default kubeadm */
         flavor: z.enum(["kubeadm", "eks"], { message: 'target.flavor must be "kubeadm" or "eks"' }).optional(),
         /** namespace of kube-proxy; default kube-system */
-        namespace: nonEmpty("target.namespace", "kube-system").optional(),
+        namespace: checked("target.namespace", "kube-system", (v) => nameProblem(v, "namespace", "label")).optional(),
         /** the installer's ConfigMap; default kube-proxy (kubeadm) or kube-proxy-config (eks) */
-        configMap: nonEmpty("target.configMap", "kube-proxy").optional(),
+        configMap: checked("target.configMap", "kube-proxy", (v) =>
+            nameProblem(v, "ConfigMap", "subdomain"),
+        ).optional(),
         /** the ConfigMap's key holding the configuration; default config.conf (kubeadm) or config (eks) */
-        key: nonEmpty("target.key", "config.conf").optional(),
+        key: checked("target.key", "config.conf", configMapKeyProblem).optional(),
         /** the installer's DaemonSet; default kube-proxy */
-        daemonSet: nonEmpty("target.daemonSet", "kube-proxy").optional(),
-        /** label selector of kube-proxy's pods; default k8s-app=kube-proxy */
-        podSelector: nonEmpty("target.podSelector", "k8s-app=kube-proxy").optional(),
+        daemonSet: checked("target.daemonSet", "kube-proxy", (v) =>
+            nameProblem(v, "DaemonSet", "subdomain"),
+        ).optional(),
+        /** label selector of kube-proxy's pods, as the API parses one; default k8s-app=kube-proxy */
+        podSelector: checked("target.podSelector", "k8s-app=kube-proxy", selectorProblem).optional(),
     })
     .strict();
 export type TargetSpec = z.infer<typeof targetSchema>;

@@ -240,6 +240,41 @@ describe("KubeProxyMode inputs (Pulumi mocks)", () => {
                 { pools: [{ ...POOLS[0], maxUnavailible: 2 }, POOLS[1]] },
                 /pools\[0\]: unknown field\(s\) "maxUnavailible"/,
             ],
+            [
+                "target.namespace spliced into API paths: kube-system/../default",
+                { target: { namespace: "kube-system/../default" } },
+                /target\.namespace: "kube-system\/\.\.\/default" is not a namespace name: a DNS-1123 label .*; e\.g\. kube-system/,
+            ],
+            [
+                "target.podSelector with a trailing comma",
+                { target: { podSelector: "k8s-app=kube-proxy," } },
+                /target\.podSelector: "k8s-app=kube-proxy," has an empty requirement .*; e\.g\. k8s-app=kube-proxy/,
+            ],
+            [
+                'a hook timeout past the timer\'s limit: "999999h"',
+                { verify: { hooks: [{ name: "h", command: ["true"], timeout: "999999h" }] } },
+                /verify\.hooks\[0\]\.timeout: "999999h" is longer than 596h31m23s, the longest wait this tool can keep/,
+            ],
+            [
+                'a hook command [""]',
+                { verify: { hooks: [{ name: "h", command: [""] }] } },
+                /verify\.hooks\[0\]\.command\[0\]: the program is empty/,
+            ],
+            [
+                "featureGates.constructor (an Object.prototype member, not a gate)",
+                { kubernetesVersion: "1.37", featureGates: { constructor: true } },
+                /featureGates\.constructor: constructor is not a feature gate of Kubernetes 1\.37/,
+            ],
+            [
+                "nodePortAddresses: 10/8 (Go's parser refuses the short form)",
+                { nodePortAddresses: ["10/8"] },
+                /nodePortAddresses\[0\]: "10\/8" is not a CIDR kube-proxy reads: an IPv4 address is four decimal octets/,
+            ],
+            [
+                "nodePortAddresses with a zone: fe80::1%eth0/64",
+                { nodePortAddresses: ["fe80::1%eth0/64"] },
+                /nodePortAddresses\[0\]: "fe80::1%eth0\/64" is not a CIDR kube-proxy reads: a CIDR has no zone/,
+            ],
             ['kubeconfig: ""', { kubeconfig: "" }, /kubeconfig: is empty: pass the kubeconfig's content/],
             ['kubeconfig: "" as an Output', { kubeconfig: pulumi.output("") }, /kubeconfig: is empty/],
             [

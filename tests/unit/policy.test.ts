@@ -181,6 +181,12 @@ describe("policy kube-proxy-feature-gates-known", () => {
             /NFTablesProxyMod is not a feature gate of Kubernetes 1\.37: kube-proxy refuses to start on an unknown gate; did you mean NFTablesProxyMode\? Fix: rename it to NFTablesProxyMode/,
         );
     });
+    it("rejects a gate named like an Object member (constructor, toString): the release's own names only", () => {
+        const v = checkFeatureGates([gated({ constructor: true, toString: false })], { kubernetesVersion: "1.37" });
+        assert.equal(v.length, 2);
+        assert.match(v[0].message, /constructor is not a feature gate of Kubernetes 1\.37/);
+        assert.match(v[1].message, /toString is not a feature gate of Kubernetes 1\.37/);
+    });
     it("checks against the cluster's own release: a gate removed since is fine on the release that had it", () => {
         assert.deepEqual(checkFeatureGates([gated({ APIListChunking: true })], { kubernetesVersion: "1.29" }), []);
         assert.match(

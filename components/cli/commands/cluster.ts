@@ -5,7 +5,7 @@ import { configHash, describePlan, MARKS } from "../../core/plan.js";
 import { parseProbeOutput } from "../../core/probe.js";
 import { STEP_RESULT_PREFIX, summarizeVerification } from "../../core/promotion.js";
 import type { ProxyMode } from "../../core/types.js";
-import { apiErrorMessage, clusterIdentity, loadKubeConfig, normalizeServer } from "../../cluster/client.js";
+import { apiErrorMessage, clusterIdentity, normalizeServer } from "../../cluster/client.js";
 import { hookKubeconfig } from "../../cluster/credentials.js";
 import { KubeProxyCluster, namesFor, NotFound } from "../../cluster/kubeProxy.js";
 import { requestTimeoutForLease, requestTimeoutFromEnvironment } from "../../cluster/timeouts.js";
@@ -36,6 +36,7 @@ import {
     serviceValue,
     type Flags,
 } from "../args.js";
+import { kubeconfigFromFlags } from "../kubeconfig.js";
 import { CliError, EXIT, table } from "../output.js";
 import type { Io } from "../main.js";
 
@@ -61,21 +62,7 @@ function connect(
     names?: RolloutSpec["names"],
     reviewed?: RolloutSpec["cluster"],
 ): { cluster: KubeProxyCluster; kubeconfig?: string } {
-    const content = process.env.KPM_KUBECONFIG;
-    const context = flags.context ?? (process.env.KPM_CONTEXT || undefined);
-    let kc: ReturnType<typeof loadKubeConfig>;
-    try {
-        kc = loadKubeConfig({
-            kubeconfig: flags.kubeconfig,
-            kubeconfigContent: flags.kubeconfig ? undefined : content,
-            context,
-        });
-    } catch (e) {
-        // the message of a kubeconfig parse error can quote the file: say only what failed
-        throw new CliError(
-            `cannot load the kubeconfig${flags.kubeconfig ? ` ${flags.kubeconfig}` : ""}: ${(e as Error).name === "Error" ? (e as Error).message.split("\n")[0].slice(0, 200) : "unreadable"}`,
-        );
-    }
+    const kc = kubeconfigFromFlags(flags);
     try {
         requestTimeoutFromEnvironment();
     } catch (e) {

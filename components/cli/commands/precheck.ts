@@ -9,11 +9,13 @@ import {
     kubeVersionValue,
     modeValue,
     parseFlags,
+    INPUT_LIMITS,
     readInput,
     requireMode,
     selectorValue,
     type Flags,
 } from "../args.js";
+import { kubeconfigFromFlags } from "../kubeconfig.js";
 import { CliError, EXIT, table } from "../output.js";
 import type { Io } from "../main.js";
 
@@ -27,10 +29,13 @@ Judges every node by what its Node object reports (kernel, OS) and prints one ro
   --selector LABELS                only nodes matching this label selector
   --kubernetes-version X.Y         shown in the report; read from the cluster when absent
   --conntrack-tcp-be-liberal true|false   whether the target config sets it (silences the pre-6.1 warning)
-  --kubeconfig PATH, --context NAME
+  --kubeconfig PATH, --context NAME   which cluster (default: $KUBECONFIG or ~/.kube/config;
+                                      KPM_KUBECONFIG may hold a kubeconfig's content instead,
+                                      KPM_CONTEXT the context)
   --json
 
-Exit codes: 0 every node can run MODE (warnings allowed), 1 a node cannot, 2 invalid input.`;
+Exit codes: 0 every node can run MODE (warnings allowed), 1 a node cannot or the cluster cannot
+be read, 2 invalid input (a kubeconfig that cannot be loaded included).`;
 
 /** precheck's flags. */
 export const PRECHECK_FLAGS = {
@@ -50,18 +55,10 @@ type PrecheckFlags = Flags<typeof PRECHECK_FLAGS>;
 async function readNodes(flags: PrecheckFlags): Promise<{ nodes: NodeFacts[]; version: KubeVersion | undefined }> {
     const version = flags["kubernetes-version"];
     if (flags.nodes !== undefined)
-        return { nodes: parseNodeList(readInput(flags.nodes, "--nodes"), "--nodes"), version };
-    let cluster: Cluster;
+        return { nodes: parseNodeList(readInput(flags.nodes, "--nodes", INPUT_LIMITS.nodeList), "--nodes"), version };
+    const kc = kubeconfigFromFlags(flags);
     try {
-        cluster = Cluster.connect({ kubeconfig: flags.kubeconfig, context: flags.context });
-    } catch (e) {
-        // a kubeconfig that cannot be used is invalid input; a parser's message could quote it: its first line only
-        throw new CliError(
-            `precheck: cannot load the kubeconfig: ${(e as Error).message.split("\n")[0].slice(0, 300)}`,
-            EXIT.invalid,
-        );
-    }
-    try {
+        const cluster = new Cluster(kc);
         const nodes = await cluster.nodes();
         return { nodes, version: version ?? (await cluster.serverVersion()) };
     } catch (e) {

@@ -7,11 +7,11 @@ import {
     featureGatesValue,
     flag,
     kubeVersionValue,
-    listValue,
     modeValue,
     parseFlags,
     readInput,
     requireMode,
+    strictListValue,
     type Flags,
 } from "../args.js";
 import { CliError, EXIT, formatChange, formatFinding } from "../output.js";
@@ -41,7 +41,7 @@ export const RENDER_FLAGS = {
     mode: flag.value(modeValue),
     "kubernetes-version": flag.value(kubeVersionValue),
     "feature-gate": flag.list(featureGatesValue),
-    "node-port-addresses": flag.value(listValue),
+    "node-port-addresses": flag.value(strictListValue),
     "conntrack-tcp-be-liberal": flag.value(booleanValue),
     "allow-unknown-feature-gates": flag.switch(),
     diff: flag.switch(),
