@@ -22,6 +22,7 @@ import {
 import { planRollout } from "../core/planner.js";
 import { deniedAccessText, GRANT_ACCESS, rolloutAccesses } from "../core/rbac.js";
 import { checkStartupLog, judgeProbe, parseProbeOutput, type CheckResult } from "../core/probe.js";
+import { capText, nameList } from "../core/text.js";
 import type { Finding, ProxyMode } from "../core/types.js";
 import {
     podVerdict,
@@ -48,10 +49,12 @@ export class RolloutFailure extends Error {
         readonly detail: string,
         readonly rolledBack: string,
         readonly leftCordoned: string[],
+        /** a failed hook's output as kept (its last lines, whole); `detail` has them capped */
+        readonly output?: string,
     ) {
         super(
             `node ${node} (pool ${pool}) failed ${check}: ${detail}\n${rolledBack}\n` +
-                (leftCordoned.length ? `nodes left cordoned: ${leftCordoned.join(", ")}` : "no node is left cordoned"),
+                (leftCordoned.length ? `nodes left cordoned: ${nameList(leftCordoned)}` : "no node is left cordoned"),
         );
     }
 }
@@ -76,6 +79,7 @@ class CheckFailed extends Error {
     constructor(
         readonly check: string,
         detail: string,
+        readonly output?: string,
     ) {
         super(detail);
     }
@@ -181,7 +185,7 @@ function runHook(
     env: Record<string, string>,
     secrets: readonly string[],
     signal?: AbortSignal,
-): Promise<{ ok: boolean; output: string; interrupted?: boolean }> {
+): Promise<{ ok: boolean; output: string; whole?: string; interrupted?: boolean }> {
     const timeout = hook.timeoutSeconds * 1000;
     return new Promise((resolve) => {
         execFile(
@@ -190,7 +194,13 @@ function runHook(
             { env: { ...process.env, ...hook.env, ...env }, timeout, maxBuffer: 4 << 20, signal },
             (err, stdout, stderr) => {
                 // the hook's output reaches the step's log and its error: never the kubeconfig's credentials
-                const output = withoutSecrets(`${stdout}${stderr}`.trim(), secrets).split("\n").slice(-20).join("\n");
+                const whole = withoutSecrets(`${stdout}${stderr}`.trim(), secrets).split("\n").slice(-20).join("\n");
+                // a line of any length would stall the step's log (core/text.ts): the message's are capped
+                const output = capText(whole);
+                const cut =
+                    output === whole
+                        ? ""
+                        : "\n(long lines cut here; the rollout's --json result has them whole, in `output`)";
                 if (!err) return resolve({ ok: true, output });
                 if (err.name === "AbortError")
                     return resolve({
@@ -204,7 +214,7 @@ function runHook(
                     : e.code === "ENOENT"
                       ? `${hook.command[0]} not found`
                       : `exit code ${e.code}`;
-                resolve({ ok: false, output: `${why}${output ? `; output:\n${output}` : ""}` });
+                resolve({ ok: false, output: `${why}${output ? `; output:\n${output}${cut}` : ""}`, whole });
             },
         );
     });
@@ -331,7 +341,7 @@ async function checkNode(
             ),
         );
         if (r.interrupted) throw new CheckFailed("interrupted", `${r.output} (hook ${hook.name})`);
-        if (!r.ok) throw new CheckFailed(`hook ${hook.name}`, r.output);
+        if (!r.ok) throw new CheckFailed(`hook ${hook.name}`, r.output, r.whole);
         log(`ok hook ${hook.name}`);
         checks.push({ check: `hook ${hook.name}`, ok: true, detail: r.output.split("\n").slice(-1)[0] ?? "" });
     }
@@ -523,7 +533,8 @@ async function moveNode(
         const rolledBack = await recoverNode(ctx, inst, move, { node, step, check, ours }, log);
         log(rolledBack);
         const leftCordoned = await cordonedByRollout(ctx).catch(() => [] as string[]);
-        throw new RolloutFailure(node, pool.name, check, detail, rolledBack, leftCordoned);
+        const output = e instanceof CheckFailed ? e.output : undefined;
+        throw new RolloutFailure(node, pool.name, check, detail, rolledBack, leftCordoned, output);
     }
 }
 
@@ -800,7 +811,7 @@ function progressLine(pool: PoolPlan, done: number, total: number, elapsedMs: nu
 function interruptedError(ctx: Context, pool: PoolPlan, next: string[]): RolloutInterrupted {
     return new RolloutInterrupted(
         `the rollout was stopped (${String(ctx.signal?.reason ?? "signal")}) ${next.length ? `between batches of pool ${pool.name}` : `after pool ${pool.name}`}: every node moved so far is verified and released; ` +
-            `${next.length ? `next were ${next.join(", ")}; ` : ""}run it again to resume`,
+            `${next.length ? `next were ${nameList(next)}; ` : ""}run it again to resume`,
     );
 }
 
@@ -963,7 +974,7 @@ async function verifyAllThenWriteConfig(c: Context): Promise<RolloutPlan> {
     );
     if (late.length)
         c.log(
-            `finish: ${late.length} node(s) are not verified on ${c.spec.target.hash} (joined after their pool's step, or left by a run): ${late.join(", ")}; moving them now, with their pools' limits`,
+            `finish: ${late.length} node(s) are not verified on ${c.spec.target.hash} (joined after their pool's step, or left by a run): ${nameList(late)}; moving them now, with their pools' limits (each is logged as it moves)`,
         );
     // the cluster is read again only when this run moved or released a node
     const leftovers = first.nodes.some((n) => n.move || n.cordonedByRollout);
@@ -972,7 +983,7 @@ async function verifyAllThenWriteConfig(c: Context): Promise<RolloutPlan> {
     const notVerified = again.plan.pools.flatMap((p) => p.nodes.filter((n) => n.action !== "done").map((n) => n.name));
     if (notVerified.length) {
         throw new Error(
-            `cannot finish: ${notVerified.length} node(s) are not verified on ${c.spec.target.hash} (${notVerified.join(", ")}); the installer's ConfigMap is unchanged`,
+            `cannot finish: ${notVerified.length} node(s) are not verified on ${c.spec.target.hash} (${nameList(notVerified)}; \`kube-proxy-mode status\` lists every node's verification); the installer's ConfigMap is unchanged`,
         );
     }
     await c.cluster.writeCanonicalConfig(c.spec.target.config);
