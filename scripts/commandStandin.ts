@@ -255,8 +255,11 @@ export function runCommand(
             ...(logging === "stdout" || logging === "stdoutAndStderr" ? [child.stdout] : []),
             ...(logging === "stderr" || logging === "stdoutAndStderr" ? [child.stderr] : []),
         ];
+        let stuck = false;
         const stall = () => {
-            // nothing reads the logged pipes again: the command blocks once they are full
+            // nothing reads the logged pipes again: the command blocks once they are full, and the
+            // step never ends even when the command does (its copy into the scanner's pipe is stuck)
+            stuck = true;
             for (const s of logged) s.pause();
             stalled.add(() => {
                 for (const s of [child.stdout, child.stderr]) s.destroy();
@@ -284,6 +287,7 @@ export function runCommand(
         child.on("error", (e) => (spawnError = e));
         const exited = new Promise<number | null>((done) => child.on("close", (code) => done(code)));
         void Promise.all([exited, ...streams]).then(([code]) => {
+            if (stuck) return;
             if (spawnError) return reject(new Error(`${spawnError.message}: running ${JSON.stringify(command)}`));
             if (code !== 0)
                 return reject(

@@ -187,6 +187,25 @@ describe("SIMULATED command provider stand-in: the real plugin's 64 KiB line lim
         });
     }
 
+    it("a 100 KiB line as the command's last output, then exit: the step still never finishes (the plugin never reads the rest of the line)", async function () {
+        this.timeout(30_000);
+        const { lines, log } = recorder();
+        const p = commandProvider(log);
+        let settled = false;
+        const created = p.create!(URN, {
+            interpreter: [process.execPath, "-e"],
+            create: "process.stderr.write('first\\n' + 'x'.repeat(100 * 1024) + '\\n'); process.exitCode = 2",
+            logging: "stderr",
+        });
+        created.then(
+            () => (settled = true),
+            () => (settled = true),
+        );
+        assert.equal(await until(() => settled, 6_000), false, "the step never finished");
+        assert.deepEqual(lines, ["first"]);
+        releaseStalledCommands();
+    });
+
     it("a line of 65,535 bytes (its newline the buffer's last byte), written in small pieces, is logged whole; the step finishes", async function () {
         this.timeout(30_000);
         const { lines, log } = recorder();

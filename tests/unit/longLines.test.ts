@@ -9,6 +9,8 @@ import { main } from "../../components/cli/main.js";
 import { capLine, capStrings, LINE_LIMIT, nameList, pieces, utf8Bytes } from "../../components/core/text.js";
 import { finish, RolloutFailure, runPools, type Context } from "../../components/rollout/runner.js";
 import { rolloutSpecSchema, type RolloutSpec } from "../../components/rollout/spec.js";
+import { commandProvider, releaseStalledCommands } from "../../scripts/commandStandin.js";
+import { CLI } from "../helpers.js";
 import { FakeClock, FakeCluster, kubeProxyConfig } from "./fakeCluster.js";
 
 const TARGET = kubeProxyConfig("nftables");
@@ -114,6 +116,29 @@ describe("long lines: no line the rollout writes comes near the command plugin's
         assert.equal(code, 2);
         assertShort([...out, ...err], "the CLI's output");
         assert.match(err.join("\n"), /^kube-proxy-mode: unknown command "xxx/);
+    });
+});
+
+describe("long lines: the CLI run by the SIMULATED command plugin (its 64 KiB limit and stall)", () => {
+    it("a message carrying a 100 KiB value is capped, so the step ends (exit 2) instead of hanging", async function () {
+        this.timeout(30_000);
+        const lines: string[] = [];
+        const log = Object.assign((_urn: string, l: string) => void lines.push(l), { flush: async () => undefined });
+        const step = commandProvider(log).create!(
+            "urn:pulumi:s::p::kube-proxy-mode:index:KubeProxyMode$command:local:Command::step",
+            { interpreter: [process.execPath, CLI], create: "x".repeat(100 * 1024), logging: "stderr" },
+        );
+        const ended = await Promise.race([
+            step.then(
+                () => "finished",
+                (e: Error) => e.message.split("\n")[0],
+            ),
+            new Promise<string>((r) => setTimeout(() => r("still running"), 15_000)),
+        ]);
+        releaseStalledCommands();
+        assert.match(ended, /^exit status 2: running/);
+        assert.equal(lines.length, 1);
+        assert.match(lines[0], /^kube-proxy-mode: unknown command "x+ \[\.\.\. \d+ characters cut \.\.\.\] x+"/);
     });
 });
 
