@@ -25,7 +25,8 @@
 //   input was (every output depends on every input, the provider framework's default);
 // - cancel (the engine's, on a first Ctrl-C): the running commands' processes are killed with
 //   SIGKILL, as the real provider's exec.CommandContext does when the request context is
-//   cancelled; their output pipes are read until every process holding them has exited.
+//   cancelled; their output pipes are read until every process holding them has exited (a step
+//   stalled by a long line stays stalled: exec.Cmd.Wait still waits for its stuck copy).
 //
 // Not served (the component does not use them): assetPaths/archivePaths, command:remote:*, the
 // run/runOutput invokes. ignoreChanges is the engine's: it hands the provider the old value of an
