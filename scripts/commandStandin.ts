@@ -17,12 +17,16 @@
 // - delete: runs `delete` if set (previous outputs in its environment likewise), else nothing;
 // - logging: "stdout", "stderr", "stdoutAndStderr" (default) or "none": which stream's lines are
 //   also sent to the engine's log for the resource as they come (ephemeral status messages, as
-//   the real provider's logger does), whole lines of any length;
+//   the real provider's logger does). The real plugin reads them with a bufio.Scanner of Go's
+//   default 64 KiB (pulumi/pulumi-command v1.2.1, provider/pkg/provider/util/util.go, LogOutput):
+//   a line of 64 KiB or more stops it for good, so the command's next writes block, and the step
+//   never ends; the stand-in does the same (see LineScanner);
 // - secrets: an input that came secret goes back secret; stdout and stderr are secret when any
 //   input was (every output depends on every input, the provider framework's default);
 // - cancel (the engine's, on a first Ctrl-C): the running commands' processes are killed with
 //   SIGKILL, as the real provider's exec.CommandContext does when the request context is
-//   cancelled; their output pipes are read until every process holding them has exited.
+//   cancelled; their output pipes are read until every process holding them has exited (a step
+//   stalled by a long line stays stalled: exec.Cmd.Wait still waits for its stuck copy).
 //
 // Not served (the component does not use them): assetPaths/archivePaths, command:remote:*, the
 // run/runOutput invokes. ignoreChanges is the engine's: it hands the provider the old value of an
@@ -30,7 +34,6 @@
 //
 // Launched by scripts/plugins/pulumi-resource-command (see commandPluginPath in scripts/referenceCluster.ts).
 import { spawn } from "node:child_process";
-import { createInterface } from "node:readline";
 import * as grpc from "@grpc/grpc-js";
 import { main, type Provider } from "@pulumi/pulumi/provider";
 
@@ -149,6 +152,67 @@ export async function cancelCommands(): Promise<void> {
     for (const child of running) child.kill("SIGKILL");
 }
 
+/** bufio.MaxScanTokenSize: the real plugin's scanner holds a line and its newline in this many bytes. */
+export const LOG_LINE_LIMIT = 64 * 1024;
+
+/**
+ * The real plugin's reader of the logged streams (pulumi/pulumi-command v1.2.1,
+ * provider/pkg/provider/util/util.go, LogOutput): a bufio.Scanner with its default buffer, fed by
+ * every logged stream through one io.Pipe (provider/pkg/provider/local/commandOutputs.go, run).
+ * A line of LOG_LINE_LIMIT bytes or more fills the buffer with no newline: bufio.ErrTooLong, the
+ * loop ends (the error is not read) and nothing reads the pipe again.
+ */
+class LineScanner {
+    private pending: Buffer[] = [];
+    private size = 0;
+    stopped = false;
+
+    constructor(private readonly emit: (line: string) => void) {}
+
+    /** Takes a chunk; returns how many of its bytes the scanner read (fewer than all once it stopped). */
+    feed(chunk: Buffer): number {
+        if (this.stopped) return 0;
+        for (let start = 0; ;) {
+            const newline = chunk.indexOf(10, start);
+            const end = newline === -1 ? chunk.length : newline;
+            if (this.size + end - start >= LOG_LINE_LIMIT) {
+                this.stopped = true;
+                this.pending = [];
+                return start + LOG_LINE_LIMIT - this.size;
+            }
+            this.pending.push(chunk.subarray(start, end));
+            this.size += end - start;
+            if (newline === -1) return chunk.length;
+            this.flush();
+            start = newline + 1;
+        }
+    }
+
+    /** The pipe closed: a last line without its newline is a line too. */
+    end(): void {
+        if (!this.stopped && this.size > 0) this.flush();
+    }
+
+    private flush(): void {
+        // bufio.ScanLines drops the newline and a carriage return before it
+        this.emit(Buffer.concat(this.pending).toString("utf8").replace(/\r$/, ""));
+        this.pending = [];
+        this.size = 0;
+    }
+}
+
+/** Stalled commands' pipes, kept for releaseStalledCommands. */
+const stalled = new Set<() => void>();
+
+/**
+ * For tests only: closes the pipes of the commands whose logged line was too long, so the test's
+ * process can exit. The real plugin's stay blocked until the engine kills the plugin.
+ */
+export function releaseStalledCommands(): void {
+    for (const release of stalled) release();
+    stalled.clear();
+}
+
 export interface RunResult {
     stdout: string;
     stderr: string;
@@ -157,8 +221,10 @@ export interface RunResult {
 /**
  * Runs one command as the provider does: argv = [...interpreter, command], the plugin's environment
  * plus `environment` (plus the previous outputs when asked), lines of the logged streams handed
- * to `log` as they complete (however they are chunked, however long). Rejects on a non-zero exit
- * with the command's combined output.
+ * to `log` as they complete (however they are chunked). Rejects on a non-zero exit with the
+ * command's combined output. A logged line of LOG_LINE_LIMIT bytes or more stalls it as the real
+ * plugin stalls: the logged streams are read no further, the command blocks once its pipe is
+ * full, and the promise never settles (the real run's cmd.Wait waits for the blocked copy).
  */
 export function runCommand(
     command: string,
@@ -182,41 +248,61 @@ export function runCommand(
         });
         running.add(child);
         child.on("exit", () => running.delete(child));
-        const out: string[] = [];
-        const err: string[] = [];
-        const both: string[] = [];
-        const collect = (stream: NodeJS.ReadableStream, into: string[], logged: boolean) =>
+        const out: Buffer[] = [];
+        const err: Buffer[] = [];
+        const both: Buffer[] = [];
+        const scanner = new LineScanner(log);
+        const logged = [
+            ...(logging === "stdout" || logging === "stdoutAndStderr" ? [child.stdout] : []),
+            ...(logging === "stderr" || logging === "stdoutAndStderr" ? [child.stderr] : []),
+        ];
+        let stuck = false;
+        const stall = () => {
+            // nothing reads the logged pipes again: the command blocks once they are full, and the
+            // step never ends even when the command does (its copy into the scanner's pipe is stuck)
+            stuck = true;
+            for (const s of logged) s.pause();
+            stalled.add(() => {
+                for (const s of [child.stdout, child.stderr]) s.destroy();
+                child.kill("SIGKILL");
+            });
+        };
+        let open = logged.length;
+        const collect = (stream: NodeJS.ReadableStream, into: Buffer[]) =>
             new Promise<void>((done) => {
-                stream.setEncoding?.("utf8");
-                stream.on("data", (c: string) => {
+                const isLogged = logged.includes(stream as typeof child.stdout);
+                stream.on("data", (c: Buffer) => {
                     into.push(c);
                     both.push(c);
+                    if (isLogged && scanner.feed(c) < c.length) stall();
                 });
-                if (logged) createInterface({ input: stream, crlfDelay: Infinity }).on("line", log);
-                stream.on("end", () => done());
+                stream.on("end", () => {
+                    if (isLogged && --open === 0) scanner.end();
+                    done();
+                });
             });
-        const streams = [
-            collect(child.stdout, out, logging === "stdout" || logging === "stdoutAndStderr"),
-            collect(child.stderr, err, logging === "stderr" || logging === "stdoutAndStderr"),
-        ];
+        const streams = [collect(child.stdout, out), collect(child.stderr, err)];
         child.stdin.on("error", () => undefined);
         child.stdin.end(inputs.stdin ?? "");
         let spawnError: Error | undefined;
         child.on("error", (e) => (spawnError = e));
         const exited = new Promise<number | null>((done) => child.on("close", (code) => done(code)));
         void Promise.all([exited, ...streams]).then(([code]) => {
+            if (stuck) return;
             if (spawnError) return reject(new Error(`${spawnError.message}: running ${JSON.stringify(command)}`));
             if (code !== 0)
                 return reject(
                     new Error(
-                        `${code === null ? "signal: killed" : `exit status ${code}`}: running ${JSON.stringify(command)}:\n${both.join("")}`,
+                        `${code === null ? "signal: killed" : `exit status ${code}`}: running ${JSON.stringify(command)}:\n${text(both)}`,
                     ),
                 );
-            resolve({ stdout: out.join("").replace(/\n$/, ""), stderr: err.join("").replace(/\n$/, "") });
+            resolve({ stdout: text(out).replace(/\n$/, ""), stderr: text(err).replace(/\n$/, "") });
         });
         if (child.stdout === null) reject(new Error("no stdout"));
     });
 }
+
+const text = (chunks: Buffer[]) => Buffer.concat(chunks).toString("utf8");
 
 /** The engine's log, for status lines of a resource (what the real provider's logger sends). */
 function engineLog(engineAddress: string | undefined): Log {

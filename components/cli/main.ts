@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { redact } from "../cluster/redact.js";
+import { capText } from "../core/text.js";
 import { InputError } from "../core/types.js";
 import { policyPackCommand } from "./commands/policyPack.js";
 import { precheckCommand } from "./commands/precheck.js";
@@ -10,9 +11,29 @@ import { renderCommand } from "./commands/render.js";
 import { cleanupCommand, rolloutCommand, statusCommand, verifyCommand } from "./commands/cluster.js";
 import { CliError, EXIT, exitCodeOf, terminalSafeText } from "./output.js";
 
-export interface Io {
-    out(line: string): void;
-    err(line: string): void;
+/** The process's two streams, as main is given them. */
+export interface Streams {
+    out(text: string): void;
+    err(text: string): void;
+}
+
+/**
+ * What a command writes through: text, every line made terminal-safe and capped (core/text.ts:
+ * the command plugin stalls a step on a line of 64 KiB), and JSON documents, written whole.
+ */
+export interface Io extends Streams {
+    /** a --json result: pretty-printed, so a list is one short line per item */
+    json(doc: unknown): void;
+}
+
+/** The one place every line the CLI writes passes: no credential it loaded, escaped, then capped. */
+function cappedIo(streams: Streams): Io {
+    const line = (text: string) => capText(terminalSafeText(redact(text)));
+    return {
+        out: (text) => streams.out(line(text)),
+        err: (text) => streams.err(line(text)),
+        json: (doc) => streams.out(redact(JSON.stringify(doc, null, 2))),
+    };
 }
 
 type Command = { run: (argv: string[], io: Io) => Promise<number>; summary: string };
@@ -53,9 +74,8 @@ function version(): string {
     return pkg.version;
 }
 
-export async function main(argv: string[], out: Io): Promise<number> {
-    // every line the CLI prints passes the one redactor: no credential it loaded, in any encoding
-    const io: Io = { out: (l) => out.out(redact(l)), err: (l) => out.err(redact(l)) };
+export async function main(argv: string[], streams: Streams): Promise<number> {
+    const io = cappedIo(streams);
     const [name, ...rest] = argv;
     if (name === undefined || name === "help" || name === "--help" || name === "-h") {
         io.out(usage());
@@ -90,7 +110,7 @@ export async function main(argv: string[], out: Io): Promise<number> {
 /** The process entry point (bin/kube-proxy-mode). */
 export function runCli(): void {
     // every line goes through terminalSafeText: a cluster value in a message cannot drive the terminal
-    const io: Io = {
+    const io: Streams = {
         out: (l) => process.stdout.write(terminalSafeText(l) + "\n"),
         err: (l) => process.stderr.write(terminalSafeText(l) + "\n"),
     };
@@ -99,7 +119,8 @@ export function runCli(): void {
             process.exitCode = code;
         },
         (e) => {
-            process.stderr.write(terminalSafeText(redact(`kube-proxy-mode: ${(e as Error)?.message ?? e}`)) + "\n");
+            process.stderr.write(`${capText(terminalSafeText(redact(`kube-proxy-mode: ${(e as Error)?.message ?? e}`)))}
+`);
             process.exitCode = EXIT.failed;
         },
     );

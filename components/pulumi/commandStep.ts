@@ -27,7 +27,8 @@
 // Output: `logging: "stderr"` streams the CLI's progress (its --json mode writes progress lines on
 // stderr) into `pulumi up` as it comes, and keeps stdout, the one JSON document the CLI ends with
 // (pretty-printed: short lines, however many nodes), out of the log. The real provider reads the
-// logged streams line by line with a 64 KiB line limit; no logged line here comes near it. The
+// logged streams line by line with a 64 KiB line limit, and a longer line hangs the step for good
+// (scripts/commandStandin.ts): every line the CLI writes is capped at 4 KiB (core/text.ts). The
 // finish's document carries the verification record the promotion record is made of.
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";

@@ -23,6 +23,7 @@ import {
 import { planRollout } from "../core/planner.js";
 import { deniedAccessText, GRANT_ACCESS, rolloutAccesses } from "../core/rbac.js";
 import { checkStartupLog, judgeProbe, parseProbeOutput, type CheckResult } from "../core/probe.js";
+import { capText, nameList } from "../core/text.js";
 import type { Finding, ProxyMode } from "../core/types.js";
 import {
     podVerdict,
@@ -53,13 +54,15 @@ export class RolloutFailure extends Error {
         readonly leftCordoned: string[],
         /** why the nodes left cordoned could not be listed (the API server not answering), when they could not */
         readonly unlisted?: string,
+        /** a failed hook's output as kept (its last lines, whole); `detail` has them capped */
+        readonly output?: string,
     ) {
         super(
             `node ${node} (pool ${pool}) failed ${check}: ${detail}\n${rolledBack}\n` +
                 (unlisted
                     ? `the nodes left cordoned could not be listed: ${unlisted}`
                     : leftCordoned.length
-                      ? `nodes left cordoned: ${leftCordoned.join(", ")}`
+                      ? `nodes left cordoned: ${nameList(leftCordoned)}`
                       : "no node is left cordoned"),
         );
     }
@@ -85,6 +88,7 @@ class CheckFailed extends Error {
     constructor(
         readonly check: string,
         detail: string,
+        readonly output?: string,
     ) {
         super(detail);
     }
@@ -202,7 +206,7 @@ function runHook(
     env: Record<string, string>,
     kubeconfig: string | undefined,
     signal?: AbortSignal,
-): Promise<{ ok: boolean; output: string; interrupted?: boolean }> {
+): Promise<{ ok: boolean; output: string; whole?: string; interrupted?: boolean }> {
     const timeout = hook.timeoutSeconds * 1000;
     rememberKubeconfigCredentials(kubeconfig);
     return new Promise((resolve) => {
@@ -217,7 +221,13 @@ function runHook(
             },
             (err, stdout, stderr) => {
                 // the hook's output reaches the step's log and its error: never a credential
-                const output = redact(`${stdout}${stderr}`.trim()).split("\n").slice(-20).join("\n");
+                const whole = redact(`${stdout}${stderr}`.trim()).split("\n").slice(-20).join("\n");
+                // a line of any length would stall the step's log (core/text.ts): the message's are capped
+                const output = capText(whole);
+                const cut =
+                    output === whole
+                        ? ""
+                        : "\n(long lines cut here; the rollout's --json result has them whole, in `output`)";
                 if (!err) return resolve({ ok: true, output });
                 if (err.name === "AbortError")
                     return resolve({
@@ -231,7 +241,7 @@ function runHook(
                     : e.code === "ENOENT"
                       ? `${hook.command[0]} not found`
                       : `exit code ${e.code}`;
-                resolve({ ok: false, output: `${why}${output ? `; output:\n${output}` : ""}` });
+                resolve({ ok: false, output: `${why}${output ? `; output:\n${output}${cut}` : ""}`, whole });
             },
         );
     });
@@ -360,7 +370,7 @@ async function checkNode(
             ),
         );
         if (r.interrupted) throw new CheckFailed("interrupted", `${r.output} (hook ${hook.name})`);
-        if (!r.ok) throw new CheckFailed(`hook ${hook.name}`, r.output);
+        if (!r.ok) throw new CheckFailed(`hook ${hook.name}`, r.output, r.whole);
         log(`ok hook ${hook.name}`);
         checks.push({ check: `hook ${hook.name}`, ok: true, detail: r.output.split("\n").slice(-1)[0] ?? "" });
     }
@@ -556,7 +566,8 @@ async function moveNode(
             unlisted = (le as Error).message;
             return [] as string[];
         });
-        throw new RolloutFailure(node, pool.name, check, detail, rolledBack, leftCordoned, unlisted);
+        const output = e instanceof CheckFailed ? e.output : undefined;
+        throw new RolloutFailure(node, pool.name, check, detail, rolledBack, leftCordoned, unlisted, output);
     }
 }
 
@@ -845,7 +856,7 @@ function progressLine(pool: PoolPlan, done: number, total: number, elapsedMs: nu
 function interruptedError(ctx: Context, pool: PoolPlan, next: string[]): RolloutInterrupted {
     return new RolloutInterrupted(
         `the rollout was stopped (${String(ctx.signal?.reason ?? "signal")}) ${next.length ? `between batches of pool ${pool.name}` : `after pool ${pool.name}`}: every node moved so far is verified and released; ` +
-            `${next.length ? `next were ${next.join(", ")}; ` : ""}run it again to resume`,
+            `${next.length ? `next were ${nameList(next)}; ` : ""}run it again to resume`,
     );
 }
 
@@ -1008,7 +1019,7 @@ async function verifyAllThenWriteConfig(c: Context): Promise<RolloutPlan> {
     );
     if (late.length)
         c.log(
-            `finish: ${late.length} node(s) are not verified on ${c.spec.target.hash} (joined after their pool's step, or left by a run): ${late.join(", ")}; moving them now, with their pools' limits`,
+            `finish: ${late.length} node(s) are not verified on ${c.spec.target.hash} (joined after their pool's step, or left by a run): ${nameList(late)}; moving them now, with their pools' limits (each is logged as it moves)`,
         );
     // the cluster is read again only when this run moved or released a node
     const leftovers = first.nodes.some((n) => n.move || n.cordonedByRollout);
@@ -1017,7 +1028,7 @@ async function verifyAllThenWriteConfig(c: Context): Promise<RolloutPlan> {
     const notVerified = again.plan.pools.flatMap((p) => p.nodes.filter((n) => n.action !== "done").map((n) => n.name));
     if (notVerified.length) {
         throw new Error(
-            `cannot finish: ${notVerified.length} node(s) are not verified on ${c.spec.target.hash} (${notVerified.join(", ")}); the installer's ConfigMap is unchanged`,
+            `cannot finish: ${notVerified.length} node(s) are not verified on ${c.spec.target.hash} (${nameList(notVerified)}; \`kube-proxy-mode status\` lists every node's verification); the installer's ConfigMap is unchanged`,
         );
     }
     await c.cluster.writeCanonicalConfig(c.spec.target.config);

@@ -39,6 +39,7 @@ import {
 import { kubeconfigFromFlags } from "../kubeconfig.js";
 import { CliError, EXIT, table } from "../output.js";
 import type { Io } from "../main.js";
+import { capStrings, nameList, pieces } from "../../core/text.js";
 
 /** The flags of every command that acts on a cluster: which cluster, and JSON output. */
 const ACCESS_FLAGS = {
@@ -194,7 +195,7 @@ function stopOnSignal(log: (l: string) => void): { signal: AbortSignal; release:
 /** --plan: the plan on stdout, its findings on stderr (or both as JSON); exit 1 on an error finding. */
 async function printRolloutPlan(ctx: Context, io: Io, json: boolean): Promise<number> {
     const { plan, findings } = await currentPlan(ctx);
-    if (json) io.out(JSON.stringify({ plan, findings }, null, 2));
+    if (json) io.json(capStrings({ plan, findings }));
     else {
         io.out(describePlan(plan));
         for (const f of findings) io.err(`${f.severity}: ${f.field}: ${f.message}`);
@@ -208,7 +209,7 @@ async function finishRollout(ctx: Context, io: Io, json: boolean): Promise<Verif
     const verification = await verificationRecord(ctx);
     ctx.log(
         `verified ${verification.nodesVerified} of ${verification.nodesTotal} node(s) on configuration ${ctx.spec.target.hash} ` +
-            `(${verification.nodesChecked} by the built-in node checks)${verification.unverified.length ? `; not verified: ${verification.unverified.join(", ")}` : ""}`,
+            `(${verification.nodesChecked} by the built-in node checks)${verification.unverified.length ? `; not verified: ${nameList(verification.unverified)}` : ""}`,
     );
     // the finish step records this line as the stack's promotion record (see core/promotion.ts)
     if (!json) io.out(`${STEP_RESULT_PREFIX}${JSON.stringify(verification)}`);
@@ -232,18 +233,27 @@ async function moveAndFinish(ctx: Context, flags: RolloutFlags, io: Io): Promise
             nodes: outcomes,
             ...(verification ? { verification } : {}),
         };
-        io.out(JSON.stringify(report, null, 2));
+        io.json(capStrings(report));
     }
     return EXIT.ok;
+}
+
+/**
+ * A node's failure as `rollout --json` prints it: every line short (core/text.ts), the lists whole
+ * (one name a line), and a failed hook's output whole in `output`, in pieces (`jq -j '.output[]'`).
+ */
+export function failureDocument(e: RolloutFailure): Record<string, unknown> {
+    const { node, pool, check, detail, rolledBack, leftCordoned, output } = e;
+    return {
+        ...capStrings({ ok: false, node, pool, check, detail, rolledBack, leftCordoned }),
+        ...(output === undefined ? {} : { output: pieces(output) }),
+    };
 }
 
 /** A failed rollout as the CLI reports it: a node's failure (exit 1, with --json its record), or a CliError. */
 function rolloutError(e: unknown, io: Io, json: boolean): number {
     if (e instanceof RolloutFailure) {
-        if (json) {
-            const { node, pool, check, detail, rolledBack, leftCordoned } = e;
-            io.out(JSON.stringify({ ok: false, node, pool, check, detail, rolledBack, leftCordoned }, null, 2));
-        }
+        if (json) io.json(failureDocument(e));
         io.err(`rollout failed: ${e.message}`);
         return EXIT.failed;
     }
@@ -464,7 +474,7 @@ export async function statusCommand(argv: string[], io: Io): Promise<number> {
             });
         }
         const canonical = { hash: canonicalHash, mode: canonicalMode };
-        if (flags.json) io.out(JSON.stringify({ canonical, rolloutInProgress: inst.inRollout, nodes: rows }, null, 2));
+        if (flags.json) io.json({ canonical, rolloutInProgress: inst.inRollout, nodes: rows });
         else printStatus(io, rows, canonical, inst.inRollout, flags.probe === true);
         return EXIT.ok;
     } catch (e) {
@@ -535,7 +545,7 @@ export async function verifyCommand(argv: string[], io: Io): Promise<number> {
         } as unknown as RolloutSpec;
         const checks = await verifyNode({ cluster, spec, log }, node, expected, { cleanLeftovers: false, log });
         const ok = checks.every((c) => c.ok);
-        if (flags.json) io.out(JSON.stringify({ node: node, mode: expected, ok, checks }, null, 2));
+        if (flags.json) io.json({ node: node, mode: expected, ok, checks });
         else
             io.out(
                 table(
@@ -600,7 +610,7 @@ export async function cleanupCommand(argv: string[], io: Io): Promise<number> {
             timeoutSeconds: 120,
         });
         const lines = output.split("\n").filter((l) => l && !l.startsWith("###"));
-        if (flags.json) io.out(JSON.stringify({ node: node, ok: succeeded, removed: lines }, null, 2));
+        if (flags.json) io.json({ node: node, ok: succeeded, removed: lines });
         else io.out(lines.length ? lines.join("\n") : "nothing to remove");
         return succeeded ? EXIT.ok : EXIT.failed;
     } catch (e) {

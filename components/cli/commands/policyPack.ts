@@ -50,7 +50,7 @@ export async function policyPackCommand(argv: string[], io: Io): Promise<number>
             enforcementLevel: p.enforcementLevel,
             config: Object.keys(p.configSchema?.properties ?? {}),
         }));
-        io.out(JSON.stringify({ ...paths, policies }, null, 2));
+        io.json({ ...paths, policies });
         return EXIT.ok;
     }
     io.out(flags.launcher ? paths.launcher : paths.directory);

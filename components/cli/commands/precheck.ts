@@ -113,7 +113,7 @@ export async function precheckCommand(argv: string[], io: Io): Promise<number> {
             passed: !failed,
             nodes: verdicts,
         };
-        io.out(JSON.stringify(report, null, 2));
+        io.json(report);
     } else printVerdicts(io, verdicts, mode, selector);
     return failed ? EXIT.failed : EXIT.ok;
 }

@@ -296,9 +296,7 @@ export async function promoteCommand(argv: string[], io: Io): Promise<number> {
     const previewFailed = await previewAll(run);
     const failed = previewFailed || (flags.yes === true && (await applyInOrder(run)));
     if (flags.json) {
-        io.out(
-            JSON.stringify({ applied: flags.yes === true && !previewFailed, ok: !failed, stacks: run.rows }, null, 2),
-        );
+        io.json({ applied: flags.yes === true && !previewFailed, ok: !failed, stacks: run.rows });
     } else {
         io.out(summaryTable(run.rows));
         if (!flags.yes)

@@ -79,20 +79,14 @@ export async function renderCommand(argv: string[], io: Io): Promise<number> {
     const warnings = r.findings.filter((f) => f.severity !== "error");
     const failed = hasErrors(r.findings);
     if (flags.json) {
-        io.out(
-            JSON.stringify(
-                {
-                    config: failed ? null : r.config,
-                    diff: failed ? null : r.diff,
-                    changes: r.changes,
-                    warnings,
-                    errors,
-                    kubernetesVersion: r.version?.release ?? null,
-                },
-                null,
-                2,
-            ),
-        );
+        io.json({
+            config: failed ? null : r.config,
+            diff: failed ? null : r.diff,
+            changes: r.changes,
+            warnings,
+            errors,
+            kubernetesVersion: r.version?.release ?? null,
+        });
         return failed ? EXIT.invalid : EXIT.ok;
     }
     for (const c of r.changes) io.err(formatChange(c));
