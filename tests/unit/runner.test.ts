@@ -1095,7 +1095,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.ok(err instanceof Error && !(err instanceof RolloutFailure), String(err ?? "the finish completed"));
             assert.equal(
                 err.message,
-                `cannot finish: 1 node(s) are not verified on ${HASH} (workers-5; `kube-proxy-mode status` lists every node's verification); the installer's ConfigMap is unchanged`,
+                `cannot finish: 1 node(s) are not verified on ${HASH} (workers-5; \`kube-proxy-mode status\` lists every node's verification); the installer's ConfigMap is unchanged`,
             );
             assert.equal(cluster.node("workers-4").verified, HASH, "the late node was moved and verified");
             assert.equal(cluster.node("workers-5").placement, null);
