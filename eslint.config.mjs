@@ -21,6 +21,9 @@ export default tseslint.config(
             "components/policy/analyzer",
             "bin/**",
             "sdk/**",
+            // npm run mutation: Stryker's sandbox (a copy of the sources) and its reports
+            ".stryker-tmp/**",
+            "reports/**",
         ],
     },
     js.configs.recommended,
