@@ -1,14 +1,17 @@
-// Faults injected into running rollouts on the reference cluster (real etcd and API server, kwok
-// for kubelets): the rollout process killed at phase boundaries of a node and during a soak, a
-// signal mid-node, the API server killed and restarted mid-batch, a node joining late, two
-// rollouts at once, a kube-proxy pod replaced during a soak. Each test asserts the end state:
-// every node's placement and verification, no node cordoned by the rollout, the installer's
-// DaemonSet spec byte for byte, the Lease free.
+// Faults injected into running rollouts on the reference cluster (real etcd and API server): the
+// rollout process killed at phase boundaries of a node and during a soak, a signal mid-node, the
+// API server killed and restarted mid-batch, a node joining late, two rollouts at once, a
+// kube-proxy pod replaced during a soak. Each test asserts the end state: every node's placement
+// and verification, no node cordoned by the rollout, the installer's DaemonSet spec byte for byte,
+// the Lease free.
 //
 // The rollout runs as `pulumi up` runs it: the project's CLI, `kube-proxy-mode rollout`, one
-// process per pool step and the finish. kwok nodes run no process, so the built-in node checks
-// CANNOT run here (verify.nodeChecks: false); the per-node check is a hook the test steers
-// (tests/e2e/hooks/fault-hook.js: fail a node, or take time to leave a window to kill the run in).
+// process per pool step and the finish. Most tests run on kwok nodes, which run no process, so the
+// built-in node checks CANNOT run there (verify.nodeChecks: false); the per-node check is a hook
+// the test steers (tests/e2e/hooks/fault-hook.js: fail a node, or take time to leave a window to
+// kill the run in). The test named REAL_NODES runs the SIGKILL sweep and the API server restart on
+// real nodes (network namespaces running the real kube-proxy) with every built-in check on, the
+// steered hook after them, and asserts each node's data plane after every recovery.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -19,9 +22,20 @@ import { configHash, MARKS } from "../../components/core/plan.js";
 import { addKwokNode, restartDaemon, type ClusterState } from "../../scripts/referenceCluster.js";
 import { CLI, ROOT, runAsync } from "../helpers.js";
 import { LocalWorkspace } from "@pulumi/pulumi/automation";
-import { clients, leastPrivilegeKubeconfig, startCluster, stopCluster, workspace } from "./support.js";
+import { realNodesSupported } from "../../scripts/realNodes.js";
+import {
+    assertDataPlane,
+    BUILT_IN_CHECKS,
+    clients,
+    leastPrivilegeKubeconfig,
+    proxiesAnswer,
+    startCluster,
+    stopCluster,
+    workspace,
+} from "./support.js";
 
 const KWOK = "(kwok nodes: built-in node checks not run; the check is a steerable hook)";
+const REAL_NODES = "(REAL nodes: the real kube-proxy in network namespaces, every built-in check on)";
 const LEASE_SECONDS = 4;
 
 interface Run {
@@ -30,7 +44,7 @@ interface Run {
     killed: boolean;
 }
 
-describe("@e2e faults injected into a running rollout " + KWOK, function () {
+describe("@e2e faults injected into a running rollout", function () {
     this.timeout(900_000);
     let cluster: ClusterState | undefined;
     let dir: string;
@@ -363,6 +377,143 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
                 r.out,
                 new RegExp(`ControllerRevision kube-system/${relabelledRevision}: its own hash \\w+ put back`),
             );
+        },
+    );
+
+    it(
+        "F1/F3 on real nodes, iptables -> nftables: killed (SIGKILL) after the label switch, during the checks and during a rollback, and a 3 s API server restart during a node's checks: every next run converges, and after each recovery every node's /proxyMode is as placed and the Service answers from every node " +
+            REAL_NODES,
+        async () => {
+            const supported = realNodesSupported();
+            assert.ok(supported.ok, `real nodes are required for this test: ${supported.why}`);
+            cluster = await startCluster({
+                nodes: "real",
+                mode: "iptables",
+                pools: [
+                    ["canary", 1],
+                    ["workers", 2],
+                ],
+            });
+            const c = cluster;
+            await proxiesAnswer(c);
+            await assertDataPlane(c, { "canary-1": "iptables", "workers-1": "iptables", "workers-2": "iptables" });
+            const original = await installerSpec(c);
+            const { file, hash, config } = await writeSpec(
+                c,
+                [
+                    { name: "canary", nodeSelector: "pool=canary" },
+                    { name: "workers", nodeSelector: "pool=workers" },
+                ],
+                // every built-in check, then the steered hook (a window to kill the run in, or a failure)
+                { verify: { nodeChecks: true, service: "demo/backend", hooks: [steeredHook()], podTimeout: "2m" } },
+            );
+            const builtInChecksPassed = (out: string, node: string) => {
+                for (const check of BUILT_IN_CHECKS)
+                    assert.match(out, new RegExp(`node ${node}: ok ${check}:`), `${node}: built-in check ${check}`);
+            };
+
+            // after the label switch: the next run resumes the move and runs every check
+            let r = await rollout(c, file, ["--pool", "canary"], {
+                on: /canary-1: kube-proxy \S* running on configuration/,
+                signal: "SIGKILL",
+            });
+            assert.ok(r.killed);
+            let ns = await nodes(c);
+            assert.equal(ns["canary-1"].placement, hash);
+            assert.match(ns["canary-1"].move ?? "", /"phase":"switching"/);
+            await afterLease();
+            r = await rollout(c, file, ["--pool", "canary"]);
+            assert.equal(r.code, 0, r.out);
+            assert.match(r.out, /canary-1: resuming a move a previous run left in phase switching/);
+            builtInChecksPassed(r.out, "canary-1");
+            await assertDataPlane(c, { "canary-1": "nftables", "workers-1": "iptables", "workers-2": "iptables" });
+            assert.deepEqual((await nodes(c))["canary-1"], {
+                placement: hash,
+                verified: hash,
+                move: undefined,
+                cordoned: false,
+            });
+
+            // during the checks: the built-in ones passed, the hook is running (it sleeps 3 s)
+            steer({ sleepMs: 3000 });
+            r = await rollout(c, file, ["--pool", "workers"], {
+                on: /workers-1: ok connection:/,
+                signal: "SIGKILL",
+            });
+            assert.ok(r.killed);
+            builtInChecksPassed(r.out, "workers-1");
+            ns = await nodes(c);
+            assert.equal(ns["workers-1"].placement, hash);
+            assert.equal(ns["workers-1"].cordoned, true);
+            await afterLease();
+
+            // the next run resumes workers-1, whose check now fails, and is killed while it rolls the node back
+            steer({ fail: ["workers-1"] });
+            r = await rollout(c, file, ["--pool", "workers"], {
+                on: /workers-1: rolling back to the installer's DaemonSet/,
+                signal: "SIGKILL",
+            });
+            assert.ok(r.killed);
+            assert.match(r.out, /workers-1: resuming a move a previous run left in phase switching/);
+            assert.match(r.out, /workers-1: FAILED hook steered/);
+            await afterLease();
+
+            // the next run resumes it again, the check fails again, and the rollback completes: the
+            // node runs iptables again and the Service answers through its rules
+            r = await rollout(c, file, ["--pool", "workers"]);
+            assert.equal(r.code, 1, r.out);
+            await assertDataPlane(c, { "canary-1": "nftables", "workers-1": "iptables", "workers-2": "iptables" });
+            assert.match(
+                r.out,
+                /node workers-1 was rolled back to iptables mode \(the installer's DaemonSet\) and uncordoned/,
+            );
+            ns = await nodes(c);
+            assert.deepEqual(ns["workers-1"], {
+                placement: null,
+                verified: undefined,
+                move: undefined,
+                cordoned: false,
+            });
+            assert.deepEqual(ns["workers-2"], {
+                placement: null,
+                verified: undefined,
+                move: undefined,
+                cordoned: false,
+            });
+
+            // the API server dies for 3 s while workers-1's built-in checks run (a 30 s lease: the run rides it out)
+            steer({ sleepMs: 1000 });
+            r = await rollout(
+                c,
+                file,
+                ["--pool", "workers"],
+                {
+                    on: /workers-1: kube-proxy \S* running on configuration/,
+                    then: () => restartDaemon(c, "kube-apiserver", 3000),
+                },
+                undefined,
+                30,
+            );
+            assert.equal(r.code, 0, r.out);
+            assert.match(
+                r.out,
+                /failed \(.*(ECONNREFUSED|ECONNRESET|socket hang up|fetch failed|5\d\d).*\); retrying in/,
+                "the run met the API server down",
+            );
+            builtInChecksPassed(r.out, "workers-1");
+            builtInChecksPassed(r.out, "workers-2");
+            await assertDataPlane(c, { "canary-1": "nftables", "workers-1": "nftables", "workers-2": "nftables" });
+
+            // the finish hands every node back to the installer's DaemonSet, checked
+            steer({});
+            r = await rollout(c, file, ["--finish"]);
+            assert.equal(r.code, 0, r.out);
+            assert.match(
+                r.out,
+                /kube-proxy-mode\/result \{"configHash":"[0-9a-f]+","mode":"nftables","nodesVerified":3,"nodesChecked":3,"nodesTotal":3/,
+            );
+            await assertFinished(c, hash, config, original);
+            await assertDataPlane(c, { "canary-1": "nftables", "workers-1": "nftables", "workers-2": "nftables" });
         },
     );
 
