@@ -8,6 +8,7 @@ import { nodeFacts, type NodeFacts, type NodeObject, type Taint } from "../core/
 import { parseKubeVersion, type KubeVersion } from "../core/versions.js";
 import { decodeNodeListPage, decodeStatus, isProtobuf, NODE_LIST_ACCEPT, type NodeListPage } from "./nodeProtobuf.js";
 import { ServerRecovery, withRetries } from "./retry.js";
+import { DEFAULT_REQUEST_TIMEOUT_SECONDS, requestTimeoutFromEnvironment, timedHttp, TimedWatch } from "./timeouts.js";
 
 import type { ClusterAccess } from "./access.js";
 
@@ -292,6 +293,13 @@ export class Cluster {
         this.writeFence = check;
     }
 
+    /**
+     * How long each request may take, from its start to the last byte of its answer, and what a
+     * watch's windows are made of (timeouts.ts): KPM_API_TIMEOUT_SECONDS, else 15 s. A rollout
+     * sets it from its lease (requestTimeoutForLease). Read at each request.
+     */
+    requestTimeoutMs = (requestTimeoutFromEnvironment() ?? DEFAULT_REQUEST_TIMEOUT_SECONDS) * 1000;
+
     constructor(readonly kc: k8s.KubeConfig) {
         this.core = this.api(k8s.CoreV1Api);
         this.nodeLists = this.api(PlainListApi, [askProtobuf]);
@@ -301,7 +309,11 @@ export class Cluster {
         this.version = this.api(k8s.VersionApi);
     }
 
-    /** An API client whose calls ride out blips (429, 5xx, a broken connection, a restart's warm-up): see retry.ts. */
+    /**
+     * An API client whose calls ride out blips (429, 5xx, a broken connection, a restart's warm-up):
+     * see retry.ts; and whose every request has the request timeout (timeouts.ts). Every client of
+     * this cluster is made here.
+     */
     protected api<T extends k8s.ApiType>(
         kind: new (config: k8s.Configuration) => T,
         middleware: k8s.Middleware[] = [],
@@ -311,6 +323,7 @@ export class Cluster {
                 baseServer: new k8s.ServerConfiguration(this.kc.getCurrentCluster()!.server, {}),
                 authMethods: { default: this.kc },
                 promiseMiddleware: [this.keepAlive, ...middleware],
+                httpApi: timedHttp(this.kc.getCurrentCluster()!.server, () => this.requestTimeoutMs),
             }),
         );
         return readableErrors(
@@ -321,6 +334,11 @@ export class Cluster {
                 () => this.writeFence?.(),
             ),
         );
+    }
+
+    /** A watch of this cluster with the request timeout, restarted by its user when it goes silent (timeouts.ts). */
+    watcher(): TimedWatch {
+        return new TimedWatch(this.kc, () => this.requestTimeoutMs);
     }
 
     private sharedAgent?: http.Agent;

@@ -46,6 +46,7 @@ import { apiErrorMessage, apiStatus, Cluster, clusterName, type PodListPage, wat
 import { asSeen, marksPatch, patchAsRead, type NodeAsSeen, type PatchOperation } from "./nodePatch.js";
 import { KubeProxyPodCache, kubeProxyPodOf, slimPod } from "./podCache.js";
 import type { ServerRecovery } from "./retry.js";
+import { isApiTimeout, type Watcher } from "./timeouts.js";
 
 export type { KubeProxyPod, Names };
 
@@ -532,7 +533,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             return { metadata: { resourceVersion }, items };
         };
         this.podCache ??= new KubeProxyPodCache(
-            this.kc,
+            this.watcher(),
             list,
             this.names.namespace,
             this.names.podSelector,
@@ -571,6 +572,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         let settledSince: number | undefined;
         for (;;) {
             if (cache.refusal) throw cache.refusal;
+            if (cache.unanswered) throw cache.unanswered;
             const verdict = cache.synced ? podVerdict(cache.onNode(node), owner, hold) : undefined;
             let wait = Math.min(5000, deadline - Date.now() + 10);
             if (verdict?.kind === "running") {
@@ -978,7 +980,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
     /** Changes of the pods on one node, in one namespace or in all. */
     private changesOfPodsOn(node: string, namespace?: string): Changes {
         return new Changes(
-            this.kc,
+            this.watcher(),
             namespace ? `/api/v1/namespaces/${namespace}/pods` : "/api/v1/pods",
             `spec.nodeName=${node}`,
             this.server,
@@ -998,7 +1000,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         const { namespace, daemonSet: name } = this.names;
         const deadline = Date.now() + timeoutSeconds * 1000;
         const changes = new Changes(
-            this.kc,
+            this.watcher(),
             `/apis/apps/v1/namespaces/${namespace}/daemonsets`,
             `metadata.name=${name}`,
             this.server,
@@ -1042,6 +1044,13 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             .then((r) => r.status?.userInfo?.username)
             .catch(() => undefined);
         return { user, denied };
+    }
+
+    private extensionsApi?: k8s.ApiextensionsV1Api;
+
+    /** Reads a CustomResourceDefinition (the preview asks whether PrometheusRule's exists). */
+    async readCustomResourceDefinition(name: string): Promise<k8s.V1CustomResourceDefinition> {
+        return (this.extensionsApi ??= this.api(k8s.ApiextensionsV1Api)).readCustomResourceDefinition({ name });
     }
 
     private coordinationApi?: k8s.CoordinationV1Api;
@@ -1207,15 +1216,19 @@ function leaseContended(what: "renew" | "release"): Error {
  * DaemonSet, by metadata.name), so drains, probe waits and the restore's waits react at once
  * instead of polling. A watch that cannot start (the server away) or ends only makes next() fall
  * back to its timeout; a watch the server refuses (401/403, not a restart's warm-up) is a missing
- * permission, and start() fails naming it instead of waiting out every timeout.
+ * permission, and start() fails naming it instead of waiting out every timeout. The server ends
+ * each watch after its window, and one gone silent is given up (timeouts.ts): either is started
+ * again a second later, and the waiters woken to read what they may have missed.
  */
 export class Changes {
     private waiters: (() => void)[] = [];
     private request: { abort(): void } | undefined;
     private dirty = false;
+    private stopped = false;
+    private restart?: NodeJS.Timeout;
 
     constructor(
-        private readonly kc: k8s.KubeConfig,
+        private readonly watcher: Watcher,
         private readonly path: string,
         private readonly fieldSelector: string,
         private readonly server: ServerRecovery,
@@ -1226,7 +1239,7 @@ export class Changes {
         let failure: unknown;
         let request: { abort(): void } | undefined;
         try {
-            request = await new k8s.Watch(this.kc).watch(
+            request = await this.watcher.watch(
                 this.path,
                 { fieldSelector: this.fieldSelector },
                 () => this.wake(),
@@ -1234,15 +1247,26 @@ export class Changes {
                     ended = true;
                     failure = err;
                     this.request = undefined;
+                    if (err === null || (isApiTimeout(err) && err.kind === "watch")) this.startAgain();
                 },
             );
         } catch (e) {
             ended = true;
             failure = e;
         }
+        if (this.stopped) return void request?.abort();
         if (!ended) return void (this.request = request);
         this.server.saw(failure);
         if (this.server.refuses(failure)) throw watchRefused(this.path, failure);
+    }
+
+    private startAgain(): void {
+        if (this.stopped || this.restart) return;
+        this.wake();
+        this.restart = setTimeout(() => {
+            this.restart = undefined;
+            if (!this.stopped) this.start().catch(() => undefined);
+        }, 1000);
     }
 
     private wake(): void {
@@ -1268,6 +1292,8 @@ export class Changes {
     }
 
     stop(): void {
+        this.stopped = true;
+        clearTimeout(this.restart);
         this.request?.abort();
         this.request = undefined;
         this.wake();

@@ -7,6 +7,7 @@ import { REVISION_LABELS } from "../core/daemonset.js";
 import type { KubeProxyPod } from "../rollout/cluster.js";
 import { watchRefused } from "./client.js";
 import type { ServerRecovery } from "./retry.js";
+import { isApiTimeout, type Watcher } from "./timeouts.js";
 
 /** One pod as the runner sees it. */
 export function kubeProxyPodOf(p: k8s.V1Pod, node?: string): KubeProxyPod {
@@ -94,7 +95,10 @@ function keysOnly(p: k8s.V1Pod): void {
  * are told nothing but "something may have changed" (a stale cache could show a pod that has
  * since crashed as settled). Reconnects every second while the API server is away. A list or
  * watch the server refuses (401/403, not a restart's warm-up) is a missing permission: it is kept
- * in `refusal`, for the waits to fail with at once, until a later connection succeeds.
+ * in `refusal`, for the waits to fail with at once, until a later connection succeeds. A watch
+ * that went silent past its window is given up and started again (timeouts.ts); a list or a
+ * watch's start that the server did not answer within the request timeout is kept in
+ * `unanswered`, for the waits to fail with, until a later connection succeeds.
  */
 export class KubeProxyPodCache {
     private readonly informer: k8s.Informer<k8s.V1Pod> & k8s.ObjectCache<k8s.V1Pod>;
@@ -109,21 +113,24 @@ export class KubeProxyPodCache {
     synced = false;
     /** why the server refuses this cache its list or watch, while it does */
     refusal?: Error;
+    /** the request timeout the server's last (re)connection ran into, until one succeeds */
+    unanswered?: Error;
 
     /**
      * `list` lists the pods the informer watches (the namespace's pods with `labelSelector`); it
      * may hand them over already slimmed, page by page (KubeProxyCluster does), so the first list
-     * of every kube-proxy pod is never held whole.
+     * of every kube-proxy pod is never held whole. `watcher` starts the watches (Cluster.watcher:
+     * with the request timeout and the watch's windows).
      */
     constructor(
-        kc: k8s.KubeConfig,
+        watcher: Watcher,
         list: () => Promise<k8s.V1PodList>,
         namespace: string,
         labelSelector: string,
         private readonly server: ServerRecovery,
     ) {
         const path = `/api/v1/namespaces/${namespace}/pods`;
-        this.informer = k8s.makeInformer(kc, path, list, labelSelector);
+        this.informer = new k8s.ListWatch(path, watcher as unknown as k8s.Watch, list, false, labelSelector);
         this.informer.on("add", (p) => this.put(p));
         this.informer.on("update", (p) => this.put(p));
         this.informer.on("delete", (p) => this.remove(p));
@@ -133,6 +140,8 @@ export class KubeProxyPodCache {
                 // a refused list is already one readable line (the API client's); a watch's says only "Forbidden"
                 this.refusal =
                     (err as { body?: unknown }).body !== undefined ? (err as Error) : watchRefused(path, err);
+            // a silent watch is started again; a request the server did not answer fails the waits
+            if (isApiTimeout(err) && err.kind === "request") this.unanswered = err;
             this.errors++;
             this.synced = false;
             this.wakeAll();
@@ -159,6 +168,7 @@ export class KubeProxyPodCache {
         if (this.errors === before) {
             this.synced = true;
             this.refusal = undefined;
+            this.unanswered = undefined;
             this.wakeAll();
         }
     }

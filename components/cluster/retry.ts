@@ -1,7 +1,9 @@
 // API calls that ride out blips: a call that fails with 429 (API priority and fairness), a 5xx,
 // or a broken connection (the API server restarting) is tried again with exponential backoff and
 // jitter, for at most RETRY.budgetMs in all. So is a 401 or 403 shortly after the server was
-// unreachable (see ServerRecovery). Anything else fails at once.
+// unreachable (see ServerRecovery). Anything else fails at once, a request that timed out too
+// (timeouts.ts: the server did not answer within the request timeout).
+import { isApiTimeout } from "./timeouts.js";
 
 function budgetFromEnvironment(value: string | undefined): number {
     if (value === undefined || value === "") return 60_000;
@@ -32,9 +34,9 @@ export const RETRY = {
 export class ServerRecovery {
     private unreachableAt = Number.NEGATIVE_INFINITY;
     constructor(private readonly now: () => number = Date.now) {}
-    /** Hears of a failed call or watch: one that got no answer starts the warm-up window. */
+    /** Hears of a failed call or watch: one that got no answer (or none in time) starts the warm-up window. */
     saw(e: unknown): void {
-        if (isUnreachable(e)) this.unreachableAt = this.now();
+        if (isUnreachable(e) || isApiTimeout(e)) this.unreachableAt = this.now();
     }
     get recovering(): boolean {
         return this.now() - this.unreachableAt <= RETRY.recoveryMs;

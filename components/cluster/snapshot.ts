@@ -1,5 +1,4 @@
 // Reads everything a migration is decided from. Read-only: nothing here writes to the cluster.
-import * as k8s from "../libraries/kubernetesClient.js";
 import { PROMETHEUS_RULE, type CrdPresence } from "../core/alerts.js";
 import type { ClusterSnapshot, ServiceFacts } from "../core/migration.js";
 import { rolloutAccesses, type AccessAnswer } from "../core/rbac.js";
@@ -23,7 +22,7 @@ export async function readSnapshot(
         cluster.installation(),
         cluster.nodeStates(),
         cluster.core.listServiceForAllNamespaces(),
-        crdPresence(cluster.kc, PROMETHEUS_RULE.crd),
+        crdPresence(cluster, PROMETHEUS_RULE.crd),
         cluster
             .deniedAccesses(rolloutAccesses({ namespace: cluster.names.namespace, drain: rollout.drain }))
             .catch((e: unknown): AccessAnswer => ({ unanswered: apiErrorMessage(e) })),
@@ -48,9 +47,9 @@ export async function readSnapshot(
 }
 
 /** Whether a CustomResourceDefinition exists; "unreadable" when the API will not say (RBAC). */
-async function crdPresence(kc: k8s.KubeConfig, name: string): Promise<CrdPresence> {
+async function crdPresence(cluster: KubeProxyCluster, name: string): Promise<CrdPresence> {
     try {
-        await kc.makeApiClient(k8s.ApiextensionsV1Api).readCustomResourceDefinition({ name });
+        await cluster.readCustomResourceDefinition(name);
         return "present";
     } catch (e) {
         return apiStatus(e) === 404 ? "absent" : "unreadable";

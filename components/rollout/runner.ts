@@ -48,10 +48,16 @@ export class RolloutFailure extends Error {
         readonly detail: string,
         readonly rolledBack: string,
         readonly leftCordoned: string[],
+        /** why the nodes left cordoned could not be listed (the API server not answering), when they could not */
+        readonly unlisted?: string,
     ) {
         super(
             `node ${node} (pool ${pool}) failed ${check}: ${detail}\n${rolledBack}\n` +
-                (leftCordoned.length ? `nodes left cordoned: ${leftCordoned.join(", ")}` : "no node is left cordoned"),
+                (unlisted
+                    ? `the nodes left cordoned could not be listed: ${unlisted}`
+                    : leftCordoned.length
+                      ? `nodes left cordoned: ${leftCordoned.join(", ")}`
+                      : "no node is left cordoned"),
         );
     }
 }
@@ -101,6 +107,12 @@ export interface Context {
     clock?: Clock;
     /** how long the lease lasts without renewal (default 60 s; renewed every third of it) */
     leaseSeconds?: number;
+    /**
+     * how long a request to the API server may take before it is abandoned (the cluster's request
+     * timeout; default 0, a cluster whose calls cannot hang): no write is sent later than this
+     * before the lease, as last renewed, expires
+     */
+    requestTimeoutSeconds?: number;
     /** how often a soak re-checks the pool's nodes (default 30 s) */
     soakCheckSeconds?: number;
 }
@@ -522,8 +534,12 @@ async function moveNode(
         log(`FAILED ${check}: ${detail.split("\n")[0]}`);
         const rolledBack = await recoverNode(ctx, inst, move, { node, step, check, ours }, log);
         log(rolledBack);
-        const leftCordoned = await cordonedByRollout(ctx).catch(() => [] as string[]);
-        throw new RolloutFailure(node, pool.name, check, detail, rolledBack, leftCordoned);
+        let unlisted: string | undefined;
+        const leftCordoned = await cordonedByRollout(ctx).catch((le: unknown) => {
+            unlisted = (le as Error).message;
+            return [] as string[];
+        });
+        throw new RolloutFailure(node, pool.name, check, detail, rolledBack, leftCordoned, unlisted);
     }
 }
 
@@ -606,13 +622,20 @@ async function checkAccess(ctx: Context): Promise<void> {
  * write it was about to send (or to retry) is refused locally instead, with LeaseLost. Another run
  * takes over only after the whole duration, so a run that lost its lease stops writing at least a
  * third of it (20 s by default) before anyone else may start; what it leaves mid-move is in the
- * move's memory, which the next run finishes or rolls back (S5).
+ * move's memory, which the next run finishes or rolls back (S5). A write is also never sent later
+ * than the request timeout before the lease's expiry as last renewed: a write the server does not
+ * answer (a black-holed network) is abandoned before another run could take over.
  */
 async function withLease<T>(ctx: Context, fn: (ctx: Context) => Promise<T>): Promise<T> {
     await checkAccess(ctx);
     const holder = ctx.holder ?? defaultHolder();
     const seconds = ctx.leaseSeconds ?? 60;
-    const deadlineMs = (seconds * 1000 * 2) / 3;
+    const timeout = ctx.requestTimeoutSeconds ?? 0;
+    const deadlineMs = Math.min(seconds * 2, (seconds - timeout) * 3) * (1000 / 3);
+    if (deadlineMs <= 0)
+        throw new RolloutRefused(
+            `the request timeout (${timeout}s) is not shorter than the rollout lease (${seconds}s): no write could be sent and answered before the lease might be taken over; nothing was written`,
+        );
     const got = await ctx.cluster.acquireLease(holder, seconds, ctx.log, ctx.signal);
     if (!got.acquired && ctx.signal?.aborted)
         throw new RolloutInterrupted(
@@ -653,7 +676,8 @@ async function withLease<T>(ctx: Context, fn: (ctx: Context) => Promise<T>): Pro
         if (since > deadlineMs)
             throw loseLease(
                 `the rollout lease was not renewed for ${(since / 1000).toFixed(1)}s (it lasts ${seconds}s; a run stops writing ` +
-                    `${(deadlineMs / 1000).toFixed(1)}s after its last renewal${lastFailure ? `; the last renewal failed: ${lastFailure}` : ""})`,
+                    `${(deadlineMs / 1000).toFixed(1)}s after its last renewal${timeout ? `, so that a write with a request timeout of ${timeout}s is answered or abandoned before it expires` : ""}` +
+                    `${lastFailure ? `; the last renewal failed: ${lastFailure}` : ""})`,
             );
     };
     ctx.cluster.fenceWrites(fence);

@@ -598,6 +598,50 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assertSettled(cluster);
         });
 
+        it("sends no write later than its request timeout before the lease, as last renewed, expires", async () => {
+            const { cluster, ctx } = setup();
+            partitioned(cluster);
+            // the cordon's write lands, then the run is held up 150 ms: past the lease's expiry minus
+            // the request timeout (300 - 200 ms), though not past the renew deadline (200 ms)
+            const startMove = cluster.startMove.bind(cluster);
+            cluster.startMove = async (...args) => {
+                const ours = await startMove(...args);
+                // from now on the node list gets no answer either
+                cluster.nodes = () =>
+                    Promise.reject(new Error("SIMULATED: the API server did not answer GET /api/v1/nodes"));
+                await new Promise((r) => setTimeout(r, 150));
+                return ours;
+            };
+            const timed = { leaseSeconds: 0.3, requestTimeoutSeconds: 0.2 };
+            const err = await runPools(ctx("run-1", timed), ["canary"]).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.match(
+                err.detail,
+                /stops writing 0\.1s after its last renewal, so that a write with a request timeout of 0\.2s is answered or abandoned before it expires/,
+            );
+            assert.ok(cluster.refused.length > 0, "the run tried to write after the deadline and was refused");
+            assert.equal(
+                cluster.history.at(-1),
+                `move switching; cordon; place ${HASH} canary-1`,
+                cluster.history.join(" | "),
+            );
+            // the failure does not claim that no node is left cordoned when it could not list them
+            assert.match(
+                err.message,
+                /the nodes left cordoned could not be listed: SIMULATED: the API server did not answer/,
+            );
+        });
+
+        it("a request timeout as long as the lease refuses the run before anything is written", async () => {
+            const { cluster, ctx } = setup();
+            const timed = { leaseSeconds: 0.3, requestTimeoutSeconds: 0.3 };
+            const err = await runPools(ctx("run-1", timed), ["canary"]).catch((e) => e);
+            assert.ok(err instanceof RolloutRefused, String(err));
+            assert.match(err.message, /request timeout \(0\.3s\) is not shorter than the rollout lease \(0\.3s\)/);
+            assert.deepEqual(cluster.history, []);
+            assert.equal(cluster.lease, undefined);
+        });
+
         it("a run that watched an expired lease before taking it over counts its renew deadline from its own write, not from when it asked", async () => {
             const { cluster, ctx } = setup();
             const acquire = cluster.acquireLease.bind(cluster);

@@ -7,6 +7,7 @@ import { STEP_RESULT_PREFIX, summarizeVerification } from "../../core/promotion.
 import type { ProxyMode } from "../../core/types.js";
 import { apiErrorMessage, clusterIdentity, loadKubeConfig, normalizeServer } from "../../cluster/client.js";
 import { KubeProxyCluster, namesFor, NotFound } from "../../cluster/kubeProxy.js";
+import { requestTimeoutForLease, requestTimeoutFromEnvironment } from "../../cluster/timeouts.js";
 import {
     currentPlan,
     finish,
@@ -46,7 +47,11 @@ const ACCESS_FLAGS = {
 const ACCESS_HELP = `  --kubeconfig PATH, --context NAME   which cluster (default: $KUBECONFIG or ~/.kube/config;
                                       KPM_KUBECONFIG may hold a kubeconfig's content instead,
                                       KPM_CONTEXT the context)
-  --json                              one JSON object on stdout`;
+  --json                              one JSON object on stdout
+
+Every request to the API server is abandoned after KPM_API_TIMEOUT_SECONDS (default 15 s; for a
+rollout at most a third of its lease): a server that does not answer fails the command, exit 1,
+naming the server and the timeout.`;
 
 function connect(
     flags: Flags<typeof ACCESS_FLAGS>,
@@ -68,6 +73,11 @@ function connect(
         throw new CliError(
             `cannot load the kubeconfig${flags.kubeconfig ? ` ${flags.kubeconfig}` : ""}: ${(e as Error).name === "Error" ? (e as Error).message.split("\n")[0].slice(0, 200) : "unreadable"}`,
         );
+    }
+    try {
+        requestTimeoutFromEnvironment();
+    } catch (e) {
+        throw new CliError((e as Error).message, EXIT.invalid);
     }
     const here = clusterIdentity(kc);
     if (reviewed && here.server !== normalizeServer(reviewed.server)) {
@@ -106,7 +116,9 @@ another run refuses, naming the holder, until it is released or expires 60 s aft
 renewal, watched that long on this machine's clock first in case the holder's clock runs behind;
 KPM_LEASE_SECONDS changes that). A run whose lease went unrenewed for two thirds of that
 (the API server out of reach) or was taken over stops sending writes at once, leaves the node in
-hand mid-move for the next run to finish, and exits 1. SIGINT/SIGTERM: the node in hand finishes
+hand mid-move for the next run to finish, and exits 1. A request the API server does not answer
+within the request timeout (a black-holed network) fails the node the same way; no write is sent
+later than that timeout before the lease, as last renewed, expires. SIGINT/SIGTERM: the node in hand finishes
 its move or is rolled back, the lease is released, and the command exits 1 naming the node.
 ${ACCESS_HELP}
 
@@ -164,6 +176,15 @@ function leaseSecondsFromEnv(): number | undefined {
     if (!(Number.isInteger(seconds) && seconds >= 2))
         throw new CliError(`KPM_LEASE_SECONDS ${JSON.stringify(text)} must be a whole number of seconds, at least 2`);
     return seconds;
+}
+
+/** The run's request timeout: KPM_API_TIMEOUT_SECONDS (default 15 s), at most a third of its lease. */
+function requestTimeoutOfRun(leaseSeconds = 60): number {
+    try {
+        return requestTimeoutForLease(leaseSeconds);
+    } catch (e) {
+        throw new CliError((e as Error).message, EXIT.invalid);
+    }
 }
 
 /**
@@ -258,8 +279,18 @@ export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
             `API ${call} failed (${apiErrorMessage(e)}); retrying in ${(delay / 1000).toFixed(1)}s (attempt ${attempt + 1})`,
         );
     const leaseSeconds = leaseSecondsFromEnv();
+    const requestTimeoutSeconds = requestTimeoutOfRun(leaseSeconds);
+    cluster.requestTimeoutMs = requestTimeoutSeconds * 1000;
     const stop = stopOnSignal(log);
-    const ctx: Context = { cluster, spec, log, kubeconfig, signal: stop.signal, leaseSeconds };
+    const ctx: Context = {
+        cluster,
+        spec,
+        log,
+        kubeconfig,
+        signal: stop.signal,
+        leaseSeconds,
+        requestTimeoutSeconds,
+    };
     try {
         return flags.plan ? await printRolloutPlan(ctx, io, flags.json === true) : await moveAndFinish(ctx, flags, io);
     } catch (e) {
