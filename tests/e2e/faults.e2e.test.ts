@@ -9,8 +9,8 @@
 // process per pool step and the finish. Most tests run on kwok nodes, which run no process, so the
 // built-in node checks CANNOT run there (verify.nodeChecks: false); the per-node check is a hook
 // the test steers (tests/e2e/hooks/fault-hook.js: fail a node, or take time to leave a window to
-// kill the run in). The test named REAL_NODES runs the SIGKILL sweep and the API server restart on
-// real nodes (network namespaces running the real kube-proxy) with every built-in check on, the
+// kill the run in). The test named REAL_NODES runs the SIGKILL sweep, the black hole and the API
+// server restart on real nodes (network namespaces running the real kube-proxy) with every built-in check on, the
 // steered hook after them, and asserts each node's data plane after every recovery.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -18,11 +18,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
+import { parse, stringify } from "yaml";
 import { configHash, MARKS } from "../../components/core/plan.js";
 import { addKwokNode, restartDaemon, type ClusterState } from "../../scripts/referenceCluster.js";
 import { CLI, ROOT, runAsync } from "../helpers.js";
 import { LocalWorkspace } from "@pulumi/pulumi/automation";
 import { realNodesSupported } from "../../scripts/realNodes.js";
+import { BlackHoleProxy } from "./blackHoleProxy.js";
 import {
     assertDataPlane,
     BUILT_IN_CHECKS,
@@ -135,17 +137,28 @@ describe("@e2e faults injected into a running rollout", function () {
         kill?: { on: RegExp; signal?: NodeJS.Signals; then?: () => Promise<void> | void },
         holder = "faults-e2e",
         leaseSeconds = LEASE_SECONDS,
+        through?: { proxy: BlackHoleProxy; timeoutSeconds: number },
     ): Promise<Run> {
         // the rollout runs as the ServiceAccount bound to exactly the shipped role
         const kubeconfig = join(dir, "rollout-kubeconfig");
-        writeFileSync(kubeconfig, await leastPrivilegeKubeconfig(c), { mode: 0o600 });
+        const config = parse(await leastPrivilegeKubeconfig(c)) as { clusters: { cluster: { server: string } }[] };
+        // through the black-hole proxy: the API server's certificate names 127.0.0.1, as the proxy's address does
+        if (through) for (const cl of config.clusters) cl.cluster.server = through.proxy.url;
+        writeFileSync(kubeconfig, stringify(config), { mode: 0o600 });
+        const timeout = through ? { KPM_API_TIMEOUT_SECONDS: String(through.timeoutSeconds) } : {};
         return new Promise((resolve, reject) => {
             const child = spawn(
                 process.execPath,
                 [CLI, "rollout", "--spec", spec, "--kubeconfig", kubeconfig, ...args],
                 {
                     // TMPDIR: a hook's kubeconfig left by a killed run stays in this test's directory
-                    env: { ...process.env, KPM_LEASE_SECONDS: String(leaseSeconds), KPM_HOLDER: holder, TMPDIR: dir },
+                    env: {
+                        ...process.env,
+                        KPM_LEASE_SECONDS: String(leaseSeconds),
+                        KPM_HOLDER: holder,
+                        TMPDIR: dir,
+                        ...timeout,
+                    },
                     stdio: ["ignore", "pipe", "pipe"],
                 },
             );
@@ -381,7 +394,7 @@ describe("@e2e faults injected into a running rollout", function () {
     );
 
     it(
-        "F1/F3 on real nodes, iptables -> nftables: killed (SIGKILL) after the label switch, during the checks and during a rollback, and a 3 s API server restart during a node's checks: every next run converges, and after each recovery every node's /proxyMode is as placed and the Service answers from every node " +
+        "F1/F3/F5c on real nodes, iptables -> nftables: killed (SIGKILL) after the label switch, during the checks and during a rollback, a black hole between the run and the API server during a node's checks, and a 3 s API server restart during a node's checks: every next run converges, and after each recovery every node's /proxyMode is as placed and the Service answers from every node " +
             REAL_NODES,
         async () => {
             const supported = realNodesSupported();
@@ -481,6 +494,53 @@ describe("@e2e faults injected into a running rollout", function () {
                 cordoned: false,
             });
 
+            // F5c, a black hole between the run and the API server (a TCP proxy that stops forwarding,
+            // tests/e2e/blackHoleProxy.ts; the nodes still reach the API server) while workers-1's hook
+            // runs after its built-in checks: the run exits 1 naming the server and the timeout, and
+            // leaves workers-1 mid-move and cordoned, its data plane working
+            const proxy = new BlackHoleProxy({ host: "127.0.0.1", port: c.ports.apiserver });
+            await proxy.start();
+            try {
+                steer({ sleepMs: 5000 });
+                const through = { proxy, timeoutSeconds: 3 };
+                r = await rollout(
+                    c,
+                    file,
+                    ["--pool", "workers"],
+                    { on: /workers-1: ok connection:/, then: () => proxy.blackHole(true) },
+                    "black-holed",
+                    12,
+                    through,
+                );
+                assert.ok(r.killed);
+                assert.equal(r.code, 1, r.out);
+                assert.match(
+                    r.out,
+                    new RegExp(
+                        `the API server ${proxy.url.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} did not answer \\S+ \\S+ within 3s \\(request timeout`,
+                    ),
+                );
+                ns = await nodes(c);
+                assert.equal(ns["workers-1"].placement, hash);
+                assert.equal(ns["workers-1"].cordoned, true);
+                assert.match(ns["workers-1"].move ?? "", /"phase":"switching"/);
+                await assertDataPlane(c, {
+                    "canary-1": "nftables",
+                    "workers-1": "nftables",
+                    "workers-2": "iptables",
+                });
+                // the hole ends once the run's lease (12 s) has expired: nothing it sent into it arrives later
+                const lease = await clients(c)
+                    .kc.makeApiClient(k8s.CoordinationV1Api)
+                    .readNamespacedLease({ name: "kube-proxy-mode", namespace: "kube-system" });
+                const wait = new Date(lease.spec!.renewTime!).getTime() + 13_000 - Date.now();
+                if (wait > 0) await new Promise((res) => setTimeout(res, wait));
+                proxy.blackHole(false);
+                assert.equal(proxy.lateBytes, 0, "bytes the black-holed run sent reached the API server");
+            } finally {
+                await proxy.close();
+            }
+
             // the API server dies for 3 s while workers-1's built-in checks run (a 30 s lease: the run rides it out)
             steer({ sleepMs: 1000 });
             r = await rollout(
@@ -495,6 +555,7 @@ describe("@e2e faults injected into a running rollout", function () {
                 30,
             );
             assert.equal(r.code, 0, r.out);
+            assert.match(r.out, /workers-1: resuming a move a previous run left in phase switching/);
             assert.match(
                 r.out,
                 /failed \(.*(ECONNREFUSED|ECONNRESET|socket hang up|fetch failed|5\d\d).*\); retrying in/,
