@@ -558,11 +558,26 @@ function serveLogs(): void {
     server.listen(state.ports.agent, "127.0.0.1");
 }
 
+/** Lists and watches again in a second, and again after every failure (the API server may still be down), as a kubelet does. */
+function watchAgain(): void {
+    setTimeout(
+        () =>
+            void watchPods().catch((e) => {
+                log(`watch: ${(e as Error).message}; again in 1s`);
+                watchAgain();
+            }),
+        1000,
+    );
+}
+
 async function watchPods(): Promise<void> {
     const list = await core.listPodForAllNamespaces();
+    // a pod deleted while the watch was down (the API server restarting) is gone from the list
+    const listed = new Set(list.items.map((p) => p.metadata!.uid!));
+    for (const [uid, run] of [...runs]) if (!listed.has(uid)) await onPod("DELETED", run.pod);
     for (const p of list.items) await onPod("ADDED", p);
     const watch = new k8s.Watch(kc);
-    const again = () => setTimeout(() => void watchPods().catch((e) => log(`watch: ${(e as Error).message}`)), 1000);
+    const again = () => watchAgain();
     await watch.watch(
         "/api/v1/pods",
         { resourceVersion: list.metadata?.resourceVersion },

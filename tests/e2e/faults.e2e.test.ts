@@ -1,27 +1,43 @@
-// Faults injected into running rollouts on the reference cluster (real etcd and API server, kwok
-// for kubelets): the rollout process killed at phase boundaries of a node and during a soak, a
-// signal mid-node, the API server killed and restarted mid-batch, a node joining late, two
-// rollouts at once, a kube-proxy pod replaced during a soak. Each test asserts the end state:
-// every node's placement and verification, no node cordoned by the rollout, the installer's
-// DaemonSet spec byte for byte, the Lease free.
+// Faults injected into running rollouts on the reference cluster (real etcd and API server): the
+// rollout process killed at phase boundaries of a node and during a soak, a signal mid-node, the
+// API server killed and restarted mid-batch, a node joining late, two rollouts at once, a
+// kube-proxy pod replaced during a soak. Each test asserts the end state: every node's placement
+// and verification, no node cordoned by the rollout, the installer's DaemonSet spec byte for byte,
+// the Lease free.
 //
 // The rollout runs as `pulumi up` runs it: the project's CLI, `kube-proxy-mode rollout`, one
-// process per pool step and the finish. kwok nodes run no process, so the built-in node checks
-// CANNOT run here (verify.nodeChecks: false); the per-node check is a hook the test steers
-// (tests/e2e/hooks/fault-hook.js: fail a node, or take time to leave a window to kill the run in).
+// process per pool step and the finish. Most tests run on kwok nodes, which run no process, so the
+// built-in node checks CANNOT run there (verify.nodeChecks: false); the per-node check is a hook
+// the test steers (tests/e2e/hooks/fault-hook.js: fail a node, or take time to leave a window to
+// kill the run in). The test named REAL_NODES runs the SIGKILL sweep, the black hole and the API
+// server restart on real nodes (network namespaces running the real kube-proxy) with every built-in check on, the
+// steered hook after them, and asserts each node's data plane after every recovery.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
+import { parse, stringify } from "yaml";
 import { configHash, MARKS } from "../../components/core/plan.js";
 import { addKwokNode, restartDaemon, type ClusterState } from "../../scripts/referenceCluster.js";
 import { CLI, ROOT, runAsync } from "../helpers.js";
 import { LocalWorkspace } from "@pulumi/pulumi/automation";
-import { clients, leastPrivilegeKubeconfig, startCluster, stopCluster, workspace } from "./support.js";
+import { realNodesSupported } from "../../scripts/realNodes.js";
+import { BlackHoleProxy } from "./blackHoleProxy.js";
+import {
+    assertDataPlane,
+    BUILT_IN_CHECKS,
+    clients,
+    leastPrivilegeKubeconfig,
+    proxiesAnswer,
+    startCluster,
+    stopCluster,
+    workspace,
+} from "./support.js";
 
 const KWOK = "(kwok nodes: built-in node checks not run; the check is a steerable hook)";
+const REAL_NODES = "(REAL nodes: the real kube-proxy in network namespaces, every built-in check on)";
 const LEASE_SECONDS = 4;
 
 interface Run {
@@ -30,7 +46,7 @@ interface Run {
     killed: boolean;
 }
 
-describe("@e2e faults injected into a running rollout " + KWOK, function () {
+describe("@e2e faults injected into a running rollout", function () {
     this.timeout(900_000);
     let cluster: ClusterState | undefined;
     let dir: string;
@@ -121,17 +137,28 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
         kill?: { on: RegExp; signal?: NodeJS.Signals; then?: () => Promise<void> | void },
         holder = "faults-e2e",
         leaseSeconds = LEASE_SECONDS,
+        through?: { proxy: BlackHoleProxy; timeoutSeconds: number },
     ): Promise<Run> {
         // the rollout runs as the ServiceAccount bound to exactly the shipped role
         const kubeconfig = join(dir, "rollout-kubeconfig");
-        writeFileSync(kubeconfig, await leastPrivilegeKubeconfig(c), { mode: 0o600 });
+        const config = parse(await leastPrivilegeKubeconfig(c)) as { clusters: { cluster: { server: string } }[] };
+        // through the black-hole proxy: the API server's certificate names 127.0.0.1, as the proxy's address does
+        if (through) for (const cl of config.clusters) cl.cluster.server = through.proxy.url;
+        writeFileSync(kubeconfig, stringify(config), { mode: 0o600 });
+        const timeout = through ? { KPM_API_TIMEOUT_SECONDS: String(through.timeoutSeconds) } : {};
         return new Promise((resolve, reject) => {
             const child = spawn(
                 process.execPath,
                 [CLI, "rollout", "--spec", spec, "--kubeconfig", kubeconfig, ...args],
                 {
                     // TMPDIR: a hook's kubeconfig left by a killed run stays in this test's directory
-                    env: { ...process.env, KPM_LEASE_SECONDS: String(leaseSeconds), KPM_HOLDER: holder, TMPDIR: dir },
+                    env: {
+                        ...process.env,
+                        KPM_LEASE_SECONDS: String(leaseSeconds),
+                        KPM_HOLDER: holder,
+                        TMPDIR: dir,
+                        ...timeout,
+                    },
                     stdio: ["ignore", "pipe", "pipe"],
                 },
             );
@@ -363,6 +390,191 @@ describe("@e2e faults injected into a running rollout " + KWOK, function () {
                 r.out,
                 new RegExp(`ControllerRevision kube-system/${relabelledRevision}: its own hash \\w+ put back`),
             );
+        },
+    );
+
+    it(
+        "F1/F3/F5c on real nodes, iptables -> nftables: killed (SIGKILL) after the label switch, during the checks and during a rollback, a black hole between the run and the API server during a node's checks, and a 3 s API server restart during a node's checks: every next run converges, and after each recovery every node's /proxyMode is as placed and the Service answers from every node " +
+            REAL_NODES,
+        async () => {
+            const supported = realNodesSupported();
+            assert.ok(supported.ok, `real nodes are required for this test: ${supported.why}`);
+            cluster = await startCluster({
+                nodes: "real",
+                mode: "iptables",
+                pools: [
+                    ["canary", 1],
+                    ["workers", 2],
+                ],
+            });
+            const c = cluster;
+            await proxiesAnswer(c);
+            await assertDataPlane(c, { "canary-1": "iptables", "workers-1": "iptables", "workers-2": "iptables" });
+            const original = await installerSpec(c);
+            const { file, hash, config } = await writeSpec(
+                c,
+                [
+                    { name: "canary", nodeSelector: "pool=canary" },
+                    { name: "workers", nodeSelector: "pool=workers" },
+                ],
+                // every built-in check, then the steered hook (a window to kill the run in, or a failure)
+                { verify: { nodeChecks: true, service: "demo/backend", hooks: [steeredHook()], podTimeout: "2m" } },
+            );
+            const builtInChecksPassed = (out: string, node: string) => {
+                for (const check of BUILT_IN_CHECKS)
+                    assert.match(out, new RegExp(`node ${node}: ok ${check}:`), `${node}: built-in check ${check}`);
+            };
+
+            // after the label switch: the next run resumes the move and runs every check
+            let r = await rollout(c, file, ["--pool", "canary"], {
+                on: /canary-1: kube-proxy \S* running on configuration/,
+                signal: "SIGKILL",
+            });
+            assert.ok(r.killed);
+            let ns = await nodes(c);
+            assert.equal(ns["canary-1"].placement, hash);
+            assert.match(ns["canary-1"].move ?? "", /"phase":"switching"/);
+            await afterLease();
+            r = await rollout(c, file, ["--pool", "canary"]);
+            assert.equal(r.code, 0, r.out);
+            assert.match(r.out, /canary-1: resuming a move a previous run left in phase switching/);
+            builtInChecksPassed(r.out, "canary-1");
+            await assertDataPlane(c, { "canary-1": "nftables", "workers-1": "iptables", "workers-2": "iptables" });
+            assert.deepEqual((await nodes(c))["canary-1"], {
+                placement: hash,
+                verified: hash,
+                move: undefined,
+                cordoned: false,
+            });
+
+            // during the checks: the built-in ones passed, the hook is running (it sleeps 3 s)
+            steer({ sleepMs: 3000 });
+            r = await rollout(c, file, ["--pool", "workers"], {
+                on: /workers-1: ok connection:/,
+                signal: "SIGKILL",
+            });
+            assert.ok(r.killed);
+            builtInChecksPassed(r.out, "workers-1");
+            ns = await nodes(c);
+            assert.equal(ns["workers-1"].placement, hash);
+            assert.equal(ns["workers-1"].cordoned, true);
+            await afterLease();
+
+            // the next run resumes workers-1, whose check now fails, and is killed while it rolls the node back
+            steer({ fail: ["workers-1"] });
+            r = await rollout(c, file, ["--pool", "workers"], {
+                on: /workers-1: rolling back to the installer's DaemonSet/,
+                signal: "SIGKILL",
+            });
+            assert.ok(r.killed);
+            assert.match(r.out, /workers-1: resuming a move a previous run left in phase switching/);
+            assert.match(r.out, /workers-1: FAILED hook steered/);
+            await afterLease();
+
+            // the next run resumes it again, the check fails again, and the rollback completes: the
+            // node runs iptables again and the Service answers through its rules
+            r = await rollout(c, file, ["--pool", "workers"]);
+            assert.equal(r.code, 1, r.out);
+            await assertDataPlane(c, { "canary-1": "nftables", "workers-1": "iptables", "workers-2": "iptables" });
+            assert.match(
+                r.out,
+                /node workers-1 was rolled back to iptables mode \(the installer's DaemonSet\) and uncordoned/,
+            );
+            ns = await nodes(c);
+            assert.deepEqual(ns["workers-1"], {
+                placement: null,
+                verified: undefined,
+                move: undefined,
+                cordoned: false,
+            });
+            assert.deepEqual(ns["workers-2"], {
+                placement: null,
+                verified: undefined,
+                move: undefined,
+                cordoned: false,
+            });
+
+            // F5c, a black hole between the run and the API server (a TCP proxy that stops forwarding,
+            // tests/e2e/blackHoleProxy.ts; the nodes still reach the API server) while workers-1's hook
+            // runs after its built-in checks: the run exits 1 naming the server and the timeout, and
+            // leaves workers-1 mid-move and cordoned, its data plane working
+            const proxy = new BlackHoleProxy({ host: "127.0.0.1", port: c.ports.apiserver });
+            await proxy.start();
+            try {
+                steer({ sleepMs: 5000 });
+                const through = { proxy, timeoutSeconds: 3 };
+                r = await rollout(
+                    c,
+                    file,
+                    ["--pool", "workers"],
+                    { on: /workers-1: ok connection:/, then: () => proxy.blackHole(true) },
+                    "black-holed",
+                    12,
+                    through,
+                );
+                assert.ok(r.killed);
+                assert.equal(r.code, 1, r.out);
+                assert.match(
+                    r.out,
+                    new RegExp(
+                        `the API server ${proxy.url.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} did not answer \\S+ \\S+ within 3s \\(request timeout`,
+                    ),
+                );
+                ns = await nodes(c);
+                assert.equal(ns["workers-1"].placement, hash);
+                assert.equal(ns["workers-1"].cordoned, true);
+                assert.match(ns["workers-1"].move ?? "", /"phase":"switching"/);
+                await assertDataPlane(c, {
+                    "canary-1": "nftables",
+                    "workers-1": "nftables",
+                    "workers-2": "iptables",
+                });
+                // the hole ends once the run's lease (12 s) has expired: nothing it sent into it arrives later
+                const lease = await clients(c)
+                    .kc.makeApiClient(k8s.CoordinationV1Api)
+                    .readNamespacedLease({ name: "kube-proxy-mode", namespace: "kube-system" });
+                const wait = new Date(lease.spec!.renewTime!).getTime() + 13_000 - Date.now();
+                if (wait > 0) await new Promise((res) => setTimeout(res, wait));
+                proxy.blackHole(false);
+                assert.equal(proxy.lateBytes, 0, "bytes the black-holed run sent reached the API server");
+            } finally {
+                await proxy.close();
+            }
+
+            // the API server dies for 3 s while workers-1's built-in checks run (a 30 s lease: the run rides it out)
+            steer({ sleepMs: 1000 });
+            r = await rollout(
+                c,
+                file,
+                ["--pool", "workers"],
+                {
+                    on: /workers-1: kube-proxy \S* running on configuration/,
+                    then: () => restartDaemon(c, "kube-apiserver", 3000),
+                },
+                undefined,
+                30,
+            );
+            assert.equal(r.code, 0, r.out);
+            assert.match(r.out, /workers-1: resuming a move a previous run left in phase switching/);
+            assert.match(
+                r.out,
+                /failed \(.*(ECONNREFUSED|ECONNRESET|socket hang up|fetch failed|5\d\d).*\); retrying in/,
+                "the run met the API server down",
+            );
+            builtInChecksPassed(r.out, "workers-1");
+            builtInChecksPassed(r.out, "workers-2");
+            await assertDataPlane(c, { "canary-1": "nftables", "workers-1": "nftables", "workers-2": "nftables" });
+
+            // the finish hands every node back to the installer's DaemonSet, checked
+            steer({});
+            r = await rollout(c, file, ["--finish"]);
+            assert.equal(r.code, 0, r.out);
+            assert.match(
+                r.out,
+                /kube-proxy-mode\/result \{"configHash":"[0-9a-f]+","mode":"nftables","nodesVerified":3,"nodesChecked":3,"nodesTotal":3/,
+            );
+            await assertFinished(c, hash, config, original);
+            await assertDataPlane(c, { "canary-1": "nftables", "workers-1": "nftables", "workers-2": "nftables" });
         },
     );
 

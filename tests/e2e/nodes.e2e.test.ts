@@ -5,7 +5,6 @@
 // kube-proxy programmed. The one SIMULATED piece is ipvs mode (no IPVS in this kernel): a
 // stand-in lays down ipvs-era node state; the test names say where it is involved.
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
@@ -13,7 +12,19 @@ import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { realNodesSupported } from "../../scripts/realNodes.js";
 import { PAUSE_TOOLS_LABEL, pauseDir, WITHOUT_TOOLS_LABEL } from "../../scripts/nodeAgent.constants.js";
 import { runCli } from "../helpers.js";
-import { clients, startCluster, stopCluster, workspace, type Workspace } from "./support.js";
+import {
+    BUILT_IN_CHECKS,
+    backendClusterIP,
+    clients,
+    eventuallyOnNode,
+    kubeProxyPids,
+    onNode,
+    proxiesAnswer,
+    startCluster,
+    stopCluster,
+    workspace,
+    type Workspace,
+} from "./support.js";
 
 const SMALL: [string, number][] = [
     ["canary", 1],
@@ -24,62 +35,6 @@ const POOLS = [
     { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2 },
 ];
 const VERIFY = { nodeChecks: true, service: "demo/backend" };
-
-function netns(c: ClusterState, node: string): string {
-    return c.network!.nodes.find((n) => n.name === node)!.netns;
-}
-
-/** A command in a node's network namespace (argv, no shell). */
-function onNode(c: ClusterState, node: string, argv: string[]): { code: number; out: string } {
-    const r = spawnSync("ip", ["netns", "exec", netns(c, node), ...argv], { encoding: "utf8" });
-    return { code: r.status ?? 1, out: `${r.stdout}${r.stderr}` };
-}
-
-async function backendClusterIP(c: ClusterState): Promise<string> {
-    const svc = await clients(c).core.readNamespacedService({ name: "backend", namespace: "demo" });
-    return svc.spec!.clusterIP!;
-}
-
-/** Waits until every node's kube-proxy answers /proxyMode (the processes start right after the cluster is up). */
-async function proxiesAnswer(c: ClusterState): Promise<void> {
-    const until = Date.now() + 60_000;
-    for (const n of c.nodes) {
-        while (onNode(c, n.name, ["curl", "-s", "-m", "2", "127.0.0.1:10249/proxyMode"]).out === "") {
-            if (Date.now() > until) throw new Error(`kube-proxy on ${n.name} does not answer /proxyMode`);
-            await new Promise((r) => setTimeout(r, 300));
-        }
-    }
-}
-
-/** Polls a node until `argv`'s output matches `pattern`: kube-proxy answers /proxyMode before its first sync has written any rule. */
-async function eventuallyOnNode(
-    c: ClusterState,
-    node: string,
-    argv: string[],
-    pattern: RegExp,
-    what: string,
-): Promise<void> {
-    const until = Date.now() + 60_000;
-    let last = onNode(c, node, argv).out;
-    while (!pattern.test(last)) {
-        if (Date.now() > until) assert.fail(`${node}: ${what} within 60 s; last output of ${argv.join(" ")}:\n${last}`);
-        await new Promise((r) => setTimeout(r, 500));
-        last = onNode(c, node, argv).out;
-    }
-}
-
-/** The real kube-proxy processes in a node's namespace. */
-function kubeProxyPids(c: ClusterState, node: string): string[] {
-    return execFileSync("ip", ["netns", "pids", netns(c, node)], { encoding: "utf8" })
-        .split("\n")
-        .filter((p) => {
-            try {
-                return p !== "" && /\/kube-proxy\0/.test(readFileSync(`/proc/${p}/cmdline`, "utf8"));
-            } catch {
-                return false; // gone between the listing and the read (a probe, a restart)
-            }
-        });
-}
 
 function verify(c: ClusterState, node: string, extra: string[] = []) {
     const r = runCli(["verify", "--node", node, "--service", "demo/backend", "--json", ...extra], {
@@ -325,7 +280,7 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
         });
         await ws.stack.up({ onOutput });
         const out = lines.join("");
-        for (const check of ["startup-log", "mode", "leftovers", "rules", "sync", "connection"])
+        for (const check of BUILT_IN_CHECKS)
             assert.match(out, new RegExp(`node canary-1: ok ${check}:`), `built-in check ${check} ran and passed`);
         for (const n of cluster.nodes) {
             assert.equal(

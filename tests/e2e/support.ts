@@ -1,5 +1,7 @@
 // End-to-end support: a reference cluster per test, a Pulumi workspace on a local file backend
 // driving the real engine (through the Automation API), and observers of the cluster.
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +17,7 @@ import {
     type ClusterState,
 } from "../../scripts/referenceCluster.js";
 import { rbacObjects } from "../../components/core/rbac.js";
+import type { ProxyMode } from "../../components/core/types.js";
 import { ROOT } from "../helpers.js";
 
 let binDir: string | undefined;
@@ -287,4 +290,90 @@ export async function watchCordons(state: ClusterState): Promise<CordonWatch> {
 
 export function poolSpec(name: string) {
     return POOLS.find((p) => p.name === name)!;
+}
+
+// ---- real nodes: each node a network namespace running the real kube-proxy ----------------------
+
+/** The built-in node checks (verify.nodeChecks: true), as the rollout logs them. */
+export const BUILT_IN_CHECKS = ["startup-log", "mode", "leftovers", "rules", "sync", "connection"];
+
+export function netns(c: ClusterState, node: string): string {
+    return c.network!.nodes.find((n) => n.name === node)!.netns;
+}
+
+/** A command in a node's network namespace (argv, no shell). */
+export function onNode(c: ClusterState, node: string, argv: string[]): { code: number; out: string } {
+    const r = spawnSync("ip", ["netns", "exec", netns(c, node), ...argv], { encoding: "utf8" });
+    return { code: r.status ?? 1, out: `${r.stdout}${r.stderr}` };
+}
+
+export async function backendClusterIP(c: ClusterState): Promise<string> {
+    const svc = await clients(c).core.readNamespacedService({ name: "backend", namespace: "demo" });
+    return svc.spec!.clusterIP!;
+}
+
+/** Waits until every node's kube-proxy answers /proxyMode (the processes start right after the cluster is up). */
+export async function proxiesAnswer(c: ClusterState): Promise<void> {
+    const until = Date.now() + 60_000;
+    for (const n of c.nodes) {
+        while (onNode(c, n.name, ["curl", "-s", "-m", "2", "127.0.0.1:10249/proxyMode"]).out === "") {
+            if (Date.now() > until) throw new Error(`kube-proxy on ${n.name} does not answer /proxyMode`);
+            await new Promise((r) => setTimeout(r, 300));
+        }
+    }
+}
+
+/** Polls a node until `argv`'s output matches `pattern`: kube-proxy answers /proxyMode before its first sync has written any rule. */
+export async function eventuallyOnNode(
+    c: ClusterState,
+    node: string,
+    argv: string[],
+    pattern: RegExp,
+    what: string,
+): Promise<void> {
+    const until = Date.now() + 60_000;
+    let last = onNode(c, node, argv).out;
+    while (!pattern.test(last)) {
+        if (Date.now() > until) assert.fail(`${node}: ${what} within 60 s; last output of ${argv.join(" ")}:\n${last}`);
+        await new Promise((r) => setTimeout(r, 500));
+        last = onNode(c, node, argv).out;
+    }
+}
+
+/** The real kube-proxy processes in a node's namespace. */
+export function kubeProxyPids(c: ClusterState, node: string): string[] {
+    return execFileSync("ip", ["netns", "pids", netns(c, node)], { encoding: "utf8" })
+        .split("\n")
+        .filter((p) => {
+            try {
+                return p !== "" && /\/kube-proxy\0/.test(readFileSync(`/proc/${p}/cmdline`, "utf8"));
+            } catch {
+                return false; // gone between the listing and the read (a probe, a restart)
+            }
+        });
+}
+
+/**
+ * The data plane of every node, as it is: the mode its kube-proxy answers on /proxyMode (the
+ * metrics port in the node's namespace) is `modes[node]`, and the demo Service answers a
+ * connection made from that node through the rules its kube-proxy wrote (polled: a kube-proxy
+ * just restarted answers /proxyMode before its first sync).
+ */
+export async function assertDataPlane(c: ClusterState, modes: Record<string, ProxyMode>): Promise<void> {
+    assert.deepEqual(c.nodes.map((n) => n.name).sort(), Object.keys(modes).sort(), "a mode is expected for every node");
+    const ip = await backendClusterIP(c);
+    for (const n of c.nodes) {
+        assert.equal(
+            onNode(c, n.name, ["curl", "-s", "-m", "5", "127.0.0.1:10249/proxyMode"]).out,
+            modes[n.name],
+            `${n.name}: kube-proxy's /proxyMode`,
+        );
+        await eventuallyOnNode(
+            c,
+            n.name,
+            ["curl", "-s", "-m", "3", `http://${ip}/`],
+            /backend answered GET \//,
+            `the Service ${ip} (demo/backend) answers from the node`,
+        );
+    }
 }
