@@ -1,7 +1,7 @@
 // Inputs kube-proxy or the API server would refuse are refused at preview, naming the field and
 // the fix; the CLI reads bounded input and exits with the code docs/cli.md's table gives.
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as YAML from "yaml";
@@ -310,8 +310,12 @@ describe("the CLI reads bounded input", () => {
         const path = join(tmpdir(), `kpm-inputs-${process.pid}.yaml`);
         const config = readFileSync(KUBEADM, "utf8");
         writeFileSync(path, `${config}\n${"#".repeat((4 << 20) - config.length - 10)}\n`);
-        const r = runCli(["render", "--current", path, "--mode", "nftables", "--kubernetes-version", "1.37"]);
-        assert.equal(r.code, 0, r.stderr);
+        try {
+            const r = runCli(["render", "--current", path, "--mode", "nftables", "--kubernetes-version", "1.37"]);
+            assert.equal(r.code, 0, r.stderr);
+        } finally {
+            rmSync(path, { force: true });
+        }
     });
 });
 
@@ -346,6 +350,7 @@ describe("exit codes follow docs/cli.md's one table", () => {
     const BAD = "apiVersion: v1\nkind: Config\nclusters: [\n";
     const path = join(tmpdir(), `kpm-bad-kubeconfig-${process.pid}.yaml`);
     before(() => writeFileSync(path, BAD));
+    after(() => rmSync(path, { force: true }));
     for (const command of [["precheck", "--mode", "nftables"], ["status"], ["verify", "--node", "n1"]]) {
         it(`${command[0]}: an unreadable kubeconfig is invalid input (exit 2), from --kubeconfig, a missing file or KPM_KUBECONFIG`, () => {
             for (const [args, env] of [
