@@ -325,6 +325,31 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 }),
             );
 
+        /** workers-1's cordon released and workers-2's still the user's, each node's recovery line saying so */
+        const assertUserCordonKept = (
+            cluster: FakeCluster,
+            lines: string[],
+            said: (cordon: string) => string,
+            cordon: { released: string; kept: string },
+        ) => {
+            assert.deepEqual(cordons(cluster, ["workers-1", "workers-2"]), {
+                "workers-1": "none",
+                "workers-2": "the user's",
+            });
+            for (const [node, how] of [
+                ["workers-1", cordon.released],
+                ["workers-2", cordon.kept],
+            ])
+                assert.ok(
+                    lines.includes(`pool workers node ${node}: node ${node} ${said(how)}`),
+                    `${node}: ${lines.filter((l) => l.includes(`node ${node}:`)).join(" | ")}`,
+                );
+        };
+        const ROLLED_BACK = {
+            said: (how: string) => `was rolled back to ipvs mode (the installer's DaemonSet) and ${how}`,
+            cordon: { released: "uncordoned", kept: "left cordoned as it was before" },
+        };
+
         for (const drain of [false, true]) {
             it(`a failed check (${drain ? "a pool that drains" : "cordon and restart in one write"}): both nodes of the batch rolled back; the user's cordon kept, the rollout's released`, async () => {
                 const spec = specOf({}, [
@@ -337,20 +362,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 await runPools(ctx(), ["canary"]).catch(() => undefined);
                 const err = await runPools(ctx(), ["workers"]).catch((e) => e);
                 assert.ok(err instanceof RolloutFailure, String(err));
-                assert.deepEqual(cordons(cluster, ["workers-1", "workers-2"]), {
-                    "workers-1": "none",
-                    "workers-2": "the user's",
-                });
-                for (const [node, cordon] of [
-                    ["workers-1", "uncordoned"],
-                    ["workers-2", "left cordoned as it was before"],
-                ])
-                    assert.ok(
-                        lines.includes(
-                            `pool workers node ${node}: node ${node} was rolled back to ipvs mode (the installer's DaemonSet) and ${cordon}`,
-                        ),
-                        `${node}: ${lines.filter((l) => l.includes(`node ${node}:`)).join(" | ")}`,
-                    );
+                assertUserCordonKept(cluster, lines, ROLLED_BACK.said, ROLLED_BACK.cordon);
                 assert.deepEqual(err.leftCordoned, [], "the user's cordon is not counted as the rollout's");
                 assert.deepEqual(placements(cluster), {
                     "canary-1": "installer",
@@ -377,20 +389,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             const err = await runPools(ctx(), ["workers"]).catch((e) => e);
             assert.ok(err instanceof RolloutFailure, String(err));
             assert.equal(err.check, "restart");
-            assert.deepEqual(cordons(cluster, ["workers-1", "workers-2"]), {
-                "workers-1": "none",
-                "workers-2": "the user's",
-            });
-            for (const [node, cordon] of [
-                ["workers-1", "uncordoned"],
-                ["workers-2", "left cordoned as it was before"],
-            ])
-                assert.ok(
-                    lines.includes(
-                        `pool workers node ${node}: node ${node} was rolled back to ipvs mode (the installer's DaemonSet) and ${cordon}`,
-                    ),
-                    `${node}: ${lines.filter((l) => l.includes(`node ${node}:`)).join(" | ")}`,
-                );
+            assertUserCordonKept(cluster, lines, ROLLED_BACK.said, ROLLED_BACK.cordon);
             assertSettled(cluster, ["workers-2"]);
         });
 
@@ -402,20 +401,10 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             const err = await runPools(ctx(), ["workers"]).catch((e) => e);
             assert.ok(err instanceof RolloutFailure, String(err));
             assert.equal(err.check, "drain");
-            assert.deepEqual(cordons(cluster, ["workers-1", "workers-2"]), {
-                "workers-1": "none",
-                "workers-2": "the user's",
+            assertUserCordonKept(cluster, lines, (how) => `was not changed (its drain failed) and ${how}`, {
+                released: "was uncordoned",
+                kept: "stays cordoned as before",
             });
-            for (const [node, cordon] of [
-                ["workers-1", "was uncordoned"],
-                ["workers-2", "stays cordoned as before"],
-            ])
-                assert.ok(
-                    lines.includes(
-                        `pool workers node ${node}: node ${node} was not changed (its drain failed) and ${cordon}`,
-                    ),
-                    `${node}: ${lines.filter((l) => l.includes(`node ${node}:`)).join(" | ")}`,
-                );
             assert.deepEqual(err.leftCordoned, []);
             assert.equal(cluster.node("workers-1").placement, null);
             assert.equal(cluster.node("workers-2").placement, null);
