@@ -13,10 +13,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { parse, stringify } from "yaml";
-import { configHash, MARKS } from "../../components/core/plan.js";
+import { MARKS } from "../../components/core/plan.js";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { CLI, ROOT, runAsync } from "../helpers.js";
 import { BlackHoleProxy } from "./blackHoleProxy.js";
+import { writeSpec } from "./drainSupport.js";
 import { clients, leastPrivilegeKubeconfig, startCluster, stopCluster } from "./support.js";
 
 const KWOK = "(kwok nodes: built-in node checks not run; the check is a steerable hook)";
@@ -105,41 +106,6 @@ describe(
             }
         });
 
-        /** The rollout spec `pulumi up` would hand the CLI: the cluster's configuration moved to nftables. */
-        async function writeSpec(c: ClusterState): Promise<{ file: string; hash: string }> {
-            const { core } = clients(c);
-            const cm = await core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" });
-            const current = join(dir, "current.json");
-            writeFileSync(current, JSON.stringify({ ...cm, kind: "ConfigMap", apiVersion: "v1" }));
-            const rendered = await runAsync(process.execPath, [
-                CLI,
-                "render",
-                "--current",
-                current,
-                "--mode",
-                "nftables",
-            ]);
-            assert.equal(rendered.code, 0, rendered.stderr);
-            const config = rendered.stdout.endsWith("\n") ? rendered.stdout : `${rendered.stdout}\n`;
-            const hash = configHash(config);
-            const file = join(dir, "spec.json");
-            const hook = {
-                name: "steered",
-                command: [process.execPath, join(ROOT, "tests", "e2e", "hooks", "fault-hook.js")],
-                env: { FAULT_FILE: faultFile },
-            };
-            writeFileSync(
-                file,
-                JSON.stringify({
-                    flavor: "kubeadm",
-                    target: { hash, mode: "nftables", config },
-                    pools: [{ name: "canary", nodeSelector: "pool=canary" }],
-                    verify: { nodeChecks: false, hooks: [hook], podTimeout: "2m" },
-                }),
-            );
-            return { file, hash };
-        }
-
         /** Runs `kube-proxy-mode rollout` through the proxy; `on` a matching line, calls `then` once; killed after `limitMs`. */
         function rollout(spec: string, holder: string, on?: { line: RegExp; then: () => void }, limitMs = 120_000) {
             return new Promise<Run>((resolve, reject) => {
@@ -216,7 +182,17 @@ describe(
 
         it("a rollout cut off mid-node exits 1 in bounded time naming the server and the timeout, writes nothing after its lease could be taken over, and the next run finishes the node", async () => {
             const c = cluster!;
-            const { file, hash } = await writeSpec(c);
+            const { file, hash } = await writeSpec(c, [{ name: "canary", nodeSelector: "pool=canary" }], {
+                nodeChecks: false,
+                hooks: [
+                    {
+                        name: "steered",
+                        command: [process.execPath, join(ROOT, "tests", "e2e", "hooks", "fault-hook.js")],
+                        env: { FAULT_FILE: faultFile },
+                    },
+                ],
+                podTimeout: "2m",
+            });
             // canary-1 restarted on the target; its check (the hook) takes 5 s, and the black hole begins
             steer({ sleepMs: 5000 });
             let holeAt = 0;

@@ -101,7 +101,7 @@ describe("@e2e drain with kubectl's rules " + KWOK, function () {
             .map((p) => p.metadata!.name!);
 
     it("drain: true refuses a bare pod and an emptyDir pod, naming both and the options; nothing evicted, the node not moved and uncordoned", async () => {
-        const spec = await writeSpec(cluster!, [
+        const { file: spec } = await writeSpec(cluster!, [
             { name: "canary", nodeSelector: "pool=canary", drain: true, drainTimeout: "30s" },
             { name: "workers", nodeSelector: "pool=workers" },
         ]);
@@ -131,7 +131,7 @@ describe("@e2e drain with kubectl's rules " + KWOK, function () {
             },
         });
         // the disruption controller computes the budget's status; until then evictions are refused too
-        const spec = await writeSpec(cluster!, [
+        const { file: spec } = await writeSpec(cluster!, [
             {
                 name: "canary",
                 nodeSelector: "pool=canary",
@@ -152,7 +152,7 @@ describe("@e2e drain with kubectl's rules " + KWOK, function () {
     });
 
     it("with drain: { force: true, deleteEmptyDirData: true } the bare and emptyDir pods are evicted and the node moves", async () => {
-        const spec = await writeSpec(cluster!, [
+        const { file: spec } = await writeSpec(cluster!, [
             {
                 name: "canary",
                 nodeSelector: "pool=canary",

@@ -71,10 +71,10 @@ describe("@e2e RBAC: the rollout as a ServiceAccount bound to exactly the shippe
         for (const o of rbacObjects()) await objects.create(o as k8s.KubernetesObject);
         saKubeconfig = join(scratchDir("kpm-sa-"), "kubeconfig");
         writeFileSync(saKubeconfig, saText, { mode: 0o600 });
-        spec = await writeSpec(
+        ({ file: spec } = await writeSpec(
             cluster,
             NODES.map((n) => ({ name: n, nodeSelector: `e2e-case=${n}`, drain: true, drainTimeout: "60s" })),
-        );
+        ));
         for (let i = 0; i < 120; i++) {
             const running = (await c.core.listNamespacedPod({ namespace: "default" })).items.filter(
                 (p) => p.status?.phase === "Running",
