@@ -27,7 +27,8 @@ import {
 import { nodeFacts } from "../core/nodes.js";
 import { LEASE_NAME, MARKS, ROLLOUT_OWNER, rolloutObjectName, type NodeState } from "../core/plan.js";
 import type { Access, AccessReview } from "../core/rbac.js";
-import { PROBE_SCRIPT, probePodLifetime, probePodsToSweep } from "../core/probe.js";
+import { PROBE_SCRIPT } from "../core/probe.js";
+import { probePodLifetime, probePodsToSweep } from "../core/probePods.js";
 import {
     podVerdict,
     type Installation as RolloutInstallation,
@@ -720,7 +721,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
 
     /**
      * Deletes the probe pods a dead run left in kube-proxy's namespace (only the tool's: its
-     * managed-by and probe labels), as core/probe.ts probePodsToSweep decides for the run that
+     * managed-by and probe labels), as core/probePods.ts probePodsToSweep decides for the run that
      * holds the lease as `holder`; each deletion is logged with why.
      */
     async sweepProbePods(holder: string, log: (line: string) => void): Promise<void> {
@@ -1422,7 +1423,7 @@ export function probePodSpec(
         env: Record<string, string>;
         tolerations: k8s.V1Toleration[];
         priorityClassName?: string;
-        /** the kubelet stops the pod this long after it started it, should its run die (core/probe.ts probePodLifetime) */
+        /** the kubelet stops the pod this long after it started it, should its run die (core/probePods.ts probePodLifetime) */
         activeDeadlineSeconds: number;
     },
 ): k8s.V1PodSpec {

@@ -14,6 +14,7 @@ export * from "./duration.js";
 export * from "./plan.js";
 export * from "./planner.js";
 export * from "./probe.js";
+export * from "./probePods.js";
 export * from "./migration.js";
 export * from "./daemonset.js";
 export * from "./alerts.js";

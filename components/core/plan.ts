@@ -37,7 +37,7 @@ export const MARKS = {
     managedByValue: "kube-proxy-mode",
     /** label on probe pods: the action (probe, cleanup) */
     probeLabel: "kube-proxy-mode.io/probe",
-    /** probe pod label: Unix seconds after which the pod is certainly stale (core/probe.ts probePodLifetime) */
+    /** probe pod label: Unix seconds after which the pod is certainly stale (core/probePods.ts probePodLifetime) */
     staleAfterLabel: "kube-proxy-mode.io/stale-after",
     /** probe pod annotation: the lease holder of the run that made it (absent: a command that holds no lease) */
     runAnnotation: "kube-proxy-mode.io/run",

@@ -199,7 +199,7 @@ export interface RolloutCluster {
     ): Promise<KubeProxyPod | undefined>;
     runProbe(node: string, run: ProbeRun): Promise<{ output: string; succeeded: boolean }>;
     /**
-     * Under the lease, at a run's start: deletes the probe pods a dead run left (core/probe.ts
+     * Under the lease, at a run's start: deletes the probe pods a dead run left (core/probePods.ts
      * probePodsToSweep decides: another holder's, or past their stale-after time), naming each.
      */
     sweepProbePods(holder: string, log: (line: string) => void): Promise<void>;

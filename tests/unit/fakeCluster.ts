@@ -8,7 +8,7 @@ import { parseCurrentConfig } from "../../components/core/config.js";
 import { configHash, MARKS } from "../../components/core/plan.js";
 import type { ProxyMode } from "../../components/core/types.js";
 import { describeAccess, type Access, type AccessReview } from "../../components/core/rbac.js";
-import { probePodLifetime, probePodsToSweep, type ProbePodSeen } from "../../components/core/probe.js";
+import { probePodLifetime, probePodsToSweep, type ProbePodSeen } from "../../components/core/probePods.js";
 import type {
     Installation,
     KubeProxyPod,

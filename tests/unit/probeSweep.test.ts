@@ -11,7 +11,7 @@ import {
     PROBE_STALE_MARGIN_SECONDS,
     probePodLifetime,
     probePodsToSweep,
-} from "../../components/core/probe.js";
+} from "../../components/core/probePods.js";
 import { configHash } from "../../components/core/plan.js";
 import { RolloutBusy, runPools, type Context } from "../../components/rollout/runner.js";
 import { rolloutSpecSchema } from "../../components/rollout/spec.js";
