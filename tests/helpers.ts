@@ -48,3 +48,36 @@ export function runCli(args: string[], opts: { input?: string; env?: Record<stri
     });
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
+
+/** Sets `vars` in process.env (undefined: unset); returns what puts the environment back as it was. */
+function setEnvironment(vars: Record<string, string | undefined>): () => void {
+    const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+    const apply = (values: Record<string, string | undefined>) => {
+        for (const [k, v] of Object.entries(values)) {
+            if (v === undefined) delete process.env[k];
+            else process.env[k] = v;
+        }
+    };
+    apply(vars);
+    return () => apply(saved);
+}
+
+/** Runs `fn` with `vars` in process.env (undefined: unset), then puts the environment back. */
+export async function withEnvironment<T>(
+    vars: Record<string, string | undefined>,
+    fn: () => T | Promise<T>,
+): Promise<T> {
+    const restore = setEnvironment(vars);
+    try {
+        return await fn();
+    } finally {
+        restore();
+    }
+}
+
+/** For a mocha describe: `vars` in process.env before its tests, the environment put back after. */
+export function environmentFor(vars: Record<string, string | undefined>): void {
+    let restore = () => {};
+    before(() => void (restore = setEnvironment(vars)));
+    after(() => restore());
+}

@@ -10,7 +10,7 @@ import { POLICY_PACK_FLAGS } from "../../components/cli/commands/policyPack.js";
 import { PROMOTE_FLAGS } from "../../components/cli/commands/promote.js";
 import { RENDER_FLAGS } from "../../components/cli/commands/render.js";
 import { main } from "../../components/cli/main.js";
-import { FIXTURES } from "../helpers.js";
+import { FIXTURES, withEnvironment } from "../helpers.js";
 
 const KUBEADM = join(FIXTURES, "kubeadm/1.37/configmap.yaml");
 
@@ -18,18 +18,10 @@ const KUBEADM = join(FIXTURES, "kubeadm/1.37/configmap.yaml");
 async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
     const out: string[] = [];
     const err: string[] = [];
-    const saved = { KUBECONFIG: process.env.KUBECONFIG, KPM_KUBECONFIG: process.env.KPM_KUBECONFIG };
-    process.env.KUBECONFIG = "/nonexistent/kubeconfig";
-    delete process.env.KPM_KUBECONFIG;
-    try {
-        const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
-        return { code, out: out.join("\n"), err: err.join("\n") };
-    } finally {
-        for (const [k, v] of Object.entries(saved)) {
-            if (v === undefined) delete process.env[k];
-            else process.env[k] = v;
-        }
-    }
+    const code = await withEnvironment({ KUBECONFIG: "/nonexistent/kubeconfig", KPM_KUBECONFIG: undefined }, () =>
+        main(argv, { out: (l) => out.push(l), err: (l) => err.push(l) }),
+    );
+    return { code, out: out.join("\n"), err: err.join("\n") };
 }
 
 describe("CLI flags are typed (components/cli/args.ts)", () => {

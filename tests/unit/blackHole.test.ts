@@ -10,7 +10,7 @@ import { createServer, type AddressInfo, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readSnapshot } from "../../components/cluster/snapshot.js";
-import { CLI, runAsync } from "../helpers.js";
+import { CLI, environmentFor, runAsync } from "../helpers.js";
 import { answer, clusterOn, listenSimulated, openStream } from "./simulatedApi.js";
 
 /** the request timeout these tests run with, in seconds */
@@ -65,12 +65,7 @@ async function until(what: string, ok: () => boolean, ms = 3000): Promise<void> 
 
 describe("a black-holed API server: every request fails within the request timeout, naming the server", function () {
     this.timeout(15_000);
-    const was = process.env.KPM_API_TIMEOUT_SECONDS;
-    before(() => void (process.env.KPM_API_TIMEOUT_SECONDS = String(TIMEOUT)));
-    after(() => {
-        if (was === undefined) delete process.env.KPM_API_TIMEOUT_SECONDS;
-        else process.env.KPM_API_TIMEOUT_SECONDS = was;
-    });
+    environmentFor({ KPM_API_TIMEOUT_SECONDS: String(TIMEOUT) });
     let hole: Awaited<ReturnType<typeof blackHole>>;
     beforeEach(async () => (hole = await blackHole()));
     afterEach(() => hole.close());
@@ -185,12 +180,7 @@ describe("a black-holed API server: every request fails within the request timeo
 
 describe("a watch that goes silent (SIMULATED API server)", function () {
     this.timeout(15_000);
-    const was = process.env.KPM_API_TIMEOUT_SECONDS;
-    before(() => void (process.env.KPM_API_TIMEOUT_SECONDS = String(TIMEOUT)));
-    after(() => {
-        if (was === undefined) delete process.env.KPM_API_TIMEOUT_SECONDS;
-        else process.env.KPM_API_TIMEOUT_SECONDS = was;
-    });
+    environmentFor({ KPM_API_TIMEOUT_SECONDS: String(TIMEOUT) });
 
     it("the pod informer: a watch silent past its window is restarted; a restart with no answer fails the wait, naming the server and the timeout", async () => {
         const streams = new Set<ServerResponse>();

@@ -13,7 +13,7 @@ import { configHash } from "../../components/core/plan.js";
 import { RefusalError } from "../../components/pulumi/refusal.js";
 import { RolloutFailure, runPools, type Context } from "../../components/rollout/runner.js";
 import { rolloutSpecSchema, type RolloutSpec } from "../../components/rollout/spec.js";
-import { CLI, runAsync } from "../helpers.js";
+import { CLI, runAsync, withEnvironment } from "../helpers.js";
 import { FakeClock, FakeCluster, kubeProxyConfig } from "./fakeCluster.js";
 import { answer, failure, listenSimulated, type SimulatedServer } from "./simulatedApi.js";
 
@@ -254,6 +254,8 @@ const ENV_NAMES = [
     "NODE",
     "KUBECONFIG",
 ];
+/** A hook's program (node -e) that prints ENV_NAMES as it got them and fails, so its output reaches the error */
+const PRINT_ENV = `for (const k of ${JSON.stringify(ENV_NAMES)}) console.log(k + "=" + (process.env[k] ?? "(unset)")); process.exit(5)`;
 
 /** What a hook printed of ENV_NAMES ("NAME=value" lines), unset names left out. */
 function hookEnv(detail: string): Record<string, string> {
@@ -347,68 +349,62 @@ describe("a verify hook and the credentials", () => {
     });
 
     it("a hook gets none of the tool's own secrets; PATH, HOME and its own KUBECONFIG it gets", async () => {
-        const saved = { ...process.env };
-        Object.assign(process.env, {
-            KPM_KUBECONFIG: "raw-kubeconfig-content",
-            KPM_ROLLOUT_SPEC: "{}",
-            PULUMI_CONFIG_PASSPHRASE: "pulumi-passphrase",
-            PULUMI_ACCESS_TOKEN: "pul-0123456789",
-            AWS_SECRET_ACCESS_KEY: "aws-secret-key",
-            GITHUB_TOKEN: "ghp_unit",
-        });
-        try {
-            const kc = kubeconfig("https://127.0.0.1:6443", { token: TOKEN });
-            const print = `for (const k of ${JSON.stringify(ENV_NAMES)}) console.log(k + "=" + (process.env[k] ?? "(unset)")); process.exit(5)`;
-            const { run } = hookRun({ name: "env", command: [process.execPath, "-e", print] }, kc);
-            const err = await run;
-            assert.ok(err instanceof RolloutFailure, String(err));
-            const env = hookEnv(err.detail);
-            for (const name of [
-                "KPM_KUBECONFIG",
-                "KPM_ROLLOUT_SPEC",
-                "PULUMI_CONFIG_PASSPHRASE",
-                "PULUMI_ACCESS_TOKEN",
-                "AWS_SECRET_ACCESS_KEY",
-                "GITHUB_TOKEN",
-            ])
-                assert.equal(env[name], undefined, `the hook got ${name}`);
-            assert.equal(env.PATH, process.env.PATH);
-            assert.equal(env.HOME, process.env.HOME);
-            assert.equal(env.NODE, "canary-1");
-            assert.match(env.KUBECONFIG ?? "", /kpm-hook-.*kubeconfig$/);
-        } finally {
-            for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-            Object.assign(process.env, saved);
-        }
+        await withEnvironment(
+            {
+                KPM_KUBECONFIG: "raw-kubeconfig-content",
+                KPM_ROLLOUT_SPEC: "{}",
+                PULUMI_CONFIG_PASSPHRASE: "pulumi-passphrase",
+                PULUMI_ACCESS_TOKEN: "pul-0123456789",
+                AWS_SECRET_ACCESS_KEY: "aws-secret-key",
+                GITHUB_TOKEN: "ghp_unit",
+            },
+            async () => {
+                const kc = kubeconfig("https://127.0.0.1:6443", { token: TOKEN });
+                const { run } = hookRun({ name: "env", command: [process.execPath, "-e", PRINT_ENV] }, kc);
+                const err = await run;
+                assert.ok(err instanceof RolloutFailure, String(err));
+                const env = hookEnv(err.detail);
+                for (const name of [
+                    "KPM_KUBECONFIG",
+                    "KPM_ROLLOUT_SPEC",
+                    "PULUMI_CONFIG_PASSPHRASE",
+                    "PULUMI_ACCESS_TOKEN",
+                    "AWS_SECRET_ACCESS_KEY",
+                    "GITHUB_TOKEN",
+                ])
+                    assert.equal(env[name], undefined, `the hook got ${name}`);
+                assert.equal(env.PATH, process.env.PATH);
+                assert.equal(env.HOME, process.env.HOME);
+                assert.equal(env.NODE, "canary-1");
+                assert.match(env.KUBECONFIG ?? "", /kpm-hook-.*kubeconfig$/);
+            },
+        );
     });
 
     it("with an exec credential plugin in the kubeconfig, the hook gets the cloud's credentials the plugin reads (AWS_*), and still no tool secret", async () => {
-        const saved = { ...process.env };
-        Object.assign(process.env, {
-            AWS_PROFILE: "prod",
-            AWS_SECRET_ACCESS_KEY: "aws-secret-key",
-            PULUMI_CONFIG_PASSPHRASE: "pulumi-passphrase",
-        });
-        try {
-            const kc = kubeconfig("https://127.0.0.1:6443", {
-                exec: {
-                    apiVersion: "client.authentication.k8s.io/v1beta1",
-                    command: "aws",
-                    args: ["eks", "get-token"],
-                },
-            });
-            const print = `for (const k of ${JSON.stringify(ENV_NAMES)}) console.log(k + "=" + (process.env[k] ?? "(unset)")); process.exit(5)`;
-            const { run } = hookRun({ name: "env", command: [process.execPath, "-e", print] }, kc);
-            const err = await run;
-            assert.ok(err instanceof RolloutFailure, String(err));
-            const env = hookEnv(err.detail);
-            assert.equal(env.AWS_PROFILE, "prod");
-            assert.equal(env.AWS_SECRET_ACCESS_KEY, "aws-secret-key");
-            assert.equal(env.PULUMI_CONFIG_PASSPHRASE, undefined);
-        } finally {
-            for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-            Object.assign(process.env, saved);
-        }
+        await withEnvironment(
+            {
+                AWS_PROFILE: "prod",
+                AWS_SECRET_ACCESS_KEY: "aws-secret-key",
+                PULUMI_CONFIG_PASSPHRASE: "pulumi-passphrase",
+            },
+            async () => {
+                const kc = kubeconfig("https://127.0.0.1:6443", {
+                    exec: {
+                        apiVersion: "client.authentication.k8s.io/v1beta1",
+                        command: "aws",
+                        args: ["eks", "get-token"],
+                    },
+                });
+                const { run } = hookRun({ name: "env", command: [process.execPath, "-e", PRINT_ENV] }, kc);
+                const err = await run;
+                assert.ok(err instanceof RolloutFailure, String(err));
+                const env = hookEnv(err.detail);
+                assert.equal(env.AWS_PROFILE, "prod");
+                assert.equal(env.AWS_SECRET_ACCESS_KEY, "aws-secret-key");
+                assert.equal(env.PULUMI_CONFIG_PASSPHRASE, undefined);
+            },
+        );
     });
 });
 
