@@ -8,18 +8,8 @@ import * as pulumi from "@pulumi/pulumi";
 import YAML from "yaml";
 import type { Finding } from "../../components/core/types.js";
 import type { RefusalError } from "../../components/pulumi/refusal.js";
-import { fixture } from "../helpers.js";
 import { answer, failure, listenSimulated, type SimulatedServer } from "./simulatedApi.js";
-
-const ADDON_CONFIG_MAP = YAML.parse(fixture("eks/managed-addon/configmap.yaml"));
-const ADDON_DAEMON_SET = YAML.parse(fixture("eks/managed-addon/daemonset.yaml"));
-/** EKS's self-managed kube-proxy-config: the same label, written with kubectl apply, no "eks" manager */
-const SELF_MANAGED_CONFIG_MAP = YAML.parse(fixture("eks/kube-proxy-config.yaml"));
-/** the add-on's DaemonSet as a self-managed one would be: no field manager "eks" */
-const SELF_MANAGED_DAEMON_SET = {
-    ...ADDON_DAEMON_SET,
-    metadata: { ...ADDON_DAEMON_SET.metadata, managedFields: [ADDON_DAEMON_SET.metadata.managedFields[1]] },
-};
+import { ADDON_CONFIG_MAP, ADDON_DAEMON_SET, SELF_MANAGED_CONFIG_MAP, SELF_MANAGED_DAEMON_SET } from "./eksObjects.js";
 
 function linuxNode(name: string, pool: string) {
     return {

@@ -1,17 +1,8 @@
 // The EKS managed add-on's detection and findings, pure: the add-on told by its objects' field
 // manager on the RECONSTRUCTED add-on objects (tests/fixtures/eks/managed-addon, see its README).
 import assert from "node:assert/strict";
-import YAML from "yaml";
 import { eksAddonFindings, managedAddonOf, type ObjectMetadata } from "../../components/core/eksAddon.js";
-import { fixture } from "../helpers.js";
-
-const ADDON_CONFIG_MAP = YAML.parse(fixture("eks/managed-addon/configmap.yaml"));
-const ADDON_DAEMON_SET = YAML.parse(fixture("eks/managed-addon/daemonset.yaml"));
-const SELF_MANAGED_CONFIG_MAP = YAML.parse(fixture("eks/kube-proxy-config.yaml"));
-const SELF_MANAGED_DAEMON_SET = {
-    ...ADDON_DAEMON_SET,
-    metadata: { ...ADDON_DAEMON_SET.metadata, managedFields: [ADDON_DAEMON_SET.metadata.managedFields[1]] },
-};
+import { ADDON_CONFIG_MAP, ADDON_DAEMON_SET, SELF_MANAGED_CONFIG_MAP, SELF_MANAGED_DAEMON_SET } from "./eksObjects.js";
 
 describe("managedAddonOf: the add-on told by its objects' field manager", () => {
     const meta = (o: { kind: string; metadata: ObjectMetadata }): ObjectMetadata => ({ ...o.metadata, kind: o.kind });
