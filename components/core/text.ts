@@ -18,17 +18,7 @@ export const PIECE_UNITS = 512;
 
 /** The UTF-8 length of a string (what the plugin's scanner counts). */
 export function utf8Bytes(s: string): number {
-    let n = 0;
-    for (let i = 0; i < s.length; i++) {
-        const c = s.charCodeAt(i);
-        if (c < 0x80) n += 1;
-        else if (c < 0x800) n += 2;
-        else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-            n += 4;
-            i++;
-        } else n += 3;
-    }
-    return n;
+    return Buffer.byteLength(s, "utf8");
 }
 
 const isHigh = (s: string, i: number) => (s.charCodeAt(i) & 0xfc00) === 0xd800;
