@@ -7,7 +7,6 @@
 // and finishes it. kwok nodes run no process, so the built-in node checks CANNOT run here
 // (verify.nodeChecks: false); the per-node check is a hook the test steers (hooks/fault-hook.js).
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,7 +17,7 @@ import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { CLI, ROOT, runAsync } from "../helpers.js";
 import { BlackHoleProxy } from "./blackHoleProxy.js";
 import { writeSpec } from "./drainSupport.js";
-import { clients, leastPrivilegeKubeconfig, startCluster, stopCluster } from "./support.js";
+import { clients, leastPrivilegeKubeconfig, startCluster, stopCluster, watchedCli } from "./support.js";
 
 const KWOK = "(kwok nodes: built-in node checks not run; the check is a steerable hook)";
 /** the lease of these runs, and their request timeout (at most a third of it) */
@@ -32,14 +31,6 @@ interface AuditEvent {
     requestURI?: string;
     requestReceivedTimestamp?: string;
     user?: { username?: string };
-}
-
-interface Run {
-    code: number | null;
-    out: string;
-    /** when the line the test waited for came, and when the process ended (ms since the epoch) */
-    triggeredAt?: number;
-    endedAt: number;
 }
 
 describe(
@@ -108,43 +99,20 @@ describe(
 
         /** Runs `kube-proxy-mode rollout` through the proxy; `on` a matching line, calls `then` once; killed after `limitMs`. */
         function rollout(spec: string, holder: string, on?: { line: RegExp; then: () => void }, limitMs = 120_000) {
-            return new Promise<Run>((resolve, reject) => {
-                const child = spawn(process.execPath, [CLI, "rollout", "--spec", spec, "--kubeconfig", kubeconfig], {
-                    env: {
-                        ...process.env,
-                        KPM_LEASE_SECONDS: String(LEASE_SECONDS),
-                        KPM_API_TIMEOUT_SECONDS: String(TIMEOUT_SECONDS),
-                        KPM_HOLDER: holder,
-                        TMPDIR: dir,
-                    },
-                    stdio: ["ignore", "pipe", "pipe"],
-                });
-                // a run that never ends is the failure this file is about: it is killed, and the test says so
-                const limit = setTimeout(() => child.kill("SIGKILL"), limitMs);
-                let out = "";
-                let triggeredAt: number | undefined;
-                const take = (d: Buffer) => {
-                    const text = d.toString();
-                    out += text;
-                    output.push(
-                        ...text
-                            .trimEnd()
-                            .split("\n")
-                            .map((l) => `[${holder}] ${l}`),
-                    );
-                    if (on && triggeredAt === undefined && on.line.test(out)) {
-                        triggeredAt = Date.now();
-                        on.then();
-                    }
-                };
-                child.stdout.on("data", take);
-                child.stderr.on("data", take);
-                child.on("error", reject);
-                child.on("close", (code) => {
-                    clearTimeout(limit);
-                    resolve({ code, out, triggeredAt, endedAt: Date.now() });
-                });
-            });
+            // a run that never ends is the failure this file is about: it is killed, and the test says so
+            return watchedCli(
+                ["rollout", "--spec", spec, "--kubeconfig", kubeconfig],
+                {
+                    KPM_LEASE_SECONDS: String(LEASE_SECONDS),
+                    KPM_API_TIMEOUT_SECONDS: String(TIMEOUT_SECONDS),
+                    KPM_HOLDER: holder,
+                    TMPDIR: dir,
+                },
+                holder,
+                output,
+                on,
+                limitMs,
+            );
         }
 
         async function node(c: ClusterState, name: string) {

@@ -33,6 +33,7 @@ import {
     proxiesAnswer,
     startCluster,
     stopCluster,
+    watchedCli,
     workspace,
 } from "./support.js";
 
@@ -145,45 +146,49 @@ describe("@e2e faults injected into a running rollout", function () {
         // through the black-hole proxy: the API server's certificate names 127.0.0.1, as the proxy's address does
         if (through) for (const cl of config.clusters) cl.cluster.server = through.proxy.url;
         writeFileSync(kubeconfig, stringify(config), { mode: 0o600 });
-        const timeout = through ? { KPM_API_TIMEOUT_SECONDS: String(through.timeoutSeconds) } : {};
-        return new Promise((resolve, reject) => {
-            const child = spawn(
-                process.execPath,
-                [CLI, "rollout", "--spec", spec, "--kubeconfig", kubeconfig, ...args],
-                {
-                    // TMPDIR: a hook's kubeconfig left by a killed run stays in this test's directory
-                    env: {
-                        ...process.env,
-                        KPM_LEASE_SECONDS: String(leaseSeconds),
-                        KPM_HOLDER: holder,
-                        TMPDIR: dir,
-                        ...timeout,
-                    },
-                    stdio: ["ignore", "pipe", "pipe"],
-                },
-            );
-            let out = "";
-            let killed = false;
-            const take = (d: Buffer) => {
-                const text = d.toString();
-                out += text;
-                output.push(
-                    ...text
-                        .trimEnd()
-                        .split("\n")
-                        .map((l) => `[${holder} ${args.join(" ")}] ${l}`),
-                );
-                if (kill && !killed && kill.on.test(out)) {
-                    killed = true;
+        const timeout: Record<string, string> = through
+            ? { KPM_API_TIMEOUT_SECONDS: String(through.timeoutSeconds) }
+            : {};
+        const r = await watchedCli(
+            ["rollout", "--spec", spec, "--kubeconfig", kubeconfig, ...args],
+            // TMPDIR: a hook's kubeconfig left by a killed run stays in this test's directory
+            { KPM_LEASE_SECONDS: String(leaseSeconds), KPM_HOLDER: holder, TMPDIR: dir, ...timeout },
+            `${holder} ${args.join(" ")}`,
+            output,
+            kill && {
+                line: kill.on,
+                then: (child) => {
                     if (kill.signal) child.kill(kill.signal);
                     void kill.then?.();
-                }
-            };
-            child.stdout.on("data", take);
-            child.stderr.on("data", take);
-            child.on("error", reject);
-            child.on("close", (code) => resolve({ code, out, killed }));
-        });
+                },
+            },
+        );
+        return { code: r.code, out: r.out, killed: r.triggeredAt !== undefined };
+    }
+
+    /**
+     * A run (a 30 s lease) during which the API server is down 3 s from when `node` runs on the
+     * target: it meets the server down, retries, and ends well.
+     */
+    async function rolloutThroughRestart(c: ClusterState, spec: string, args: string[], node: string): Promise<Run> {
+        const r = await rollout(
+            c,
+            spec,
+            args,
+            {
+                on: new RegExp(`${node}: kube-proxy \\S* running on configuration`),
+                then: () => restartDaemon(c, "kube-apiserver", 3000),
+            },
+            undefined,
+            30,
+        );
+        assert.equal(r.code, 0, r.out);
+        assert.match(
+            r.out,
+            /failed \(.*(ECONNREFUSED|ECONNRESET|socket hang up|fetch failed|5\d\d).*\); retrying in/,
+            "the run met the API server down",
+        );
+        return r;
     }
 
     async function nodes(c: ClusterState) {
@@ -543,24 +548,8 @@ describe("@e2e faults injected into a running rollout", function () {
 
             // the API server dies for 3 s while workers-1's built-in checks run (a 30 s lease: the run rides it out)
             steer({ sleepMs: 1000 });
-            r = await rollout(
-                c,
-                file,
-                ["--pool", "workers"],
-                {
-                    on: /workers-1: kube-proxy \S* running on configuration/,
-                    then: () => restartDaemon(c, "kube-apiserver", 3000),
-                },
-                undefined,
-                30,
-            );
-            assert.equal(r.code, 0, r.out);
+            r = await rolloutThroughRestart(c, file, ["--pool", "workers"], "workers-1");
             assert.match(r.out, /workers-1: resuming a move a previous run left in phase switching/);
-            assert.match(
-                r.out,
-                /failed \(.*(ECONNREFUSED|ECONNRESET|socket hang up|fetch failed|5\d\d).*\); retrying in/,
-                "the run met the API server down",
-            );
             builtInChecksPassed(r.out, "workers-1");
             builtInChecksPassed(r.out, "workers-2");
             await assertDataPlane(c, { "canary-1": "nftables", "workers-1": "nftables", "workers-2": "nftables" });
@@ -726,23 +715,8 @@ describe("@e2e faults injected into a running rollout", function () {
             // canary-1's move; while workers-1 and workers-2 run their 1 s checks, the API server
             // dies for 3 s and comes back: their releases meet it down, and the run rides it out
             steer({ sleepMs: 1000 });
-            r = await rollout(
-                c,
-                file,
-                [],
-                {
-                    on: /workers-2: kube-proxy \S* running on configuration/,
-                    then: () => restartDaemon(c, "kube-apiserver", 3000),
-                },
-                undefined,
-                30,
-            );
-            assert.equal(r.code, 0, r.out);
+            r = await rolloutThroughRestart(c, file, [], "workers-2");
             assert.match(r.out, /canary-1: resuming a move a previous run left in phase switching/);
-            assert.match(
-                r.out,
-                /failed \(.*(ECONNREFUSED|ECONNRESET|socket hang up|fetch failed|5\d\d).*\); retrying in/,
-            );
             steer({});
             r = await rollout(c, file, ["--finish"]);
             assert.equal(r.code, 0, r.out);

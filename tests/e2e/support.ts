@@ -1,7 +1,7 @@
 // End-to-end support: a reference cluster per test, a Pulumi workspace on a local file backend
 // driving the real engine (through the Automation API), and observers of the cluster.
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,7 +18,7 @@ import {
 } from "../../scripts/referenceCluster.js";
 import { rbacObjects } from "../../components/core/rbac.js";
 import type { ProxyMode } from "../../components/core/types.js";
-import { ROOT } from "../helpers.js";
+import { CLI, ROOT } from "../helpers.js";
 
 let binDir: string | undefined;
 
@@ -376,4 +376,58 @@ export async function assertDataPlane(c: ClusterState, modes: Record<string, Pro
             `the Service ${ip} (demo/backend) answers from the node`,
         );
     }
+}
+
+/** A CLI run watched as it goes: its exit code and output; when the awaited line came and when it ended (ms since the epoch). */
+export interface WatchedRun {
+    code: number | null;
+    out: string;
+    triggeredAt?: number;
+    endedAt: number;
+}
+
+/**
+ * Runs the CLI with `args` and `env` (over this process's), each output line appended to `output`
+ * under `[label]`; `on.then` is called once, with the process, when the output first matches
+ * `on.line` (to kill it, or to inject a fault mid-run); with `limitMs`, a run still going then is
+ * killed (SIGKILL), so a hang fails the test instead of stalling it.
+ */
+export function watchedCli(
+    args: string[],
+    env: Record<string, string>,
+    label: string,
+    output: string[],
+    on?: { line: RegExp; then: (child: ChildProcess) => void },
+    limitMs?: number,
+): Promise<WatchedRun> {
+    return new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, [CLI, ...args], {
+            env: { ...process.env, ...env },
+            stdio: ["ignore", "pipe", "pipe"],
+        });
+        const limit = limitMs === undefined ? undefined : setTimeout(() => child.kill("SIGKILL"), limitMs);
+        let out = "";
+        let triggeredAt: number | undefined;
+        const take = (d: Buffer) => {
+            const text = d.toString();
+            out += text;
+            output.push(
+                ...text
+                    .trimEnd()
+                    .split("\n")
+                    .map((l) => `[${label}] ${l}`),
+            );
+            if (on && triggeredAt === undefined && on.line.test(out)) {
+                triggeredAt = Date.now();
+                on.then(child);
+            }
+        };
+        child.stdout!.on("data", take);
+        child.stderr!.on("data", take);
+        child.on("error", reject);
+        child.on("close", (code) => {
+            clearTimeout(limit);
+            resolve({ code, out, triggeredAt, endedAt: Date.now() });
+        });
+    });
 }
