@@ -1,7 +1,7 @@
 // kube-proxy-mode: the command line. Every subcommand shares the core engine.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { redact } from "../cluster/redact.js";
+import { redact } from "../core/redact.js";
 import { capText } from "../core/text.js";
 import { InputError } from "../core/types.js";
 import { policyPackCommand } from "./commands/policyPack.js";

@@ -7,7 +7,7 @@ import { homedir } from "node:os";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import type * as k8s from "../libraries/kubernetesClient.js";
 import * as YAML from "../libraries/yaml.js";
-import { rememberSecret } from "./redact.js";
+import { rememberSecret } from "../core/redact.js";
 
 /** A user entry of a kubeconfig as written (kubectl's field names). */
 export type RawUser = Record<string, unknown>;

@@ -15,7 +15,7 @@ import { accessFindings } from "../core/rbac.js";
 import { anyPoolDrains } from "../core/drain.js";
 import type { EksAddonInput } from "../core/eksAddon.js";
 import { clusterIdentity, kubeconfigFromSetting, loadKubeConfig } from "../cluster/client.js";
-import { redact } from "../cluster/redact.js";
+import { redact } from "../core/redact.js";
 import { namesFor } from "../cluster/kubeProxy.js";
 import type { Names } from "../rollout/cluster.js";
 import {

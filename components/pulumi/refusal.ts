@@ -5,7 +5,7 @@
 // and Node's language host reports the error once (it dedupes unhandled errors by identity).
 import * as pulumi from "@pulumi/pulumi";
 import { inspect, type InspectOptionsStylized } from "node:util";
-import { redact } from "../cluster/redact.js";
+import { redact } from "../core/redact.js";
 import type { Finding } from "../core/types.js";
 
 /**

@@ -35,7 +35,7 @@ import {
 } from "./cluster.js";
 import { realClock, type Clock } from "./clock.js";
 import { rememberKubeconfigCredentials } from "../cluster/credentials.js";
-import { redact } from "../cluster/redact.js";
+import { redact } from "../core/redact.js";
 import { hookEnvironment, withHookKubeconfig } from "./hookKubeconfig.js";
 import type { Hook, RolloutSpec } from "./spec.js";
 

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import * as YAML from "yaml";
 import { hookKubeconfig } from "../../components/cluster/credentials.js";
 import { loadKubeConfig } from "../../components/cluster/client.js";
-import { forgetSecrets, redact, rememberSecret } from "../../components/cluster/redact.js";
+import { forgetSecrets, redact, rememberSecret } from "../../components/core/redact.js";
 import { hookEnvironment } from "../../components/rollout/hookKubeconfig.js";
 
 const TOKEN = "kpm-redact-token-93be0c7f1a";

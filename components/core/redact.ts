@@ -1,6 +1,6 @@
 // The one redactor: every text that leaves the process (the CLI's lines, the component's refusal,
 // a hook's output) passes `redact`. One rule: a credential the process has loaded (remembered here
-// by the kubeconfig loader, credentials.ts) is replaced by "[secret]" in any of its encodings and
+// by the kubeconfig loader, cluster/credentials.ts) is replaced by "[secret]" in any of its encodings and
 // however the text breaks its lines; so is anything shaped like a credential that no loader could
 // know (an exec plugin's token on its stderr, a Bearer header a library quotes, a private key).
 // No I/O and no client library here: the CLI's output and the component's errors import it.
