@@ -3,9 +3,11 @@
 // package still supports, and Stryker 9's mocha runner refuses mocha 12; the Stryker class itself
 // runs on Node.js 20, so this starts it without the CLI. Flags: --mutate <pattern[,pattern]>
 // (a subset, e.g. components/rollout/runner.ts or components/cluster/kubeProxy.ts:1047-1204),
-// --concurrency <n>, --force (every mutant again, ignoring the incremental file).
+// --spec <dist/tests/unit/x.test.js[,...]> (only those tests: a quick loop on one area, kept out of
+// the incremental file), --concurrency <n>, --force (every mutant again, ignoring that file).
 /* global process, console */
 import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -18,15 +20,25 @@ process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} --require ${JSON.s
 const { Stryker } = await import(pathToFileURL(join(core, "dist", "src", "stryker.js")).href);
 
 const options = {};
+const spec = [];
 const args = process.argv.slice(2);
 for (let i = 0; i < args.length; i++) {
     const flag = args[i];
     if (flag === "--force") options.force = true;
     else if (flag === "--mutate" && args[i + 1]) (options.mutate ??= []).push(...args[++i].split(","));
     else if (flag === "--concurrency" && args[i + 1]) options.concurrency = Number(args[++i]);
+    else if (flag === "--spec" && args[i + 1]) spec.push(...args[++i].split(","));
     else {
-        console.error(`unknown flag ${flag}: use --mutate <pattern[,pattern]>, --concurrency <n> or --force`);
+        console.error(
+            `unknown flag ${flag}: use --mutate <pattern[,pattern]>, --spec <test file[,file]>, --concurrency <n> or --force`,
+        );
         process.exit(2);
     }
+}
+if (spec.length) {
+    // a mutant these tests miss is reported as surviving, so the run must not enter the incremental file
+    const config = JSON.parse(readFileSync(join(import.meta.dirname, "..", "stryker.config.json"), "utf8"));
+    options.mochaOptions = { ...config.mochaOptions, spec };
+    options.incremental = false;
 }
 await new Stryker(options).runMutationTest();
