@@ -383,7 +383,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             return patchAsRead(
                 {
                     move,
-                    ...(placement !== undefined ? { placement } : {}),
+                    placement, // undefined: the placement label is left as it is
                     ...(n.unschedulable ? {} : { cordon: true }),
                 },
                 n,
@@ -1290,9 +1290,11 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         for (let attempt = 0; attempt < LEASE_WRITE_ATTEMPTS; attempt++) {
             const lease = await this.readLease();
             if (!lease || lease.spec?.holderIdentity !== holder) return;
+            // no holder, no renewal: how often it changed hands is kept, as client-go's release keeps it
+            const { leaseDurationSeconds, leaseTransitions } = lease.spec;
             const released = await this.replaceLeaseUnlessChanged({
                 ...lease,
-                spec: { leaseDurationSeconds: lease.spec?.leaseDurationSeconds },
+                spec: { leaseDurationSeconds, leaseTransitions },
             });
             if (released) return;
         }

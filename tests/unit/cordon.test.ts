@@ -81,6 +81,8 @@ interface SimulatedNodeServer extends SimulatedServer {
     reads: () => number;
     /** runs once, when the next patch arrives and before it is judged: a write that lands in between */
     beforeNextPatch: (write: (n: k8s.V1Node) => k8s.V1Node) => void;
+    /** every patch from now on is answered with this status code (e.g. 403: the identity may not patch nodes) */
+    refusePatches: (code: number) => void;
 }
 
 /** SIMULATED API server: one node, read (alone or in a list), merge-patched and JSON-patched. */
@@ -93,6 +95,7 @@ async function simulatedNodeServer(initial: k8s.V1Node): Promise<SimulatedNodeSe
         spec: initial.spec ?? {},
     };
     let interloper: ((n: k8s.V1Node) => k8s.V1Node) | undefined;
+    let refusal: number | undefined;
     const patches: any[] = [];
     let reads = 0;
     let refused = 0;
@@ -109,6 +112,7 @@ async function simulatedNodeServer(initial: k8s.V1Node): Promise<SimulatedNodeSe
             if (req.method !== "PATCH") return answer(res, 405, failure(405, "MethodNotAllowed"));
             const patch = JSON.parse(raw) as any;
             patches.push(patch);
+            if (refusal) return answer(res, refusal, failure(refusal, "Forbidden", "SIMULATED: patch refused"));
             if (interloper) {
                 const write = interloper;
                 interloper = undefined;
@@ -132,6 +136,7 @@ async function simulatedNodeServer(initial: k8s.V1Node): Promise<SimulatedNodeSe
         refused: () => refused,
         reads: () => reads,
         beforeNextPatch: (w) => void (interloper = w),
+        refusePatches: (code) => void (refusal = code),
     };
 }
 
@@ -162,6 +167,11 @@ describe("the rollout's cordon and uncordon carry the unschedulable taint (SIMUL
         assert.equal(sim.patches.length, 2, "one write");
         assert.equal(sim.node().spec?.unschedulable, undefined);
         assert.deepEqual(sim.node().spec?.taints, [OTHER]);
+        assert.equal(
+            sim.node().metadata?.annotations?.[MARKS.cordonedAnnotation],
+            undefined,
+            "the cordon mark removed",
+        );
         assert.ok(sim.patches.every(madeAgainstTheNodeAsRead), "each made against the node as read");
     });
 
@@ -204,6 +214,11 @@ describe("the rollout's cordon and uncordon carry the unschedulable taint (SIMUL
         assert.equal(sim.refused(), 0);
         assert.deepEqual(sim.node().spec?.taints, [OTHER]);
         assert.equal(sim.node().spec?.unschedulable, undefined);
+        assert.equal(
+            sim.node().metadata?.labels?.[MARKS.configLabel],
+            "abc123",
+            "the placement written by the middle write",
+        );
     });
 
     it("an uncordon leaves no empty taint list behind when the taint was the only one", async () => {
@@ -277,6 +292,88 @@ describe("the rollout's cordon and uncordon carry the unschedulable taint (SIMUL
         assert.ok(sim.node().metadata?.annotations?.[MARKS.moveAnnotation], "the move's memory written");
     });
 
+    it("a node the rollout cordoned already (a run resumed after it stopped mid-move) is taken as the rollout's cordon, and stays cordoned", async () => {
+        sim = await simulatedNodeServer({
+            metadata: { name: "workers-1", annotations: { [MARKS.cordonedAnnotation]: MARKS.managedByValue } },
+            spec: { unschedulable: true, taints: [UNSCHEDULABLE_TAINT] },
+        });
+        const cluster = clusterOn(sim.url);
+        assert.equal(await cluster.startMove("workers-1", MOVE), true, "the rollout's own cordon");
+        assert.equal(sim.node().spec?.unschedulable, true);
+        assert.deepEqual(sim.node().spec?.taints, [UNSCHEDULABLE_TAINT]);
+        assert.deepEqual(JSON.parse(sim.node().metadata?.annotations?.[MARKS.moveAnnotation] ?? "null"), MOVE);
+    });
+
+    it("an uncordon of a node someone uncordoned already (kubectl uncordon; the controller took the taint off) leaves it schedulable and removes the rollout's mark", async () => {
+        sim = await simulatedNodeServer({
+            metadata: { name: "workers-1", annotations: { [MARKS.cordonedAnnotation]: MARKS.managedByValue } },
+            spec: {},
+        });
+        const cluster = clusterOn(sim.url);
+        await cluster.writeNode("workers-1", { move: null, uncordon: true });
+        assert.equal(sim.refused(), 0);
+        assert.deepEqual(sim.node().spec, {}, "not cordoned, no taints written");
+        assert.equal(sim.node().metadata?.annotations?.[MARKS.cordonedAnnotation], undefined);
+    });
+
+    it("a node whose taints change before every attempt: the cordon gives up after 5 refusals (422), failing with the server's reason", async () => {
+        sim = await simulatedNodeServer({ metadata: { name: "workers-1" } });
+        const cluster = clusterOn(sim.url);
+        let churn = 0;
+        // a controller that writes the node's taints again and again
+        const retaint = (n: k8s.V1Node): k8s.V1Node => {
+            sim.beforeNextPatch(retaint);
+            return { ...n, spec: { ...n.spec, taints: [{ ...OTHER, value: `gpu-${++churn}` }] } };
+        };
+        sim.beforeNextPatch(retaint);
+        await assert.rejects(cluster.startMove("workers-1", MOVE), /the JSON Patch does not apply/);
+        assert.deepEqual({ patches: sim.patches.length, refused: sim.refused() }, { patches: 5, refused: 5 });
+        assert.equal(sim.node().spec?.unschedulable, undefined, "not cordoned");
+    });
+
+    it("a patch refused for another reason (403: the identity may not patch nodes) fails at once, not tried again", async () => {
+        sim = await simulatedNodeServer({ metadata: { name: "workers-1" } });
+        const cluster = clusterOn(sim.url);
+        sim.refusePatches(403);
+        await assert.rejects(cluster.startMove("workers-1", MOVE), /patch refused/);
+        assert.equal(sim.patches.length, 1);
+    });
+
+    it("the verification, the move's memory and the placement are one merge patch with no read of the node: a cordon someone makes meanwhile does not refuse it", async () => {
+        sim = await simulatedNodeServer({ metadata: { name: "workers-1" } });
+        const cluster = clusterOn(sim.url);
+        sim.beforeNextPatch((n) => ({ ...n, spec: { ...n.spec, unschedulable: true } }));
+        await cluster.writeNode("workers-1", {
+            move: { ...MOVE, phase: "switching" },
+            placement: "abc123",
+            verified: { hash: "abc123", checks: "hooks" },
+        });
+        assert.deepEqual(
+            {
+                patches: sim.patches.length,
+                refused: sim.refused(),
+                reads: sim.reads(),
+                asRead: madeAgainstTheNodeAsRead(sim.patches[0]),
+            },
+            { patches: 1, refused: 0, reads: 0, asRead: false },
+        );
+        // the rollout's memory of the node, as the next run reads it
+        const [{ placement, verified, verifiedAt, checks, move, unschedulable, cordonedByRollout }] =
+            await cluster.nodes();
+        assert.deepEqual(
+            { placement, verified, checks, move, unschedulable, cordonedByRollout },
+            {
+                placement: "abc123",
+                verified: "abc123",
+                checks: "hooks",
+                move: { ...MOVE, phase: "switching" },
+                unschedulable: true,
+                cordonedByRollout: false,
+            },
+        );
+        assert.match(verifiedAt ?? "", /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    });
+
     it("a node with no annotations and no labels at all gets them whole, tested still absent", async () => {
         sim = await simulatedNodeServer({ metadata: { name: "workers-1" } });
         const cluster = clusterOn(sim.url);
@@ -296,14 +393,83 @@ describe("the rollout's cordon and uncordon carry the unschedulable taint (SIMUL
     });
 });
 
-describe("a node's patch made against the node as read (cluster/nodePatch.ts)", () => {
-    const read = asSeen({
-        metadata: { annotations: { [MARKS.moveAnnotation]: "{}", other: "x" }, labels: { pool: "workers" } },
-        spec: { taints: [{ ...OTHER, timeAdded: new Date("2026-12-03T05:00:00Z") }] },
+describe("the rollout's memory of each node, as the cluster client lists it (SIMULATED API server)", () => {
+    let sim: SimulatedNodeServer | undefined;
+    afterEach(async () => sim?.close());
+    /** what nodes() says of one node with these annotations and this cordon */
+    async function listed(annotations: Record<string, string>, unschedulable?: true) {
+        await sim?.close();
+        sim = await simulatedNodeServer({ metadata: { name: "workers-1", annotations }, spec: { unschedulable } });
+        const [n] = await clusterOn(sim.url).nodes();
+        return n;
+    }
+    const mark = { [MARKS.cordonedAnnotation]: MARKS.managedByValue };
+
+    it("a cordon is the rollout's only when the node is cordoned and carries the rollout's mark", async () => {
+        const seen = [];
+        for (const [annotations, unschedulable] of [
+            [mark, true],
+            [{}, true],
+            [mark, undefined],
+            [{}, undefined],
+        ] as const) {
+            const n = await listed(annotations, unschedulable);
+            seen.push([n.unschedulable, n.cordonedByRollout]);
+        }
+        assert.deepEqual(seen, [
+            [true, true],
+            [true, false],
+            [false, false],
+            [false, false],
+        ]);
     });
 
+    it("a node never verified nor moved has no verification and no move", async () => {
+        const n = await listed({});
+        assert.deepEqual(
+            { verified: n.verified, verifiedAt: n.verifiedAt, checks: n.checks, move: n.move, placement: n.placement },
+            { verified: undefined, verifiedAt: undefined, checks: undefined, move: undefined, placement: null },
+        );
+    });
+
+    it("reads the move's memory the rollout wrote, and ignores one that is not its (not JSON, or lacking to, from or a phase)", async () => {
+        const ours = { to: "abc123", from: "def456", phase: "switching" };
+        assert.deepEqual((await listed({ [MARKS.moveAnnotation]: JSON.stringify(ours) })).move, ours);
+        const notOurs = [
+            "",
+            "not json",
+            "null",
+            '"switching"',
+            "{}",
+            '{"phase":"switching"}',
+            '{"to":"abc123"}',
+            '{"to":"abc123","from":null}',
+            '{"from":null,"phase":"switching"}',
+            '{"to":"abc123","from":null,"phase":3}',
+        ];
+        const moves = [];
+        for (const text of notOurs) moves.push((await listed({ [MARKS.moveAnnotation]: text })).move);
+        assert.deepEqual(
+            moves,
+            notOurs.map(() => undefined),
+        );
+    });
+});
+
+describe("a node's patch made against the node as read (cluster/nodePatch.ts)", () => {
+    // built in each test, not when the file loads: the mutation run counts what each test reaches
+    const readNode = () =>
+        asSeen({
+            metadata: { annotations: { [MARKS.moveAnnotation]: "{}", other: "x" }, labels: { pool: "workers" } },
+            spec: { taints: [{ ...OTHER, timeAdded: new Date("2026-12-03T05:00:00Z") }] },
+        });
+    /** a node the rollout cordoned, with nothing else of the rollout's on it */
+    const cordoned = (annotations?: Record<string, string>) =>
+        asSeen({ metadata: { annotations }, spec: { unschedulable: true, taints: [UNSCHEDULABLE_TAINT] } });
+    const esc = (k: string) => k.replace(/~/g, "~0").replace(/\//g, "~1");
+
     it("keeps of the node only the rollout's own annotations and label, and a taint's time as the API server writes it", () => {
-        assert.deepEqual(read, {
+        assert.deepEqual(readNode(), {
             unschedulable: false,
             taints: [{ ...OTHER, timeAdded: "2026-12-03T05:00:00Z" }],
             annotations: { [MARKS.moveAnnotation]: "{}" },
@@ -312,8 +478,7 @@ describe("a node's patch made against the node as read (cluster/nodePatch.ts)", 
     });
 
     it("a cordon tests the cordon, the rollout's cordon mark and the taints as read, then writes them; keys escaped as JSON Pointer steps", () => {
-        const ops = patchAsRead({ move: null, cordon: true, placement: "abc123" }, read);
-        const esc = (k: string) => k.replace(/~/g, "~0").replace(/\//g, "~1");
+        const ops = patchAsRead({ move: null, cordon: true, placement: "abc123" }, readNode());
         assert.deepEqual(ops, [
             { op: "test", path: "/spec/unschedulable", value: null },
             { op: "test", path: `/metadata/annotations/${esc(MARKS.cordonedAnnotation)}`, value: null },
@@ -331,13 +496,42 @@ describe("a node's patch made against the node as read (cluster/nodePatch.ts)", 
     });
 
     it("an annotation to remove that was not there as read is tested still absent, not removed (a remove of a missing key refuses the patch)", () => {
-        const ops = patchAsRead({ verified: { hash: null, checks: "" } }, read);
+        const ops = patchAsRead({ verified: { hash: null, checks: "" } }, readNode());
         assert.deepEqual(
             ops.filter((o) => o.path.includes("verified") || o.path.includes("checks")).map((o) => [o.op, o.value]),
             [
                 ["test", null],
                 ["test", null],
             ],
+        );
+    });
+
+    it("an uncordon writes only the cordon, its taint and its mark: the move's memory, the verification and the placement are left alone", () => {
+        const ops = patchAsRead({ uncordon: true }, cordoned({ [MARKS.cordonedAnnotation]: MARKS.managedByValue }));
+        const mark = `/metadata/annotations/${esc(MARKS.cordonedAnnotation)}`;
+        assert.deepEqual(ops, [
+            { op: "test", path: "/spec/unschedulable", value: true },
+            { op: "test", path: mark, value: MARKS.managedByValue },
+            { op: "test", path: "/spec/taints", value: [UNSCHEDULABLE_TAINT] },
+            { op: "remove", path: "/spec/taints" },
+            { op: "remove", path: "/spec/unschedulable" },
+            { op: "remove", path: mark },
+        ]);
+    });
+
+    it("an uncordon of a node with no annotations at all writes no annotations (nothing to remove)", () => {
+        const ops = patchAsRead({ move: null, uncordon: true }, cordoned());
+        assert.deepEqual(
+            ops.filter((o) => o.path.startsWith("/metadata")),
+            [{ op: "test", path: "/metadata/annotations", value: null }],
+        );
+    });
+
+    it("a cordon of a node cordoned already writes no cordon and removes none", () => {
+        const ops = patchAsRead({ cordon: true }, cordoned());
+        assert.deepEqual(
+            ops.filter((o) => o.path.startsWith("/spec")),
+            [{ op: "test", path: "/spec/unschedulable", value: true }],
         );
     });
 });

@@ -2,6 +2,7 @@
 // why), which PodDisruptionBudget blocks a pod, drainTimeout 0, and the ipvs -> iptables rule
 // for pools that do not drain.
 import assert from "node:assert/strict";
+import type { ServerResponse } from "node:http";
 import {
     blockingPdbs,
     decideDrain,
@@ -14,6 +15,7 @@ import {
 import { planRollout } from "../../components/core/planner.js";
 import { parsePools } from "../../components/core/pools.js";
 import { poolSchema } from "../../components/rollout/spec.js";
+import { answer, clusterOn, failure, listenSimulated, openStream, type SimulatedServer } from "./simulatedApi.js";
 
 const owned = (kind: string, name: string) => [{ kind, name, controller: true }];
 const pod = (name: string, extra: Partial<DrainPod> & { labels?: Record<string, string> } = {}): DrainPod => ({
@@ -157,5 +159,87 @@ describe("ipvs -> iptables leaves a node without Service routing: drain or allow
             unroutedNodeFindings([{ name: "w", drain: false }], "ipvs", "iptables").map((f) => f.code),
             ["pools.unroutedNode"],
         );
+    });
+});
+
+describe("a drain that runs out of time (the tool's cluster client, SIMULATED API server)", () => {
+    let sim: SimulatedServer | undefined;
+    afterEach(async () => sim?.close());
+
+    /**
+     * SIMULATED API server: these pods stay on workers-1 whatever is evicted (an accepted eviction
+     * marks its pod terminating); an eviction of a pod labelled app=web is refused by the
+     * PodDisruptionBudget apps/web (429), as the API server refuses it.
+     */
+    async function nodeThatWillNotEmpty(pods: DrainPod[]): Promise<SimulatedServer> {
+        const streams = new Set<ServerResponse>();
+        return listenSimulated((req, res) => {
+            const url = req.url ?? "";
+            if (req.method === "GET" && url.includes("watch=true")) return openStream(res, streams);
+            if (req.method === "GET" && url.startsWith("/api/v1/pods"))
+                return answer(res, 200, { kind: "PodList", metadata: {}, items: pods });
+            if (req.method === "GET" && url.includes("/poddisruptionbudgets"))
+                return answer(res, 200, {
+                    items: [
+                        {
+                            metadata: { name: "web", namespace: "apps" },
+                            spec: { selector: { matchLabels: { app: "web" } } },
+                        },
+                    ],
+                });
+            if (req.method === "POST" && url.endsWith("/eviction")) {
+                const p = pods.find((x) => url.includes(`/pods/${x.metadata?.name}/`));
+                if (p?.metadata?.labels?.app === "web")
+                    return answer(
+                        res,
+                        429,
+                        failure(
+                            429,
+                            "TooManyRequests",
+                            "Cannot evict pod as it would violate the pod's disruption budget.",
+                        ),
+                    );
+                p!.metadata = { ...p!.metadata, deletionTimestamp: new Date() };
+                return answer(res, 201, { kind: "Status", status: "Success" });
+            }
+            answer(res, 404, failure(404, "NotFound"));
+        }, streams);
+    }
+    const replicated = (name: string, labels: Record<string, string>): DrainPod =>
+        pod(name, {
+            metadata: { name, namespace: "apps", labels, ownerReferences: owned("ReplicaSet", `${name}-7f`) },
+        });
+
+    it("fails naming the node, its timeout, every pod left and the budget that refused each blocked eviction", async () => {
+        sim = await nodeThatWillNotEmpty([
+            replicated("web-1", { app: "web" }),
+            replicated("job-2", { app: "job" }),
+            replicated("web-3", { app: "web" }),
+        ]);
+        const cluster = clusterOn(sim.url);
+        const err = await cluster.drain("workers-1", 1, () => undefined).catch((e: Error) => e);
+        cluster.close();
+        assert.ok(err instanceof Error, String(err));
+        const [left, ...blocked] = err.message.split("; ");
+        assert.equal(
+            left,
+            "drain of workers-1 timed out after 1s with 3 pod(s) left (apps/web-1, apps/job-2, apps/web-3)",
+        );
+        assert.deepEqual(
+            blocked.map((b) =>
+                b.replace(/: eviction refused by PodDisruptionBudget apps\/web: .*disruption budget.*$/, ": apps/web"),
+            ),
+            ["apps/web-1: apps/web", "apps/web-3: apps/web"],
+            err.message,
+        );
+    });
+
+    it("names no budget when every eviction was accepted and the pods are still terminating", async () => {
+        sim = await nodeThatWillNotEmpty([replicated("job-2", { app: "job" })]);
+        const cluster = clusterOn(sim.url);
+        const err = await cluster.drain("workers-1", 1, () => undefined).catch((e: Error) => e);
+        cluster.close();
+        assert.ok(err instanceof Error, String(err));
+        assert.equal(err.message, "drain of workers-1 timed out after 1s with 1 pod(s) left (apps/job-2)");
     });
 });

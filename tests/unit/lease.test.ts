@@ -18,8 +18,14 @@ interface SimulatedLeaseServer extends SimulatedServer {
     /** every replace from now on finds the Lease changed (a writer that never stops) */
     alwaysChanged: () => void;
     conflicts: () => number;
-    /** a write of the Lease by another client, as it lands (a new resourceVersion) */
-    rewrite: (write: (spec: k8s.V1LeaseSpec) => k8s.V1LeaseSpec) => void;
+    /** a write of the Lease by another client, as it lands (a new resourceVersion); undefined: a Lease with no spec */
+    rewrite: (write: (spec: k8s.V1LeaseSpec) => k8s.V1LeaseSpec | undefined) => void;
+    /** the Lease deleted by another client */
+    remove: () => void;
+    /** every replace from now on is answered with this status code (e.g. 403: the identity may not update Leases) */
+    refuseReplaces: (code: number) => void;
+    /** how many creates and replaces arrived */
+    writes: () => { creates: number; replaces: number };
 }
 
 /** SIMULATED API server holding one Lease, with resourceVersion compare-and-swap on replace. */
@@ -29,6 +35,8 @@ async function simulatedLeaseServer(): Promise<SimulatedLeaseServer> {
     let interloper: ((l: k8s.V1Lease) => k8s.V1LeaseSpec) | undefined;
     let endless = false;
     let conflicts = 0;
+    let refusal: number | undefined;
+    const writes = { creates: 0, replaces: 0 };
     const stored = (l: k8s.V1Lease): k8s.V1Lease => {
         lease = {
             ...l,
@@ -48,10 +56,13 @@ async function simulatedLeaseServer(): Promise<SimulatedLeaseServer> {
             if (req.method === "GET")
                 return lease ? answer(res, 200, lease) : answer(res, 404, failure(404, "NotFound"));
             if (req.method === "POST") {
+                writes.creates++;
                 if (lease) return answer(res, 409, failure(409, "AlreadyExists"));
                 return answer(res, 201, stored(body!));
             }
             if (req.method === "PUT") {
+                writes.replaces++;
+                if (refusal) return answer(res, refusal, failure(refusal, "Forbidden", "SIMULATED: replace refused"));
                 if (interloper && lease) {
                     const write = interloper;
                     interloper = undefined;
@@ -74,6 +85,9 @@ async function simulatedLeaseServer(): Promise<SimulatedLeaseServer> {
         alwaysChanged: () => void (endless = true),
         conflicts: () => conflicts,
         rewrite: (write) => void (lease && stored({ ...lease, spec: write(lease.spec ?? {}) })),
+        remove: () => void (lease = undefined),
+        refuseReplaces: (code) => void (refusal = code),
+        writes: () => ({ ...writes }),
     };
 }
 
@@ -92,6 +106,15 @@ describe("the rollout Lease under concurrent writes (SIMULATED API server)", () 
         assert.equal(sim.lease()?.spec?.leaseDurationSeconds, 60);
     });
 
+    it("the release keeps how often the Lease changed hands (leaseTransitions), and the next takeover counts on from it", async () => {
+        await clusterOn(sim.url).acquireLease("run-a", 60);
+        sim.rewrite((s) => ({ ...s, leaseTransitions: 4 }));
+        await clusterOn(sim.url).releaseLease("run-a");
+        assert.deepEqual(sim.lease()?.spec, { leaseDurationSeconds: 60, leaseTransitions: 4 });
+        await clusterOn(sim.url).acquireLease("run-b", 60);
+        assert.equal(sim.lease()?.spec?.leaseTransitions, 5);
+    });
+
     it("the release leaves the Lease alone when another run took it over between its read and its write", async () => {
         const cluster = clusterOn(sim.url);
         await cluster.acquireLease("run-a", 60);
@@ -106,6 +129,77 @@ describe("the rollout Lease under concurrent writes (SIMULATED API server)", () 
         sim.beforeNextReplace((l) => ({ ...l.spec, holderIdentity: "run-b" }));
         assert.equal(await cluster.renewLease("run-a"), false);
         assert.equal(sim.lease()?.spec?.holderIdentity, "run-b");
+    });
+
+    it("a renewal by the holder moves renewTime forward and keeps the rest of the Lease", async () => {
+        const cluster = clusterOn(sim.url);
+        await cluster.acquireLease("run-a", 60);
+        sim.rewrite((s) => ({ ...s, renewTime: new Date(Date.now() - 30_000).toISOString() as unknown as Date }));
+        const before = sim.lease()!.spec!;
+        assert.equal(await cluster.renewLease("run-a"), true);
+        const after = sim.lease()!.spec!;
+        assert.ok(new Date(after.renewTime!) > new Date(before.renewTime!), `renewed at ${String(after.renewTime)}`);
+        assert.deepEqual({ ...after, renewTime: undefined }, { ...before, renewTime: undefined });
+    });
+
+    it("a renewal or a release finds nothing to do when the Lease is not the run's: freed, gone, or left with no spec", async () => {
+        const cluster = clusterOn(sim.url);
+        await cluster.acquireLease("run-a", 60);
+        await cluster.releaseLease("run-a");
+        assert.equal(await cluster.renewLease("run-a"), false, "freed");
+        sim.rewrite(() => undefined);
+        assert.equal(await cluster.renewLease("run-a"), false, "no spec");
+        await cluster.releaseLease("run-a");
+        sim.remove();
+        assert.equal(await cluster.renewLease("run-a"), false, "gone");
+        await cluster.releaseLease("run-a");
+        assert.deepEqual(sim.writes(), { creates: 1, replaces: 1 }, "the acquire and the first release only");
+    });
+
+    it("a renewal that meets a change on every attempt fails naming the 409, instead of looping", async () => {
+        const cluster = clusterOn(sim.url);
+        await cluster.acquireLease("run-a", 60);
+        sim.alwaysChanged();
+        await assert.rejects(
+            cluster.renewLease("run-a"),
+            /could not renew the rollout Lease.*5 attempts \(409 Conflict/,
+        );
+        assert.equal(sim.conflicts(), 5);
+    });
+
+    it("a renewal or a release refused for another reason (403) fails at once with the server's reason, not as a conflict", async () => {
+        const cluster = clusterOn(sim.url);
+        await cluster.acquireLease("run-a", 60);
+        sim.refuseReplaces(403);
+        await assert.rejects(cluster.renewLease("run-a"), /replace refused/);
+        await assert.rejects(cluster.releaseLease("run-a"), /replace refused/);
+        assert.deepEqual(sim.writes(), { creates: 1, replaces: 2 });
+    });
+
+    it("the Lease is created under its name, labelled as the tool's as every object it creates", async () => {
+        await clusterOn(sim.url).acquireLease("run-a", 60);
+        const { name, namespace, labels } = sim.lease()!.metadata!;
+        assert.deepEqual(
+            { name, namespace, labels },
+            {
+                name: "kube-proxy-mode",
+                namespace: "kube-system",
+                labels: { "app.kubernetes.io/managed-by": "kube-proxy-mode" },
+            },
+        );
+    });
+
+    it("a takeover that meets a change on every attempt gives up after 3, naming the holder it last read", async () => {
+        const cluster = clusterOn(sim.url);
+        await cluster.acquireLease("run-a", 60);
+        await cluster.releaseLease("run-a");
+        sim.alwaysChanged();
+        const got = await cluster.acquireLease("run-b", 60);
+        assert.equal(sim.conflicts(), 3);
+        assert.deepEqual(got, {
+            acquired: false,
+            current: { holder: "unknown", renewedAt: "never", durationSeconds: 60 },
+        });
     });
 
     it("a release that meets a change on every attempt fails naming the 409, instead of looping", async () => {
@@ -210,6 +304,56 @@ describe("taking over a Lease whose holder's clock may differ from this machine'
         }
         assert.equal(sim.lease()?.spec?.holderIdentity, "run-a");
         assert.match(lines.join("\n"), /has expired by this machine's clock; watching it for 1s/);
+        assert.equal(lines.length, 1, "watched once, then refused");
+        assert.deepEqual(sim.writes(), { creates: 1, replaces: 0 }, "run-a's create only: no takeover tried");
+    });
+
+    it("a Lease freed, deleted or left with no spec while watched is decided again and taken at once", async () => {
+        const meanwhile: [string, () => void][] = [
+            ["freed", () => sim.rewrite((s) => ({ leaseDurationSeconds: s.leaseDurationSeconds }))],
+            ["deleted", () => sim.remove()],
+            ["left with no spec", () => sim.rewrite(() => undefined)],
+        ];
+        for (const [what, change] of meanwhile) {
+            await clusterOn(sim.url).releaseLease("run-b");
+            await clusterOn(sim.url).acquireLease("run-a", 1);
+            sim.rewrite((s) => ({ ...s, renewTime: behind() as unknown as Date }));
+            const lines: string[] = [];
+            // the watch starts right after its log line: the change lands during it
+            const got = await clusterOn(sim.url).acquireLease("run-b", 60, (l) => {
+                lines.push(l);
+                change();
+            });
+            assert.deepEqual(
+                { acquired: got.acquired, holder: sim.lease()?.spec?.holderIdentity, watches: lines.length },
+                { acquired: true, holder: "run-b", watches: 1 },
+                what,
+            );
+        }
+    });
+
+    it("a Lease renewed by another holder 1 s ago that lasts 2 s is refused at once, without a watch", async () => {
+        await clusterOn(sim.url).acquireLease("run-a", 2);
+        sim.rewrite((s) => ({ ...s, renewTime: new Date(Date.now() - 1000).toISOString() as unknown as Date }));
+        const lines: string[] = [];
+        const got = await clusterOn(sim.url).acquireLease("run-b", 60, (l) => lines.push(l));
+        assert.equal(got.acquired, false);
+        assert.deepEqual(lines, []);
+    });
+
+    it("a Lease with a holder but no renewal and no duration (written by hand) has expired: taken over at once; each takeover counts in leaseTransitions", async () => {
+        await clusterOn(sim.url).acquireLease("run-a", 60);
+        sim.rewrite(() => ({ holderIdentity: "someone" }));
+        const lines: string[] = [];
+        assert.equal((await clusterOn(sim.url).acquireLease("run-b", 60, (l) => lines.push(l))).acquired, true);
+        assert.match(lines.join("\n"), /^the rollout lease of someone \(renewed never, lasts 0s\) has expired/);
+        assert.equal(sim.lease()?.spec?.leaseTransitions, 1);
+        await clusterOn(sim.url).releaseLease("run-b");
+        assert.equal((await clusterOn(sim.url).acquireLease("run-a", 60)).acquired, true);
+        assert.deepEqual(
+            { holder: sim.lease()?.spec?.holderIdentity, transitions: sim.lease()?.spec?.leaseTransitions },
+            { holder: "run-a", transitions: 2 },
+        );
     });
 
     it("a stop (Ctrl-C) while watching a Lease that looks expired ends the watch at once and leaves the Lease to its holder", async () => {
@@ -232,6 +376,28 @@ describe("taking over a Lease whose holder's clock may differ from this machine'
         assert.equal((await clusterOn(sim.url).acquireLease("run-b", 60)).acquired, true);
         assert.ok(performance.now() - started >= 1000, "watched for the Lease's 1 s first");
         assert.equal(sim.lease()?.spec?.holderIdentity, "run-b");
+    });
+});
+
+describe("a Lease another run creates first every time, gone again when read (SIMULATED API server)", () => {
+    let sim: SimulatedServer | undefined;
+    afterEach(async () => sim?.close());
+
+    it("gives up after 3 creates, naming no holder", async () => {
+        let creates = 0;
+        sim = await listenSimulated((req, res) => {
+            withBody(req, () => {
+                if (req.method === "POST") creates++;
+                if (req.method === "POST") return answer(res, 409, failure(409, "AlreadyExists"));
+                answer(res, 404, failure(404, "NotFound"));
+            });
+        });
+        const got = await clusterOn(sim.url).acquireLease("run-a", 60);
+        assert.deepEqual(got, {
+            acquired: false,
+            current: { holder: "unknown", renewedAt: "never", durationSeconds: 0 },
+        });
+        assert.equal(creates, 3);
     });
 });
 
