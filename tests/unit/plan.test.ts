@@ -244,6 +244,81 @@ describe("rollout plan", () => {
         assert.deepEqual(orphans.nodes, ["b1"]);
         assert.equal(orphans.severity, "error");
     });
+    it("an overlap names the node, both pools and a selector that would narrow the later one", () => {
+        const { findings } = planRollout(
+            [
+                { name: "all", nodeSelector: "kubernetes.io/os!=windows" },
+                { name: "canary", nodeSelector: "pool=canary" },
+            ],
+            [node("c1", "canary")],
+            target,
+        );
+        assert.deepEqual(findings, [
+            {
+                severity: "error",
+                code: "pools.overlap",
+                field: "pools[1].nodeSelector",
+                nodes: ["c1"],
+                message: "node c1 is selected by pool all and by pool canary: each node must be in exactly one pool",
+                fix: "narrow one of the selectors (e.g. pool=canary,pool!=all)",
+            },
+        ]);
+    });
+    it("a pool that selects no node is a warning naming its selector", () => {
+        const { plan, findings } = planRollout([...pools, { name: "gpu", nodeSelector: "pool=gpu" }], nodes, target);
+        assert.deepEqual(findings, [
+            {
+                severity: "warning",
+                code: "pools.noNodes",
+                field: "pools[3].nodeSelector",
+                message: "pool gpu (pool=gpu) selects no node",
+            },
+        ]);
+        assert.deepEqual(plan.pools[3].batches, []);
+    });
+    it("names at most 10 nodes in no pool, then ..., and says why they matter", () => {
+        const orphans = (n: number) =>
+            planRollout(
+                [{ name: "canary", nodeSelector: "pool=canary" }],
+                [node("c1", "canary"), ...Array.from({ length: n }, (_, i) => node(`w${i + 1}`, "workers"))],
+                target,
+            ).findings.find((f) => f.code === "pools.unassigned")!;
+        const ten = orphans(10);
+        assert.match(
+            ten.message,
+            /^10 node\(s\) run kube-proxy but are in no pool: w1, w2, .*, w10\. When the rollout finishes/,
+        );
+        assert.equal(ten.nodes!.length, 10);
+        const eleven = orphans(11);
+        assert.match(eleven.message, /^11 node\(s\) run kube-proxy but are in no pool: w1, .*, w10, \.\.\.\. When/);
+        assert.doesNotMatch(eleven.message, /w11/);
+        assert.equal(eleven.nodes!.length, 11, "the finding itself lists every node");
+        assert.match(eleven.message, /they would switch mode unverified at their next restart$/);
+    });
+    it("ipvs -> iptables with a pool that neither drains nor allows it: only that error, and no pool planned", () => {
+        const { plan, findings } = planRollout(
+            [{ name: "canary", nodeSelector: "pool=canary" }],
+            nodes,
+            { ...target, mode: "iptables" },
+            { fromMode: "ipvs", podTimeoutSeconds: 60 },
+        );
+        assert.deepEqual(
+            findings.map((f) => [f.severity, f.code]),
+            [["error", "pools.unroutedNode"]],
+        );
+        assert.match(findings[0].message, /at most 120s for the cleanup plus 60s for each kube-proxy/);
+        assert.deepEqual(plan, { target: { ...target, mode: "iptables" }, pools: [], moving: 0 });
+    });
+    it("ipvs -> iptables with every pool draining is planned", () => {
+        const { plan, findings } = planRollout(
+            pools.map((p) => ({ ...p, drain: true })),
+            nodes,
+            { ...target, mode: "iptables" },
+            { fromMode: "ipvs" },
+        );
+        assert.deepEqual(findings, []);
+        assert.equal(plan.moving, 5);
+    });
     it("judges the kernels of the nodes that will move, and only those", () => {
         const old = [...nodes.slice(0, 4), node("b1", "batch", { kernelVersion: "5.10.0" })];
         const { findings } = planRollout(pools, old, target);
