@@ -11,6 +11,7 @@ import {
     describePlan,
     planRollout as planParsed,
     PLAN_TEXT_LIMITS,
+    planOutput,
     type NodeState,
     type RolloutTarget,
 } from "../../components/core/index.js";
@@ -148,6 +149,78 @@ describe("plan text at any size", () => {
         assert.equal(plan.moving, 5000);
     });
 
+    it("names every node while a pool moves at most 20, and summarizes batches of 3 or more beyond", () => {
+        const batchLines = (n: number, size: number) =>
+            describePlan(planRollout(pools(size), cluster(n + 1), target).plan)
+                .split("\n")
+                .filter((l) => l.includes("batch ") && l.includes("workers-"));
+        assert.deepEqual(batchLines(6, 3), [
+            "       batch 1: workers-1, workers-2, workers-3",
+            "       batch 2: workers-4, workers-5, workers-6",
+        ]);
+        assert.equal(
+            batchLines(20, 10)[1],
+            "       batch 2: workers-11, workers-12, workers-13, workers-14, workers-15, workers-16, workers-17, workers-18, workers-19, workers-20",
+        );
+        assert.deepEqual(batchLines(22, 10), [
+            "       batch 1: workers-1 .. workers-10 (10 nodes)",
+            "       batch 2: workers-11 .. workers-20 (10 nodes)",
+            "       batch 3: workers-21, workers-22",
+        ]);
+        assert.equal(batchLines(21, 10)[2], "       batch 3: workers-21");
+    });
+    it("lists up to 10 batches in full; beyond, the first 5, a count of the rest and the last 2", () => {
+        const lines = (batches: number) =>
+            describePlan(planRollout(pools(1), cluster(batches + 1), target).plan)
+                .split("\n")
+                .slice(4);
+        assert.deepEqual(
+            lines(10),
+            Array.from({ length: 10 }, (_, i) => `       batch ${i + 1}: workers-${i + 1}`),
+        );
+        assert.deepEqual(lines(11), [
+            ...Array.from({ length: 5 }, (_, i) => `       batch ${i + 1}: workers-${i + 1}`),
+            "       ... 4 more batches (4 nodes: workers-6 .. workers-9) ...",
+            "       batch 10: workers-10",
+            "       batch 11: workers-11",
+        ]);
+    });
+    it("says when the target is the installer's DaemonSet, and what a drain may evict", () => {
+        const { plan } = planRollout(
+            [
+                { name: "canary", nodeSelector: "pool=canary", drain: { force: true } },
+                { name: "workers", nodeSelector: "pool=workers", drain: { deleteEmptyDirData: true } },
+            ],
+            // on a configuration of an earlier rollout, so both move back to the installer's
+            cluster(2).map((n) => ({ ...n, placement: "0ld0ld0ld0" })),
+            { ...target, canonical: true },
+        );
+        const text = describePlan(plan).split("\n");
+        assert.equal(
+            text[0],
+            "rollout to nftables (the installer's DaemonSet (canonical ConfigMap)): 2 node(s) move, pools in this order:",
+        );
+        assert.match(text[1], /in 1 batch, drain first, bare pods too$/);
+        assert.match(text[3], /in 1 batch, drain first, emptyDir data deleted$/);
+    });
+    it("the component's plan output: counts, one string per batch and the verified names", () => {
+        const nodes = cluster(5).map((n) =>
+            n.name === "workers-1" || n.name === "workers-3" ? { ...n, placement: "abc123", verified: "abc123" } : n,
+        );
+        const { plan } = planRollout(pools(1), nodes, target);
+        const output = planOutput(plan);
+        assert.deepEqual(output.target, target);
+        assert.equal(output.moving, 3);
+        assert.deepEqual(
+            output.pools.map((p) => [p.name, p.nodes, p.batches, p.done, p.moving, p.maxUnavailable]),
+            [
+                ["canary", 1, ["canary-1"], "", 1, 1],
+                ["workers", 4, ["workers-2", "workers-4"], "workers-1 workers-3", 2, 1],
+            ],
+        );
+        const two = planOutput(planRollout(pools(2), cluster(5), target).plan);
+        assert.deepEqual(two.pools[1].batches, ["workers-1 workers-2", "workers-3 workers-4"]);
+    });
     it("names the nodes already verified by count, and leaves them out of the batches", () => {
         const nodes = cluster(60).map((n) =>
             n.name === "workers-1" || n.name === "workers-2" ? { ...n, placement: "abc123", verified: "abc123" } : n,
