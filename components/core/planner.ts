@@ -59,10 +59,9 @@ function planMembers(
         const done = n.placement === wanted && (target.canonical || n.verified === target.hash);
         planned.push({ name: n.name, kernel: n.kernelVersion, action: done ? "done" : "move", from: n.placement });
         if (done) continue;
-        for (const f of nodeVerdict(n, target.mode, opts).findings) {
-            if (f.severity !== "info")
-                findings.push({ ...f, field: `pools[${i}] (${pool.name}) node ${n.name}: ${f.field}` });
-        }
+        // members are Linux nodes, so the verdict has no node.notLinux info to leave out
+        for (const f of nodeVerdict(n, target.mode, opts).findings)
+            findings.push({ ...f, field: `pools[${i}] (${pool.name}) node ${n.name}: ${f.field}` });
     }
     return { planned, findings };
 }

@@ -18,6 +18,6 @@ export const realClock: Clock = {
                 signal?.removeEventListener("abort", done);
                 resolve();
             }
-            signal?.addEventListener("abort", done, { once: true });
+            signal?.addEventListener("abort", done); // done removes it
         }),
 };

@@ -4,13 +4,17 @@
 import assert from "node:assert/strict";
 import type { ServerResponse } from "node:http";
 import {
+    anyPoolDrains,
     blockingPdbs,
     decideDrain,
     describeRefusal,
     drainDeadline,
     drainOptions,
+    pdbSelects,
     unroutedNodeFindings,
+    type DrainPdb,
     type DrainPod,
+    type PoolDrain,
 } from "../../components/core/drain.js";
 import { planRollout } from "../../components/core/planner.js";
 import { parsePools } from "../../components/core/pools.js";
@@ -136,6 +140,155 @@ describe("drain with kubectl's rules (pure decision)", () => {
     });
 });
 
+describe("a pool's drain value", () => {
+    const table: [PoolDrain, ReturnType<typeof drainOptions>][] = [
+        [undefined, undefined],
+        [false, undefined],
+        [true, { force: false, deleteEmptyDirData: false }],
+        [{}, { force: false, deleteEmptyDirData: false }],
+        [{ force: true }, { force: true, deleteEmptyDirData: false }],
+        [{ deleteEmptyDirData: true }, { force: false, deleteEmptyDirData: true }],
+        [
+            { force: false, deleteEmptyDirData: true },
+            { force: false, deleteEmptyDirData: true },
+        ],
+    ];
+    for (const [drain, options] of table) {
+        it(`drain: ${JSON.stringify(drain)} -> ${JSON.stringify(options)}`, () => {
+            assert.deepEqual(drainOptions(drain), options);
+        });
+    }
+    it("the rollout evicts pods when any pool drains, with true or with options", () => {
+        assert.equal(anyPoolDrains([]), false);
+        assert.equal(anyPoolDrains([{}, { drain: false }]), false);
+        assert.equal(anyPoolDrains([{}, { drain: true }]), true);
+        assert.equal(anyPoolDrains([{ drain: {} }]), true);
+    });
+});
+
+describe("drain decisions: the reasons logged and refused", () => {
+    it("each skipped pod is logged with why: mirror pod, its DaemonSet, or how it finished", () => {
+        const d = decideDrain(
+            [
+                pod("static-x", {
+                    metadata: {
+                        name: "static-x",
+                        namespace: "apps",
+                        annotations: { "kubernetes.io/config.mirror": "" },
+                    },
+                }),
+                pod("agent-x", {
+                    metadata: { name: "agent-x", namespace: "apps", ownerReferences: owned("DaemonSet", "agent") },
+                }),
+                pod("ok-job", { status: { phase: "Succeeded" } }),
+                pod("bad-job", { status: { phase: "Failed" } }),
+            ],
+            { force: false, deleteEmptyDirData: false },
+        );
+        assert.deepEqual(d.skipped, [
+            { pod: "apps/static-x", reason: "mirror pod (static pod of the kubelet)" },
+            { pod: "apps/agent-x", reason: "DaemonSet pod (agent)" },
+            { pod: "apps/ok-job", reason: "finished (Succeeded)" },
+            { pod: "apps/bad-job", reason: "finished (Failed)" },
+        ]);
+        assert.deepEqual(d.refused, []);
+    });
+    it("a pod with no metadata, spec or status is a bare pod named '/'", () => {
+        assert.deepEqual(decideDrain([{}], { force: false, deleteEmptyDirData: false }).refused, [
+            {
+                pod: "/",
+                reason: "no controller owns it (a bare pod is not recreated elsewhere)",
+                option: "drain.force",
+            },
+        ]);
+        assert.equal(decideDrain([{}], { force: true, deleteEmptyDirData: false }).evict.length, 1);
+    });
+    it("an owned pod without spec or status is evicted", () => {
+        const p: DrainPod = { metadata: { name: "w", namespace: "apps", ownerReferences: owned("ReplicaSet", "r") } };
+        assert.deepEqual(decideDrain([p], { force: false, deleteEmptyDirData: false }).evict, [p]);
+    });
+    it("names every emptyDir volume; a volume with emptyDir null is not one", () => {
+        const p = pod("cache", {
+            metadata: { name: "cache", namespace: "apps", ownerReferences: owned("StatefulSet", "cache") },
+            spec: {
+                volumes: [
+                    { name: "a", emptyDir: {} },
+                    { name: "b", emptyDir: {} },
+                    { name: "c", emptyDir: null },
+                ],
+            },
+        });
+        assert.deepEqual(
+            decideDrain([p], { force: false, deleteEmptyDirData: false }).refused.map((r) => r.reason),
+            ["emptyDir volume(s) a, b (their data is deleted with the pod)"],
+        );
+        const nulled = pod("x", {
+            metadata: { name: "x", namespace: "apps", ownerReferences: owned("StatefulSet", "x") },
+            spec: { volumes: [{ name: "c", emptyDir: null }] },
+        });
+        assert.deepEqual(decideDrain([nulled], { force: false, deleteEmptyDirData: false }).evict, [nulled]);
+    });
+    it("the refusal names the kubectl drain flags of the options it needs", () => {
+        const force = { pod: "apps/bare", reason: "r", option: "drain.force" } as const;
+        const emptyDir = { pod: "apps/cache", reason: "r", option: "drain.deleteEmptyDirData" } as const;
+        assert.match(
+            describeRefusal("n1", [force, force]),
+            /Set drain: \{ force: true \} on the pool to evict them \(kubectl drain --force\), or move/,
+        );
+        assert.match(
+            describeRefusal("n1", [emptyDir]),
+            /Set drain: \{ deleteEmptyDirData: true \} on the pool to evict them \(kubectl drain --delete-emptydir-data\)/,
+        );
+        assert.match(describeRefusal("n1", [emptyDir, force]), /\(kubectl drain --delete-emptydir-data --force\)/);
+    });
+});
+
+describe("which PodDisruptionBudget covers a pod", () => {
+    const web = pod("web-1", { labels: { app: "web", tier: "front" } });
+    const everyPod = { selector: {} };
+    it("a budget selects pods of its own namespace; one without a namespace, or a pod without one, is not compared", () => {
+        assert.equal(pdbSelects({ metadata: { namespace: "apps" }, spec: everyPod }, web), true);
+        assert.equal(pdbSelects({ metadata: { namespace: "prod" }, spec: everyPod }, web), false);
+        assert.equal(pdbSelects({ metadata: { name: "p" }, spec: everyPod }, web), true);
+        assert.equal(pdbSelects({ spec: everyPod }, web), true);
+        assert.equal(pdbSelects({ metadata: { namespace: "prod" }, spec: everyPod }, {}), true);
+    });
+    it("no selector selects nothing, an empty one every pod, labels or not", () => {
+        assert.equal(pdbSelects({ metadata: { namespace: "apps" } }, web), false);
+        assert.equal(pdbSelects({ metadata: { namespace: "apps" }, spec: {} }, web), false);
+        assert.equal(pdbSelects({ spec: everyPod }, {}), true);
+    });
+    // web has app=web, tier=front
+    const expressions: [string, { key: string; operator: string; values?: string[] }, boolean][] = [
+        ["In, value listed", { key: "app", operator: "In", values: ["db", "web"] }, true],
+        ["In, value not listed", { key: "app", operator: "In", values: ["db"] }, false],
+        ["In, label absent", { key: "zone", operator: "In", values: ["web"] }, false],
+        ["In, no values", { key: "app", operator: "In" }, false],
+        ["NotIn, value listed", { key: "app", operator: "NotIn", values: ["web"] }, false],
+        ["NotIn, value not listed", { key: "app", operator: "NotIn", values: ["db"] }, true],
+        ["NotIn, label absent", { key: "zone", operator: "NotIn", values: ["web"] }, true],
+        ["Exists, label present", { key: "app", operator: "Exists" }, true],
+        ["Exists, label absent", { key: "zone", operator: "Exists" }, false],
+        ["DoesNotExist, label present", { key: "app", operator: "DoesNotExist" }, false],
+        ["DoesNotExist, label absent", { key: "zone", operator: "DoesNotExist" }, true],
+    ];
+    for (const [what, expression, selects] of expressions) {
+        it(`matchExpressions ${what}: ${selects ? "selects" : "does not select"}`, () => {
+            const pdb: DrainPdb = { spec: { selector: { matchExpressions: [expression] } } };
+            assert.equal(pdbSelects(pdb, web), selects);
+        });
+    }
+    it("every expression must hold, and the matchLabels too", () => {
+        const exists = { key: "app", operator: "Exists" };
+        const absent = { key: "zone", operator: "Exists" };
+        assert.equal(pdbSelects({ spec: { selector: { matchExpressions: [exists, absent] } } }, web), false);
+        assert.equal(
+            pdbSelects({ spec: { selector: { matchLabels: { app: "db" }, matchExpressions: [exists] } } }, web),
+            false,
+        );
+    });
+});
+
 describe("ipvs -> iptables leaves a node without Service routing: drain or allowUnroutedNode", () => {
     const target = { hash: "h", mode: "iptables" as const, canonical: false };
     it("a pool that neither drains nor allows it fails the plan, saying how long and naming the fix", () => {
@@ -146,6 +299,7 @@ describe("ipvs -> iptables leaves a node without Service routing: drain or allow
         assert.ok(f, "expected a pools.unroutedNode finding");
         assert.equal(f.severity, "error");
         assert.equal(f.field, "pools[0].drain");
+        assert.match(f.message, /^pool workers moves ipvs -> iptables without draining: /);
         assert.match(f.message, /no Service routing for that time .*at most 120s for the cleanup plus 180s/);
         assert.match(f.fix!, /drain: true .*allowUnroutedNode: true/);
     });

@@ -11,6 +11,7 @@ import {
     describePlan,
     planRollout as planParsed,
     PLAN_TEXT_LIMITS,
+    planOutput,
     type NodeState,
     type RolloutTarget,
 } from "../../components/core/index.js";
@@ -148,6 +149,78 @@ describe("plan text at any size", () => {
         assert.equal(plan.moving, 5000);
     });
 
+    it("names every node while a pool moves at most 20, and summarizes batches of 3 or more beyond", () => {
+        const batchLines = (n: number, size: number) =>
+            describePlan(planRollout(pools(size), cluster(n + 1), target).plan)
+                .split("\n")
+                .filter((l) => l.includes("batch ") && l.includes("workers-"));
+        assert.deepEqual(batchLines(6, 3), [
+            "       batch 1: workers-1, workers-2, workers-3",
+            "       batch 2: workers-4, workers-5, workers-6",
+        ]);
+        assert.equal(
+            batchLines(20, 10)[1],
+            "       batch 2: workers-11, workers-12, workers-13, workers-14, workers-15, workers-16, workers-17, workers-18, workers-19, workers-20",
+        );
+        assert.deepEqual(batchLines(22, 10), [
+            "       batch 1: workers-1 .. workers-10 (10 nodes)",
+            "       batch 2: workers-11 .. workers-20 (10 nodes)",
+            "       batch 3: workers-21, workers-22",
+        ]);
+        assert.equal(batchLines(21, 10)[2], "       batch 3: workers-21");
+    });
+    it("lists up to 10 batches in full; beyond, the first 5, a count of the rest and the last 2", () => {
+        const lines = (batches: number) =>
+            describePlan(planRollout(pools(1), cluster(batches + 1), target).plan)
+                .split("\n")
+                .slice(4);
+        assert.deepEqual(
+            lines(10),
+            Array.from({ length: 10 }, (_, i) => `       batch ${i + 1}: workers-${i + 1}`),
+        );
+        assert.deepEqual(lines(11), [
+            ...Array.from({ length: 5 }, (_, i) => `       batch ${i + 1}: workers-${i + 1}`),
+            "       ... 4 more batches (4 nodes: workers-6 .. workers-9) ...",
+            "       batch 10: workers-10",
+            "       batch 11: workers-11",
+        ]);
+    });
+    it("says when the target is the installer's DaemonSet, and what a drain may evict", () => {
+        const { plan } = planRollout(
+            [
+                { name: "canary", nodeSelector: "pool=canary", drain: { force: true } },
+                { name: "workers", nodeSelector: "pool=workers", drain: { deleteEmptyDirData: true } },
+            ],
+            // on a configuration of an earlier rollout, so both move back to the installer's
+            cluster(2).map((n) => ({ ...n, placement: "0ld0ld0ld0" })),
+            { ...target, canonical: true },
+        );
+        const text = describePlan(plan).split("\n");
+        assert.equal(
+            text[0],
+            "rollout to nftables (the installer's DaemonSet (canonical ConfigMap)): 2 node(s) move, pools in this order:",
+        );
+        assert.match(text[1], /in 1 batch, drain first, bare pods too$/);
+        assert.match(text[3], /in 1 batch, drain first, emptyDir data deleted$/);
+    });
+    it("the component's plan output: counts, one string per batch and the verified names", () => {
+        const nodes = cluster(5).map((n) =>
+            n.name === "workers-1" || n.name === "workers-3" ? { ...n, placement: "abc123", verified: "abc123" } : n,
+        );
+        const { plan } = planRollout(pools(1), nodes, target);
+        const output = planOutput(plan);
+        assert.deepEqual(output.target, target);
+        assert.equal(output.moving, 3);
+        assert.deepEqual(
+            output.pools.map((p) => [p.name, p.nodes, p.batches, p.done, p.moving, p.maxUnavailable]),
+            [
+                ["canary", 1, ["canary-1"], "", 1, 1],
+                ["workers", 4, ["workers-2", "workers-4"], "workers-1 workers-3", 2, 1],
+            ],
+        );
+        const two = planOutput(planRollout(pools(2), cluster(5), target).plan);
+        assert.deepEqual(two.pools[1].batches, ["workers-1 workers-2", "workers-3 workers-4"]);
+    });
     it("names the nodes already verified by count, and leaves them out of the batches", () => {
         const nodes = cluster(60).map((n) =>
             n.name === "workers-1" || n.name === "workers-2" ? { ...n, placement: "abc123", verified: "abc123" } : n,
@@ -243,6 +316,81 @@ describe("rollout plan", () => {
         const orphans = findings.find((f) => f.code === "pools.unassigned")!;
         assert.deepEqual(orphans.nodes, ["b1"]);
         assert.equal(orphans.severity, "error");
+    });
+    it("an overlap names the node, both pools and a selector that would narrow the later one", () => {
+        const { findings } = planRollout(
+            [
+                { name: "all", nodeSelector: "kubernetes.io/os!=windows" },
+                { name: "canary", nodeSelector: "pool=canary" },
+            ],
+            [node("c1", "canary")],
+            target,
+        );
+        assert.deepEqual(findings, [
+            {
+                severity: "error",
+                code: "pools.overlap",
+                field: "pools[1].nodeSelector",
+                nodes: ["c1"],
+                message: "node c1 is selected by pool all and by pool canary: each node must be in exactly one pool",
+                fix: "narrow one of the selectors (e.g. pool=canary,pool!=all)",
+            },
+        ]);
+    });
+    it("a pool that selects no node is a warning naming its selector", () => {
+        const { plan, findings } = planRollout([...pools, { name: "gpu", nodeSelector: "pool=gpu" }], nodes, target);
+        assert.deepEqual(findings, [
+            {
+                severity: "warning",
+                code: "pools.noNodes",
+                field: "pools[3].nodeSelector",
+                message: "pool gpu (pool=gpu) selects no node",
+            },
+        ]);
+        assert.deepEqual(plan.pools[3].batches, []);
+    });
+    it("names at most 10 nodes in no pool, then ..., and says why they matter", () => {
+        const orphans = (n: number) =>
+            planRollout(
+                [{ name: "canary", nodeSelector: "pool=canary" }],
+                [node("c1", "canary"), ...Array.from({ length: n }, (_, i) => node(`w${i + 1}`, "workers"))],
+                target,
+            ).findings.find((f) => f.code === "pools.unassigned")!;
+        const ten = orphans(10);
+        assert.match(
+            ten.message,
+            /^10 node\(s\) run kube-proxy but are in no pool: w1, w2, .*, w10\. When the rollout finishes/,
+        );
+        assert.equal(ten.nodes!.length, 10);
+        const eleven = orphans(11);
+        assert.match(eleven.message, /^11 node\(s\) run kube-proxy but are in no pool: w1, .*, w10, \.\.\.\. When/);
+        assert.doesNotMatch(eleven.message, /w11/);
+        assert.equal(eleven.nodes!.length, 11, "the finding itself lists every node");
+        assert.match(eleven.message, /they would switch mode unverified at their next restart$/);
+    });
+    it("ipvs -> iptables with a pool that neither drains nor allows it: only that error, and no pool planned", () => {
+        const { plan, findings } = planRollout(
+            [{ name: "canary", nodeSelector: "pool=canary" }],
+            nodes,
+            { ...target, mode: "iptables" },
+            { fromMode: "ipvs", podTimeoutSeconds: 60 },
+        );
+        assert.deepEqual(
+            findings.map((f) => [f.severity, f.code]),
+            [["error", "pools.unroutedNode"]],
+        );
+        assert.match(findings[0].message, /at most 120s for the cleanup plus 60s for each kube-proxy/);
+        assert.deepEqual(plan, { target: { ...target, mode: "iptables" }, pools: [], moving: 0 });
+    });
+    it("ipvs -> iptables with every pool draining is planned", () => {
+        const { plan, findings } = planRollout(
+            pools.map((p) => ({ ...p, drain: true })),
+            nodes,
+            { ...target, mode: "iptables" },
+            { fromMode: "ipvs" },
+        );
+        assert.deepEqual(findings, []);
+        assert.equal(plan.moving, 5);
     });
     it("judges the kernels of the nodes that will move, and only those", () => {
         const old = [...nodes.slice(0, 4), node("b1", "batch", { kernelVersion: "5.10.0" })];

@@ -84,6 +84,20 @@ describe("promotion target: the data-plane settings two clusters must share", ()
             assert.notEqual(promotionTarget(config({ ...NFT, ...change })).targetHash, base, JSON.stringify(change));
         }
     });
+    it("the hash is of the settings in sorted order, and stays the same across versions (stacks compare recorded hashes)", () => {
+        const { target, targetHash } = promotionTarget(config(NFT));
+        assert.equal(
+            JSON.stringify(target),
+            '{"mode":"nftables","conntrack.tcpBeLiberal":true,"nftables.syncPeriod":"45s","nodePortAddresses":["0.0.0.0/0"]}',
+        );
+        assert.equal(targetHash, "5c22bc58f1");
+    });
+    it("feature gates in any key order are the same target, kept in sorted order", () => {
+        const ab = promotionTarget(config({ mode: "nftables", featureGates: { A: false, B: true } }));
+        const ba = promotionTarget(config({ mode: "nftables", featureGates: { B: true, A: false } }));
+        assert.equal(ab.targetHash, ba.targetHash);
+        assert.equal(JSON.stringify(ba.target), '{"mode":"nftables","featureGates":{"A":false,"B":true}}');
+    });
     it("only the active mode's block counts (ipvs leftovers in another block are not the target)", () => {
         assert.equal(
             promotionTarget(config({ ...NFT, iptables: { syncPeriod: "10s" } })).targetHash,
@@ -219,9 +233,67 @@ describe("promotion gate", () => {
             /^promotion gate refused: acme\/kpm\/staging is not ready to be followed:\n- .*different target.*\n- .*verified 3 of 4.*\n- .*minSoak/,
         );
     });
+    it("an open gate has one note when every node ran the built-in checks", () => {
+        assert.equal(gate().notes.length, 1);
+    });
+    it("a null record is no record", () => {
+        assert.deepEqual(gate({ record: null }), {
+            open: false,
+            missing: [
+                "acme/kpm/staging has no promotion record: it has not finished a kube-proxy-mode rollout (run pulumi up there first and let it finish)",
+            ],
+            notes: [],
+        });
+    });
+    it("a record that is not one names each bad field by its path", () => {
+        const v = gate({ record: { ...record(), unverified: [1], nodesTotal: -1 } });
+        assert.deepEqual(v.notes, []);
+        assert.match(v.missing[0], /\(nodesTotal: .+; unverified\.0: .+\)$/);
+    });
+    it("a different target lists the differing settings in order, leaves the equal ones out, and says what to do", () => {
+        const other = promotionTarget(config({ ...NFT, nodePortAddresses: ["primary"], conntrack: {} }));
+        const v = gate({ record: record({ targetHash: other.targetHash, target: other.target }) });
+        assert.deepEqual(v.notes, []);
+        assert.match(
+            v.missing[0],
+            /\): conntrack\.tcpBeLiberal: \(unset\) there, true here; nodePortAddresses: \["primary"\] there, \["0\.0\.0\.0\/0"\] here; promote the same settings, or move acme\/kpm\/staging to this target first$/,
+        );
+    });
+    it("a different hash over the same settings (a record of another version) says the settings differ", () => {
+        const v = gate({ record: record({ targetHash: "0000000000" }) });
+        assert.match(
+            v.missing[0],
+            /target 0000000000\) than this stack renders \(nftables, target \w+\): settings differ; /,
+        );
+    });
+    it("names at most 10 unverified nodes, then ...; none named when the record lists none", () => {
+        const unverified = Array.from({ length: 11 }, (_, i) => `w${i + 1}`);
+        const eleven = gate({ record: record({ nodesVerified: 0, nodesTotal: 11, unverified }) });
+        assert.match(eleven.missing[0], /\(not verified: w1, w2, .*, w10, \.\.\.\); every node/);
+        assert.doesNotMatch(eleven.missing[0], /w11/);
+        const ten = gate({ record: record({ nodesVerified: 0, nodesTotal: 10, unverified: unverified.slice(0, 10) }) });
+        assert.match(ten.missing[0], /\(not verified: w1, .*, w10\); every node/);
+        const zero = gate({ record: record({ nodesVerified: 0, nodesChecked: 0, nodesTotal: 0 }) });
+        assert.deepEqual(zero, {
+            open: false,
+            missing: [
+                "acme/kpm/staging verified 0 of 0 node(s) on configuration aaaaaaaaaa; every node must be verified by its rollout (a configuration written by hand is not)",
+            ],
+            notes: [],
+        });
+    });
+    it("counts the nodes verified by hooks only", () => {
+        const partly = record({ nodesChecked: 1 });
+        assert.match(gate({ record: partly }).missing[0], /verified 3 of 4 node\(s\) with hooks only/);
+        assert.match(
+            gate({ record: partly, requireNodeChecks: false }).notes[1],
+            /verified 3 node\(s\) with hooks only/,
+        );
+    });
     it("does not consult the upstream when this cluster already runs its target (nothing moves)", () => {
         const v = gate({ record: undefined, alreadyApplied: true });
         assert.equal(v.open, true);
+        assert.deepEqual(v.missing, []);
         assert.match(v.notes[0], /already runs its target/);
     });
     it("reads the option: a fully qualified upstream, a required minSoak, no unknown settings", () => {
@@ -232,7 +304,11 @@ describe("promotion gate", () => {
         });
         assert.throws(
             () => parsePromotion({ after: "staging", minSoak: "1h" }),
-            /promotion\.after must be a fully qualified stack name "<org>\/<project>\/<stack>"/,
+            /^Error: promotion\.after must be a fully qualified stack name "<org>\/<project>\/<stack>"/,
+        );
+        assert.throws(
+            () => parsePromotion({ after: "staging", minSoak: "1h", requireNodeChecks: "yes" }),
+            /^Error: promotion\.after must be .*; promotion\.requireNodeChecks: /,
         );
         assert.throws(() => parsePromotion({ after: "a/b/c" }), /promotion\.minSoak is required/);
         assert.throws(
@@ -242,6 +318,10 @@ describe("promotion gate", () => {
         assert.throws(
             () => parsePromotion({ after: "a/b/c", minSoak: "1h", soak: "1h" }),
             /promotion: unknown setting\(s\) soak/,
+        );
+        assert.throws(
+            () => parsePromotion({ after: "a/b/c", minSoak: "1h", soak: "1h", gate: true }),
+            /promotion: unknown setting\(s\) soak, gate \(/,
         );
     });
 });
@@ -260,6 +340,20 @@ describe("verification record", () => {
             "h1",
         );
         assert.deepEqual(r, { nodesVerified: 2, nodesChecked: 1, nodesTotal: 4, unverified: ["w2", "w3"] });
+    });
+    it("counts verified and checked nodes apart from the unverified ones", () => {
+        const r = summarizeVerification(
+            [
+                { name: "a", verified: "h1", checks: "built-in+hooks" },
+                { name: "b", verified: "h1", checks: "built-in+hooks" },
+                { name: "c", verified: "h1", checks: "built-in+hooks" },
+                { name: "d", verified: "h1", checks: "hooks-only" },
+                { name: "e", verified: "h0", checks: "built-in+hooks" },
+            ],
+            ["a", "b", "c", "d", "e"],
+            "h1",
+        );
+        assert.deepEqual(r, { nodesVerified: 4, nodesChecked: 3, nodesTotal: 5, unverified: ["e"] });
     });
 });
 
