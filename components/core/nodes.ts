@@ -90,12 +90,15 @@ export function parseNodeList(text: string, what = "--nodes"): NodeFacts[] {
             `${what} has kind ${JSON.stringify(list.kind ?? null)}: expected a NodeList (kubectl get nodes -o json)`,
         );
     // the JSON is a Node as kubectl prints it: read as one (every field read is optional)
-    const nodes = items
-        .filter((i) => !isObject(i) || i.kind === undefined || i.kind === "Node")
-        .map((i) => nodeFacts((isObject(i) ? i : {}) as NodeObject));
-    const nameless = nodes.findIndex((n) => n.name === "");
+    // the index counts every item, as in the file, not only the Nodes among them
+    const nodes = items.map((i) =>
+        !isObject(i) || i.kind === undefined || i.kind === "Node"
+            ? nodeFacts((isObject(i) ? i : {}) as NodeObject)
+            : null,
+    );
+    const nameless = nodes.findIndex((n) => n?.name === "");
     if (nameless >= 0) throw new InputError(`${what}: item ${nameless} has no metadata.name`);
-    return nodes;
+    return nodes.filter((n) => n !== null);
 }
 
 export type Verdict = "ok" | "warn" | "fail" | "skip";

@@ -232,6 +232,10 @@ describe("parseNodeList: the --nodes input", () => {
         refused(JSON.stringify({ items: [node("a"), node()] }), /^--nodes: item 1 has no metadata\.name$/);
         refused(JSON.stringify({ items: [null] }), /^--nodes: item 0 has no metadata\.name$/);
     });
+    it("counts the index over every item of the list, Pods included", () => {
+        const pod = { kind: "Pod", metadata: { name: "p" } };
+        refused(JSON.stringify({ items: [pod, node("a"), node()] }), /^--nodes: item 2 has no metadata\.name$/);
+    });
 });
 
 describe("compareNodeNames: natural order of node names", () => {
