@@ -10,6 +10,7 @@ import { validateDesired } from "./settings.js";
 import type { CrdPresence, DesiredSettings, Finding } from "./types.js";
 import type { AccessAnswer } from "./rbac.js";
 import { parseKubeVersion, type KubeVersion } from "./versions.js";
+import { nameList } from "./text.js";
 
 export interface ServiceFacts {
     namespace: string;
@@ -108,10 +109,10 @@ export function decideMigration(
     const exposed = snapshot.services.filter((s) => s.nodePorts.length > 0);
     for (const f of findings) {
         if ((f.code === "nodePort.reach" || f.code === "nodePort.localhost") && exposed.length) {
-            f.message += `. ${exposed.length} Service(s) expose NodePorts: ${exposed
-                .slice(0, 8)
-                .map((s) => `${s.namespace}/${s.name} (${s.nodePorts.join(", ")})`)
-                .join(", ")}${exposed.length > 8 ? ", ..." : ""}`;
+            f.message += `. ${exposed.length} Service(s) expose NodePorts: ${nameList(
+                exposed.map((s) => `${s.namespace}/${s.name} (${s.nodePorts.join(", ")})`),
+                8,
+            )}`;
         }
     }
     if (findings.some((f) => f.severity === "error")) throw new MigrationRefused(findings);

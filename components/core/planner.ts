@@ -13,6 +13,7 @@ import {
 import type { Pool } from "./pools.js";
 import { matchesSelector, parseSelector } from "./selector.js";
 import type { Finding, ProxyMode } from "./types.js";
+import { nameList } from "./text.js";
 
 type PlanOptions = { tcpBeLiberal?: boolean; fromMode?: ProxyMode; podTimeoutSeconds?: number };
 
@@ -121,7 +122,7 @@ function unassignedFinding(orphans: string[]): Finding {
         field: "pools",
         nodes: orphans,
         message:
-            `${orphans.length} node(s) run kube-proxy but are in no pool: ${orphans.slice(0, 10).join(", ")}${orphans.length > 10 ? ", ..." : ""}. ` +
+            `${orphans.length} node(s) run kube-proxy but are in no pool: ${nameList(orphans, 10)}. ` +
             `When the rollout finishes the canonical ConfigMap changes, and they would switch mode unverified at their next restart`,
         fix: 'add a pool that selects them (a last pool such as { name: "rest", nodeSelector: "kubernetes.io/os=linux" } must not overlap the others: use pool!=... requirements)',
     };

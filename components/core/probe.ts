@@ -14,6 +14,7 @@ import {
     KUBE_PROXY_NFT_TABLES,
     KUBE_PROXY_OBJECTS,
 } from "./kubeProxyObjects.js";
+import { nameList } from "./text.js";
 
 const CLEANUP_AWK = cleanupAwkProgram();
 const IPSETS = KUBE_PROXY_IPSETS.join(" ");
@@ -355,7 +356,6 @@ export interface ProbeExpectations {
     serviceIPs?: string[];
 }
 
-const list = (xs: string[], n = 4) => `${xs.slice(0, n).join(", ")}${xs.length > n ? ", ..." : ""}`;
 const bare = (a: string) => a.replace(/\/\d+$/, "");
 
 /** Objects on the node named like kube-proxy's that are not: another agent's IPVS servers, ipsets and chains. */
@@ -395,14 +395,14 @@ function ipvsLeftovers(
     if (report.kubeIpvs0.present) {
         const a = report.kubeIpvs0.addresses;
         leftovers.push(
-            `${DUMMY_INTERFACE} exists${a.length ? ` holding ${a.length} address(es) (${list(a, 3)}) that black-hole those ClusterIPs` : ""}`,
+            `${DUMMY_INTERFACE} exists${a.length ? ` holding ${a.length} address(es) (${nameList(a, 3)}) that black-hole those ClusterIPs` : ""}`,
         );
     }
     const sets = (report.ipsets ?? []).filter(isKubeProxyIpset);
-    if (sets.length) leftovers.push(`ipsets ${list(sets)}`);
+    if (sets.length) leftovers.push(`ipsets ${nameList(sets, 4)}`);
     if (ours.length)
         leftovers.push(
-            `${ours.length} IPVS virtual server(s) of kube-proxy (${list(
+            `${ours.length} IPVS virtual server(s) of kube-proxy (${nameList(
                 ours.map((v) => `${v.protocol} ${v.address}:${v.port}`),
                 3,
             )})`,
@@ -443,11 +443,11 @@ function leftoversCheck(report: ProbeReport, expect: ProbeExpectations): CheckRe
         notes.push(...ipvs.notes);
     }
     const stale = staleChains(report, expect.mode);
-    if (stale.length) leftovers.push(`iptables chains ${list(stale)}`);
+    if (stale.length) leftovers.push(`iptables chains ${nameList(stale, 4)}`);
     const kubeProxyTables = report.nftTables.filter((t) => (KUBE_PROXY_NFT_TABLES as string[]).includes(t));
     if (expect.mode !== "nftables" && kubeProxyTables.length)
         leftovers.push(`nftables tables ${kubeProxyTables.join(", ")}`);
-    const tail = `${notes.length ? `; ${notes.join("; ")}` : ""}${foreign.length ? `; not ours, left alone: ${list([...new Set(foreign)], 6)}` : ""}`;
+    const tail = `${notes.length ? `; ${notes.join("; ")}` : ""}${foreign.length ? `; not ours, left alone: ${nameList([...new Set(foreign)], 6)}` : ""}`;
     const left = leftovers.length ? `left behind: ${leftovers.join("; ")}` : "";
     if (blind.length)
         return {

@@ -17,6 +17,7 @@ import { MODE_SETTINGS } from "./facts.js";
 import { MARKS } from "./plan.js";
 import { durationSchema, secondsOf } from "./schema.js";
 import { PROXY_MODES, type PromotionRecord, type ProxyMode } from "./types.js";
+import { nameList } from "./text.js";
 
 /** The fields of a KubeProxyConfiguration that make up a promotion target (besides the mode's block). */
 export const TARGET_FIELDS = ["featureGates", "nodePortAddresses", "conntrack.tcpBeLiberal"] as const;
@@ -168,9 +169,7 @@ function gateGaps(g: GateInput, r: PromotionRecord, heldSeconds: number): string
         );
     }
     if (r.nodesTotal === 0 || r.nodesVerified < r.nodesTotal) {
-        const unverified = r.unverified.length
-            ? ` (not verified: ${r.unverified.slice(0, 10).join(", ")}${r.unverified.length > 10 ? ", ..." : ""})`
-            : "";
+        const unverified = r.unverified.length ? ` (not verified: ${nameList(r.unverified, 10)})` : "";
         missing.push(
             `${g.upstream} verified ${r.nodesVerified} of ${r.nodesTotal} node(s) on configuration ${r.configHash}${unverified}; every node must be verified by its rollout (a configuration written by hand is not)`,
         );

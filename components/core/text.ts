@@ -60,21 +60,22 @@ export function capText(text: string, limit = LINE_LIMIT): string {
 }
 
 /**
- * A list of names for a message: the first LIST_SHOWN (fewer if they would pass LIST_BYTES), then
+ * A list of names for a message: the first `shown` (fewer if they would pass LIST_BYTES), then
  * "... and K more". Where the whole list is, the message says.
  */
-export function nameList(names: readonly string[], separator = ", "): string {
-    const shown: string[] = [];
+export function nameList(names: readonly string[], shown = LIST_SHOWN): string {
+    const separator = ", ";
+    const listed: string[] = [];
     let bytes = 0;
     for (const n of names) {
-        if (shown.length === LIST_SHOWN) break;
+        if (listed.length === shown) break;
         const name = capLine(n, LIST_BYTES / 4);
         bytes += utf8Bytes(name) + separator.length;
-        if (shown.length > 0 && bytes > LIST_BYTES) break;
-        shown.push(name);
+        if (listed.length > 0 && bytes > LIST_BYTES) break;
+        listed.push(name);
     }
-    const more = names.length - shown.length;
-    return `${shown.join(separator)}${more > 0 ? ` ... and ${more} more` : ""}`;
+    const more = names.length - listed.length;
+    return `${listed.join(separator)}${more > 0 ? ` ... and ${more} more` : ""}`;
 }
 
 /**

@@ -269,7 +269,7 @@ describe("promotion gate", () => {
     it("names at most 10 unverified nodes, then ...; none named when the record lists none", () => {
         const unverified = Array.from({ length: 11 }, (_, i) => `w${i + 1}`);
         const eleven = gate({ record: record({ nodesVerified: 0, nodesTotal: 11, unverified }) });
-        assert.match(eleven.missing[0], /\(not verified: w1, w2, .*, w10, \.\.\.\); every node/);
+        assert.match(eleven.missing[0], /\(not verified: w1, w2, .*, w10 \.\.\. and 1 more\); every node/);
         assert.doesNotMatch(eleven.missing[0], /w11/);
         const ten = gate({ record: record({ nodesVerified: 0, nodesTotal: 10, unverified: unverified.slice(0, 10) }) });
         assert.match(ten.missing[0], /\(not verified: w1, .*, w10\); every node/);
