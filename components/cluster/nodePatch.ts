@@ -133,7 +133,10 @@ export function patchAsRead(change: NodeChange & { cordon?: true }, read: NodeAs
                   read.annotations[MARKS.cordonedAnnotation],
               ),
     );
-    if (change.cordon || change.uncordon) {
+    // an uncordon lifts the rollout's own cordon only, as the node is read: whatever the caller
+    // believed (an answer lost on the way), a cordon someone else made is kept
+    const uncordons = change.uncordon === true && read.annotations?.[MARKS.cordonedAnnotation] === MARKS.managedByValue;
+    if (change.cordon || uncordons) {
         const taints = taintsWhenCordoned(read.taints, change.cordon === true);
         if (taints !== undefined)
             ops.push(
@@ -143,7 +146,7 @@ export function patchAsRead(change: NodeChange & { cordon?: true }, read: NodeAs
                     : { op: "remove", path: "/spec/taints" },
             );
         if (change.cordon && !read.unschedulable) ops.push({ op: "add", path: "/spec/unschedulable", value: true });
-        if (change.uncordon && read.unschedulable) ops.push({ op: "remove", path: "/spec/unschedulable" });
+        if (uncordons && read.unschedulable) ops.push({ op: "remove", path: "/spec/unschedulable" });
     }
     const { annotations, labels } = marksOf(change);
     ops.push(...mapWrites("annotations", read.annotations, annotations));

@@ -316,6 +316,17 @@ describe("the rollout's cordon and uncordon carry the unschedulable taint (SIMUL
         assert.equal(sim.node().metadata?.annotations?.[MARKS.cordonedAnnotation], undefined);
     });
 
+    it("an uncordon of a node someone else cordoned (no rollout mark: an answer lost, a cordon made since the listing) keeps that cordon and its taint", async () => {
+        sim = await simulatedNodeServer({
+            metadata: { name: "workers-1" },
+            spec: { unschedulable: true, taints: [UNSCHEDULABLE_TAINT, OTHER] },
+        });
+        const cluster = clusterOn(sim.url);
+        await cluster.writeNode("workers-1", { move: null, uncordon: true });
+        assert.equal(sim.refused(), 0);
+        assert.deepEqual(sim.node().spec, { unschedulable: true, taints: [UNSCHEDULABLE_TAINT, OTHER] });
+    });
+
     it("a node whose taints change before every attempt: the cordon gives up after 5 refusals (422), failing with the server's reason", async () => {
         sim = await simulatedNodeServer({ metadata: { name: "workers-1" } });
         const cluster = clusterOn(sim.url);
