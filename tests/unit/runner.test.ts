@@ -411,6 +411,32 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assertSettled(cluster, ["workers-2"]);
         });
 
+        it("the cordon's write in a pool that drains lands but its answer is lost: neither node changed nor restarted; the user's cordon kept (as listed), the rollout's released", async () => {
+            const { cluster, ctx, lines } = setup();
+            cordonedByUser(cluster);
+            cluster.faults.afterWrite = (what, node) => {
+                if (what === "move started; cordon" && node !== "workers-3")
+                    throw new Error("SIMULATED: the connection reset before the answer");
+            };
+            await runPools(ctx(), ["canary"]);
+            const err = await runPools(ctx(), ["workers"]).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.check, "start");
+            assertUserCordonKept(cluster, lines, (how) => `was not changed (its move failed) and ${how}`, {
+                released: "was uncordoned",
+                kept: "stays cordoned as before",
+            });
+            assert.deepEqual(err.leftCordoned, []);
+            // no drain, no placement written: the memory cleared, and the rollout's cordon released
+            const writes = (node: string) => cluster.history.filter((h) => h.endsWith(` ${node}`));
+            assert.deepEqual(writes("workers-1"), [
+                "move started; cordon workers-1",
+                "move cleared; uncordon workers-1",
+            ]);
+            assert.deepEqual(writes("workers-2"), ["move started; cordon workers-2", "move cleared workers-2"]);
+            assertSettled(cluster, ["workers-2"]);
+        });
+
         it("a run killed mid-rollback: the next run finishes the rollback and moves the node again; the user's cordon kept throughout", async () => {
             const { cluster, ctx, clock, lines } = setup();
             cordonedByUser(cluster);
@@ -497,6 +523,92 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 assertSettled(cluster, ["workers-2"]);
             });
         }
+    });
+
+    describe("rollback after a failed check", () => {
+        const onePool = () => specOf({}, [{ name: "canary", nodeSelector: "pool=canary" }]);
+
+        it("the node fails its mode check on its origin too: ROLLBACK OF ... FAILED, the node left cordoned in its rollback, not verified; the next run finishes the rollback", async () => {
+            const { cluster, ctx, clock, lines } = setup({ pools: { canary: 1 }, spec: onePool() });
+            cluster.faults.wrongModeOn = (node) => node === "canary-1";
+            const err = await runPools(ctx("run-1")).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.check, "mode");
+            assert.match(
+                err.rolledBack,
+                /^ROLLBACK OF canary-1 FAILED: after rollback: .*nftables.*; the node is left cordoned for inspection, and the next run puts it back on the installer's DaemonSet$/,
+            );
+            assert.deepEqual(err.leftCordoned, ["canary-1"]);
+            const node = cluster.node("canary-1");
+            assert.deepEqual(
+                { move: node.move, placement: node.placement, cordoned: node.unschedulable, verified: node.verified },
+                {
+                    move: { to: HASH, from: null, phase: "rolling-back" },
+                    placement: null,
+                    cordoned: true,
+                    verified: undefined,
+                },
+            );
+            assert.equal(cluster.lease, undefined, "the lease is released");
+
+            cluster.faults = {};
+            clock.t += 61_000;
+            await runPools(ctx("run-2"));
+            assert.ok(
+                lines.includes(
+                    "node canary-1: node canary-1 was rolled back to ipvs mode (the installer's DaemonSet) and uncordoned",
+                ),
+                lines.filter((l) => l.includes("canary-1")).join(" | "),
+            );
+            assert.equal(node.verified, HASH, "then moved again");
+            assertSettled(cluster);
+        });
+
+        it("a rollback is gated by the origin's mode alone: leftovers found there are not cleaned (no cleanup pod) and do not fail it", async () => {
+            // iptables -> ipvs: the checks of ipvs clean nothing, so the kube-ipvs0 of the failed move is still there
+            const target = kubeProxyConfig("ipvs");
+            const spec = rolloutSpecSchema.parse({
+                target: { hash: configHash(target), mode: "ipvs", config: target },
+                pools: [{ name: "canary", nodeSelector: "pool=canary" }],
+                verify: { hooks: [] },
+            });
+            const { cluster, ctx } = setup({ pools: { canary: 1 }, spec, installerMode: "iptables" });
+            cluster.faults.wrongModeOn = (_node, placement) => placement !== null;
+            cluster.faults.ipvsLeftoversOn = () => true;
+            const err = await runPools(ctx()).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(
+                err.rolledBack,
+                "node canary-1 was rolled back to iptables mode (the installer's DaemonSet) and uncordoned",
+            );
+            assert.deepEqual(
+                cluster.probeRuns.map((p) => p.run.action),
+                ["probe", "probe"],
+                "the move's check and the rollback's",
+            );
+            assert.equal(cluster.node("canary-1").placement, null);
+            assertSettled(cluster);
+        });
+
+        it('onFailure "stop" leaves in place only a node that failed a check: one whose run was stopped (a signal) is rolled back', async () => {
+            const { cluster, ctx } = setup({
+                pools: { canary: 1 },
+                spec: specOf({ onFailure: "stop" }, [{ name: "canary", nodeSelector: "pool=canary" }]),
+            });
+            const stop = new AbortController();
+            cluster.faults.afterWrite = (what) => {
+                if (what.startsWith("move switching")) stop.abort("SIGTERM");
+            };
+            const err = await runPools(ctx("run-1", { signal: stop.signal })).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.check, "interrupted");
+            assert.equal(
+                err.rolledBack,
+                "node canary-1 was rolled back to ipvs mode (the installer's DaemonSet) and uncordoned",
+            );
+            assert.equal(cluster.node("canary-1").placement, null);
+            assertSettled(cluster);
+        });
     });
 
     describe("F1: the run is killed (SIGKILL) after each write, then run again", () => {
@@ -601,6 +713,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.match(err.rolledBack, new RegExp(`rolled back to iptables mode \\(configuration ${earlierHash}\\)`));
             assert.equal(cluster.node("canary-1").placement, earlierHash);
             assert.equal(cluster.node("canary-1").verified, earlierHash);
+            assert.equal(cluster.node("canary-1").checks, MARKS.checksBuiltIn, "verified again by the built-in checks");
             assertSettled(cluster);
         });
 
@@ -626,6 +739,11 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         stop.cluster.faults.wrongModeOn = (node, placement) => node === "canary-1" && placement === HASH;
         const first = await runPools(stop.ctx(), ["canary"]).catch((e) => e);
         assert.ok(first instanceof RolloutFailure);
+        // what the operator reads: where the node is left, and what the next run does with it
+        assert.equal(
+            first.rolledBack,
+            `onFailure is "stop": node canary-1 is left on configuration ${HASH} and cordoned for inspection; the next run rolls it back to the installer's DaemonSet if it fails again`,
+        );
         assert.equal(stop.cluster.node("canary-1").placement, HASH, "left on the target for inspection");
         assert.equal(stop.cluster.node("canary-1").unschedulable, true);
         const again = await runPools({ ...stop.ctx(), spec: specOf() }, ["canary"]).catch((e) => e);
@@ -963,6 +1081,30 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.match(err.rolledBack, /rolled back to ipvs mode/);
             assert.equal(cluster.node("canary-1").placement, null);
             assert.equal(cluster.node("workers-1").placement, null, "the next pool never started");
+            assertSettled(cluster);
+        });
+
+        it("right after the cordon, in a pool that drains: the node is neither drained nor restarted, and released as it was", async () => {
+            const { cluster, ctx } = setup({
+                pools: { canary: 1 },
+                spec: specOf({}, [{ name: "canary", nodeSelector: "pool=canary", drain: true }]),
+            });
+            const stop = new AbortController();
+            cluster.faults.afterWrite = (what) => {
+                if (what === "move started; cordon") stop.abort("SIGINT");
+            };
+            const err = await runPools(ctx("run-1", { signal: stop.signal })).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.check, "interrupted");
+            assert.equal(
+                err.rolledBack,
+                "node canary-1 was not changed (stopped before its restart) and was uncordoned",
+            );
+            assert.equal(cluster.node("canary-1").drained, 0);
+            assert.deepEqual(
+                cluster.history.filter((h) => h.endsWith(" canary-1")),
+                ["move started; cordon canary-1", "move cleared; uncordon canary-1"],
+            );
             assertSettled(cluster);
         });
 
