@@ -263,7 +263,10 @@ describe("runner on a SIMULATED in-memory cluster", () => {
     });
 
     it("the bench's per-node phases (scripts/nodePhases.ts) find every node's move and hand-back in the runner's own lines", async () => {
-        const { clock, ctx } = setup();
+        const { clock, cluster, ctx } = setup();
+        // one node the user cordoned in each pool: its cordon line is "was already cordoned", in both kinds of move
+        for (const n of ["canary-1", "workers-3"])
+            Object.assign(cluster.node(n), { unschedulable: true, cordonedByRollout: false });
         const seen: StepLine[] = [];
         const step = (name: string) => ctx("run-1", { log: (text) => seen.push({ t: clock.now(), step: name, text }) });
         await runPools(step("pool-canary"), ["canary"]);
@@ -304,12 +307,179 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         assertSettled(cluster);
     });
 
-    it("a node the user cordoned stays cordoned after its move", async () => {
-        const { cluster, ctx } = setup();
+    it("a node the user cordoned stays cordoned after its move, and only the nodes the rollout cordoned are logged uncordoned", async () => {
+        const { cluster, ctx, lines } = setup();
         Object.assign(cluster.node("workers-3"), { unschedulable: true, cordonedByRollout: false });
         await up(ctx());
         assertFinished(cluster);
         assertSettled(cluster, ["workers-3"]);
+        const uncordoned = (node: string) => lines.filter((l) => l.endsWith(`node ${node}: uncordoned`)).length;
+        assert.deepEqual(
+            ["canary-1", "workers-1", "workers-3"].map(uncordoned),
+            [2, 2, 0],
+            "after the move and after the hand-back",
+        );
+    });
+
+    it("returns each node's outcome: verified when moved and checked, skipped when already verified", async () => {
+        const { ctx } = setup();
+        const moved = await runPools(ctx(), ["canary"]);
+        assert.deepEqual(
+            moved.map(({ node, pool, result }) => ({ node, pool, result })),
+            [{ node: "canary-1", pool: "canary", result: "verified" }],
+        );
+        assert.ok(moved[0].checks.some((c) => c.check === "mode" && c.ok));
+        const again = await runPools(ctx(), ["canary"]);
+        assert.deepEqual(again, [{ node: "canary-1", pool: "canary", result: "skipped", checks: [] }]);
+    });
+
+    it("with the built-in node checks off a node is moved, not verified: no probe pod, and the log says the checks were off", async () => {
+        const { cluster, ctx, lines } = setup({
+            pools: { canary: 1 },
+            spec: specOf({ verify: { hooks: [], nodeChecks: false } }, [
+                { name: "canary", nodeSelector: "pool=canary" },
+            ]),
+        });
+        const outcomes = await runPools(ctx());
+        assert.deepEqual(outcomes, [{ node: "canary-1", pool: "canary", result: "moved", checks: [] }]);
+        assert.deepEqual(cluster.probeRuns, []);
+        assert.equal(cluster.node("canary-1").checks, MARKS.checksHooksOnly);
+        assert.ok(
+            lines.includes(
+                "pool canary node canary-1: moved; built-in node checks are off (verify.nodeChecks: false), 0 hook(s) passed",
+            ),
+            lines.join("\n"),
+        );
+        assertSettled(cluster);
+    });
+
+    it("the failed step is named: a kube-proxy that does not start on the target fails its restart, a probe pod that cannot run its verify; each node is rolled back", async () => {
+        for (const [check, fault] of [
+            ["restart", (c: FakeCluster) => (c.faults.crashLoopOn = (_n, placement) => placement === HASH)],
+            [
+                "verify",
+                (c: FakeCluster) => {
+                    // on the target only: the rollback's probe runs
+                    const run = c.runProbe.bind(c);
+                    c.runProbe = (node, r) =>
+                        c.node(node).placement === HASH
+                            ? Promise.reject(new Error("SIMULATED: the probe pod was not scheduled"))
+                            : run(node, r);
+                },
+            ],
+        ] as const) {
+            // a pool that drains: the placement is its own write, after the drain
+            const { cluster, ctx } = setup({
+                pools: { canary: 1 },
+                spec: specOf({}, [{ name: "canary", nodeSelector: "pool=canary", drain: true }]),
+            });
+            fault(cluster);
+            const err = await runPools(ctx()).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.check, check);
+            assert.equal(
+                err.rolledBack,
+                "node canary-1 was rolled back to ipvs mode (the installer's DaemonSet) and uncordoned",
+            );
+            assert.equal(cluster.node("canary-1").placement, null);
+            assertSettled(cluster);
+        }
+    });
+
+    it("a node moved again to a target it was verified on long ago (its label since removed) gets a new verification time: the pool's soak counts from it", async () => {
+        const { cluster, ctx, clock } = setup({
+            pools: { canary: 1 },
+            spec: specOf({}, [{ name: "canary", nodeSelector: "pool=canary", soak: "1h" }]),
+        });
+        cluster.configs.set(HASH, TARGET);
+        cluster.inRollout = true;
+        const dayAgo = new Date(clock.now() - 86400_000).toISOString();
+        Object.assign(cluster.node("canary-1"), { verified: HASH, verifiedAt: dayAgo, checks: MARKS.checksBuiltIn });
+        await runPools(ctx());
+        assert.equal(cluster.node("canary-1").placement, HASH);
+        assert.equal(cluster.node("canary-1").verifiedAt, new Date(clock.now() - 3600_000).toISOString());
+        assert.ok(clock.slept >= 3600_000, `the soak waited its hour: ${clock.slept / 1000}s`);
+    });
+
+    describe("ipvs -> iptables: kube-proxy stopped, the ipvs leftovers cleaned, then the new one started", () => {
+        const IPTABLES = kubeProxyConfig("iptables");
+        const toIptables = () =>
+            rolloutSpecSchema.parse({
+                target: { hash: configHash(IPTABLES), mode: "iptables", config: IPTABLES },
+                // no drain: the pool accepts the node's pods without Service routing while kube-proxy is stopped
+                pools: [{ name: "canary", nodeSelector: "pool=canary", allowUnroutedNode: true }],
+                verify: { hooks: [] },
+            });
+        /** the node's writes and its probe pods, in order */
+        const recording = (cluster: FakeCluster) => {
+            const run = cluster.runProbe.bind(cluster);
+            cluster.runProbe = (node, r) => {
+                cluster.history.push(`${r.action}${r.env.KPM_MODE ? ` (${r.env.KPM_MODE})` : ""} ${node}`);
+                return run(node, r);
+            };
+            return () => cluster.history.filter((h) => h.endsWith(" canary-1"));
+        };
+        const hash = configHash(IPTABLES);
+
+        it("in a pool that does not drain: cordoned, kube-proxy stopped, cleaned with no mode (none runs), started on the target, verified; not drained", async () => {
+            const { cluster, ctx } = setup({ pools: { canary: 1 }, spec: toIptables(), installerMode: "ipvs" });
+            cluster.faults.ipvsLeftoversOn = () => true;
+            const history = recording(cluster);
+            await runPools(ctx());
+            assert.deepEqual(history(), [
+                "move started; cordon canary-1",
+                "move switching canary-1",
+                `place ${MARKS.holdValue} canary-1`,
+                "cleanup canary-1",
+                `place ${hash} canary-1`,
+                "probe canary-1",
+                `move cleared; verified ${hash}; uncordon canary-1`,
+            ]);
+            assert.equal(cluster.node("canary-1").drained, 0);
+            assertSettled(cluster);
+        });
+
+        it("a cleanup that fails names the step and puts the node back on ipvs", async () => {
+            const { cluster, ctx } = setup({ pools: { canary: 1 }, spec: toIptables(), installerMode: "ipvs" });
+            const run = cluster.runProbe.bind(cluster);
+            cluster.runProbe = (node, r) =>
+                r.action === "cleanup" ? Promise.reject(new Error("SIMULATED: the cleanup pod failed")) : run(node, r);
+            const err = await runPools(ctx()).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.check, "cleanup");
+            assert.equal(
+                err.rolledBack,
+                "node canary-1 was rolled back to ipvs mode (the installer's DaemonSet) and uncordoned",
+            );
+            assert.equal(cluster.node("canary-1").placement, null);
+            assertSettled(cluster);
+        });
+
+        it("a move a previous run left after its label switched is resumed without stopping the new kube-proxy again", async () => {
+            const { cluster, ctx, lines } = setup({ pools: { canary: 1 }, spec: toIptables(), installerMode: "ipvs" });
+            cluster.configs.set(hash, IPTABLES);
+            cluster.inRollout = true;
+            Object.assign(cluster.node("canary-1"), {
+                placement: hash,
+                move: { to: hash, from: null, phase: "switching" },
+                unschedulable: true,
+                cordonedByRollout: true,
+            });
+            const history = recording(cluster);
+            await runPools(ctx());
+            assert.deepEqual(history(), [
+                `move switching; cordon; place ${hash} canary-1`,
+                "probe canary-1",
+                `move cleared; verified ${hash}; uncordon canary-1`,
+            ]);
+            assert.ok(
+                lines.includes(
+                    "pool canary node canary-1: resuming a move a previous run left in phase switching (origin the installer's DaemonSet)",
+                ),
+                lines.join("\n"),
+            );
+            assertSettled(cluster);
+        });
     });
 
     describe("the user's cordon on every failure path: kept on the node the user cordoned, released on the one the rollout cordoned", () => {
@@ -1084,29 +1254,35 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assertSettled(cluster);
         });
 
-        it("right after the cordon, in a pool that drains: the node is neither drained nor restarted, and released as it was", async () => {
-            const { cluster, ctx } = setup({
-                pools: { canary: 1 },
-                spec: specOf({}, [{ name: "canary", nodeSelector: "pool=canary", drain: true }]),
+        for (const at of ["move started; cordon", "drain"]) {
+            it(`${at === "drain" ? "after the drain" : "right after the cordon, in a pool that drains"}: the node is not ${at === "drain" ? "" : "drained nor "}restarted, and released as it was`, async () => {
+                const { cluster, ctx } = setup({
+                    pools: { canary: 1 },
+                    spec: specOf({}, [{ name: "canary", nodeSelector: "pool=canary", drain: true }]),
+                });
+                const stop = new AbortController();
+                cluster.faults.afterWrite = (what) => {
+                    if (what === at) stop.abort("SIGINT");
+                };
+                const err = await runPools(ctx("run-1", { signal: stop.signal })).catch((e) => e);
+                assert.ok(err instanceof RolloutFailure, String(err));
+                assert.equal(err.check, "interrupted");
+                assert.equal(
+                    err.rolledBack,
+                    "node canary-1 was not changed (stopped before its restart) and was uncordoned",
+                );
+                assert.equal(cluster.node("canary-1").drained, at === "drain" ? 1 : 0);
+                assert.deepEqual(
+                    cluster.history.filter((h) => h.endsWith(" canary-1")),
+                    [
+                        "move started; cordon canary-1",
+                        ...(at === "drain" ? ["drain canary-1"] : []),
+                        "move cleared; uncordon canary-1",
+                    ],
+                );
+                assertSettled(cluster);
             });
-            const stop = new AbortController();
-            cluster.faults.afterWrite = (what) => {
-                if (what === "move started; cordon") stop.abort("SIGINT");
-            };
-            const err = await runPools(ctx("run-1", { signal: stop.signal })).catch((e) => e);
-            assert.ok(err instanceof RolloutFailure, String(err));
-            assert.equal(err.check, "interrupted");
-            assert.equal(
-                err.rolledBack,
-                "node canary-1 was not changed (stopped before its restart) and was uncordoned",
-            );
-            assert.equal(cluster.node("canary-1").drained, 0);
-            assert.deepEqual(
-                cluster.history.filter((h) => h.endsWith(" canary-1")),
-                ["move started; cordon canary-1", "move cleared; uncordon canary-1"],
-            );
-            assertSettled(cluster);
-        });
+        }
 
         it("after the checks passed: the node finishes its move, then the run stops", async () => {
             const { cluster, ctx } = setup();
