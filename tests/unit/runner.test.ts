@@ -455,6 +455,19 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assertSettled(cluster);
         });
 
+        it("a kube-proxy that does not start after the cleanup fails the restart, not the cleanup, and the node is put back on ipvs", async () => {
+            const { cluster, ctx } = setup({ pools: { canary: 1 }, spec: toIptables(), installerMode: "ipvs" });
+            cluster.faults.crashLoopOn = (_node, placement) => placement === hash;
+            const err = await runPools(ctx()).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.check, "restart");
+            assert.equal(
+                err.rolledBack,
+                "node canary-1 was rolled back to ipvs mode (the installer's DaemonSet) and uncordoned",
+            );
+            assertSettled(cluster);
+        });
+
         it("a move a previous run left after its label switched is resumed without stopping the new kube-proxy again", async () => {
             const { cluster, ctx, lines } = setup({ pools: { canary: 1 }, spec: toIptables(), installerMode: "ipvs" });
             cluster.configs.set(hash, IPTABLES);
@@ -1501,6 +1514,25 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.equal(cluster.node("workers-1").placement, null, "the next pool did not move");
             assertSettled(cluster);
         });
+    });
+
+    it("a node found on an earlier configuration while the finish hands back (its ConfigMap already written) is moved as a move, drained, not handed back", async () => {
+        const { cluster, ctx, lines } = setup({
+            pools: { workers: 1 },
+            spec: specOf({}, [{ name: "workers", nodeSelector: "pool=workers", drain: true }]),
+        });
+        const earlier = kubeProxyConfig("iptables");
+        const earlierHash = configHash(earlier);
+        cluster.configs.set(earlierHash, earlier);
+        cluster.inRollout = true;
+        cluster.installerConfig = TARGET;
+        Object.assign(cluster.node("workers-1"), { placement: earlierHash, verified: earlierHash });
+        await finish(ctx());
+        assert.equal(cluster.node("workers-1").drained, 1);
+        assert.ok(lines.includes("pool workers node workers-1: verified"), lines.join("\n"));
+        assert.ok(!lines.some((l) => l.includes("handed back")), lines.join("\n"));
+        assertFinished(cluster);
+        assertSettled(cluster);
     });
 
     it("the finish keeps the installer's ConfigMap unchanged when a pool's node is not verified and cannot be moved", async () => {
