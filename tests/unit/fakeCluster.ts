@@ -273,7 +273,12 @@ export class FakeCluster implements RolloutCluster {
         this.wrote(parts.join("; "), node);
     }
 
-    close(): void {}
+    /** how many times a run closed its client (RolloutCluster.close) */
+    closed = 0;
+
+    close(): void {
+        this.closed++;
+    }
 
     async drain(node: string): Promise<void> {
         this.writing("drain", node);

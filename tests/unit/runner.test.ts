@@ -254,6 +254,9 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         await up(ctx());
         assertFinished(cluster);
         assertSettled(cluster);
+        assert.equal(cluster.closed, 3, "each run closes its cluster client (its watches) at its end");
+        assert.ok(!lines.some((l) => l.startsWith("finish: ")), "no node was late");
+        assert.equal(cluster.history.filter((h) => h === "write installer ConfigMap").length, 1);
         assert.equal(cluster.node("workers-1").drained, 1, "drained once, for the move (not for the hand-back)");
         assert.ok(
             lines.some((l) => l.includes("workers: 3/3 node(s) moved")),
@@ -648,26 +651,48 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         });
 
         for (const switched of [true, false]) {
-            it(`a move towards an earlier target a dead run left${switched ? "" : " before its label switched"}: the node put back and moved to the target; the user's cordon kept`, async () => {
+            it(`a move towards an earlier target a dead run left${switched ? "" : " before its label switched"}: the node put back and moved to the target; the user's cordon kept, the rollout's released first`, async () => {
                 const { cluster, ctx, lines } = setup();
                 const earlier = kubeProxyConfig("iptables");
                 const earlierHash = configHash(earlier);
                 cluster.configs.set(earlierHash, earlier);
                 cluster.inRollout = true;
                 cordonedByUser(cluster);
-                Object.assign(cluster.node("workers-2"), {
-                    move: { to: earlierHash, from: null, phase: "switching" },
-                    placement: switched ? earlierHash : null,
-                });
+                // the same move left on workers-1, which the dead run had cordoned
+                Object.assign(cluster.node("workers-1"), { unschedulable: true, cordonedByRollout: true });
+                for (const node of ["workers-1", "workers-2"])
+                    Object.assign(cluster.node(node), {
+                        move: { to: earlierHash, from: null, phase: "switching" },
+                        placement: switched ? earlierHash : null,
+                    });
                 await runPools(ctx(), ["canary"]);
                 await runPools(ctx(), ["workers"]);
-                if (switched)
-                    assert.ok(
-                        lines.includes(
-                            "node workers-2: node workers-2 was rolled back to ipvs mode (the installer's DaemonSet) and left cordoned as it was before",
-                        ),
-                        lines.filter((l) => l.includes("workers-2")).join(" | "),
+                // what the reconcile wrote, before the node's move to the target
+                const undone = (node: string) => {
+                    const h = cluster.history.filter((x) => x.endsWith(` ${node}`));
+                    return h.slice(
+                        0,
+                        h.findIndex((x) => x.startsWith("move started")),
                     );
+                };
+                if (switched) {
+                    for (const [node, how] of [
+                        ["workers-1", ROLLED_BACK.cordon.released],
+                        ["workers-2", ROLLED_BACK.cordon.kept],
+                    ])
+                        assert.ok(
+                            lines.includes(`node ${node}: node ${node} ${ROLLED_BACK.said(how)}`),
+                            lines.filter((l) => l.includes(node)).join(" | "),
+                        );
+                    assert.deepEqual(undone("workers-1"), [
+                        "move rolling-back; place installer workers-1",
+                        "move cleared; verified none; uncordon workers-1",
+                    ]);
+                } else {
+                    // nothing on the node changed: the memory forgotten (and the rollout's cordon released), no rollback
+                    assert.deepEqual(undone("workers-1"), ["move cleared; uncordon workers-1"]);
+                    assert.deepEqual(undone("workers-2"), ["move cleared workers-2"]);
+                }
                 assert.equal(cluster.node("workers-2").verified, HASH);
                 assertSettled(cluster, ["workers-2"]);
             });
@@ -903,12 +928,18 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         it("a node left verified but cordoned (an earlier version's run killed before its uncordon) is released by the next run", async () => {
             // this version verifies, uncordons and forgets the move in one write, so only a run of
             // the previous version (three writes) could leave this state
-            const { cluster, ctx, clock } = setup();
+            const { cluster, ctx, clock, lines } = setup();
             await runPools(ctx("first-run"), ["canary"]);
             Object.assign(cluster.node("canary-1"), { unschedulable: true, cordonedByRollout: true });
             clock.t += 61_000;
             await runPools(ctx("next-run"), ["canary"]);
             assert.equal(cluster.node("canary-1").unschedulable, false);
+            assert.ok(
+                lines.includes(
+                    "node canary-1: verified on the target by a previous run, which did not release it: uncordoned",
+                ),
+                lines.join("\n"),
+            );
             assert.ok(
                 cluster.history.includes("uncordon canary-1"),
                 `the release is its own write: ${cluster.history.slice(-3).join(" | ")}`,
@@ -1119,9 +1150,20 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             };
         };
 
-        it("stops writing at its renew deadline: the node in hand keeps its move memory and cordon, no write is sent after it, and the next run converges", async () => {
+        it("stops writing at its renew deadline: the node in hand keeps its move memory and cordon, no write (not even a renewal) is sent after it, and the next run converges", async () => {
             const { cluster, ctx, clock, lines } = setup();
             const heal = partitioned(cluster);
+            const renew = cluster.renewLease.bind(cluster);
+            let renewals = 0;
+            let renewalsAtStop: number | undefined;
+            cluster.renewLease = (holder) => {
+                renewals++;
+                return renew(holder);
+            };
+            const log = (l: string) => {
+                lines.push(l);
+                if (l.startsWith("stopping: ")) renewalsAtStop ??= renewals;
+            };
             // the cordon's write lands, then the run is held up past the renew deadline (60 ms of a 90 ms lease)
             const startMove = cluster.startMove.bind(cluster);
             cluster.startMove = async (...args) => {
@@ -1129,9 +1171,16 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 await new Promise((r) => setTimeout(r, 200));
                 return ours;
             };
-            const err = await runPools(ctx("run-1", { leaseSeconds: 0.09 }), ["canary"]).catch((e) => e);
+            const err = await runPools(ctx("run-1", { leaseSeconds: 0.09, log }), ["canary"]).catch((e) => e);
             assert.ok(err instanceof RolloutFailure, String(err));
             assert.match(err.detail, /the rollout lease was not renewed for \d+\.\ds \(it lasts 0\.09s.*ETIMEDOUT/);
+            // what the operator is told of the node it had in hand
+            assert.match(err.detail, /the next run finishes that move or puts the node back/);
+            assert.equal(lines.filter((l) => l.startsWith("stopping: the rollout lease was not renewed")).length, 1);
+            assert.ok(
+                renewals > 0 && renewalsAtStop === renewals,
+                `${renewals} renewal(s), ${renewalsAtStop} at the stop`,
+            );
             assert.match(err.rolledBack, /canary-1 is left as it is, mid-move and cordoned.*nothing more was written/);
             assert.ok(cluster.refused.length > 0, "the run tried to write after the deadline and was refused");
             assert.equal(
@@ -1229,6 +1278,41 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.deepEqual(cluster.history, []);
         });
 
+        it("a run whose lease another run took over before its renew deadline sends no further write, not even a rollback", async () => {
+            const { cluster, ctx } = setup();
+            const startMove = cluster.startMove.bind(cluster);
+            cluster.startMove = async (...args) => {
+                const ours = await startMove(...args);
+                cluster.lease = { holder: "run-2", renewedAt: new Date().toISOString(), durationSeconds: 60 };
+                // a renewal (every 200 ms of a 600 ms lease) finds it taken over; the renew deadline (400 ms) is not reached
+                await new Promise((r) => setTimeout(r, 300));
+                return ours;
+            };
+            const err = await runPools(ctx("run-1", { leaseSeconds: 0.6 }), ["canary"]).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.match(err.detail, /taken over by another run/);
+            assert.equal(
+                cluster.history.at(-1),
+                `move switching; cordon; place ${HASH} canary-1`,
+                cluster.history.join(" | "),
+            );
+            assert.equal(cluster.node("canary-1").move?.phase, "switching", "left mid-move for the run that took over");
+        });
+
+        it("a run longer than its lease keeps it by renewing, and finishes", async () => {
+            const { cluster, ctx } = setup();
+            const startMove = cluster.startMove.bind(cluster);
+            cluster.startMove = async (...args) => {
+                const ours = await startMove(...args);
+                await new Promise((r) => setTimeout(r, 400)); // four renewals of a 150 ms lease, past its renew deadline (100 ms)
+                return ours;
+            };
+            await runPools(ctx("run-1", { leaseSeconds: 0.15 }), ["canary"]);
+            assert.equal(cluster.node("canary-1").verified, HASH);
+            assert.deepEqual(cluster.refused, []);
+            assertSettled(cluster);
+        });
+
         it("a run whose lease another run took over sends no further write, not even a rollback", async () => {
             const { cluster, ctx } = setup();
             const startMove = cluster.startMove.bind(cluster);
@@ -1296,6 +1380,18 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 assertSettled(cluster);
             });
         }
+
+        it("given before the run took its lease: no node is moved, the lease released", async () => {
+            const { cluster, ctx } = setup();
+            const err = await runPools(ctx("run-1", { signal: AbortSignal.abort("SIGINT") })).catch((e) => e);
+            assert.ok(err instanceof RolloutInterrupted, String(err));
+            assert.match(err.message, /^the rollout was stopped \(SIGINT\) between batches of pool canary/);
+            assert.deepEqual(
+                cluster.history.filter((h) => / (canary|workers)-\d$/.test(h)),
+                [],
+            );
+            assert.equal(cluster.lease, undefined);
+        });
 
         it("after the checks passed: the node finishes its move, then the run stops", async () => {
             const { cluster, ctx } = setup();
@@ -1424,6 +1520,44 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.equal(cluster.inRollout, true, "the installer's DaemonSet not restored");
             assertSettled(cluster);
             await finish(ctx());
+            assertFinished(cluster);
+            assertSettled(cluster);
+        });
+
+        it("the finish refuses to write the ConfigMap when a node joins while it releases a node a run left cordoned, naming it", async () => {
+            const { cluster, ctx } = setup();
+            await runPools(ctx(), ["canary"]);
+            await runPools(ctx(), ["workers"]);
+            // left verified but cordoned by an earlier version's run: the finish releases it first, moving nothing
+            Object.assign(cluster.node("workers-1"), { unschedulable: true, cordonedByRollout: true });
+            // the cluster autoscaler adds workers-5 once the finish has planned its pools after that release
+            const log = (l: string) => {
+                if (l.startsWith("nothing to move") && !cluster.nodeMap.has("workers-5"))
+                    cluster.addNode("workers-5", "workers");
+            };
+            const err = await finish(ctx("run-1", { log })).catch((e) => e);
+            assert.ok(err instanceof Error, "the finish completed");
+            assert.match(err.message, /^cannot finish: 1 node\(s\) are not verified on \w+ \(workers-5;/);
+            assert.equal(cluster.installerConfig, kubeProxyConfig("ipvs"), "the installer's ConfigMap is unchanged");
+            assertSettled(cluster);
+        });
+
+        it("a finish killed after it wrote the ConfigMap, run again, hands every node back without writing it again", async () => {
+            const { cluster, ctx, clock } = setup();
+            await runPools(ctx(), ["canary"]);
+            await runPools(ctx(), ["workers"]);
+            cluster.faults.afterWrite = (what) => {
+                if (what === "write installer ConfigMap") {
+                    cluster.dead = true;
+                    throw new Crash(what);
+                }
+            };
+            await finish(ctx("dead-run")).catch(() => undefined);
+            cluster.revive();
+            cluster.faults.afterWrite = undefined;
+            clock.t += 61_000;
+            await finish(ctx("next-run"));
+            assert.equal(cluster.history.filter((h) => h === "write installer ConfigMap").length, 1);
             assertFinished(cluster);
             assertSettled(cluster);
         });
