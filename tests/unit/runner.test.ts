@@ -1160,15 +1160,22 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 renewals++;
                 return renew(holder);
             };
+            let held = false;
+            let stoppedWhileHeld = false;
             const log = (l: string) => {
                 lines.push(l);
-                if (l.startsWith("stopping: ")) renewalsAtStop ??= renewals;
+                if (l.startsWith("stopping: ")) {
+                    renewalsAtStop ??= renewals;
+                    stoppedWhileHeld = held;
+                }
             };
             // the cordon's write lands, then the run is held up past the renew deadline (60 ms of a 90 ms lease)
             const startMove = cluster.startMove.bind(cluster);
             cluster.startMove = async (...args) => {
                 const ours = await startMove(...args);
+                held = true;
                 await new Promise((r) => setTimeout(r, 200));
+                held = false;
                 return ours;
             };
             const err = await runPools(ctx("run-1", { leaseSeconds: 0.09, log }), ["canary"]).catch((e) => e);
@@ -1181,6 +1188,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 renewals > 0 && renewalsAtStop === renewals,
                 `${renewals} renewal(s), ${renewalsAtStop} at the stop`,
             );
+            assert.ok(stoppedWhileHeld, "the run noticed the deadline by itself, not at its next write");
             assert.match(err.rolledBack, /canary-1 is left as it is, mid-move and cordoned.*nothing more was written/);
             assert.ok(cluster.refused.length > 0, "the run tried to write after the deadline and was refused");
             assert.equal(
@@ -1202,6 +1210,20 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             await up(ctx("run-2"));
             assertFinished(cluster);
             assertSettled(cluster);
+        });
+
+        it("a hook running when the renew deadline passes is ended, and the node left as it is", async () => {
+            const hooks = [{ name: "slow", command: [process.execPath, "-e", "setTimeout(() => {}, 1500)"] }];
+            const { cluster, ctx } = setup({
+                pools: { canary: 1 },
+                spec: specOf({ verify: { hooks } }, [{ name: "canary", nodeSelector: "pool=canary" }]),
+            });
+            partitioned(cluster);
+            const err = await runPools(ctx("run-1", { leaseSeconds: 0.09 })).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.check, "interrupted");
+            assert.match(err.detail, /the rollout lease was not renewed.*the hook was ended \(hook slow\)/);
+            assert.equal(cluster.node("canary-1").move?.phase, "switching");
         });
 
         it("sends no write later than its request timeout before the lease, as last renewed, expires", async () => {
