@@ -339,8 +339,9 @@ describe("runner on a SIMULATED in-memory cluster", () => {
     it("with the built-in node checks off a node is moved, not verified: no probe pod, and the log says the checks were off", async () => {
         const { cluster, ctx, lines } = setup({
             pools: { canary: 1 },
+            // a soak included: its end re-checks the nodes only with the built-in checks on
             spec: specOf({ verify: { hooks: [], nodeChecks: false } }, [
-                { name: "canary", nodeSelector: "pool=canary" },
+                { name: "canary", nodeSelector: "pool=canary", soak: "1h" },
             ]),
         });
         const outcomes = await runPools(ctx());
@@ -1647,12 +1648,138 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.equal(cluster.node("canary-1").verified, HASH);
         });
 
-        it("a soak already held is not waited again", async () => {
-            const { ctx, clock } = setup({ spec: soaking() });
+        it("a soak already held is not waited again, nor its nodes checked again", async () => {
+            const { cluster, ctx, clock, lines } = setup({ spec: soaking() });
             await runPools(ctx(), ["canary"]);
             clock.slept = 0;
+            const probes = cluster.probeRuns.length;
             await runPools(ctx(), ["canary"]);
             assert.equal(clock.slept, 0);
+            assert.equal(cluster.probeRuns.length, probes);
+            assert.ok(
+                lines.some((l) => l.startsWith("pool canary: soak of 24h already held")),
+                lines.join("\n"),
+            );
+        });
+
+        it("a pool's soak counts from its last node's verification, not its first", async () => {
+            const spec = specOf({}, [{ name: "workers", nodeSelector: "pool=workers", soak: "1h" }]);
+            const { cluster, ctx, clock } = setup({ pools: { workers: 2 }, spec });
+            cluster.configs.set(HASH, TARGET);
+            cluster.inRollout = true;
+            // workers-1 verified on the target a day ago; workers-2 moves now
+            Object.assign(cluster.node("workers-1"), {
+                placement: HASH,
+                verified: HASH,
+                verifiedAt: new Date(clock.now() - 86400_000).toISOString(),
+                checks: MARKS.checksBuiltIn,
+            });
+            await runPools(ctx());
+            assert.equal(cluster.node("workers-2").verified, HASH);
+            assert.ok(clock.slept >= 3600_000, `the soak waited its hour: ${clock.slept / 1000}s`);
+        });
+
+        describe("a regression during the soak", () => {
+            const oneNode = (extra: Partial<Record<string, unknown>> = {}) =>
+                specOf(extra, [{ name: "canary", nodeSelector: "pool=canary", soak: "1h" }]);
+            /** the fault, half an hour into the soak */
+            const midSoak = (clock: FakeClock, fault: () => void) => {
+                const started = clock.now();
+                clock.onSleep = (now) => {
+                    if (now - started >= 1800_000) fault();
+                };
+            };
+
+            it("kube-proxy's pod gone from the node: the pool fails, the node rolled back", async () => {
+                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
+                midSoak(clock, () => {
+                    // SIMULATED: the node's kube-proxy pod deleted and not recreated
+                    if (cluster.node("canary-1").placement === HASH)
+                        cluster.node("canary-1").placement = MARKS.holdValue;
+                });
+                const err = await runPools(ctx()).catch((e) => e);
+                clock.onSleep = undefined;
+                assert.ok(err instanceof RolloutFailure, String(err));
+                assert.equal(err.check, "soak");
+                assert.equal(err.detail, "0 kube-proxy pods on the node");
+                assert.equal(cluster.node("canary-1").placement, null);
+                assertSettled(cluster);
+            });
+
+            it("the node found in another mode when the soak ends: the pool fails on its mode check, the node rolled back", async () => {
+                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
+                midSoak(clock, () => (cluster.faults.wrongModeOn = (_n, placement) => placement === HASH));
+                const err = await runPools(ctx()).catch((e) => e);
+                clock.onSleep = undefined;
+                assert.ok(err instanceof RolloutFailure, String(err));
+                assert.equal(err.check, "soak");
+                assert.match(err.detail, /^mode: /);
+                assert.equal(
+                    err.rolledBack,
+                    "node canary-1 was rolled back to ipvs mode (the installer's DaemonSet) and uncordoned",
+                );
+                assert.equal(cluster.node("canary-1").placement, null);
+                assertSettled(cluster);
+            });
+
+            it('onFailure "stop": the node is left on the target, as verified, and the message says so', async () => {
+                const { cluster, ctx, clock, lines } = setup({
+                    pools: { canary: 1 },
+                    spec: oneNode({ onFailure: "stop" }),
+                });
+                midSoak(clock, () => (cluster.node("canary-1").restarts = 1));
+                const err = await runPools(ctx()).catch((e) => e);
+                clock.onSleep = undefined;
+                assert.ok(err instanceof RolloutFailure, String(err));
+                assert.equal(err.rolledBack, `onFailure is "stop": node canary-1 is left on configuration ${HASH}`);
+                assert.ok(lines.includes(`pool canary node canary-1: ${err.rolledBack}`), lines.join("\n"));
+                assert.equal(cluster.node("canary-1").placement, HASH);
+                assert.equal(cluster.node("canary-1").verified, HASH);
+                assertSettled(cluster);
+            });
+
+            it("the node fails its mode check on the installer's DaemonSet too: ROLLBACK OF ... FAILED, the node left cordoned in its rollback", async () => {
+                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
+                midSoak(clock, () => {
+                    cluster.node("canary-1").restarts = 1;
+                    cluster.faults.wrongModeOn = (_n, placement) => placement === null;
+                });
+                const err = await runPools(ctx()).catch((e) => e);
+                clock.onSleep = undefined;
+                assert.ok(err instanceof RolloutFailure, String(err));
+                assert.match(
+                    err.rolledBack,
+                    /^ROLLBACK OF canary-1 FAILED: after rollback: .*; the node is left cordoned for inspection$/,
+                );
+                assert.deepEqual(err.leftCordoned, ["canary-1"]);
+                assert.equal(cluster.node("canary-1").move?.phase, "rolling-back");
+            });
+
+            it("a run killed as it starts the node's rollback: the next run finishes the rollback, then moves the node again", async () => {
+                const { cluster, ctx, clock, lines } = setup({ pools: { canary: 1 }, spec: oneNode() });
+                midSoak(clock, () => (cluster.node("canary-1").restarts = 1));
+                cluster.faults.afterWrite = (what) => {
+                    if (what.startsWith("move rolling-back; cordon")) {
+                        cluster.dead = true;
+                        throw new Crash(what);
+                    }
+                };
+                await runPools(ctx("dead-run")).catch(() => undefined);
+                clock.onSleep = undefined;
+                assert.equal(cluster.node("canary-1").placement, HASH, "killed before its placement changed");
+                cluster.revive();
+                cluster.faults = {};
+                clock.t += 61_000;
+                await runPools(ctx("next-run"));
+                assert.ok(
+                    lines.includes(
+                        "node canary-1: node canary-1 was rolled back to ipvs mode (the installer's DaemonSet) and uncordoned",
+                    ),
+                    lines.filter((l) => l.includes("canary-1")).join("\n"),
+                );
+                assert.equal(cluster.node("canary-1").verified, HASH);
+                assertSettled(cluster);
+            });
         });
 
         it("kube-proxy restarting on a moved node during the soak fails the pool and rolls that node back", async () => {
