@@ -1662,6 +1662,13 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             );
         });
 
+        it("a soak checks the pool's pods every soakCheckSeconds", async () => {
+            const spec = specOf({}, [{ name: "canary", nodeSelector: "pool=canary", soak: "1h" }]);
+            const { ctx, lines } = setup({ pools: { canary: 1 }, spec });
+            await runPools(ctx("run-1", { soakCheckSeconds: 600 }));
+            assert.equal(lines.filter((l) => /^pool canary: soaking, .* left; 1 node\(s\) steady$/.test(l)).length, 5);
+        });
+
         it("a pool's soak counts from its last node's verification, not its first", async () => {
             const spec = specOf({}, [{ name: "workers", nodeSelector: "pool=workers", soak: "1h" }]);
             const { cluster, ctx, clock } = setup({ pools: { workers: 2 }, spec });
@@ -1703,6 +1710,31 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 assert.equal(err.check, "soak");
                 assert.equal(err.detail, "0 kube-proxy pods on the node");
                 assert.equal(cluster.node("canary-1").placement, null);
+                assertSettled(cluster);
+            });
+
+            it("kube-proxy's pod not ready (without a restart): the pool fails, the node rolled back", async () => {
+                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
+                midSoak(clock, () => (cluster.faults.notReadyOn = (_n, placement) => placement === HASH));
+                const err = await runPools(ctx()).catch((e) => e);
+                clock.onSleep = undefined;
+                assert.ok(err instanceof RolloutFailure, String(err));
+                assert.equal(err.detail, `kube-proxy pod kube-proxy-${HASH}-canary-1 is Running, not ready`);
+                assert.equal(cluster.node("canary-1").placement, null);
+                assertSettled(cluster);
+            });
+
+            it("leftovers of another mode found when the soak ends do not fail it (its end checks mode, sync and rules) and are not cleaned", async () => {
+                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
+                midSoak(clock, () => (cluster.faults.ipvsLeftoversOn = () => true));
+                await runPools(ctx());
+                clock.onSleep = undefined;
+                assert.deepEqual(
+                    cluster.probeRuns.map((p) => p.run.action),
+                    ["probe", "probe"],
+                    "the move's check and the soak's",
+                );
+                assert.equal(cluster.node("canary-1").verified, HASH);
                 assertSettled(cluster);
             });
 
