@@ -1874,6 +1874,22 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         assert.match(err.message, /kube-proxy pod kube-proxy-workers-2 on workers-2 is failing \(CrashLoopBackOff/);
     });
 
+    it("the finish's final check fails, naming the node and the check, when a node's kube-proxy runs another mode after the restore", async () => {
+        const { cluster, ctx } = setup();
+        cluster.faults.afterWrite = (what) => {
+            if (what === "restore installer DaemonSet")
+                cluster.faults.wrongModeOn = (node, placement) => node === "workers-2" && placement === null;
+        };
+        await runPools(ctx(), ["canary"]);
+        await runPools(ctx(), ["workers"]);
+        const err = await finish(ctx()).catch((e) => e);
+        assert.ok(err instanceof Error, "the finish did not fail");
+        assert.match(
+            err.message,
+            /^node workers-2 \(pool workers\) failed the final check on the installer's DaemonSet: mode: /,
+        );
+    });
+
     it("keeps the rollout's marks on nodes under the kube-proxy-mode.io prefix", () => {
         assert.equal(MARKS.moveAnnotation, "kube-proxy-mode.io/move");
     });
