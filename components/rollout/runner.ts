@@ -504,7 +504,9 @@ async function moveNode(
     const handBack = target.canonical && origin === target.hash;
     const move: NodeMove = { to: wanted, from: origin, phase: "started" };
     const interrupted = () => stopIfInterrupted(ctx);
-    let ours = n.cordonedByRollout;
+    // whether the cordon is the rollout's, as the node was listed: what the cordon's write would
+    // answer, kept when its answer is lost (the node is then uncordoned unless someone else had)
+    let ours = !n.unschedulable || n.cordonedByRollout;
     let step = "start";
     try {
         const fromMode = await modeOfPlacement(ctx, inst, origin);
@@ -518,11 +520,8 @@ async function moveNode(
         if (!drains && !cleansIpvs) {
             // nothing to do between the cordon and the restart: the memory (already switching), the
             // cordon and the placement in one write. An answer lost on the way is handled as a
-            // restart that failed: rolled back to the origin (harmless if the write never landed),
-            // and uncordoned unless the node as listed was cordoned by someone else (what the write
-            // would have answered, kept when it throws)
+            // restart that failed: rolled back to the origin (harmless if the write never landed)
             step = "restart";
-            ours = !n.unschedulable || n.cordonedByRollout;
             ours = await ctx.cluster.startMove(node, switching, wanted);
             log(ours ? "cordoned" : "was already cordoned (left so)");
         } else {

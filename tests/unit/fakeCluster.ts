@@ -70,6 +70,8 @@ export interface Faults {
     wrongModeOn?: (node: string, placement: string | null) => boolean;
     /** the node's kube-proxy pod crash-loops on this configuration */
     crashLoopOn?: (node: string, placement: string | null) => boolean;
+    /** the node's kube-proxy pod runs but is not ready (its readiness probe failing), without restarts */
+    notReadyOn?: (node: string, placement: string | null) => boolean;
     /** the drain of this node fails */
     drainFails?: (node: string) => boolean;
     /** the node keeps ipvs leftovers (kube-ipvs0) until a cleanup runs on it */
@@ -273,7 +275,12 @@ export class FakeCluster implements RolloutCluster {
         this.wrote(parts.join("; "), node);
     }
 
-    close(): void {}
+    /** how many times a run closed its client (RolloutCluster.close) */
+    closed = 0;
+
+    close(): void {
+        this.closed++;
+    }
 
     async drain(node: string): Promise<void> {
         this.writing("drain", node);
@@ -300,7 +307,7 @@ export class FakeCluster implements RolloutCluster {
                 node,
                 owner: this.owner(n.placement),
                 phase: "Running",
-                ready: !failing,
+                ready: !failing && !this.faults.notReadyOn?.(node, n.placement),
                 restarts: n.restarts + (failing ? 3 : 0),
                 problem: failing ? "CrashLoopBackOff" : undefined,
                 deleting: false,

@@ -254,6 +254,9 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         await up(ctx());
         assertFinished(cluster);
         assertSettled(cluster);
+        assert.equal(cluster.closed, 3, "each run closes its cluster client (its watches) at its end");
+        assert.ok(!lines.some((l) => l.startsWith("finish: ")), "no node was late");
+        assert.equal(cluster.history.filter((h) => h === "write installer ConfigMap").length, 1);
         assert.equal(cluster.node("workers-1").drained, 1, "drained once, for the move (not for the hand-back)");
         assert.ok(
             lines.some((l) => l.includes("workers: 3/3 node(s) moved")),
@@ -263,7 +266,10 @@ describe("runner on a SIMULATED in-memory cluster", () => {
     });
 
     it("the bench's per-node phases (scripts/nodePhases.ts) find every node's move and hand-back in the runner's own lines", async () => {
-        const { clock, ctx } = setup();
+        const { clock, cluster, ctx } = setup();
+        // one node the user cordoned in each pool: its cordon line is "was already cordoned", in both kinds of move
+        for (const n of ["canary-1", "workers-3"])
+            Object.assign(cluster.node(n), { unschedulable: true, cordonedByRollout: false });
         const seen: StepLine[] = [];
         const step = (name: string) => ctx("run-1", { log: (text) => seen.push({ t: clock.now(), step: name, text }) });
         await runPools(step("pool-canary"), ["canary"]);
@@ -304,12 +310,193 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         assertSettled(cluster);
     });
 
-    it("a node the user cordoned stays cordoned after its move", async () => {
-        const { cluster, ctx } = setup();
+    it("a node the user cordoned stays cordoned after its move, and only the nodes the rollout cordoned are logged uncordoned", async () => {
+        const { cluster, ctx, lines } = setup();
         Object.assign(cluster.node("workers-3"), { unschedulable: true, cordonedByRollout: false });
         await up(ctx());
         assertFinished(cluster);
         assertSettled(cluster, ["workers-3"]);
+        const uncordoned = (node: string) => lines.filter((l) => l.endsWith(`node ${node}: uncordoned`)).length;
+        assert.deepEqual(
+            ["canary-1", "workers-1", "workers-3"].map(uncordoned),
+            [2, 2, 0],
+            "after the move and after the hand-back",
+        );
+    });
+
+    it("returns each node's outcome: verified when moved and checked, skipped when already verified", async () => {
+        const { ctx } = setup();
+        const moved = await runPools(ctx(), ["canary"]);
+        assert.deepEqual(
+            moved.map(({ node, pool, result }) => ({ node, pool, result })),
+            [{ node: "canary-1", pool: "canary", result: "verified" }],
+        );
+        assert.ok(moved[0].checks.some((c) => c.check === "mode" && c.ok));
+        const again = await runPools(ctx(), ["canary"]);
+        assert.deepEqual(again, [{ node: "canary-1", pool: "canary", result: "skipped", checks: [] }]);
+    });
+
+    it("with the built-in node checks off a node is moved, not verified: no probe pod, and the log says the checks were off", async () => {
+        const { cluster, ctx, lines } = setup({
+            pools: { canary: 1 },
+            // a soak included: its end re-checks the nodes only with the built-in checks on
+            spec: specOf({ verify: { hooks: [], nodeChecks: false } }, [
+                { name: "canary", nodeSelector: "pool=canary", soak: "1h" },
+            ]),
+        });
+        const outcomes = await runPools(ctx());
+        assert.deepEqual(outcomes, [{ node: "canary-1", pool: "canary", result: "moved", checks: [] }]);
+        assert.deepEqual(cluster.probeRuns, []);
+        assert.equal(cluster.node("canary-1").checks, MARKS.checksHooksOnly);
+        assert.ok(
+            lines.includes(
+                "pool canary node canary-1: moved; built-in node checks are off (verify.nodeChecks: false), 0 hook(s) passed",
+            ),
+            lines.join("\n"),
+        );
+        assertSettled(cluster);
+    });
+
+    it("the failed step is named: a kube-proxy that does not start on the target fails its restart, a probe pod that cannot run its verify; each node is rolled back", async () => {
+        for (const [check, fault] of [
+            ["restart", (c: FakeCluster) => (c.faults.crashLoopOn = (_n, placement) => placement === HASH)],
+            [
+                "verify",
+                (c: FakeCluster) => {
+                    // on the target only: the rollback's probe runs
+                    const run = c.runProbe.bind(c);
+                    c.runProbe = (node, r) =>
+                        c.node(node).placement === HASH
+                            ? Promise.reject(new Error("SIMULATED: the probe pod was not scheduled"))
+                            : run(node, r);
+                },
+            ],
+        ] as const) {
+            // a pool that drains: the placement is its own write, after the drain
+            const { cluster, ctx } = setup({
+                pools: { canary: 1 },
+                spec: specOf({}, [{ name: "canary", nodeSelector: "pool=canary", drain: true }]),
+            });
+            fault(cluster);
+            const err = await runPools(ctx()).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.check, check);
+            assert.equal(
+                err.rolledBack,
+                "node canary-1 was rolled back to ipvs mode (the installer's DaemonSet) and uncordoned",
+            );
+            assert.equal(cluster.node("canary-1").placement, null);
+            assertSettled(cluster);
+        }
+    });
+
+    it("a node moved again to a target it was verified on long ago (its label since removed) gets a new verification time: the pool's soak counts from it", async () => {
+        const { cluster, ctx, clock } = setup({
+            pools: { canary: 1 },
+            spec: specOf({}, [{ name: "canary", nodeSelector: "pool=canary", soak: "1h" }]),
+        });
+        cluster.configs.set(HASH, TARGET);
+        cluster.inRollout = true;
+        const dayAgo = new Date(clock.now() - 86400_000).toISOString();
+        Object.assign(cluster.node("canary-1"), { verified: HASH, verifiedAt: dayAgo, checks: MARKS.checksBuiltIn });
+        await runPools(ctx());
+        assert.equal(cluster.node("canary-1").placement, HASH);
+        assert.equal(cluster.node("canary-1").verifiedAt, new Date(clock.now() - 3600_000).toISOString());
+        assert.ok(clock.slept >= 3600_000, `the soak waited its hour: ${clock.slept / 1000}s`);
+    });
+
+    describe("ipvs -> iptables: kube-proxy stopped, the ipvs leftovers cleaned, then the new one started", () => {
+        const IPTABLES = kubeProxyConfig("iptables");
+        const toIptables = () =>
+            rolloutSpecSchema.parse({
+                target: { hash: configHash(IPTABLES), mode: "iptables", config: IPTABLES },
+                // no drain: the pool accepts the node's pods without Service routing while kube-proxy is stopped
+                pools: [{ name: "canary", nodeSelector: "pool=canary", allowUnroutedNode: true }],
+                verify: { hooks: [] },
+            });
+        /** the node's writes and its probe pods, in order */
+        const recording = (cluster: FakeCluster) => {
+            const run = cluster.runProbe.bind(cluster);
+            cluster.runProbe = (node, r) => {
+                cluster.history.push(`${r.action}${r.env.KPM_MODE ? ` (${r.env.KPM_MODE})` : ""} ${node}`);
+                return run(node, r);
+            };
+            return () => cluster.history.filter((h) => h.endsWith(" canary-1"));
+        };
+        const hash = configHash(IPTABLES);
+
+        it("in a pool that does not drain: cordoned, kube-proxy stopped, cleaned with no mode (none runs), started on the target, verified; not drained", async () => {
+            const { cluster, ctx } = setup({ pools: { canary: 1 }, spec: toIptables(), installerMode: "ipvs" });
+            cluster.faults.ipvsLeftoversOn = () => true;
+            const history = recording(cluster);
+            await runPools(ctx());
+            assert.deepEqual(history(), [
+                "move started; cordon canary-1",
+                "move switching canary-1",
+                `place ${MARKS.holdValue} canary-1`,
+                "cleanup canary-1",
+                `place ${hash} canary-1`,
+                "probe canary-1",
+                `move cleared; verified ${hash}; uncordon canary-1`,
+            ]);
+            assert.equal(cluster.node("canary-1").drained, 0);
+            assertSettled(cluster);
+        });
+
+        it("a cleanup that fails names the step and puts the node back on ipvs", async () => {
+            const { cluster, ctx } = setup({ pools: { canary: 1 }, spec: toIptables(), installerMode: "ipvs" });
+            const run = cluster.runProbe.bind(cluster);
+            cluster.runProbe = (node, r) =>
+                r.action === "cleanup" ? Promise.reject(new Error("SIMULATED: the cleanup pod failed")) : run(node, r);
+            const err = await runPools(ctx()).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.check, "cleanup");
+            assert.equal(
+                err.rolledBack,
+                "node canary-1 was rolled back to ipvs mode (the installer's DaemonSet) and uncordoned",
+            );
+            assert.equal(cluster.node("canary-1").placement, null);
+            assertSettled(cluster);
+        });
+
+        it("a kube-proxy that does not start after the cleanup fails the restart, not the cleanup, and the node is put back on ipvs", async () => {
+            const { cluster, ctx } = setup({ pools: { canary: 1 }, spec: toIptables(), installerMode: "ipvs" });
+            cluster.faults.crashLoopOn = (_node, placement) => placement === hash;
+            const err = await runPools(ctx()).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.check, "restart");
+            assert.equal(
+                err.rolledBack,
+                "node canary-1 was rolled back to ipvs mode (the installer's DaemonSet) and uncordoned",
+            );
+            assertSettled(cluster);
+        });
+
+        it("a move a previous run left after its label switched is resumed without stopping the new kube-proxy again", async () => {
+            const { cluster, ctx, lines } = setup({ pools: { canary: 1 }, spec: toIptables(), installerMode: "ipvs" });
+            cluster.configs.set(hash, IPTABLES);
+            cluster.inRollout = true;
+            Object.assign(cluster.node("canary-1"), {
+                placement: hash,
+                move: { to: hash, from: null, phase: "switching" },
+                unschedulable: true,
+                cordonedByRollout: true,
+            });
+            const history = recording(cluster);
+            await runPools(ctx());
+            assert.deepEqual(history(), [
+                `move switching; cordon; place ${hash} canary-1`,
+                "probe canary-1",
+                `move cleared; verified ${hash}; uncordon canary-1`,
+            ]);
+            assert.ok(
+                lines.includes(
+                    "pool canary node canary-1: resuming a move a previous run left in phase switching (origin the installer's DaemonSet)",
+                ),
+                lines.join("\n"),
+            );
+            assertSettled(cluster);
+        });
     });
 
     describe("the user's cordon on every failure path: kept on the node the user cordoned, released on the one the rollout cordoned", () => {
@@ -411,6 +598,32 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assertSettled(cluster, ["workers-2"]);
         });
 
+        it("the cordon's write in a pool that drains lands but its answer is lost: neither node changed nor restarted; the user's cordon kept (as listed), the rollout's released", async () => {
+            const { cluster, ctx, lines } = setup();
+            cordonedByUser(cluster);
+            cluster.faults.afterWrite = (what, node) => {
+                if (what === "move started; cordon" && node !== "workers-3")
+                    throw new Error("SIMULATED: the connection reset before the answer");
+            };
+            await runPools(ctx(), ["canary"]);
+            const err = await runPools(ctx(), ["workers"]).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.check, "start");
+            assertUserCordonKept(cluster, lines, (how) => `was not changed (its move failed) and ${how}`, {
+                released: "was uncordoned",
+                kept: "stays cordoned as before",
+            });
+            assert.deepEqual(err.leftCordoned, []);
+            // no drain, no placement written: the memory cleared, and the rollout's cordon released
+            const writes = (node: string) => cluster.history.filter((h) => h.endsWith(` ${node}`));
+            assert.deepEqual(writes("workers-1"), [
+                "move started; cordon workers-1",
+                "move cleared; uncordon workers-1",
+            ]);
+            assert.deepEqual(writes("workers-2"), ["move started; cordon workers-2", "move cleared workers-2"]);
+            assertSettled(cluster, ["workers-2"]);
+        });
+
         it("a run killed mid-rollback: the next run finishes the rollback and moves the node again; the user's cordon kept throughout", async () => {
             const { cluster, ctx, clock, lines } = setup();
             cordonedByUser(cluster);
@@ -439,26 +652,48 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         });
 
         for (const switched of [true, false]) {
-            it(`a move towards an earlier target a dead run left${switched ? "" : " before its label switched"}: the node put back and moved to the target; the user's cordon kept`, async () => {
+            it(`a move towards an earlier target a dead run left${switched ? "" : " before its label switched"}: the node put back and moved to the target; the user's cordon kept, the rollout's released first`, async () => {
                 const { cluster, ctx, lines } = setup();
                 const earlier = kubeProxyConfig("iptables");
                 const earlierHash = configHash(earlier);
                 cluster.configs.set(earlierHash, earlier);
                 cluster.inRollout = true;
                 cordonedByUser(cluster);
-                Object.assign(cluster.node("workers-2"), {
-                    move: { to: earlierHash, from: null, phase: "switching" },
-                    placement: switched ? earlierHash : null,
-                });
+                // the same move left on workers-1, which the dead run had cordoned
+                Object.assign(cluster.node("workers-1"), { unschedulable: true, cordonedByRollout: true });
+                for (const node of ["workers-1", "workers-2"])
+                    Object.assign(cluster.node(node), {
+                        move: { to: earlierHash, from: null, phase: "switching" },
+                        placement: switched ? earlierHash : null,
+                    });
                 await runPools(ctx(), ["canary"]);
                 await runPools(ctx(), ["workers"]);
-                if (switched)
-                    assert.ok(
-                        lines.includes(
-                            "node workers-2: node workers-2 was rolled back to ipvs mode (the installer's DaemonSet) and left cordoned as it was before",
-                        ),
-                        lines.filter((l) => l.includes("workers-2")).join(" | "),
+                // what the reconcile wrote, before the node's move to the target
+                const undone = (node: string) => {
+                    const h = cluster.history.filter((x) => x.endsWith(` ${node}`));
+                    return h.slice(
+                        0,
+                        h.findIndex((x) => x.startsWith("move started")),
                     );
+                };
+                if (switched) {
+                    for (const [node, how] of [
+                        ["workers-1", ROLLED_BACK.cordon.released],
+                        ["workers-2", ROLLED_BACK.cordon.kept],
+                    ])
+                        assert.ok(
+                            lines.includes(`node ${node}: node ${node} ${ROLLED_BACK.said(how)}`),
+                            lines.filter((l) => l.includes(node)).join(" | "),
+                        );
+                    assert.deepEqual(undone("workers-1"), [
+                        "move rolling-back; place installer workers-1",
+                        "move cleared; verified none; uncordon workers-1",
+                    ]);
+                } else {
+                    // nothing on the node changed: the memory forgotten (and the rollout's cordon released), no rollback
+                    assert.deepEqual(undone("workers-1"), ["move cleared; uncordon workers-1"]);
+                    assert.deepEqual(undone("workers-2"), ["move cleared workers-2"]);
+                }
                 assert.equal(cluster.node("workers-2").verified, HASH);
                 assertSettled(cluster, ["workers-2"]);
             });
@@ -497,6 +732,92 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 assertSettled(cluster, ["workers-2"]);
             });
         }
+    });
+
+    describe("rollback after a failed check", () => {
+        const onePool = () => specOf({}, [{ name: "canary", nodeSelector: "pool=canary" }]);
+
+        it("the node fails its mode check on its origin too: ROLLBACK OF ... FAILED, the node left cordoned in its rollback, not verified; the next run finishes the rollback", async () => {
+            const { cluster, ctx, clock, lines } = setup({ pools: { canary: 1 }, spec: onePool() });
+            cluster.faults.wrongModeOn = (node) => node === "canary-1";
+            const err = await runPools(ctx("run-1")).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.check, "mode");
+            assert.match(
+                err.rolledBack,
+                /^ROLLBACK OF canary-1 FAILED: after rollback: .*nftables.*; the node is left cordoned for inspection, and the next run puts it back on the installer's DaemonSet$/,
+            );
+            assert.deepEqual(err.leftCordoned, ["canary-1"]);
+            const node = cluster.node("canary-1");
+            assert.deepEqual(
+                { move: node.move, placement: node.placement, cordoned: node.unschedulable, verified: node.verified },
+                {
+                    move: { to: HASH, from: null, phase: "rolling-back" },
+                    placement: null,
+                    cordoned: true,
+                    verified: undefined,
+                },
+            );
+            assert.equal(cluster.lease, undefined, "the lease is released");
+
+            cluster.faults = {};
+            clock.t += 61_000;
+            await runPools(ctx("run-2"));
+            assert.ok(
+                lines.includes(
+                    "node canary-1: node canary-1 was rolled back to ipvs mode (the installer's DaemonSet) and uncordoned",
+                ),
+                lines.filter((l) => l.includes("canary-1")).join(" | "),
+            );
+            assert.equal(node.verified, HASH, "then moved again");
+            assertSettled(cluster);
+        });
+
+        it("a rollback is gated by the origin's mode alone: leftovers found there are not cleaned (no cleanup pod) and do not fail it", async () => {
+            // iptables -> ipvs: the checks of ipvs clean nothing, so the kube-ipvs0 of the failed move is still there
+            const target = kubeProxyConfig("ipvs");
+            const spec = rolloutSpecSchema.parse({
+                target: { hash: configHash(target), mode: "ipvs", config: target },
+                pools: [{ name: "canary", nodeSelector: "pool=canary" }],
+                verify: { hooks: [] },
+            });
+            const { cluster, ctx } = setup({ pools: { canary: 1 }, spec, installerMode: "iptables" });
+            cluster.faults.wrongModeOn = (_node, placement) => placement !== null;
+            cluster.faults.ipvsLeftoversOn = () => true;
+            const err = await runPools(ctx()).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(
+                err.rolledBack,
+                "node canary-1 was rolled back to iptables mode (the installer's DaemonSet) and uncordoned",
+            );
+            assert.deepEqual(
+                cluster.probeRuns.map((p) => p.run.action),
+                ["probe", "probe"],
+                "the move's check and the rollback's",
+            );
+            assert.equal(cluster.node("canary-1").placement, null);
+            assertSettled(cluster);
+        });
+
+        it('onFailure "stop" leaves in place only a node that failed a check: one whose run was stopped (a signal) is rolled back', async () => {
+            const { cluster, ctx } = setup({
+                pools: { canary: 1 },
+                spec: specOf({ onFailure: "stop" }, [{ name: "canary", nodeSelector: "pool=canary" }]),
+            });
+            const stop = new AbortController();
+            cluster.faults.afterWrite = (what) => {
+                if (what.startsWith("move switching")) stop.abort("SIGTERM");
+            };
+            const err = await runPools(ctx("run-1", { signal: stop.signal })).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.check, "interrupted");
+            assert.equal(
+                err.rolledBack,
+                "node canary-1 was rolled back to ipvs mode (the installer's DaemonSet) and uncordoned",
+            );
+            assert.equal(cluster.node("canary-1").placement, null);
+            assertSettled(cluster);
+        });
     });
 
     describe("F1: the run is killed (SIGKILL) after each write, then run again", () => {
@@ -601,18 +922,25 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.match(err.rolledBack, new RegExp(`rolled back to iptables mode \\(configuration ${earlierHash}\\)`));
             assert.equal(cluster.node("canary-1").placement, earlierHash);
             assert.equal(cluster.node("canary-1").verified, earlierHash);
+            assert.equal(cluster.node("canary-1").checks, MARKS.checksBuiltIn, "verified again by the built-in checks");
             assertSettled(cluster);
         });
 
         it("a node left verified but cordoned (an earlier version's run killed before its uncordon) is released by the next run", async () => {
             // this version verifies, uncordons and forgets the move in one write, so only a run of
             // the previous version (three writes) could leave this state
-            const { cluster, ctx, clock } = setup();
+            const { cluster, ctx, clock, lines } = setup();
             await runPools(ctx("first-run"), ["canary"]);
             Object.assign(cluster.node("canary-1"), { unschedulable: true, cordonedByRollout: true });
             clock.t += 61_000;
             await runPools(ctx("next-run"), ["canary"]);
             assert.equal(cluster.node("canary-1").unschedulable, false);
+            assert.ok(
+                lines.includes(
+                    "node canary-1: verified on the target by a previous run, which did not release it: uncordoned",
+                ),
+                lines.join("\n"),
+            );
             assert.ok(
                 cluster.history.includes("uncordon canary-1"),
                 `the release is its own write: ${cluster.history.slice(-3).join(" | ")}`,
@@ -626,6 +954,11 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         stop.cluster.faults.wrongModeOn = (node, placement) => node === "canary-1" && placement === HASH;
         const first = await runPools(stop.ctx(), ["canary"]).catch((e) => e);
         assert.ok(first instanceof RolloutFailure);
+        // what the operator reads: where the node is left, and what the next run does with it
+        assert.equal(
+            first.rolledBack,
+            `onFailure is "stop": node canary-1 is left on configuration ${HASH} and cordoned for inspection; the next run rolls it back to the installer's DaemonSet if it fails again`,
+        );
         assert.equal(stop.cluster.node("canary-1").placement, HASH, "left on the target for inspection");
         assert.equal(stop.cluster.node("canary-1").unschedulable, true);
         const again = await runPools({ ...stop.ctx(), spec: specOf() }, ["canary"]).catch((e) => e);
@@ -818,19 +1151,45 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             };
         };
 
-        it("stops writing at its renew deadline: the node in hand keeps its move memory and cordon, no write is sent after it, and the next run converges", async () => {
+        it("stops writing at its renew deadline: the node in hand keeps its move memory and cordon, no write (not even a renewal) is sent after it, and the next run converges", async () => {
             const { cluster, ctx, clock, lines } = setup();
             const heal = partitioned(cluster);
+            const renew = cluster.renewLease.bind(cluster);
+            let renewals = 0;
+            let renewalsAtStop: number | undefined;
+            cluster.renewLease = (holder) => {
+                renewals++;
+                return renew(holder);
+            };
+            let held = false;
+            let stoppedWhileHeld = false;
+            const log = (l: string) => {
+                lines.push(l);
+                if (l.startsWith("stopping: ")) {
+                    renewalsAtStop ??= renewals;
+                    stoppedWhileHeld = held;
+                }
+            };
             // the cordon's write lands, then the run is held up past the renew deadline (60 ms of a 90 ms lease)
             const startMove = cluster.startMove.bind(cluster);
             cluster.startMove = async (...args) => {
                 const ours = await startMove(...args);
+                held = true;
                 await new Promise((r) => setTimeout(r, 200));
+                held = false;
                 return ours;
             };
-            const err = await runPools(ctx("run-1", { leaseSeconds: 0.09 }), ["canary"]).catch((e) => e);
+            const err = await runPools(ctx("run-1", { leaseSeconds: 0.09, log }), ["canary"]).catch((e) => e);
             assert.ok(err instanceof RolloutFailure, String(err));
             assert.match(err.detail, /the rollout lease was not renewed for \d+\.\ds \(it lasts 0\.09s.*ETIMEDOUT/);
+            // what the operator is told of the node it had in hand
+            assert.match(err.detail, /the next run finishes that move or puts the node back/);
+            assert.equal(lines.filter((l) => l.startsWith("stopping: the rollout lease was not renewed")).length, 1);
+            assert.ok(
+                renewals > 0 && renewalsAtStop === renewals,
+                `${renewals} renewal(s), ${renewalsAtStop} at the stop`,
+            );
+            assert.ok(stoppedWhileHeld, "the run noticed the deadline by itself, not at its next write");
             assert.match(err.rolledBack, /canary-1 is left as it is, mid-move and cordoned.*nothing more was written/);
             assert.ok(cluster.refused.length > 0, "the run tried to write after the deadline and was refused");
             assert.equal(
@@ -852,6 +1211,20 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             await up(ctx("run-2"));
             assertFinished(cluster);
             assertSettled(cluster);
+        });
+
+        it("a hook running when the renew deadline passes is ended, and the node left as it is", async () => {
+            const hooks = [{ name: "slow", command: [process.execPath, "-e", "setTimeout(() => {}, 1500)"] }];
+            const { cluster, ctx } = setup({
+                pools: { canary: 1 },
+                spec: specOf({ verify: { hooks } }, [{ name: "canary", nodeSelector: "pool=canary" }]),
+            });
+            partitioned(cluster);
+            const err = await runPools(ctx("run-1", { leaseSeconds: 0.09 })).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.check, "interrupted");
+            assert.match(err.detail, /the rollout lease was not renewed.*the hook was ended \(hook slow\)/);
+            assert.equal(cluster.node("canary-1").move?.phase, "switching");
         });
 
         it("sends no write later than its request timeout before the lease, as last renewed, expires", async () => {
@@ -928,6 +1301,41 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.deepEqual(cluster.history, []);
         });
 
+        it("a run whose lease another run took over before its renew deadline sends no further write, not even a rollback", async () => {
+            const { cluster, ctx } = setup();
+            const startMove = cluster.startMove.bind(cluster);
+            cluster.startMove = async (...args) => {
+                const ours = await startMove(...args);
+                cluster.lease = { holder: "run-2", renewedAt: new Date().toISOString(), durationSeconds: 60 };
+                // a renewal (every 200 ms of a 600 ms lease) finds it taken over; the renew deadline (400 ms) is not reached
+                await new Promise((r) => setTimeout(r, 300));
+                return ours;
+            };
+            const err = await runPools(ctx("run-1", { leaseSeconds: 0.6 }), ["canary"]).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.match(err.detail, /taken over by another run/);
+            assert.equal(
+                cluster.history.at(-1),
+                `move switching; cordon; place ${HASH} canary-1`,
+                cluster.history.join(" | "),
+            );
+            assert.equal(cluster.node("canary-1").move?.phase, "switching", "left mid-move for the run that took over");
+        });
+
+        it("a run longer than its lease keeps it by renewing, and finishes", async () => {
+            const { cluster, ctx } = setup();
+            const startMove = cluster.startMove.bind(cluster);
+            cluster.startMove = async (...args) => {
+                const ours = await startMove(...args);
+                await new Promise((r) => setTimeout(r, 400)); // four renewals of a 150 ms lease, past its renew deadline (100 ms)
+                return ours;
+            };
+            await runPools(ctx("run-1", { leaseSeconds: 0.15 }), ["canary"]);
+            assert.equal(cluster.node("canary-1").verified, HASH);
+            assert.deepEqual(cluster.refused, []);
+            assertSettled(cluster);
+        });
+
         it("a run whose lease another run took over sends no further write, not even a rollback", async () => {
             const { cluster, ctx } = setup();
             const startMove = cluster.startMove.bind(cluster);
@@ -964,6 +1372,48 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.equal(cluster.node("canary-1").placement, null);
             assert.equal(cluster.node("workers-1").placement, null, "the next pool never started");
             assertSettled(cluster);
+        });
+
+        for (const at of ["move started; cordon", "drain"]) {
+            it(`${at === "drain" ? "after the drain" : "right after the cordon, in a pool that drains"}: the node is not ${at === "drain" ? "" : "drained nor "}restarted, and released as it was`, async () => {
+                const { cluster, ctx } = setup({
+                    pools: { canary: 1 },
+                    spec: specOf({}, [{ name: "canary", nodeSelector: "pool=canary", drain: true }]),
+                });
+                const stop = new AbortController();
+                cluster.faults.afterWrite = (what) => {
+                    if (what === at) stop.abort("SIGINT");
+                };
+                const err = await runPools(ctx("run-1", { signal: stop.signal })).catch((e) => e);
+                assert.ok(err instanceof RolloutFailure, String(err));
+                assert.equal(err.check, "interrupted");
+                assert.equal(
+                    err.rolledBack,
+                    "node canary-1 was not changed (stopped before its restart) and was uncordoned",
+                );
+                assert.equal(cluster.node("canary-1").drained, at === "drain" ? 1 : 0);
+                assert.deepEqual(
+                    cluster.history.filter((h) => h.endsWith(" canary-1")),
+                    [
+                        "move started; cordon canary-1",
+                        ...(at === "drain" ? ["drain canary-1"] : []),
+                        "move cleared; uncordon canary-1",
+                    ],
+                );
+                assertSettled(cluster);
+            });
+        }
+
+        it("given before the run took its lease: no node is moved, the lease released", async () => {
+            const { cluster, ctx } = setup();
+            const err = await runPools(ctx("run-1", { signal: AbortSignal.abort("SIGINT") })).catch((e) => e);
+            assert.ok(err instanceof RolloutInterrupted, String(err));
+            assert.match(err.message, /^the rollout was stopped \(SIGINT\) between batches of pool canary/);
+            assert.deepEqual(
+                cluster.history.filter((h) => / (canary|workers)-\d$/.test(h)),
+                [],
+            );
+            assert.equal(cluster.lease, undefined);
         });
 
         it("after the checks passed: the node finishes its move, then the run stops", async () => {
@@ -1097,6 +1547,44 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assertSettled(cluster);
         });
 
+        it("the finish refuses to write the ConfigMap when a node joins while it releases a node a run left cordoned, naming it", async () => {
+            const { cluster, ctx } = setup();
+            await runPools(ctx(), ["canary"]);
+            await runPools(ctx(), ["workers"]);
+            // left verified but cordoned by an earlier version's run: the finish releases it first, moving nothing
+            Object.assign(cluster.node("workers-1"), { unschedulable: true, cordonedByRollout: true });
+            // the cluster autoscaler adds workers-5 once the finish has planned its pools after that release
+            const log = (l: string) => {
+                if (l.startsWith("nothing to move") && !cluster.nodeMap.has("workers-5"))
+                    cluster.addNode("workers-5", "workers");
+            };
+            const err = await finish(ctx("run-1", { log })).catch((e) => e);
+            assert.ok(err instanceof Error, "the finish completed");
+            assert.match(err.message, /^cannot finish: 1 node\(s\) are not verified on \w+ \(workers-5;/);
+            assert.equal(cluster.installerConfig, kubeProxyConfig("ipvs"), "the installer's ConfigMap is unchanged");
+            assertSettled(cluster);
+        });
+
+        it("a finish killed after it wrote the ConfigMap, run again, hands every node back without writing it again", async () => {
+            const { cluster, ctx, clock } = setup();
+            await runPools(ctx(), ["canary"]);
+            await runPools(ctx(), ["workers"]);
+            cluster.faults.afterWrite = (what) => {
+                if (what === "write installer ConfigMap") {
+                    cluster.dead = true;
+                    throw new Crash(what);
+                }
+            };
+            await finish(ctx("dead-run")).catch(() => undefined);
+            cluster.revive();
+            cluster.faults.afterWrite = undefined;
+            clock.t += 61_000;
+            await finish(ctx("next-run"));
+            assert.equal(cluster.history.filter((h) => h === "write installer ConfigMap").length, 1);
+            assertFinished(cluster);
+            assertSettled(cluster);
+        });
+
         it("a node deleted between two runs is simply gone from the plan", async () => {
             const { cluster, ctx } = setup();
             await runPools(ctx(), ["canary"]);
@@ -1160,12 +1648,170 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.equal(cluster.node("canary-1").verified, HASH);
         });
 
-        it("a soak already held is not waited again", async () => {
-            const { ctx, clock } = setup({ spec: soaking() });
+        it("a soak already held is not waited again, nor its nodes checked again", async () => {
+            const { cluster, ctx, clock, lines } = setup({ spec: soaking() });
             await runPools(ctx(), ["canary"]);
             clock.slept = 0;
+            const probes = cluster.probeRuns.length;
             await runPools(ctx(), ["canary"]);
             assert.equal(clock.slept, 0);
+            assert.equal(cluster.probeRuns.length, probes);
+            assert.ok(
+                lines.some((l) => l.startsWith("pool canary: soak of 24h already held")),
+                lines.join("\n"),
+            );
+        });
+
+        it("a soak checks the pool's pods every soakCheckSeconds", async () => {
+            const spec = specOf({}, [{ name: "canary", nodeSelector: "pool=canary", soak: "1h" }]);
+            const { ctx, lines } = setup({ pools: { canary: 1 }, spec });
+            await runPools(ctx("run-1", { soakCheckSeconds: 600 }));
+            assert.equal(lines.filter((l) => /^pool canary: soaking, .* left; 1 node\(s\) steady$/.test(l)).length, 5);
+        });
+
+        it("a pool's soak counts from its last node's verification, not its first", async () => {
+            const spec = specOf({}, [{ name: "workers", nodeSelector: "pool=workers", soak: "1h" }]);
+            const { cluster, ctx, clock } = setup({ pools: { workers: 2 }, spec });
+            cluster.configs.set(HASH, TARGET);
+            cluster.inRollout = true;
+            // workers-1 verified on the target a day ago; workers-2 moves now
+            Object.assign(cluster.node("workers-1"), {
+                placement: HASH,
+                verified: HASH,
+                verifiedAt: new Date(clock.now() - 86400_000).toISOString(),
+                checks: MARKS.checksBuiltIn,
+            });
+            await runPools(ctx());
+            assert.equal(cluster.node("workers-2").verified, HASH);
+            assert.ok(clock.slept >= 3600_000, `the soak waited its hour: ${clock.slept / 1000}s`);
+        });
+
+        describe("a regression during the soak", () => {
+            const oneNode = (extra: Partial<Record<string, unknown>> = {}) =>
+                specOf(extra, [{ name: "canary", nodeSelector: "pool=canary", soak: "1h" }]);
+            /** the fault, half an hour into the soak */
+            const midSoak = (clock: FakeClock, fault: () => void) => {
+                const started = clock.now();
+                clock.onSleep = (now) => {
+                    if (now - started >= 1800_000) fault();
+                };
+            };
+
+            it("kube-proxy's pod gone from the node: the pool fails, the node rolled back", async () => {
+                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
+                midSoak(clock, () => {
+                    // SIMULATED: the node's kube-proxy pod deleted and not recreated
+                    if (cluster.node("canary-1").placement === HASH)
+                        cluster.node("canary-1").placement = MARKS.holdValue;
+                });
+                const err = await runPools(ctx()).catch((e) => e);
+                clock.onSleep = undefined;
+                assert.ok(err instanceof RolloutFailure, String(err));
+                assert.equal(err.check, "soak");
+                assert.equal(err.detail, "0 kube-proxy pods on the node");
+                assert.equal(cluster.node("canary-1").placement, null);
+                assertSettled(cluster);
+            });
+
+            it("kube-proxy's pod not ready (without a restart): the pool fails, the node rolled back", async () => {
+                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
+                midSoak(clock, () => (cluster.faults.notReadyOn = (_n, placement) => placement === HASH));
+                const err = await runPools(ctx()).catch((e) => e);
+                clock.onSleep = undefined;
+                assert.ok(err instanceof RolloutFailure, String(err));
+                assert.equal(err.detail, `kube-proxy pod kube-proxy-${HASH}-canary-1 is Running, not ready`);
+                assert.equal(cluster.node("canary-1").placement, null);
+                assertSettled(cluster);
+            });
+
+            it("leftovers of another mode found when the soak ends do not fail it (its end checks mode, sync and rules) and are not cleaned", async () => {
+                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
+                midSoak(clock, () => (cluster.faults.ipvsLeftoversOn = () => true));
+                await runPools(ctx());
+                clock.onSleep = undefined;
+                assert.deepEqual(
+                    cluster.probeRuns.map((p) => p.run.action),
+                    ["probe", "probe"],
+                    "the move's check and the soak's",
+                );
+                assert.equal(cluster.node("canary-1").verified, HASH);
+                assertSettled(cluster);
+            });
+
+            it("the node found in another mode when the soak ends: the pool fails on its mode check, the node rolled back", async () => {
+                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
+                midSoak(clock, () => (cluster.faults.wrongModeOn = (_n, placement) => placement === HASH));
+                const err = await runPools(ctx()).catch((e) => e);
+                clock.onSleep = undefined;
+                assert.ok(err instanceof RolloutFailure, String(err));
+                assert.equal(err.check, "soak");
+                assert.match(err.detail, /^mode: /);
+                assert.equal(
+                    err.rolledBack,
+                    "node canary-1 was rolled back to ipvs mode (the installer's DaemonSet) and uncordoned",
+                );
+                assert.equal(cluster.node("canary-1").placement, null);
+                assertSettled(cluster);
+            });
+
+            it('onFailure "stop": the node is left on the target, as verified, and the message says so', async () => {
+                const { cluster, ctx, clock, lines } = setup({
+                    pools: { canary: 1 },
+                    spec: oneNode({ onFailure: "stop" }),
+                });
+                midSoak(clock, () => (cluster.node("canary-1").restarts = 1));
+                const err = await runPools(ctx()).catch((e) => e);
+                clock.onSleep = undefined;
+                assert.ok(err instanceof RolloutFailure, String(err));
+                assert.equal(err.rolledBack, `onFailure is "stop": node canary-1 is left on configuration ${HASH}`);
+                assert.ok(lines.includes(`pool canary node canary-1: ${err.rolledBack}`), lines.join("\n"));
+                assert.equal(cluster.node("canary-1").placement, HASH);
+                assert.equal(cluster.node("canary-1").verified, HASH);
+                assertSettled(cluster);
+            });
+
+            it("the node fails its mode check on the installer's DaemonSet too: ROLLBACK OF ... FAILED, the node left cordoned in its rollback", async () => {
+                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
+                midSoak(clock, () => {
+                    cluster.node("canary-1").restarts = 1;
+                    cluster.faults.wrongModeOn = (_n, placement) => placement === null;
+                });
+                const err = await runPools(ctx()).catch((e) => e);
+                clock.onSleep = undefined;
+                assert.ok(err instanceof RolloutFailure, String(err));
+                assert.match(
+                    err.rolledBack,
+                    /^ROLLBACK OF canary-1 FAILED: after rollback: .*; the node is left cordoned for inspection$/,
+                );
+                assert.deepEqual(err.leftCordoned, ["canary-1"]);
+                assert.equal(cluster.node("canary-1").move?.phase, "rolling-back");
+            });
+
+            it("a run killed as it starts the node's rollback: the next run finishes the rollback, then moves the node again", async () => {
+                const { cluster, ctx, clock, lines } = setup({ pools: { canary: 1 }, spec: oneNode() });
+                midSoak(clock, () => (cluster.node("canary-1").restarts = 1));
+                cluster.faults.afterWrite = (what) => {
+                    if (what.startsWith("move rolling-back; cordon")) {
+                        cluster.dead = true;
+                        throw new Crash(what);
+                    }
+                };
+                await runPools(ctx("dead-run")).catch(() => undefined);
+                clock.onSleep = undefined;
+                assert.equal(cluster.node("canary-1").placement, HASH, "killed before its placement changed");
+                cluster.revive();
+                cluster.faults = {};
+                clock.t += 61_000;
+                await runPools(ctx("next-run"));
+                assert.ok(
+                    lines.includes(
+                        "node canary-1: node canary-1 was rolled back to ipvs mode (the installer's DaemonSet) and uncordoned",
+                    ),
+                    lines.filter((l) => l.includes("canary-1")).join("\n"),
+                );
+                assert.equal(cluster.node("canary-1").verified, HASH);
+                assertSettled(cluster);
+            });
         });
 
         it("kube-proxy restarting on a moved node during the soak fails the pool and rolls that node back", async () => {
@@ -1183,6 +1829,25 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.equal(cluster.node("workers-1").placement, null, "the next pool did not move");
             assertSettled(cluster);
         });
+    });
+
+    it("a node found on an earlier configuration while the finish hands back (its ConfigMap already written) is moved as a move, drained, not handed back", async () => {
+        const { cluster, ctx, lines } = setup({
+            pools: { workers: 1 },
+            spec: specOf({}, [{ name: "workers", nodeSelector: "pool=workers", drain: true }]),
+        });
+        const earlier = kubeProxyConfig("iptables");
+        const earlierHash = configHash(earlier);
+        cluster.configs.set(earlierHash, earlier);
+        cluster.inRollout = true;
+        cluster.installerConfig = TARGET;
+        Object.assign(cluster.node("workers-1"), { placement: earlierHash, verified: earlierHash });
+        await finish(ctx());
+        assert.equal(cluster.node("workers-1").drained, 1);
+        assert.ok(lines.includes("pool workers node workers-1: verified"), lines.join("\n"));
+        assert.ok(!lines.some((l) => l.includes("handed back")), lines.join("\n"));
+        assertFinished(cluster);
+        assertSettled(cluster);
     });
 
     it("the finish keeps the installer's ConfigMap unchanged when a pool's node is not verified and cannot be moved", async () => {
@@ -1207,6 +1872,22 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         const err = await finish(ctx()).catch((e) => e);
         assert.ok(err instanceof Error, "the finish did not fail");
         assert.match(err.message, /kube-proxy pod kube-proxy-workers-2 on workers-2 is failing \(CrashLoopBackOff/);
+    });
+
+    it("the finish's final check fails, naming the node and the check, when a node's kube-proxy runs another mode after the restore", async () => {
+        const { cluster, ctx } = setup();
+        cluster.faults.afterWrite = (what) => {
+            if (what === "restore installer DaemonSet")
+                cluster.faults.wrongModeOn = (node, placement) => node === "workers-2" && placement === null;
+        };
+        await runPools(ctx(), ["canary"]);
+        await runPools(ctx(), ["workers"]);
+        const err = await finish(ctx()).catch((e) => e);
+        assert.ok(err instanceof Error, "the finish did not fail");
+        assert.match(
+            err.message,
+            /^node workers-2 \(pool workers\) failed the final check on the installer's DaemonSet: mode: /,
+        );
     });
 
     it("keeps the rollout's marks on nodes under the kube-proxy-mode.io prefix", () => {
