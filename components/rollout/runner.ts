@@ -422,15 +422,15 @@ async function recoverNode(
     ctx: Context,
     inst: Installation,
     move: NodeMove,
-    at: { node: string; step: string; check: string; ours: boolean },
+    at: { node: string; step: string; check: string; ours: boolean; cordoned: boolean },
     log: Log,
 ): Promise<string> {
-    const { node, step, check, ours } = at;
+    const { node, step, check, ours, cordoned } = at;
     try {
         if (step === "start" || step === "drain") {
             // nothing on the node changed: release it and forget the move
             await ctx.cluster.writeNode(node, { move: null, ...(ours ? { uncordon: true as const } : {}) });
-            return `node ${node} was not changed (${check === "interrupted" ? "stopped before its restart" : `its ${step === "drain" ? "drain" : "move"} failed`}) and ${ours ? "was uncordoned" : "stays cordoned as before"}`;
+            return `node ${node} was not changed (${check === "interrupted" ? "stopped before its restart" : `its ${step === "drain" ? "drain" : "move"} failed`}) and ${ours ? "was uncordoned" : cordoned ? "stays cordoned as before" : "was not cordoned"}`;
         }
         if (ctx.spec.onFailure === "rollback-node" || check === "interrupted")
             return await rollBack(ctx, node, move, await modeOfPlacement(ctx, inst, move.from), ours, log);
@@ -504,9 +504,15 @@ async function moveNode(
     const handBack = target.canonical && origin === target.hash;
     const move: NodeMove = { to: wanted, from: origin, phase: "started" };
     const interrupted = () => stopIfInterrupted(ctx);
-    // whether the cordon is the rollout's, as the node was listed: what the cordon's write would
-    // answer, kept when its answer is lost (the node is then uncordoned unless someone else had)
-    let ours = !n.unschedulable || n.cordonedByRollout;
+    // whether the cordon is the rollout's: from the cordon's write on, what it would answer for the
+    // node as listed, kept when its answer is lost (an uncordon lifts only the rollout's own cordon,
+    // as the node is read, so a cordon someone made since the listing is kept either way)
+    let ours = n.cordonedByRollout;
+    let cordoned = n.unschedulable;
+    const cordon = () => {
+        ours = !n.unschedulable || n.cordonedByRollout;
+        cordoned = true;
+    };
     let step = "start";
     try {
         const fromMode = await modeOfPlacement(ctx, inst, origin);
@@ -522,10 +528,12 @@ async function moveNode(
             // cordon and the placement in one write. An answer lost on the way is handled as a
             // restart that failed: rolled back to the origin (harmless if the write never landed)
             step = "restart";
+            cordon();
             ours = await ctx.cluster.startMove(node, switching, wanted);
             log(ours ? "cordoned" : "was already cordoned (left so)");
         } else {
             // the move's memory and the cordon, in one write
+            cordon();
             ours = await ctx.cluster.startMove(node, move);
             interrupted();
             step = "drain";
@@ -558,7 +566,7 @@ async function moveNode(
         const check = e instanceof CheckFailed ? e.check : e instanceof LeaseLost ? "lease" : step;
         const detail = (e as Error).message;
         log(`FAILED ${check}: ${detail.split("\n")[0]}`);
-        const rolledBack = await recoverNode(ctx, inst, move, { node, step, check, ours }, log);
+        const rolledBack = await recoverNode(ctx, inst, move, { node, step, check, ours, cordoned }, log);
         log(rolledBack);
         let unlisted: string | undefined;
         const leftCordoned = await cordonedByRollout(ctx).catch((le: unknown) => {

@@ -72,6 +72,8 @@ export interface Faults {
     crashLoopOn?: (node: string, placement: string | null) => boolean;
     /** the node's kube-proxy pod runs but is not ready (its readiness probe failing), without restarts */
     notReadyOn?: (node: string, placement: string | null) => boolean;
+    /** someone cordons the node (kubectl cordon: no mark of the rollout's) after the run listed it, just before its cordon */
+    userCordonsBeforeCordonOn?: (node: string) => boolean;
     /** the drain of this node fails */
     drainFails?: (node: string) => boolean;
     /** the node keeps ipvs leftovers (kube-ipvs0) until a cleanup runs on it */
@@ -229,6 +231,8 @@ export class FakeCluster implements RolloutCluster {
     async startMove(node: string, move: NodeMove, placement?: string | null): Promise<boolean> {
         this.writing("startMove", node);
         const n = this.node(node);
+        if (this.faults.userCordonsBeforeCordonOn?.(node))
+            Object.assign(n, { unschedulable: true, cordonedByRollout: false });
         const ours = !n.unschedulable || n.cordonedByRollout;
         n.move = { ...move };
         if (!n.unschedulable) {
@@ -268,7 +272,8 @@ export class FakeCluster implements RolloutCluster {
             parts.push(`verified ${hash ?? "none"}`);
         }
         if (change.uncordon) {
-            n.unschedulable = false;
+            // as the real client's patch: only the rollout's own cordon is lifted (its mark removed either way)
+            if (n.cordonedByRollout) n.unschedulable = false;
             n.cordonedByRollout = false;
             parts.push("uncordon");
         }

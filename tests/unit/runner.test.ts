@@ -580,6 +580,44 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assertSettled(cluster, ["workers-2"]);
         });
 
+        it("a node cordoned by someone between the listing and the rollout's cordon, whose answer is lost: that cordon kept, the rollout's released", async () => {
+            const { cluster, ctx } = setup();
+            cluster.faults.userCordonsBeforeCordonOn = (node) => node === "workers-2";
+            cluster.faults.afterWrite = (what, node) => {
+                if (what.startsWith("move started; cordon") && node !== "workers-3")
+                    throw new Error("SIMULATED: the connection reset before the answer");
+            };
+            await runPools(ctx(), ["canary"]);
+            const err = await runPools(ctx(), ["workers"]).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.deepEqual(cordons(cluster, ["workers-1", "workers-2"]), {
+                "workers-1": "none",
+                "workers-2": "the user's",
+            });
+            assertSettled(cluster, ["workers-2"]);
+        });
+
+        it("a node whose move fails before its cordon (its configuration gone): no cordon and no uncordon written, and the line says it was not cordoned", async () => {
+            const { cluster, ctx, lines } = setup();
+            cluster.inRollout = true;
+            Object.assign(cluster.node("workers-1"), { placement: "gone0000", verified: "gone0000" });
+            await runPools(ctx(), ["canary"]);
+            const err = await runPools(ctx(), ["workers"]).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.check, "start");
+            assert.deepEqual(
+                cluster.history.filter((h) => h.endsWith(" workers-1")),
+                ["move cleared workers-1"],
+            );
+            assert.equal(cluster.node("workers-1").unschedulable, false);
+            assert.ok(
+                lines.includes(
+                    "pool workers node workers-1: node workers-1 was not changed (its move failed) and was not cordoned",
+                ),
+                lines.filter((l) => l.includes("workers-1")).join(" | "),
+            );
+        });
+
         it("a failed drain: neither node changed; the user's cordon kept, the rollout's released", async () => {
             const { cluster, ctx, lines } = setup();
             cordonedByUser(cluster);
