@@ -363,7 +363,10 @@ describe("rollout plan", () => {
         );
         assert.equal(ten.nodes!.length, 10);
         const eleven = orphans(11);
-        assert.match(eleven.message, /^11 node\(s\) run kube-proxy but are in no pool: w1, .*, w10 \.\.\. and 1 more\. When/);
+        assert.match(
+            eleven.message,
+            /^11 node\(s\) run kube-proxy but are in no pool: w1, .*, w10 \.\.\. and 1 more\. When/,
+        );
         assert.doesNotMatch(eleven.message, /w11/);
         assert.equal(eleven.nodes!.length, 11, "the finding itself lists every node");
         assert.match(eleven.message, /they would switch mode unverified at their next restart$/);
