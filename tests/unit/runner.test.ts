@@ -92,12 +92,13 @@ function assertFinished(cluster: FakeCluster): void {
 
 describe("runner on a SIMULATED in-memory cluster", () => {
     it("a node's move and its hand-back are two node writes each when nothing comes between cordon and restart (memory, cordon and placement; verified with uncordon), three with a drain", async () => {
-        const { cluster, ctx } = setup({
+        const { cluster, ctx, lines } = setup({
             pools: { canary: 1 },
             spec: specOf({}, [{ name: "canary", nodeSelector: "pool=canary" }]),
         });
         await runPools(ctx(), ["canary"]);
         await finish(ctx());
+        assert.ok(lines.includes(`ConfigMap kube-system/kube-proxy: config.conf now holds configuration ${HASH}`));
         assert.deepEqual(
             cluster.history.filter((h) => h.endsWith(" canary-1")),
             [
@@ -299,12 +300,13 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         assertSettled(cluster);
     });
 
-    it("a failing drain changes nothing on the node and releases it", async () => {
-        const { cluster, ctx } = setup();
+    it("a failing drain changes nothing on the node and releases it; the drain's line names its timeout", async () => {
+        const { cluster, ctx, lines } = setup();
         cluster.faults.drainFails = (node) => node === "workers-1";
         await runPools(ctx(), ["canary"]);
         const err = await runPools(ctx(), ["workers"]).catch((e) => e);
         assert.ok(err instanceof RolloutFailure);
+        assert.ok(lines.includes("pool workers node workers-1: draining (timeout 5m)"), lines.join(" | "));
         assert.match(err.rolledBack, /was not changed \(its drain failed\) and was uncordoned/);
         assert.equal(cluster.node("workers-1").placement, null);
         assertSettled(cluster);
@@ -679,6 +681,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             cluster.faults = {};
             clock.t += 61_000;
             await runPools(ctx("next-run"), ["workers"]);
+            assert.ok(lines.includes("node workers-2: a previous run was rolling the node back; finishing that"));
             assert.ok(
                 lines.includes(
                     "node workers-2: node workers-2 was rolled back to ipvs mode (the installer's DaemonSet) and left cordoned as it was before",
@@ -715,6 +718,14 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                     );
                 };
                 if (switched) {
+                    assert.ok(
+                        lines.some((l) =>
+                            /node workers-1: a previous run left a move to .+ \(phase switching\); putting the node back on the installer's DaemonSet$/.test(
+                                l,
+                            ),
+                        ),
+                        lines.filter((l) => l.includes("workers-1")).join(" | "),
+                    );
                     for (const [node, how] of [
                         ["workers-1", ROLLED_BACK.cordon.released],
                         ["workers-2", ROLLED_BACK.cordon.kept],
@@ -1220,6 +1231,9 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             const err = await runPools(ctx("run-1", { leaseSeconds: 0.09, log }), ["canary"]).catch((e) => e);
             assert.ok(err instanceof RolloutFailure, String(err));
             assert.match(err.detail, /the rollout lease was not renewed for \d+\.\ds \(it lasts 0\.09s.*ETIMEDOUT/);
+            // the time since the last renewal, in seconds: past the 0.06 s deadline, well under a minute
+            const since = Number(/not renewed for (\d+\.\d)s/.exec(err.detail)?.[1]);
+            assert.ok(since >= 0.1 && since < 60, `not renewed for ${since}s`);
             // what the operator is told of the node it had in hand
             assert.match(err.detail, /the next run finishes that move or puts the node back/);
             assert.equal(lines.filter((l) => l.startsWith("stopping: the rollout lease was not renewed")).length, 1);
@@ -1360,8 +1374,14 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.equal(cluster.node("canary-1").move?.phase, "switching", "left mid-move for the run that took over");
         });
 
-        it("a run longer than its lease keeps it by renewing, and finishes", async () => {
+        it("a run longer than its lease keeps it by renewing about every third of the lease, and finishes", async () => {
             const { cluster, ctx } = setup();
+            const renew = cluster.renewLease.bind(cluster);
+            let renewals = 0;
+            cluster.renewLease = (holder) => {
+                renewals++;
+                return renew(holder);
+            };
             const startMove = cluster.startMove.bind(cluster);
             cluster.startMove = async (...args) => {
                 const ours = await startMove(...args);
@@ -1369,6 +1389,8 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 return ours;
             };
             await runPools(ctx("run-1", { leaseSeconds: 0.15 }), ["canary"]);
+            // every 50 ms over about 400 ms: not one request per tick of the event loop
+            assert.ok(renewals >= 3 && renewals <= 40, `${renewals} renewal(s)`);
             assert.equal(cluster.node("canary-1").verified, HASH);
             assert.deepEqual(cluster.refused, []);
             assertSettled(cluster);
