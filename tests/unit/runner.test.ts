@@ -312,6 +312,16 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         assertSettled(cluster);
     });
 
+    it("a drain with no timeout (drainTimeout 0s waits for ever, as kubectl's) says so in its line", async () => {
+        const spec = specOf({}, [
+            { name: "canary", nodeSelector: "pool=canary" },
+            { name: "workers", nodeSelector: "pool=workers", drain: true, drainTimeout: "0s" },
+        ]);
+        const { ctx, lines } = setup({ spec });
+        await runPools(ctx(), ["canary", "workers"]);
+        assert.ok(lines.includes("pool workers node workers-1: draining (timeout none)"), lines.join(" | "));
+    });
+
     it("a node the user cordoned stays cordoned after its move, and only the nodes the rollout cordoned are logged uncordoned", async () => {
         const { cluster, ctx, lines } = setup();
         Object.assign(cluster.node("workers-3"), { unschedulable: true, cordonedByRollout: false });
