@@ -81,6 +81,18 @@ function assertSettled(cluster: FakeCluster, userCordoned: string[] = []): void 
 }
 
 /** Every node on the target from the installer, verified, the installer's DaemonSet restored. */
+/** The failure of the one canary node, rolled back to the installer's DaemonSet and released. */
+function assertCanaryRolledBack(err: unknown, check: string, cluster: FakeCluster): void {
+    assert.ok(err instanceof RolloutFailure, String(err));
+    assert.equal(err.check, check);
+    assert.equal(
+        err.rolledBack,
+        "node canary-1 was rolled back to ipvs mode (the installer's DaemonSet) and uncordoned",
+    );
+    assert.equal(cluster.node("canary-1").placement, null);
+    assertSettled(cluster);
+}
+
 function assertFinished(cluster: FakeCluster): void {
     assert.equal(cluster.installerConfig, TARGET);
     assert.equal(cluster.inRollout, false);
@@ -391,14 +403,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             });
             fault(cluster);
             const err = await runPools(ctx()).catch((e) => e);
-            assert.ok(err instanceof RolloutFailure, String(err));
-            assert.equal(err.check, check);
-            assert.equal(
-                err.rolledBack,
-                "node canary-1 was rolled back to ipvs mode (the installer's DaemonSet) and uncordoned",
-            );
-            assert.equal(cluster.node("canary-1").placement, null);
-            assertSettled(cluster);
+            assertCanaryRolledBack(err, check, cluster);
         }
     });
 
@@ -461,27 +466,14 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             cluster.runProbe = (node, r) =>
                 r.action === "cleanup" ? Promise.reject(new Error("SIMULATED: the cleanup pod failed")) : run(node, r);
             const err = await runPools(ctx()).catch((e) => e);
-            assert.ok(err instanceof RolloutFailure, String(err));
-            assert.equal(err.check, "cleanup");
-            assert.equal(
-                err.rolledBack,
-                "node canary-1 was rolled back to ipvs mode (the installer's DaemonSet) and uncordoned",
-            );
-            assert.equal(cluster.node("canary-1").placement, null);
-            assertSettled(cluster);
+            assertCanaryRolledBack(err, "cleanup", cluster);
         });
 
         it("a kube-proxy that does not start after the cleanup fails the restart, not the cleanup, and the node is put back on ipvs", async () => {
             const { cluster, ctx } = setup({ pools: { canary: 1 }, spec: toIptables(), installerMode: "ipvs" });
             cluster.faults.crashLoopOn = (_node, placement) => placement === hash;
             const err = await runPools(ctx()).catch((e) => e);
-            assert.ok(err instanceof RolloutFailure, String(err));
-            assert.equal(err.check, "restart");
-            assert.equal(
-                err.rolledBack,
-                "node canary-1 was rolled back to ipvs mode (the installer's DaemonSet) and uncordoned",
-            );
-            assertSettled(cluster);
+            assertCanaryRolledBack(err, "restart", cluster);
         });
 
         it("a move a previous run left after its label switched is resumed without stopping the new kube-proxy again", async () => {
@@ -868,14 +860,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 if (what.startsWith("move switching")) stop.abort("SIGTERM");
             };
             const err = await runPools(ctx("run-1", { signal: stop.signal })).catch((e) => e);
-            assert.ok(err instanceof RolloutFailure, String(err));
-            assert.equal(err.check, "interrupted");
-            assert.equal(
-                err.rolledBack,
-                "node canary-1 was rolled back to ipvs mode (the installer's DaemonSet) and uncordoned",
-            );
-            assert.equal(cluster.node("canary-1").placement, null);
-            assertSettled(cluster);
+            assertCanaryRolledBack(err, "interrupted", cluster);
         });
     });
 
@@ -1813,15 +1798,8 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 midSoak(clock, () => (cluster.faults.wrongModeOn = (_n, placement) => placement === HASH));
                 const err = await runPools(ctx()).catch((e) => e);
                 clock.onSleep = undefined;
-                assert.ok(err instanceof RolloutFailure, String(err));
-                assert.equal(err.check, "soak");
+                assertCanaryRolledBack(err, "soak", cluster);
                 assert.match(err.detail, /^mode: /);
-                assert.equal(
-                    err.rolledBack,
-                    "node canary-1 was rolled back to ipvs mode (the installer's DaemonSet) and uncordoned",
-                );
-                assert.equal(cluster.node("canary-1").placement, null);
-                assertSettled(cluster);
             });
 
             it('onFailure "stop": the node is left on the target, as verified, and the message says so', async () => {
