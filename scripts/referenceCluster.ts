@@ -5,6 +5,7 @@
 //
 //   node dist/scripts/referenceCluster.js up [--name N] [--pools canary=1,workers=3,batch=2]
 //        [--mode ipvs|iptables|nftables] [--kernel 6.8.0-51-generic] [--node-kernel NODE=KERNEL]...
+//        [--services 10000 [--endpoints-per-service 10]]
 //   node dist/scripts/referenceCluster.js down [--name N]
 //
 // Several clusters run side by side: each has its own ports and state directory.
@@ -21,6 +22,7 @@ import { parseCurrentConfig } from "../components/core/config.js";
 import { renderConfiguration } from "../components/core/render.js";
 import type { ProxyMode } from "../components/core/types.js";
 import { AUDIT_POLICY } from "./auditLog.js";
+import { checkServiceLoad, nodePortRangeFlag, seedServiceLoad, type ServiceLoad } from "./serviceLoad.js";
 import {
     createNetwork,
     destroyNetwork,
@@ -49,6 +51,8 @@ export interface ClusterOptions {
     nodeLabels?: Record<string, Record<string, string>>;
     /** kube-apiserver writes an audit log (one line per request, leases left out; scripts/auditLog.ts) */
     audit?: boolean;
+    /** selectorless Services with EndpointSlices for kube-proxy to program (scripts/serviceLoad.ts) */
+    services?: ServiceLoad;
     log?: (line: string) => void;
 }
 
@@ -67,6 +71,8 @@ export interface ClusterState {
     auditLog?: string;
     /** how each daemon was started, so a test can kill and restart one (restartDaemon) */
     daemons?: Record<string, { bin: string; args: string[] }>;
+    /** the Service load seeded, when asked for */
+    services?: ServiceLoad;
 }
 
 export const DEFAULT_POOLS: [string, number][] = [
@@ -314,6 +320,7 @@ async function planCluster(opts: ClusterOptions): Promise<{ state: ClusterState;
     const dir = join(clustersDir(), name);
     if (existsSync(join(dir, "state.json")))
         throw new Error(`cluster ${name} already exists (${dir}): run cluster:down -- --name ${name} first`);
+    const services = opts.services && checkServiceLoad(opts.services);
     const bin = opts.bin ?? toolchainBin();
     const mode = opts.mode ?? "ipvs";
     const pools = opts.pools ?? DEFAULT_POOLS;
@@ -350,6 +357,7 @@ async function planCluster(opts: ClusterOptions): Promise<{ state: ClusterState;
             kind,
             bin,
             ...(opts.audit ? { auditLog: join(dir, "logs", "audit.log") } : {}),
+            ...(services ? { services } : {}),
         },
         started,
     };
@@ -448,6 +456,7 @@ async function startApiServer(state: ClusterState, token: string, log: Log): Pro
         "--allow-privileged=true",
         "--endpoint-reconciler-type=none",
         "--v=1",
+        ...nodePortRangeFlag(state.services),
         ...(state.auditLog ? auditFlags(dir, state.auditLog) : []),
     ]);
     const ca = join(dir, "pki", "apiserver.crt");
@@ -559,10 +568,11 @@ export async function clusterUp(opts: ClusterOptions = {}): Promise<ClusterState
         startControllers(state, log);
         if (state.kind === "real") startRealNetwork(state, log);
         startKwok(state, log);
-        await seed(kc, state, opts.nodeLabels ?? {});
+        await seed(kc, state, opts.nodeLabels ?? {}, log);
         const pools = opts.pools ?? DEFAULT_POOLS;
+        const load = state.services ? `, ${state.services.services} load Services` : "";
         log(
-            `ready in ${((Date.now() - started) / 1000).toFixed(1)}s: ${state.nodes.length} nodes in pools ${pools.map(([p, c]) => `${p}(${c})`).join(", ")}, kube-proxy in ${state.mode} mode`,
+            `ready in ${((Date.now() - started) / 1000).toFixed(1)}s: ${state.nodes.length} nodes in pools ${pools.map(([p, c]) => `${p}(${c})`).join(", ")}${load}, kube-proxy in ${state.mode} mode`,
         );
         return state;
     } catch (e) {
@@ -719,9 +729,12 @@ async function seed(
     kc: k8s.KubeConfig,
     state: ClusterState,
     nodeLabels: Record<string, Record<string, string>>,
+    log: Log,
 ): Promise<void> {
     const core = kc.makeApiClient(k8s.CoreV1Api);
     for (const obj of seedConfigMap(state.mode).objects) await apply(kc, obj);
+    // before the nodes, so each kube-proxy starts on the whole load, as after a node's reboot
+    if (state.services) await seedServiceLoad(kc, state.services, log);
     const real = state.kind === "real";
     for (const n of state.nodes) {
         await createNodeObject(core, n, real, nodeLabels[n.name]);
@@ -868,6 +881,11 @@ function parsePools(text: string): [string, number][] {
     });
 }
 
+function wholeNumber(option: string, text: string): number {
+    if (!/^\d+$/.test(text)) throw new Error(`${option} ${JSON.stringify(text)}: a whole number`);
+    return Number(text);
+}
+
 async function cli(argv: string[]): Promise<number> {
     const [command, ...rest] = argv;
     const { values } = parseArgs({
@@ -880,6 +898,8 @@ async function cli(argv: string[]): Promise<number> {
             "node-kernel": { type: "string", multiple: true },
             nodes: { type: "string" },
             audit: { type: "boolean" },
+            services: { type: "string" },
+            "endpoints-per-service": { type: "string" },
         },
         strict: true,
     });
@@ -907,6 +927,16 @@ async function cli(argv: string[]): Promise<number> {
             nodeKernels,
             nodes: nodesKind,
             audit: values.audit,
+            services:
+                values.services === undefined
+                    ? undefined
+                    : {
+                          services: wholeNumber("--services", values.services),
+                          endpointsPerService: wholeNumber(
+                              "--endpoints-per-service",
+                              values["endpoints-per-service"] ?? "10",
+                          ),
+                      },
         });
         process.stdout.write(`${state.kubeconfig}\n`);
         return 0;
@@ -919,7 +949,7 @@ async function cli(argv: string[]): Promise<number> {
         return 0;
     }
     process.stderr.write(
-        "usage: referenceCluster.js up|down [--name N] [--pools canary=1,workers=3,batch=2] [--mode ipvs] [--kernel K] [--node-kernel NODE=K] [--nodes real|kwok] [--audit]\n",
+        "usage: referenceCluster.js up|down [--name N] [--pools canary=1,workers=3,batch=2] [--mode ipvs] [--kernel K] [--node-kernel NODE=K] [--nodes real|kwok] [--audit] [--services N [--endpoints-per-service M]]\n",
     );
     return 2;
 }
