@@ -69,6 +69,50 @@ describe("DaemonSet shapes for a per-node rollout", () => {
             /mounts no volume from ConfigMap kube-proxy-config/,
         );
     });
+    it("refuses a DaemonSet without a pod template spec, naming what is missing", () => {
+        const noPodSpec = { ...structuredClone(original), template: { metadata: original.template.metadata } };
+        assert.throws(() => canonicalDuringRollout(noPodSpec), /the kube-proxy DaemonSet has no pod template spec/);
+        assert.throws(
+            () => targetDaemonSetSpec(noPodSpec, { hash: "x", canonicalConfigMap: "kube-proxy" }),
+            /mounts no volume from ConfigMap kube-proxy/,
+        );
+    });
+    it("the target keeps the installer's selector and pod labels beside its hash, and waits for pod deletions", () => {
+        const spec = targetDaemonSetSpec(original, { hash: "abc123", canonicalConfigMap: "kube-proxy" });
+        assert.deepEqual(spec.selector.matchLabels, { "k8s-app": "kube-proxy", [MARKS.configLabel]: "abc123" });
+        assert.deepEqual(spec.template.metadata?.labels, { "k8s-app": "kube-proxy", [MARKS.configLabel]: "abc123" });
+        assert.deepEqual(spec.updateStrategy, { type: "OnDelete" });
+    });
+    it("a term's own expressions and fields are kept; a requirement on the config label is replaced, not doubled", () => {
+        const withAffinity = structuredClone(original);
+        withAffinity.template.spec.affinity = {
+            nodeAffinity: {
+                requiredDuringSchedulingIgnoredDuringExecution: {
+                    nodeSelectorTerms: [
+                        {
+                            matchExpressions: [
+                                { key: "a", operator: "Exists" },
+                                { key: MARKS.configLabel, operator: "In", values: ["old"] },
+                            ],
+                        },
+                        { matchFields: [{ key: "metadata.name", operator: "In", values: ["n"] }] },
+                    ],
+                },
+            },
+        };
+        const requirement = { key: MARKS.configLabel, operator: "DoesNotExist" };
+        assert.deepEqual(
+            canonicalDuringRollout(withAffinity).template.spec!.affinity!.nodeAffinity!
+                .requiredDuringSchedulingIgnoredDuringExecution!.nodeSelectorTerms,
+            [
+                { matchExpressions: [{ key: "a", operator: "Exists" }, requirement] },
+                {
+                    matchFields: [{ key: "metadata.name", operator: "In", values: ["n"] }],
+                    matchExpressions: [requirement],
+                },
+            ],
+        );
+    });
 });
 
 describe("a pod as of a DaemonSet revision, by the DaemonSet controller's rule", () => {
@@ -110,6 +154,12 @@ describe("a pod as of a DaemonSet revision, by the DaemonSet controller's rule",
         assert.equal(templateGenerationAfterRestore({}), undefined);
         assert.equal(templateGenerationAfterRestore(undefined), undefined);
         assert.equal(templateGenerationAfterRestore({ "deprecated.daemonset.template.generation": "x" }), undefined);
+        assert.equal(templateGenerationAfterRestore({ "deprecated.daemonset.template.generation": "12" }), "13");
+        for (const bad of ["v3", "3a"])
+            assert.equal(
+                templateGenerationAfterRestore({ "deprecated.daemonset.template.generation": bad }),
+                undefined,
+            );
     });
 });
 
@@ -144,6 +194,21 @@ describe("the hand-back's pods started as of the revision the restore makes curr
         );
         assert.equal(revisionOfTemplate(revisions, { spec: { containers: [] } }), undefined);
         assert.equal(revisionOfTemplate(revisions, undefined), undefined);
+    });
+
+    it("templates that differ only in a number or a flag are different revisions", () => {
+        const grace = (seconds: number, hostNetwork: boolean) => ({
+            ...installers,
+            spec: { ...installers.spec, terminationGracePeriodSeconds: seconds, hostNetwork },
+        });
+        const byValue = [
+            { name: "grace-30", hash: "a", revision: 1, template: recorded(grace(30, true)) },
+            { name: "grace-60", hash: "b", revision: 2, template: recorded(grace(60, true)) },
+            { name: "no-host-network", hash: "c", revision: 3, template: recorded(grace(60, false)) },
+        ];
+        assert.equal(revisionOfTemplate(byValue, grace(30, true))?.name, "grace-30");
+        assert.equal(revisionOfTemplate(byValue, grace(60, true))?.name, "grace-60");
+        assert.equal(revisionOfTemplate(byValue, grace(60, false))?.name, "no-host-network");
     });
 
     it("the newest of several revisions that record the same template", () => {
