@@ -49,7 +49,9 @@ describe("planAlerts: the PrometheusRule, or why there is none", () => {
         assert.deepEqual(planAlerts({ enabled: false }, "absent", "kube-system"), { findings: [] });
     });
     it("the rule's one group is named after the tool, in the namespace given or kube-proxy's", () => {
-        const inKubeProxys = planAlerts({}, "present", "kube-system").rule!;
+        const planned = planAlerts({}, "present", "kube-system");
+        assert.deepEqual(planned.findings, []);
+        const inKubeProxys = planned.rule!;
         assert.equal(inKubeProxys.metadata.namespace, "kube-system");
         assert.deepEqual(
             inKubeProxys.spec.groups.map((g) => [g.name, g.rules.length]),
@@ -62,12 +64,12 @@ describe("planAlerts: the PrometheusRule, or why there is none", () => {
         );
     });
     it("an unknown setting is refused as alerts.shape, naming it and listing the settings", () => {
-        const { rule, findings } = planAlerts({ severity: "high" }, "present", "kube-system");
+        const { rule, findings } = planAlerts({ severity: "high", team: "x" }, "present", "kube-system");
         assert.equal(rule, undefined);
         assert.equal(findings.length, 1);
         assert.equal(findings[0].severity, "error");
         assert.equal(findings[0].code, "alerts.shape");
-        assert.equal(findings[0].message, "unknown setting(s) severity");
+        assert.equal(findings[0].message, "unknown setting(s) severity, team");
         assert.match(findings[0].fix!, /enabled, namespace, name, labels, alertLabels and nodeLabel/);
     });
     it("a bad value is refused at its field with its rule", () => {
@@ -82,7 +84,11 @@ describe("planAlerts: the PrometheusRule, or why there is none", () => {
         it(`the CRD ${crd === undefined ? "not read at all" : crd}: refused as not knowable, with the RBAC fix`, () => {
             const { rule, findings } = planAlerts({}, crd, "kube-system");
             assert.equal(rule, undefined);
-            assert.equal(findings[0].code, "alerts.noCrd");
+            // an error, not a warning: alerts asked for and silently absent leave the migration unwatched
+            assert.deepEqual(
+                [findings[0].severity, findings[0].code, findings[0].field],
+                ["error", "alerts.noCrd", "alerts"],
+            );
             assert.match(findings[0].message, /cannot tell whether the CustomResourceDefinition/);
             assert.match(findings[0].fix!, /^grant get on customresourcedefinitions/);
         });

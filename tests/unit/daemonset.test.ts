@@ -197,18 +197,29 @@ describe("the hand-back's pods started as of the revision the restore makes curr
     });
 
     it("templates that differ only in a number or a flag are different revisions", () => {
-        const grace = (seconds: number, hostNetwork: boolean) => ({
-            ...installers,
-            spec: { ...installers.spec, terminationGracePeriodSeconds: seconds, hostNetwork },
+        const template = (seconds: number, hostNetwork: boolean) => ({
+            spec: { terminationGracePeriodSeconds: seconds, hostNetwork },
         });
         const byValue = [
-            { name: "grace-30", hash: "a", revision: 1, template: recorded(grace(30, true)) },
-            { name: "grace-60", hash: "b", revision: 2, template: recorded(grace(60, true)) },
-            { name: "no-host-network", hash: "c", revision: 3, template: recorded(grace(60, false)) },
+            { name: "grace-30", revision: 1, template: template(30, true) },
+            { name: "grace-60", revision: 2, template: template(60, true) },
+            { name: "no-host-network", revision: 3, template: template(60, false) },
         ];
-        assert.equal(revisionOfTemplate(byValue, grace(30, true))?.name, "grace-30");
-        assert.equal(revisionOfTemplate(byValue, grace(60, true))?.name, "grace-60");
-        assert.equal(revisionOfTemplate(byValue, grace(60, false))?.name, "no-host-network");
+        assert.equal(revisionOfTemplate(byValue, template(30, true))?.name, "grace-30");
+        assert.equal(revisionOfTemplate(byValue, template(60, true))?.name, "grace-60");
+        assert.equal(revisionOfTemplate(byValue, template(60, false))?.name, "no-host-network");
+    });
+
+    it("a revision without data, or data without spec, records no template", () => {
+        assert.equal(templateOfRevisionData(undefined), undefined);
+        assert.equal(templateOfRevisionData({}), undefined);
+        assert.deepEqual(templateOfRevisionData({ spec: { template: { a: 1 } } }), { a: 1 });
+        const nullTemplate = {
+            name: "null",
+            revision: 9,
+            template: templateOfRevisionData({ spec: { template: null } }),
+        };
+        assert.equal(revisionOfTemplate([nullTemplate], { a: 1 }), undefined, "a null template matches no template");
     });
 
     it("the newest of several revisions that record the same template", () => {

@@ -123,6 +123,10 @@ describe("eksAddonFindings: what each answer tells the user", () => {
         assert.equal(detected.severity, "info");
         assert.match(
             detected.message,
+            /^the kube-proxy add-on's configurationValues set mode nftables, the target: an add-on update keeps the mode /,
+        );
+        assert.match(
+            detected.message,
             /\(with resolveConflicts OVERWRITE it still resets kube-proxy-config's other settings to the add-on's\)/,
         );
         assert.match(
@@ -136,7 +140,7 @@ describe("eksAddonFindings: what each answer tells the user", () => {
         );
         const [undetected] = eksAddonFindings(undefined, { configurationValues: '{"mode":"nftables"}' }, "nftables");
         assert.equal(undetected.severity, "info");
-        assert.doesNotMatch(undetected.message, /EKS manages/);
+        assert.match(undetected.message, /other settings to the add-on's\)$/, "ends there: nothing detected to name");
     });
     it("acknowledgeOverwrite on a detected add-on: a warning naming each object and what may happen, with the fix", () => {
         const two = { evidence: ["ConfigMap a/b (x)", "DaemonSet a/c (y)"] };

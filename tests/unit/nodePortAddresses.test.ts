@@ -38,6 +38,8 @@ describe("nodePortAddresses: the fix offered for an entry kube-proxy refuses", (
         assert.match(reason(classifyNodePortAddress("1::g/64")), /not an IPv6 address: 8 groups/);
         assert.match(reason(classifyNodePortAddress("fe80::1%eth0/64")), /no zone \(%eth0\)/);
         assert.match(reason(classifyNodePortAddress("banana")), /neither a CIDR nor one of primary, localhost, all/);
+        assert.match(reason(classifyNodePortAddress("/8")), /four decimal octets/, "a prefix without its address");
+        assert.match(reason(classifyNodePortAddress("10.0.0.0/8x")), /prefix length must be a whole number/);
     });
 });
 
