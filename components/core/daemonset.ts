@@ -40,7 +40,7 @@ export function targetDaemonSetSpec(original: Spec, opts: { hash: string; canoni
     const hashedConfigMap = rolloutObjectName(opts.canonicalConfigMap, opts.hash);
     spec.selector = {
         ...spec.selector,
-        matchLabels: { ...(spec.selector?.matchLabels ?? {}), [MARKS.configLabel]: opts.hash },
+        matchLabels: { ...(spec.selector.matchLabels ?? {}), [MARKS.configLabel]: opts.hash },
     };
     spec.template.metadata ??= {};
     spec.template.metadata.labels = { ...(spec.template.metadata.labels ?? {}), [MARKS.configLabel]: opts.hash };

@@ -43,7 +43,8 @@ export function nameProblem(value: string, what: string, kind: NameKind): string
 
 /** Why `value` is not a ConfigMap data key, or undefined when it is one. */
 export function configMapKeyProblem(value: string): string | undefined {
-    return value.length <= 253 && CONFIG_MAP_KEY.test(value) && value !== "." && value !== ".."
+    // the API also refuses a key starting with ".." (hasChDirPrefix: the kubelet's ..data links)
+    return value.length <= 253 && CONFIG_MAP_KEY.test(value) && value !== "." && !value.startsWith("..")
         ? undefined
-        : `${JSON.stringify(value)} is not a ConfigMap key: letters, digits, '-', '_' and '.', at most 253 characters, not "." or ".."`;
+        : `${JSON.stringify(value)} is not a ConfigMap key: letters, digits, '-', '_' and '.', at most 253 characters, not "." and not starting with ".."`;
 }

@@ -69,6 +69,50 @@ describe("DaemonSet shapes for a per-node rollout", () => {
             /mounts no volume from ConfigMap kube-proxy-config/,
         );
     });
+    it("refuses a DaemonSet without a pod template spec, naming what is missing", () => {
+        const noPodSpec = { ...structuredClone(original), template: { metadata: original.template.metadata } };
+        assert.throws(() => canonicalDuringRollout(noPodSpec), /the kube-proxy DaemonSet has no pod template spec/);
+        assert.throws(
+            () => targetDaemonSetSpec(noPodSpec, { hash: "x", canonicalConfigMap: "kube-proxy" }),
+            /mounts no volume from ConfigMap kube-proxy/,
+        );
+    });
+    it("the target keeps the installer's selector and pod labels beside its hash, and waits for pod deletions", () => {
+        const spec = targetDaemonSetSpec(original, { hash: "abc123", canonicalConfigMap: "kube-proxy" });
+        assert.deepEqual(spec.selector.matchLabels, { "k8s-app": "kube-proxy", [MARKS.configLabel]: "abc123" });
+        assert.deepEqual(spec.template.metadata?.labels, { "k8s-app": "kube-proxy", [MARKS.configLabel]: "abc123" });
+        assert.deepEqual(spec.updateStrategy, { type: "OnDelete" });
+    });
+    it("a term's own expressions and fields are kept; a requirement on the config label is replaced, not doubled", () => {
+        const withAffinity = structuredClone(original);
+        withAffinity.template.spec.affinity = {
+            nodeAffinity: {
+                requiredDuringSchedulingIgnoredDuringExecution: {
+                    nodeSelectorTerms: [
+                        {
+                            matchExpressions: [
+                                { key: "a", operator: "Exists" },
+                                { key: MARKS.configLabel, operator: "In", values: ["old"] },
+                            ],
+                        },
+                        { matchFields: [{ key: "metadata.name", operator: "In", values: ["n"] }] },
+                    ],
+                },
+            },
+        };
+        const requirement = { key: MARKS.configLabel, operator: "DoesNotExist" };
+        assert.deepEqual(
+            canonicalDuringRollout(withAffinity).template.spec!.affinity!.nodeAffinity!
+                .requiredDuringSchedulingIgnoredDuringExecution!.nodeSelectorTerms,
+            [
+                { matchExpressions: [{ key: "a", operator: "Exists" }, requirement] },
+                {
+                    matchFields: [{ key: "metadata.name", operator: "In", values: ["n"] }],
+                    matchExpressions: [requirement],
+                },
+            ],
+        );
+    });
 });
 
 describe("a pod as of a DaemonSet revision, by the DaemonSet controller's rule", () => {
@@ -110,6 +154,12 @@ describe("a pod as of a DaemonSet revision, by the DaemonSet controller's rule",
         assert.equal(templateGenerationAfterRestore({}), undefined);
         assert.equal(templateGenerationAfterRestore(undefined), undefined);
         assert.equal(templateGenerationAfterRestore({ "deprecated.daemonset.template.generation": "x" }), undefined);
+        assert.equal(templateGenerationAfterRestore({ "deprecated.daemonset.template.generation": "12" }), "13");
+        for (const bad of ["v3", "3a"])
+            assert.equal(
+                templateGenerationAfterRestore({ "deprecated.daemonset.template.generation": bad }),
+                undefined,
+            );
     });
 });
 
@@ -144,6 +194,32 @@ describe("the hand-back's pods started as of the revision the restore makes curr
         );
         assert.equal(revisionOfTemplate(revisions, { spec: { containers: [] } }), undefined);
         assert.equal(revisionOfTemplate(revisions, undefined), undefined);
+    });
+
+    it("templates that differ only in a number or a flag are different revisions", () => {
+        const template = (seconds: number, hostNetwork: boolean) => ({
+            spec: { terminationGracePeriodSeconds: seconds, hostNetwork },
+        });
+        const byValue = [
+            { name: "grace-30", revision: 1, template: template(30, true) },
+            { name: "grace-60", revision: 2, template: template(60, true) },
+            { name: "no-host-network", revision: 3, template: template(60, false) },
+        ];
+        assert.equal(revisionOfTemplate(byValue, template(30, true))?.name, "grace-30");
+        assert.equal(revisionOfTemplate(byValue, template(60, true))?.name, "grace-60");
+        assert.equal(revisionOfTemplate(byValue, template(60, false))?.name, "no-host-network");
+    });
+
+    it("a revision without data, or data without spec, records no template", () => {
+        assert.equal(templateOfRevisionData(undefined), undefined);
+        assert.equal(templateOfRevisionData({}), undefined);
+        assert.deepEqual(templateOfRevisionData({ spec: { template: { a: 1 } } }), { a: 1 });
+        const nullTemplate = {
+            name: "null",
+            revision: 9,
+            template: templateOfRevisionData({ spec: { template: null } }),
+        };
+        assert.equal(revisionOfTemplate([nullTemplate], { a: 1 }), undefined, "a null template matches no template");
     });
 
     it("the newest of several revisions that record the same template", () => {

@@ -45,3 +45,142 @@ describe("eksAddonFindings", () => {
         assert.match(f.message, /is not JSON or YAML/);
     });
 });
+
+describe("managedAddonOf: the evidence line for an object with less metadata", () => {
+    it("no labels, no namespace, an entry without its operation: still the add-on, each part said as known", () => {
+        assert.deepEqual(
+            managedAddonOf([
+                { kind: "ConfigMap", name: "kube-proxy-config", managedFields: [{ manager: "eks" }] },
+                { kind: "DaemonSet", namespace: "kube-system", name: "kube-proxy" },
+            ])?.evidence,
+            ['ConfigMap /kube-proxy-config (field manager "eks", unknown operation)'],
+        );
+    });
+    it("several entries of the manager eks: each operation once", () => {
+        assert.deepEqual(
+            managedAddonOf([
+                {
+                    kind: "DaemonSet",
+                    namespace: "kube-system",
+                    name: "kube-proxy",
+                    managedFields: [
+                        { manager: "eks", operation: "Apply" },
+                        { manager: "kubectl", operation: "Update" },
+                        { manager: "eks", operation: "Update" },
+                        { manager: "eks", operation: "Apply" },
+                    ],
+                },
+            ])?.evidence,
+            ['DaemonSet kube-system/kube-proxy (field manager "eks", Apply, Update)'],
+        );
+    });
+});
+
+describe("eksAddonFindings: what each answer tells the user", () => {
+    const addon = { evidence: ['ConfigMap kube-system/kube-proxy-config (field manager "eks", Apply)'] };
+    const values = (text: string, target: "iptables" | "nftables" = "nftables", detected = addon) =>
+        eksAddonFindings(detected, { configurationValues: text }, target);
+
+    it("a mode of null or empty text is no mode: the add-on version's default would be written", () => {
+        for (const text of ['{"mode":null}', '{"mode":""}', "mode:"]) {
+            const [f] = values(text);
+            assert.equal(f.code, "eks.addonMode", text);
+            assert.equal(f.severity, "error", text);
+            assert.match(
+                f.message,
+                /set no mode: the next add-on update with resolveConflicts OVERWRITE rewrites kube-system\/kube-proxy-config/,
+                text,
+            );
+            assert.match(
+                f.message,
+                /with the add-on version's default mode, and every node running nftables would move to it/,
+                text,
+            );
+        }
+    });
+    it("a mode kube-proxy does not know is refused as bad values, listing the modes it knows", () => {
+        for (const text of ['{"mode":"ebpf"}', '{"mode":3}', '{"mode":["nftables"]}']) {
+            const [f] = values(text);
+            assert.equal(f.code, "eks.addonValues", text);
+            assert.equal(f.field, "eksAddon.configurationValues", text);
+            assert.match(f.message, /which kube-proxy does not know \(it knows iptables, ipvs, nftables\)/, text);
+        }
+    });
+    it("another mode: says the update would move every node to it, and how to fix the values in order", () => {
+        const [f] = values('{"mode":"ipvs"}', "iptables");
+        assert.match(
+            f.message,
+            /rewrites kube-system\/kube-proxy-config to ipvs, and every node would move to it at its next restart/,
+        );
+        assert.equal(
+            f.fix,
+            'set the add-on\'s configurationValues to carry mode iptables (e.g. {"mode":"iptables"}) and pass the same text as eksAddon.configurationValues; ' +
+                "apply them to the add-on only after the finish (changing them rewrites kube-proxy-config for every node)",
+        );
+    });
+    it("the target mode: an info that still warns of the other settings, naming what EKS manages when detected", () => {
+        const [detected] = values('{"mode":"nftables"}');
+        assert.equal(detected.severity, "info");
+        assert.match(
+            detected.message,
+            /^the kube-proxy add-on's configurationValues set mode nftables, the target: an add-on update keeps the mode /,
+        );
+        assert.match(
+            detected.message,
+            /\(with resolveConflicts OVERWRITE it still resets kube-proxy-config's other settings to the add-on's\)/,
+        );
+        assert.match(
+            detected.message,
+            /; EKS manages ConfigMap kube-system\/kube-proxy-config \(field manager "eks", Apply\)$/,
+        );
+        const two = { evidence: ["ConfigMap a/b (x)", "DaemonSet a/c (y)"] };
+        assert.match(
+            values('{"mode":"nftables"}', "nftables", two)[0].message,
+            /; EKS manages ConfigMap a\/b \(x\), DaemonSet a\/c \(y\)$/,
+        );
+        const [undetected] = eksAddonFindings(undefined, { configurationValues: '{"mode":"nftables"}' }, "nftables");
+        assert.equal(undetected.severity, "info");
+        assert.match(undetected.message, /other settings to the add-on's\)$/, "ends there: nothing detected to name");
+    });
+    it("acknowledgeOverwrite on a detected add-on: a warning naming each object and what may happen, with the fix", () => {
+        const two = { evidence: ["ConfigMap a/b (x)", "DaemonSet a/c (y)"] };
+        const [f] = eksAddonFindings(two, { acknowledgeOverwrite: true }, "nftables");
+        assert.equal(f.severity, "warning");
+        assert.equal(f.code, "eks.addonUnchecked");
+        assert.match(
+            f.message,
+            /^EKS manages kube-proxy as an add-on \(ConfigMap a\/b \(x\), DaemonSet a\/c \(y\)\) and its configurationValues were not checked/,
+        );
+        assert.match(
+            f.message,
+            /may rewrite kube-system\/kube-proxy-config and move every node at its next restart, unverified$/,
+        );
+        assert.equal(
+            f.fix,
+            "pass the add-on's configurationValues as eksAddon.configurationValues, with mode nftables",
+        );
+    });
+    it("acknowledgeOverwrite without a detected add-on: nothing to say", () => {
+        assert.deepEqual(eksAddonFindings(undefined, { acknowledgeOverwrite: true }, "nftables"), []);
+    });
+    it("a detected add-on and no eksAddon: refused, naming each object, where the values live, and both ways on", () => {
+        const two = { evidence: ["ConfigMap a/b (x)", "DaemonSet a/c (y)"] };
+        const [f] = eksAddonFindings(two, undefined, "iptables");
+        assert.equal(f.severity, "error");
+        assert.equal(f.code, "eks.addonManaged");
+        assert.equal(f.field, "eksAddon");
+        assert.match(
+            f.message,
+            /^EKS manages kube-proxy as an add-on \(ConfigMap a\/b \(x\), DaemonSet a\/c \(y\)\): its next update/,
+        );
+        assert.match(
+            f.message,
+            /from the add-on's configurationValues, which live in AWS's API and which this preview cannot read; a mode there other than iptables/,
+        );
+        assert.match(f.message, /would move every node at its next restart, unverified$/);
+        assert.match(
+            f.fix!,
+            /must carry mode iptables, e\.g\. \{"mode":"iptables"\}\), or set eksAddon\.acknowledgeOverwrite: true/,
+        );
+    });
+});
