@@ -264,10 +264,7 @@ function probeNotes(): { missing: string[]; errors: string[]; note: (line: strin
 function reportedMode(lines: SectionLines): Pick<ProbeReport, "proxyMode" | "proxyModeError"> {
     const modeLines = lines("proxyMode");
     const rc = modeLines.find((l) => l.startsWith("rc="));
-    const modeText = modeLines
-        .filter((l) => !l.startsWith("rc="))
-        .join(" ")
-        .trim();
+    const modeText = modeLines.filter((l) => !l.startsWith("rc=")).join(" ");
     const modeOk = rc === "rc=0" && /^(iptables|ipvs|nftables|kernelspace)$/.test(modeText);
     return {
         proxyMode: modeOk ? modeText : undefined,
@@ -300,17 +297,15 @@ function leftovers(sections: Record<string, string[]>, lines: SectionLines, note
         if (m) iptables.push({ family: m[1] as "IPv4" | "IPv6", backend: m[2], table: m[3], chain: m[4] });
     }
     const nftLines = lines("nftables").filter((l) => !note(l));
-    const nftTables = nftLines.filter((l) => l.startsWith("table ")).map((l) => l.slice("table ".length).trim());
+    const nftTables = nftLines.filter((l) => l.startsWith("table ")).map((l) => l.slice("table ".length));
     return {
         kubeIpvs0: { present, addresses },
         ipsets: ipsetsSeen ? setLines.filter((l) => l.startsWith("set ")).map((l) => l.slice(4)) : undefined,
         ipvsServices,
         iptables,
         nftTables,
-        nftError:
-            nftTables.length === 0 && nftLines.length > 0 && !nftLines.every((l) => l.startsWith("table "))
-                ? nftLines.join(" ")
-                : undefined,
+        // no table listed: what nft said instead
+        nftError: nftTables.length === 0 && nftLines.length > 0 ? nftLines.join(" ") : undefined,
     };
 }
 
@@ -407,7 +402,7 @@ function ipvsLeftovers(
                 3,
             )})`,
         );
-    if (report.ipsets === undefined && report.missing.includes("ipset")) {
+    if (report.missing.includes("ipset")) {
         // ipsets are ipvs mode's alone: with no other trace of ipvs mode there is none to miss
         const ipvsOnly = (c: { table: string; chain: string }) =>
             chainModes(c.table, c.chain).includes("ipvs") && !chainModes(c.table, c.chain).includes("iptables");
@@ -462,11 +457,11 @@ function leftoversCheck(report: ProbeReport, expect: ProbeExpectations): CheckRe
     };
 }
 
-function sumMetric(metrics: Record<string, number>, name: string): number | undefined {
-    const values = Object.entries(metrics)
-        .filter(([k]) => k === name || k.startsWith(name + "{"))
+/** The values of one metric, every label set (parseMetrics keys them name{labels}). */
+function metricValues(metrics: Record<string, number>, name: string): number[] {
+    return Object.entries(metrics)
+        .filter(([k]) => k.split("{")[0] === name)
         .map(([, v]) => v);
-    return values.length ? values.reduce((a, b) => a + b, 0) : undefined;
 }
 
 /** The rules check: kube-proxy's own state for the mode is on the node (its nftables tables, KUBE-SERVICES, kube-ipvs0). */
@@ -491,8 +486,7 @@ function rulesCheck(report: ProbeReport, mode: ProxyMode): CheckResult {
     const missing = families
         .map((f) => (f === "IPv4" ? "ip kube-proxy" : "ip6 kube-proxy"))
         .filter((t) => !kubeProxyTables.includes(t));
-    const some = kubeProxyTables.some((t) => t === "ip kube-proxy" || t === "ip6 kube-proxy");
-    if (missing.length === 0 && some)
+    if (missing.length === 0 && kubeProxyTables.length > 0)
         return { check: "rules", ok: true, detail: `nftables ${kubeProxyTables.join(", ")} present` };
     const why = missing.length
         ? `missing nftables table ${missing.join(", ")} (kube-proxy syncs ${families.join(" and ")})`
@@ -502,21 +496,21 @@ function rulesCheck(report: ProbeReport, mode: ProxyMode): CheckResult {
 
 /** The sync check: kube-proxy synced its rules recently, and (nftables) without failures. */
 function syncCheck(report: ProbeReport, expect: ProbeExpectations): CheckResult {
-    const last = sumMetric(report.metrics, "kubeproxy_sync_proxy_rules_last_timestamp_seconds");
+    const lastValues = metricValues(report.metrics, "kubeproxy_sync_proxy_rules_last_timestamp_seconds");
     const failures =
         expect.mode === "nftables"
-            ? sumMetric(report.metrics, "kubeproxy_sync_proxy_rules_nftables_sync_failures_total")
+            ? metricValues(report.metrics, "kubeproxy_sync_proxy_rules_nftables_sync_failures_total").reduce(
+                  (a, b) => a + b,
+                  0,
+              )
             : 0;
-    const lastValues = Object.entries(report.metrics)
-        .filter(([k]) => k.startsWith("kubeproxy_sync_proxy_rules_last_timestamp_seconds"))
-        .map(([, v]) => v);
-    const newest = lastValues.length ? Math.max(...lastValues) : undefined;
-    if (last === undefined || newest === undefined)
+    if (lastValues.length === 0)
         return {
             check: "sync",
             ok: false,
             detail: "kube-proxy reports no kubeproxy_sync_proxy_rules_last_timestamp_seconds: rules were never synced",
         };
+    const newest = Math.max(...lastValues);
     if (report.time !== undefined && report.time - newest > expect.maxSyncAgeSeconds) {
         return {
             check: "sync",
@@ -524,8 +518,7 @@ function syncCheck(report: ProbeReport, expect: ProbeExpectations): CheckResult 
             detail: `last rule sync ${Math.round(report.time - newest)}s ago (more than ${expect.maxSyncAgeSeconds}s)`,
         };
     }
-    if (failures !== undefined && failures > 0)
-        return { check: "sync", ok: false, detail: `${failures} nftables sync failure(s) reported` };
+    if (failures > 0) return { check: "sync", ok: false, detail: `${failures} nftables sync failure(s) reported` };
     return {
         check: "sync",
         ok: true,
