@@ -584,21 +584,72 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assertSettled(cluster, ["workers-2"]);
         });
 
-        it("a node cordoned by someone between the listing and the rollout's cordon, whose answer is lost: that cordon kept, the rollout's released", async () => {
-            const { cluster, ctx } = setup();
+        for (const drain of [true, false]) {
+            it(`a node cordoned by someone between the listing and the rollout's cordon, whose answer is lost (${drain ? "a pool that drains" : "cordon and restart in one write"}): that cordon kept, the rollout's released, each line saying which`, async () => {
+                const spec = specOf({}, [
+                    { name: "canary", nodeSelector: "pool=canary" },
+                    { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2, drain },
+                ]);
+                const { cluster, ctx, lines } = setup({ spec });
+                cluster.faults.userCordonsBeforeCordonOn = (node) => node === "workers-2";
+                cluster.faults.afterWrite = (what, node) => {
+                    const lost = node === "workers-1" || node === "workers-2";
+                    if (lost && what.startsWith(drain ? "move started; cordon" : "move switching; cordon"))
+                        throw new Error("SIMULATED: the connection reset before the answer");
+                };
+                await runPools(ctx(), ["canary"]);
+                const err = await runPools(ctx(), ["workers"]).catch((e) => e);
+                assert.ok(err instanceof RolloutFailure, String(err));
+                assert.deepEqual(cordons(cluster, ["workers-1", "workers-2"]), {
+                    "workers-1": "none",
+                    "workers-2": "the user's",
+                });
+                const kept =
+                    "someone else cordoned it just before the rollout's cordon, whose answer was lost, and the rollout lifts only its own cordon";
+                const said = drain
+                    ? (node: string, lifted: boolean) =>
+                          `node ${node} was not changed (its move failed) and ${lifted ? "was uncordoned" : `stays cordoned: ${kept}`}`
+                    : (node: string, lifted: boolean) =>
+                          `node ${node} was rolled back to ipvs mode (the installer's DaemonSet) and ${lifted ? "uncordoned" : `left cordoned: ${kept}`}`;
+                for (const [node, lifted] of [
+                    ["workers-1", true],
+                    ["workers-2", false],
+                ] as const)
+                    assert.ok(
+                        lines.includes(`pool workers node ${node}: ${said(node, lifted)}`),
+                        lines.filter((l) => l.includes(`node ${node}:`)).join(" | "),
+                    );
+                assertSettled(cluster, ["workers-2"]);
+            });
+        }
+
+        it("a cordon whose answer is lost and a node that cannot be read after its release: the line says the cordon was lifted only if it was the rollout's", async () => {
+            const { cluster, ctx, lines } = setup();
             cluster.faults.userCordonsBeforeCordonOn = (node) => node === "workers-2";
+            let released = false;
             cluster.faults.afterWrite = (what, node) => {
-                if (what.startsWith("move started; cordon") && node !== "workers-3")
+                if (node === "workers-2" && what === "move started; cordon")
                     throw new Error("SIMULATED: the connection reset before the answer");
+                if (node === "workers-2" && what.startsWith("move cleared")) released = true;
+            };
+            const list = cluster.nodes.bind(cluster);
+            cluster.nodes = async () => {
+                if (released) {
+                    released = false;
+                    throw new Error("SIMULATED: the API server does not answer");
+                }
+                return list();
             };
             await runPools(ctx(), ["canary"]);
             const err = await runPools(ctx(), ["workers"]).catch((e) => e);
             assert.ok(err instanceof RolloutFailure, String(err));
-            assert.deepEqual(cordons(cluster, ["workers-1", "workers-2"]), {
-                "workers-1": "none",
-                "workers-2": "the user's",
-            });
-            assertSettled(cluster, ["workers-2"]);
+            assert.ok(
+                lines.includes(
+                    "pool workers node workers-2: node workers-2 was not changed (its move failed) and was uncordoned if its cordon was the rollout's (the cordon's answer was lost, and the node could not be read since)",
+                ),
+                lines.filter((l) => l.includes("node workers-2:")).join(" | "),
+            );
+            assert.equal(cluster.node("workers-2").unschedulable, true, "the user's cordon kept");
         });
 
         it("a node whose move fails before its cordon (its configuration gone): no cordon and no uncordon written, and the line says it was not cordoned", async () => {
