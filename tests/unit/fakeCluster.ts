@@ -70,6 +70,8 @@ export interface Faults {
     wrongModeOn?: (node: string, placement: string | null) => boolean;
     /** the node's kube-proxy pod crash-loops on this configuration */
     crashLoopOn?: (node: string, placement: string | null) => boolean;
+    /** the node's kube-proxy on this configuration runs the right mode but its probe finds no rule sync for an hour, or no rules */
+    probeFaultOn?: (node: string, placement: string | null) => "stale sync" | "no rules" | undefined;
     /** the node's kube-proxy pod runs but is not ready (its readiness probe failing), without restarts */
     notReadyOn?: (node: string, placement: string | null) => boolean;
     /** someone cordons the node (kubectl cordon: no mark of the rollout's) after the run listed it, just before its cordon */
@@ -379,7 +381,13 @@ export class FakeCluster implements RolloutCluster {
         let mode: string = this.modeOf(n.placement);
         if (this.faults.wrongModeOn?.(node, n.placement)) mode = mode === "nftables" ? "iptables" : "nftables";
         const leftovers = mode !== "ipvs" && this.faults.ipvsLeftoversOn?.(node) === true && !this.cleaned.has(node);
-        return { output: probeOutput(mode, this.clock.now() / 1000, leftovers), succeeded: true };
+        const fault = this.faults.probeFaultOn?.(node, n.placement);
+        const output = probeOutput(mode, this.clock.now() / 1000, {
+            ipvsLeftovers: leftovers,
+            syncAgeSeconds: fault === "stale sync" ? 3600 : 2,
+            rules: fault !== "no rules",
+        });
+        return { output, succeeded: true };
     }
 
     async sweepProbePods(holder: string, log: (line: string) => void): Promise<void> {
@@ -425,7 +433,7 @@ export class FakeCluster implements RolloutCluster {
         this.wrote("restore installer DaemonSet");
     }
 
-    async waitForDaemonSetRollout(): Promise<void> {
+    async waitForDaemonSetRollout(_timeoutSeconds?: number): Promise<void> {
         this.alive("waitForDaemonSetRollout");
     }
 
@@ -479,9 +487,13 @@ export class FakeCluster implements RolloutCluster {
 }
 
 /** A probe's output for a healthy node in `mode` (the format of core/probe.ts's script). */
-export function probeOutput(mode: string, now: number, ipvsLeftovers = false): string {
-    const rules = mode === "nftables" ? "table ip kube-proxy" : "";
-    const chains = mode === "iptables" ? "chain IPv4 nft nat KUBE-SERVICES" : "";
+export function probeOutput(
+    mode: string,
+    now: number,
+    { ipvsLeftovers = false, syncAgeSeconds = 2, rules: present = true } = {},
+): string {
+    const rules = present && mode === "nftables" ? "table ip kube-proxy" : "";
+    const chains = present && mode === "iptables" ? "chain IPv4 nft nat KUBE-SERVICES" : "";
     const ipvs0 =
         mode === "ipvs" || ipvsLeftovers ? "present\n    inet 10.96.0.1/32 scope global kube-ipvs0" : "absent";
     return [
@@ -491,7 +503,7 @@ export function probeOutput(mode: string, now: number, ipvsLeftovers = false): s
         mode,
         "rc=0",
         "### kpm:metrics",
-        `kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv4"} ${Math.floor(now) - 2}`,
+        `kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv4"} ${Math.floor(now) - syncAgeSeconds}`,
         "### kpm:kube-ipvs0",
         ipvs0,
         "### kpm:ipsets",

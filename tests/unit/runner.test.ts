@@ -1570,6 +1570,102 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             });
             assertSettled(cluster);
         });
+        it("after a pool's last batch: stops before the next pool, naming the pool it stopped after", async () => {
+            const { cluster, ctx } = setup();
+            const stop = new AbortController();
+            cluster.faults.afterWrite = (what, node) => {
+                if (what.startsWith("move cleared") && node === "canary-1") stop.abort("SIGTERM");
+            };
+            const err = await runPools(ctx("run-1", { signal: stop.signal })).catch((e) => e);
+            assert.ok(err instanceof RolloutInterrupted, String(err));
+            assert.equal(
+                err.message,
+                "the rollout was stopped (SIGTERM) after pool canary: every node moved so far is verified and released; run it again to resume",
+            );
+            assert.equal(cluster.node("canary-1").verified, HASH);
+            assert.equal(cluster.node("workers-1").placement, null, "the next pool never started");
+            assertSettled(cluster);
+        });
+    });
+
+    describe("the pools' lines: what the operator is told of each pool", () => {
+        it("each pool's size and limit, each node skipped and why (verified on the target, or already running it from the installer), each batch", async () => {
+            const { ctx, lines } = setup({ pools: { canary: 1, workers: 3 } });
+            await runPools(ctx(), ["canary"]);
+            lines.length = 0;
+            await runPools(ctx());
+            assert.deepEqual(
+                lines.filter((l) => /^pool \S+: (\d+ node|batch)|skipped$/.test(l)),
+                [
+                    "pool canary: 1 node(s), 0 to move, at most 1 at a time",
+                    `pool canary node canary-1: already verified on ${HASH}, skipped`,
+                    "pool workers: 3 node(s), 3 to move, at most 2 at a time",
+                    "pool workers: batch 1/2: workers-1, workers-2",
+                    "pool workers: batch 2/2: workers-3",
+                ],
+            );
+            // the installer's ConfigMap already holds the target: its nodes run it without a verification of it
+            const again = setup({
+                pools: { workers: 1 },
+                spec: specOf({}, [{ name: "workers", nodeSelector: "pool=workers" }]),
+            });
+            again.cluster.installerConfig = TARGET;
+            await runPools(again.ctx());
+            assert.ok(
+                again.lines.includes(`pool workers node workers-1: already runs ${HASH}, skipped`),
+                again.lines.join("\n"),
+            );
+        });
+
+        for (const count of [50, 51])
+            it(`${count} skipped nodes in a pool: ${count === 50 ? "each named" : "counted, the first and last named"}`, async () => {
+                const spec = specOf({}, [{ name: "workers", nodeSelector: "pool=workers" }]);
+                const { cluster, ctx, lines } = setup({ pools: { workers: count }, spec });
+                cluster.installerConfig = TARGET;
+                await runPools(ctx());
+                const each = lines.filter((l) => /^pool workers node workers-\d+: already runs /.test(l));
+                if (count === 50) assert.equal(each.length, 50);
+                else {
+                    assert.deepEqual(each, []);
+                    assert.ok(
+                        lines.includes(
+                            "pool workers: 51 node(s) already on the installer's DaemonSet, skipped (workers-1 ... workers-51)",
+                        ),
+                        lines.join("\n"),
+                    );
+                }
+            });
+
+        it("a batch of more than ten nodes is named by its first and last node and its size", async () => {
+            const spec = specOf({}, [{ name: "workers", nodeSelector: "pool=workers", maxUnavailable: 11 }]);
+            const { ctx, lines } = setup({ pools: { workers: 11 }, spec });
+            await runPools(ctx());
+            assert.ok(lines.includes("pool workers: batch 1/1: workers-1 .. workers-11 (11 nodes)"), lines.join("\n"));
+        });
+
+        it("after each batch, the nodes moved so far, the rate and the time left", async () => {
+            const spec = specOf({}, [
+                { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2, drain: true },
+            ]);
+            const { cluster, clock, ctx, lines } = setup({ pools: { workers: 3 }, spec });
+            // each drain takes a minute (the batch's two drains one after the other, as the fake runs them)
+            cluster.faults.afterWrite = (what) => {
+                if (what === "drain") clock.t += 60_000;
+            };
+            await runPools(ctx());
+            assert.deepEqual(
+                lines.filter((l) => l.includes("node(s) moved")),
+                ["pool workers: 2/3 node(s) moved, 1.0/min, about 1m left", "pool workers: 3/3 node(s) moved, 1.0/min"],
+            );
+        });
+
+        it("a pool named that the plan does not have refuses the run before any node is touched, naming the pools there are", async () => {
+            const { cluster, ctx } = setup();
+            const err = await runPools(ctx(), ["canary", "wrokers"]).catch((e) => e);
+            assert.ok(err instanceof Error, String(err));
+            assert.equal(err.message, "no pool named wrokers; pools: canary, workers");
+            assert.deepEqual(cluster.history, ["lease taken", "lease released"]);
+        });
     });
 
     describe("a verify hook's output", () => {
@@ -1853,6 +1949,23 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 assert.match(err.detail, /^mode: /);
             });
 
+            for (const [fault, check] of [
+                ["stale sync", "sync"],
+                ["no rules", "rules"],
+            ] as const)
+                it(`the node's kube-proxy found with ${fault === "stale sync" ? "no rule sync for an hour" : "its rules gone"}, in the right mode, when the soak ends: the pool fails on its ${check} check, the node rolled back`, async () => {
+                    const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
+                    midSoak(
+                        clock,
+                        () =>
+                            (cluster.faults.probeFaultOn = (_n, placement) => (placement === HASH ? fault : undefined)),
+                    );
+                    const err = await runPools(ctx()).catch((e) => e);
+                    clock.onSleep = undefined;
+                    assertCanaryRolledBack(err, "soak", cluster);
+                    assert.match(err.detail, new RegExp(`^${check}: `));
+                });
+
             it('onFailure "stop": the node is left on the target, as verified, and the message says so', async () => {
                 const { cluster, ctx, clock, lines } = setup({
                     pools: { canary: 1 },
@@ -1987,6 +2100,101 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             err.message,
             /^node workers-2 \(pool workers\) failed the final check on the installer's DaemonSet: mode: /,
         );
+    });
+
+    it("the finish's final check fails, naming the node and the check, when a node's kube-proxy stopped syncing its rules after the restore", async () => {
+        const { cluster, ctx } = setup();
+        cluster.faults.afterWrite = (what) => {
+            if (what === "restore installer DaemonSet")
+                cluster.faults.probeFaultOn = (node, placement) =>
+                    node === "workers-2" && placement === null ? "stale sync" : undefined;
+        };
+        await runPools(ctx(), ["canary"]);
+        await runPools(ctx(), ["workers"]);
+        const err = await finish(ctx()).catch((e) => e);
+        assert.ok(err instanceof Error, "the finish did not fail");
+        assert.match(
+            err.message,
+            /^node workers-2 \(pool workers\) failed the final check on the installer's DaemonSet: sync: last rule sync 3600s ago/,
+        );
+    });
+
+    it("the finish's final check neither fails on leftovers of another mode found after the restore nor cleans them", async () => {
+        const { cluster, ctx } = setup();
+        cluster.faults.afterWrite = (what) => {
+            if (what === "restore installer DaemonSet") cluster.faults.ipvsLeftoversOn = () => true;
+        };
+        await up(ctx());
+        assert.deepEqual(
+            cluster.probeRuns.filter((p) => p.run.action === "cleanup"),
+            [],
+        );
+        assertFinished(cluster);
+        assertSettled(cluster);
+    });
+
+    it("the finish's final check waits only for the nodes whose kube-proxy is not yet running on the installer's DaemonSet, then probes each pool's nodes maxUnavailable at a time", async () => {
+        const { cluster, ctx } = setup({ pools: { canary: 1, workers: 5 } });
+        await runPools(ctx(), ["canary"]);
+        await runPools(ctx(), ["workers"]);
+        let restored = false;
+        cluster.faults.afterWrite = (what) => {
+            if (what === "restore installer DaemonSet") {
+                restored = true;
+                cluster.faults.notReadyOn = (node, placement) => node === "workers-2" && placement === null;
+            }
+        };
+        const waited: string[] = [];
+        const wait = cluster.waitForKubeProxy.bind(cluster);
+        cluster.waitForKubeProxy = async (node, placement, timeout, options) => {
+            if (restored) {
+                waited.push(node);
+                // kube-proxy on workers-2 becomes ready while it is waited for
+                cluster.faults.notReadyOn = undefined;
+            }
+            return wait(node, placement, timeout, options);
+        };
+        let probing = 0;
+        const atOnce: number[] = [];
+        const probe = cluster.runProbe.bind(cluster);
+        cluster.runProbe = async (node, run) => {
+            if (!restored) return probe(node, run);
+            atOnce.push(++probing);
+            await new Promise((resolve) => setImmediate(resolve));
+            probing--;
+            return probe(node, run);
+        };
+        await finish(ctx());
+        assert.deepEqual(waited, ["workers-2"]);
+        assert.equal(atOnce.length, 6, "each node probed once");
+        assert.equal(Math.max(...atOnce), 2, "the workers' maxUnavailable");
+        assertFinished(cluster);
+    });
+
+    it("the finish waits for the restored DaemonSet as long as every batch's pod timeout, and a finish run again restores nothing twice", async () => {
+        const { cluster, ctx, lines } = setup({ pools: { canary: 1, workers: 3 } });
+        const timeouts: number[] = [];
+        cluster.waitForDaemonSetRollout = async (seconds: number) => {
+            timeouts.push(seconds);
+        };
+        await up(ctx());
+        // 3m per batch: canary's one, the workers' two (3 nodes, 2 at a time)
+        assert.deepEqual(timeouts, [3 * 180]);
+        assert.equal(cluster.restored, 1);
+        assert.ok(
+            lines.includes("finished: every node runs nftables from the installer's DaemonSet and ConfigMap"),
+            lines.join("\n"),
+        );
+        const writes = cluster.history.length;
+        await finish(ctx());
+        assert.equal(cluster.restored, 1);
+        assert.deepEqual(timeouts, [3 * 180]);
+        assert.deepEqual(cluster.history.slice(writes), [
+            "lease taken",
+            "prepare hand-back revision",
+            "lease released",
+        ]);
+        assertFinished(cluster);
     });
 
     it("keeps the rollout's marks on nodes under the kube-proxy-mode.io prefix", () => {
