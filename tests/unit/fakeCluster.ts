@@ -386,6 +386,7 @@ export class FakeCluster implements RolloutCluster {
             ipvsLeftovers: leftovers,
             syncAgeSeconds: fault === "stale sync" ? 3600 : 2,
             rules: fault !== "no rules",
+            connected: run.env.KPM_SERVICE_IP !== undefined,
         });
         return { output, succeeded: true };
     }
@@ -409,9 +410,12 @@ export class FakeCluster implements RolloutCluster {
         return ["10.96.0.1"];
     }
 
+    /** the Service the probe connects to (verify.service): none by default, as in a cluster without it */
+    service?: { ip: string; port: number };
+
     async serviceEndpoint(): Promise<{ ip: string; port: number } | undefined> {
         this.alive("serviceEndpoint");
-        return undefined;
+        return this.service;
     }
 
     async writeCanonicalConfig(config: string): Promise<void> {
@@ -490,7 +494,7 @@ export class FakeCluster implements RolloutCluster {
 export function probeOutput(
     mode: string,
     now: number,
-    { ipvsLeftovers = false, syncAgeSeconds = 2, rules: present = true } = {},
+    { ipvsLeftovers = false, syncAgeSeconds = 2, rules: present = true, connected = false } = {},
 ): string {
     const rules = present && mode === "nftables" ? "table ip kube-proxy" : "";
     const chains = present && mode === "iptables" ? "chain IPv4 nft nat KUBE-SERVICES" : "";
@@ -514,7 +518,7 @@ export function probeOutput(
         "### kpm:nftables",
         rules,
         "### kpm:connect",
-        "skipped",
+        connected ? "connected" : "skipped",
         "### kpm:end",
         "",
     ].join("\n");

@@ -1668,7 +1668,38 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         });
     });
 
-    describe("a verify hook's output", () => {
+    describe("the connection check: a Service reached from each node", () => {
+        it("the probe is given the Service's address and port, and the connection check passes", async () => {
+            const spec = specOf({}, [{ name: "canary", nodeSelector: "pool=canary" }]);
+            const { cluster, ctx } = setup({ pools: { canary: 1 }, spec });
+            cluster.service = { ip: "10.96.0.1", port: 443 };
+            const [outcome] = await runPools(ctx());
+            assert.deepEqual(
+                cluster.probeRuns.map((p) => [p.run.env.KPM_SERVICE_IP, p.run.env.KPM_SERVICE_PORT]),
+                [["10.96.0.1", "443"]],
+            );
+            assert.deepEqual(
+                outcome.checks.filter((c) => c.check === "connection"),
+                [{ check: "connection", ok: true, detail: "connected to the Service's ClusterIP from the node" }],
+            );
+        });
+
+        it("a Service that cannot be read fails the node on the connection check, naming the Service", async () => {
+            const spec = specOf({}, [{ name: "canary", nodeSelector: "pool=canary" }]);
+            const { cluster, ctx } = setup({ pools: { canary: 1 }, spec });
+            cluster.serviceEndpoint = async () => {
+                throw new Error('SIMULATED: services "kubernetes" is forbidden');
+            };
+            const err = await runPools(ctx()).catch((e) => e);
+            assertCanaryRolledBack(err, "connection", cluster);
+            assert.equal(
+                err.detail,
+                'cannot read Service default/kubernetes: SIMULATED: services "kubernetes" is forbidden',
+            );
+        });
+    });
+
+    describe("a verify hook: what it is given, what its output and its failures become", () => {
         it("a hook that prints its kubeconfig: the failure and the log carry [secret], never the token or the client key", async () => {
             const token = "kpm-unit-token-0123456789abcdef";
             const key = "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCmtwbS11bml0LWtleQ==";
@@ -1696,6 +1727,37 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.doesNotMatch(all, new RegExp(key.slice(0, 20)));
             assertSettled(cluster);
         });
+
+        it("a hook that passes runs after the built-in checks with the node, pool, mode and its own env, and its last line is its check's detail", async () => {
+            const print =
+                "const e = process.env; console.log('checking'); console.log([e.NODE, e.POOL, e.MODE, e.EXTRA].join(' '))";
+            const hooks = [{ name: "env", command: [process.execPath, "-e", print], env: { EXTRA: "given" } }];
+            const spec = specOf({ verify: { hooks } }, [{ name: "canary", nodeSelector: "pool=canary" }]);
+            const { ctx, lines } = setup({ pools: { canary: 1 }, spec });
+            const [outcome] = await runPools(ctx());
+            assert.deepEqual(outcome.checks.slice(-1), [
+                { check: "hook env", ok: true, detail: "canary-1 canary nftables given" },
+            ]);
+            assert.equal(outcome.checks[0].check, "startup-log", "the built-in checks first");
+            assert.ok(lines.includes("pool canary node canary-1: ok hook env"), lines.join("\n"));
+        });
+
+        for (const [why, hook, detail] of [
+            [
+                "runs past its timeout",
+                { command: [process.execPath, "-e", "setTimeout(() => {}, 30000)"], timeout: "1s" },
+                "timed out after 1s",
+            ],
+            ["names a program that is not there", { command: ["./no-such-hook.sh"] }, "./no-such-hook.sh not found"],
+        ] as const)
+            it(`a hook that ${why} fails the node, saying so, and the node is rolled back`, async () => {
+                const hooks = [{ name: "gate", ...hook }];
+                const spec = specOf({ verify: { hooks } }, [{ name: "canary", nodeSelector: "pool=canary" }]);
+                const { cluster, ctx } = setup({ pools: { canary: 1 }, spec });
+                const err = await runPools(ctx()).catch((e) => e);
+                assertCanaryRolledBack(err, "hook gate", cluster);
+                assert.equal(err.detail, detail);
+            });
     });
 
     describe("F4: nodes that join or leave", () => {
