@@ -1042,6 +1042,26 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             );
             assertSettled(cluster);
         });
+
+        it("a node left verified with its move memory and the user's cordon (an earlier version's run killed before its last write): the memory is cleared, the user's cordon kept, nothing said uncordoned", async () => {
+            const { cluster, ctx, clock, lines } = setup();
+            await runPools(ctx("first-run"), ["canary"]);
+            Object.assign(cluster.node("canary-1"), {
+                move: { to: HASH, from: null, phase: "switching" },
+                unschedulable: true,
+                cordonedByRollout: false,
+            });
+            clock.t += 61_000;
+            lines.length = 0;
+            await runPools(ctx("next-run"), ["canary"]);
+            assert.ok(cluster.history.includes("move cleared canary-1"), cluster.history.slice(-3).join(" | "));
+            assert.deepEqual(
+                lines.filter((l) => l.includes("uncordon")),
+                [],
+            );
+            assert.equal(cluster.node("canary-1").verified, HASH);
+            assertSettled(cluster, ["canary-1"]);
+        });
     });
 
     it('onFailure "stop" leaves the node on the target; the next run rolls it back to its origin, not to the target', async () => {
