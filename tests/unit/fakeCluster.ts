@@ -72,6 +72,8 @@ export interface Faults {
     crashLoopOn?: (node: string, placement: string | null) => boolean;
     /** the node's kube-proxy on this configuration runs the right mode but its probe finds no rule sync for an hour, or no rules */
     probeFaultOn?: (node: string, placement: string | null) => "stale sync" | "no rules" | undefined;
+    /** an old kube-proxy pod still terminating on the node, listed after its running one */
+    terminatingPodOn?: (node: string) => boolean;
     /** the node's kube-proxy pod runs but is not ready (its readiness probe failing), without restarts */
     notReadyOn?: (node: string, placement: string | null) => boolean;
     /** someone cordons the node (kubectl cordon: no mark of the rollout's) after the run listed it, just before its cordon */
@@ -308,6 +310,19 @@ export class FakeCluster implements RolloutCluster {
         const n = this.node(node);
         if (n.placement === MARKS.holdValue) return [];
         const failing = this.faults.crashLoopOn?.(node, n.placement);
+        const terminating: KubeProxyPod[] = this.faults.terminatingPodOn?.(node)
+            ? [
+                  {
+                      name: `kube-proxy-old-${node}`,
+                      node,
+                      owner: "kube-proxy-old",
+                      phase: "Running",
+                      ready: false,
+                      restarts: 0,
+                      deleting: true,
+                  },
+              ]
+            : [];
         return [
             {
                 name: `${this.owner(n.placement)}-${node}`,
@@ -319,6 +334,7 @@ export class FakeCluster implements RolloutCluster {
                 problem: failing ? "CrashLoopBackOff" : undefined,
                 deleting: false,
             },
+            ...terminating,
         ];
     }
 

@@ -2008,6 +2008,19 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 assertSettled(cluster);
             });
 
+            it("an old kube-proxy pod still terminating on the node, from the soak's start, is neither a regression nor the pod watched", async () => {
+                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
+                cluster.faults.afterWrite = (what) => {
+                    if (what.startsWith(`move cleared; verified ${HASH}`))
+                        cluster.faults.terminatingPodOn = (node) => node === "canary-1";
+                };
+                await runPools(ctx());
+                assert.ok(cluster.faults.terminatingPodOn, "the old pod was there once the node was verified");
+                assert.ok(clock.slept >= 3600_000, "the soak ran its hour");
+                assert.equal(cluster.node("canary-1").placement, HASH);
+                assertSettled(cluster);
+            });
+
             it("leftovers of another mode found when the soak ends do not fail it (its end checks mode, sync and rules) and are not cleaned", async () => {
                 const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
                 midSoak(clock, () => (cluster.faults.ipvsLeftoversOn = () => true));
