@@ -1911,8 +1911,8 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2 },
             ]);
 
-        it("a soak interrupted at half time waits only the remainder when resumed", async () => {
-            const { cluster, ctx, clock } = setup({ spec: soaking() });
+        it("a soak interrupted at half time waits only the remainder when resumed, and says so", async () => {
+            const { cluster, ctx, clock, lines } = setup({ spec: soaking() });
             const stop = new AbortController();
             // the fake clock moves as the soak sleeps: stop the run once half the soak has passed
             const started = clock.now();
@@ -1930,6 +1930,28 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 `resumed soak slept ${clock.slept / 3600_000}h`,
             );
             assert.equal(cluster.node("canary-1").verified, HASH);
+            const verifiedAt = new Date(started).toISOString();
+            assert.deepEqual(
+                lines.filter((l) => l.startsWith("pool canary: soaking") && l.endsWith("before the next pool")),
+                [
+                    "pool canary: soaking 24h before the next pool",
+                    `pool canary: soaking 12h (the remainder of 24h that started ${verifiedAt}) before the next pool`,
+                ],
+            );
+        });
+
+        it("a soak whose check interval does not divide it ends on time: its last wait is the time left", async () => {
+            const spec = specOf({}, [{ name: "canary", nodeSelector: "pool=canary", soak: "1h" }]);
+            const { ctx, clock, lines } = setup({ pools: { canary: 1 }, spec });
+            await runPools(ctx("run-1", { soakCheckSeconds: 25 * 60 }));
+            assert.equal(clock.slept, 3600_000);
+            assert.deepEqual(
+                lines.filter((l) => l.startsWith("pool canary: soaking, ")),
+                [
+                    "pool canary: soaking, 35m left; 1 node(s) steady",
+                    "pool canary: soaking, 10m left; 1 node(s) steady",
+                ],
+            );
         });
 
         it("a soak already held is not waited again, nor its nodes checked again", async () => {
