@@ -2043,6 +2043,21 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 assertSettled(cluster);
             });
 
+            it("a kube-proxy that had restarted before the soak and restarts during it: the failure counts only the soak's restarts", async () => {
+                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
+                cluster.faults.afterWrite = (what) => {
+                    if (what.startsWith(`move cleared; verified ${HASH}`)) cluster.node("canary-1").restarts = 1;
+                };
+                midSoak(clock, () => (cluster.node("canary-1").restarts = 3));
+                const err = await runPools(ctx()).catch((e) => e);
+                clock.onSleep = undefined;
+                assertCanaryRolledBack(err, "soak", cluster);
+                assert.equal(
+                    err.detail,
+                    `kube-proxy pod kube-proxy-${HASH}-canary-1 restarted (2 time(s) during the soak)`,
+                );
+            });
+
             it("leftovers of another mode found when the soak ends do not fail it (its end checks mode, sync and rules) and are not cleaned", async () => {
                 const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
                 midSoak(clock, () => (cluster.faults.ipvsLeftoversOn = () => true));
