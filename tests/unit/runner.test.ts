@@ -276,6 +276,11 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             "progress line",
         );
         assert.ok(lines.some((l) => l.includes("handed back to the installer's DaemonSet, checked")));
+        assert.deepEqual(
+            lines.filter((l) => l.includes("soak")),
+            [],
+            "no pool soaks",
+        );
     });
 
     it("the bench's per-node phases (scripts/nodePhases.ts) find every node's move and hand-back in the runner's own lines", async () => {
@@ -297,8 +302,8 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         );
     });
 
-    it("a failing check rolls the node back to the installer's DaemonSet, uncordoned, and stops the pool", async () => {
-        const { cluster, ctx } = setup();
+    it("a failing check rolls the node back to the installer's DaemonSet, uncordoned, and stops the pool, saying so", async () => {
+        const { cluster, ctx, lines } = setup();
         cluster.faults.wrongModeOn = (node, placement) => node === "workers-2" && placement === HASH;
         await runPools(ctx(), ["canary"]);
         const err = await runPools(ctx(), ["workers"]).catch((e) => e);
@@ -309,6 +314,10 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         assert.equal(cluster.node("workers-2").placement, null);
         assert.equal(cluster.node("workers-2").verified, undefined);
         assert.equal(cluster.node("workers-3").placement, null, "the later batch is untouched");
+        assert.ok(
+            lines.includes("pool workers: stopped at the first failure; later batches and pools are untouched"),
+            lines.join("\n"),
+        );
         assertSettled(cluster);
     });
 
@@ -1608,6 +1617,40 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         });
     });
 
+    describe("the last pool and the finish", () => {
+        it("a signal after the last node of the run's last pool: nothing is left to stop, the run returns every node verified", async () => {
+            const { cluster, ctx } = setup();
+            const stop = new AbortController();
+            cluster.faults.afterWrite = (what, node) => {
+                if (what.startsWith("move cleared") && node === "workers-3") stop.abort("SIGTERM");
+            };
+            const outcomes = await runPools(ctx("run-1", { signal: stop.signal }), ["workers"]);
+            assert.deepEqual(
+                outcomes.map((o) => `${o.node} ${o.result}`),
+                ["workers-1 verified", "workers-2 verified", "workers-3 verified"],
+            );
+            assertSettled(cluster);
+        });
+
+        it("the finish's hand-back does not soak a pool again", async () => {
+            const spec = specOf({}, [{ name: "canary", nodeSelector: "pool=canary", soak: "1h" }]);
+            const { cluster, ctx, clock, lines } = setup({ pools: { canary: 1 }, spec });
+            await runPools(ctx());
+            lines.length = 0;
+            clock.slept = 0;
+            await finish(ctx());
+            // before the ConfigMap's write, the finish finds the pool's soak held; the hand-back, after it, has none
+            const handBack = lines.slice(lines.findIndex((l) => l.includes(`now holds configuration ${HASH}`)));
+            assert.ok(handBack.length > 1, lines.join("\n"));
+            assert.deepEqual(
+                handBack.filter((l) => l.includes("soak")),
+                [],
+            );
+            assert.equal(clock.slept, 0);
+            assertFinished(cluster);
+        });
+    });
+
     describe("the pools' lines: what the operator is told of each pool", () => {
         it("each pool's size and limit, each node skipped and why (verified on the target, or already running it from the installer), each batch", async () => {
             const { ctx, lines } = setup({ pools: { canary: 1, workers: 3 } });
@@ -1623,6 +1666,15 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                     "pool workers: batch 1/2: workers-1, workers-2",
                     "pool workers: batch 2/2: workers-3",
                 ],
+            );
+            assert.ok(!lines.some((l) => l.startsWith("nothing to move")), "the workers had nodes to move");
+            lines.length = 0;
+            await runPools(ctx());
+            assert.ok(
+                lines.includes(
+                    `nothing to move in pool(s) canary, workers: every node already runs nftables on configuration ${HASH}`,
+                ),
+                lines.join("\n"),
             );
             // the installer's ConfigMap already holds the target: its nodes run it without a verification of it
             const again = setup({
@@ -1656,11 +1708,15 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 }
             });
 
-        it("a batch of more than ten nodes is named by its first and last node and its size", async () => {
-            const spec = specOf({}, [{ name: "workers", nodeSelector: "pool=workers", maxUnavailable: 11 }]);
-            const { ctx, lines } = setup({ pools: { workers: 11 }, spec });
-            await runPools(ctx());
-            assert.ok(lines.includes("pool workers: batch 1/1: workers-1 .. workers-11 (11 nodes)"), lines.join("\n"));
+        it("a batch of ten nodes names each; one of more, its first and last node and its size", async () => {
+            for (const count of [10, 11]) {
+                const spec = specOf({}, [{ name: "workers", nodeSelector: "pool=workers", maxUnavailable: count }]);
+                const { ctx, lines } = setup({ pools: { workers: count }, spec });
+                await runPools(ctx());
+                const named = Array.from({ length: count }, (_, i) => `workers-${i + 1}`).join(", ");
+                const batch = count === 10 ? named : "workers-1 .. workers-11 (11 nodes)";
+                assert.ok(lines.includes(`pool workers: batch 1/1: ${batch}`), lines.join("\n"));
+            }
         });
 
         it("after each batch, the nodes moved so far, the rate and the time left", async () => {
@@ -1677,13 +1733,14 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 lines.filter((l) => l.includes("node(s) moved")),
                 ["pool workers: 2/3 node(s) moved, 1.0/min, about 1m left", "pool workers: 3/3 node(s) moved, 1.0/min"],
             );
+            assert.ok(lines.includes("pool workers: done in 3m"), lines.join("\n"));
         });
 
         it("a pool named that the plan does not have refuses the run before any node is touched, naming the pools there are", async () => {
             const { cluster, ctx } = setup();
-            const err = await runPools(ctx(), ["canary", "wrokers"]).catch((e) => e);
+            const err = await runPools(ctx(), ["canary", "wrokers", "canry"]).catch((e) => e);
             assert.ok(err instanceof Error, String(err));
-            assert.equal(err.message, "no pool named wrokers; pools: canary, workers");
+            assert.equal(err.message, "no pool named wrokers, canry; pools: canary, workers");
             assert.deepEqual(cluster.history, ["lease taken", "lease released"]);
         });
     });
@@ -2266,7 +2323,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
     });
 
     it("the finish's final check waits only for the nodes whose kube-proxy is not yet running on the installer's DaemonSet, then probes each pool's nodes maxUnavailable at a time", async () => {
-        const { cluster, ctx } = setup({ pools: { canary: 1, workers: 5 } });
+        const { cluster, ctx, lines } = setup({ pools: { canary: 1, workers: 5 } });
         await runPools(ctx(), ["canary"]);
         await runPools(ctx(), ["workers"]);
         let restored = false;
@@ -2298,6 +2355,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         };
         await finish(ctx());
         assert.deepEqual(waited, ["workers-2"]);
+        assert.ok(lines.includes("pool workers: 5 node(s) checked on the installer's DaemonSet"), lines.join("\n"));
         assert.equal(atOnce.length, 6, "each node probed once");
         assert.equal(Math.max(...atOnce), 2, "the workers' maxUnavailable");
         assertFinished(cluster);
