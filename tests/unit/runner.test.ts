@@ -661,6 +661,24 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.equal(cluster.node("workers-2").unschedulable, true, "the user's cordon kept");
         });
 
+        it("a node whose cordon answered and whose drain failed: the line says it was uncordoned, with no read of the node after", async () => {
+            const { cluster, ctx } = setup();
+            cluster.faults.drainFails = (node) => node === "workers-1";
+            await runPools(ctx(), ["canary"]);
+            // from the release on, the API server answers no list of the nodes
+            cluster.faults.afterWrite = (what, node) => {
+                if (node === "workers-1" && what.startsWith("move cleared"))
+                    cluster.nodes = async () => {
+                        throw new Error("SIMULATED: the API server does not answer");
+                    };
+            };
+            const err = await runPools(ctx(), ["workers"]).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.rolledBack, "node workers-1 was not changed (its drain failed) and was uncordoned");
+            assert.equal(err.unlisted, "SIMULATED: the API server does not answer");
+            assert.equal(cluster.node("workers-1").unschedulable, false);
+        });
+
         it("a node whose move fails before its cordon (its configuration gone): no cordon and no uncordon written, and the line says it was not cordoned", async () => {
             const { cluster, ctx, lines } = setup();
             cluster.inRollout = true;
@@ -2009,6 +2027,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                     "pool canary: soaking, 10m left; 1 node(s) steady",
                 ],
             );
+            assert.ok(lines.includes("pool canary: soak held, every node still on nftables"), lines.join("\n"));
         });
 
         it("a soak already held is not waited again, nor its nodes checked again", async () => {
@@ -2155,7 +2174,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                     assert.match(err.detail, new RegExp(`^${check}: `));
                 });
 
-            it('onFailure "stop": the node is left on the target, as verified, and the message says so', async () => {
+            it('onFailure "stop": the node is left on the target, as verified, and the lines say what failed and so', async () => {
                 const { cluster, ctx, clock, lines } = setup({
                     pools: { canary: 1 },
                     spec: oneNode({ onFailure: "stop" }),
@@ -2166,6 +2185,12 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 assert.ok(err instanceof RolloutFailure, String(err));
                 assert.equal(err.rolledBack, `onFailure is "stop": node canary-1 is left on configuration ${HASH}`);
                 assert.ok(lines.includes(`pool canary node canary-1: ${err.rolledBack}`), lines.join("\n"));
+                assert.ok(
+                    lines.includes(
+                        `pool canary node canary-1: FAILED soak: kube-proxy pod kube-proxy-${HASH}-canary-1 restarted (1 time(s) during the soak)`,
+                    ),
+                    lines.join("\n"),
+                );
                 assert.equal(cluster.node("canary-1").placement, HASH);
                 assert.equal(cluster.node("canary-1").verified, HASH);
                 assertSettled(cluster);
