@@ -1009,14 +1009,13 @@ async function soakFailure(
         }
     } else rolledBack = `onFailure is "stop": node ${n.name} is left on ${describePlacement(n.placement)}`;
     log(rolledBack);
-    throw new RolloutFailure(
-        n.name,
-        pool.name,
-        "soak",
-        problem,
-        rolledBack,
-        await cordonedByRollout(ctx).catch(() => []),
-    );
+    // a list that fails is said so, never "no node is left cordoned"
+    let unlisted: string | undefined;
+    const leftCordoned = await cordonedByRollout(ctx).catch((le: unknown) => {
+        unlisted = (le as Error).message;
+        return [] as string[];
+    });
+    throw new RolloutFailure(n.name, pool.name, "soak", problem, rolledBack, leftCordoned, unlisted);
 }
 
 /**

@@ -2213,6 +2213,26 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 assert.equal(cluster.node("canary-1").move?.phase, "rolling-back");
             });
 
+            it("the nodes left cordoned cannot be listed after the node's rollback: the failure says so, not that none is left", async () => {
+                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
+                midSoak(clock, () => (cluster.node("canary-1").restarts = 1));
+                cluster.faults.afterWrite = (what) => {
+                    if (what.startsWith("move cleared; verified none"))
+                        cluster.nodes = async () => {
+                            throw new Error("SIMULATED: the API server does not answer");
+                        };
+                };
+                const err = await runPools(ctx()).catch((e) => e);
+                clock.onSleep = undefined;
+                assert.ok(err instanceof RolloutFailure, String(err));
+                assert.equal(err.check, "soak");
+                assert.deepEqual(err.leftCordoned, []);
+                assert.equal(err.unlisted, "SIMULATED: the API server does not answer");
+                assert.match(err.message, /the nodes left cordoned could not be listed: SIMULATED/);
+                assert.doesNotMatch(err.message, /no node is left cordoned/);
+                assert.equal(cluster.node("canary-1").placement, null, "rolled back");
+            });
+
             it("a run killed as it starts the node's rollback: the next run finishes the rollback, then moves the node again", async () => {
                 const { cluster, ctx, clock, lines } = setup({ pools: { canary: 1 }, spec: oneNode() });
                 midSoak(clock, () => (cluster.node("canary-1").restarts = 1));
