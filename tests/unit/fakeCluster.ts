@@ -391,7 +391,7 @@ export class FakeCluster implements RolloutCluster {
         this.probePods.splice(this.probePods.indexOf(pod), 1);
         if (run.action === "cleanup") {
             this.cleaned.add(node);
-            return { output: "### kpm:cleanup\n### kpm:end\n", succeeded: true };
+            return { output: "### kpm:cleanup\nremoved kube-ipvs0\n\n### kpm:end\n", succeeded: true };
         }
         const n = this.node(node);
         let mode: string = this.modeOf(n.placement);
@@ -421,9 +421,12 @@ export class FakeCluster implements RolloutCluster {
         }
     }
 
+    /** every Service's addresses (serviceAddresses) */
+    serviceIPs = ["10.96.0.1"];
+
     async serviceAddresses(): Promise<string[]> {
         this.alive("serviceAddresses");
-        return ["10.96.0.1"];
+        return [...this.serviceIPs];
     }
 
     /** the Service the probe connects to (verify.service): none by default, as in a cluster without it */

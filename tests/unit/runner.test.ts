@@ -201,6 +201,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             });
             const { cluster, ctx, lines } = setup({ pools: { canary: 1 }, spec, installerMode: from });
             cluster.faults.ipvsLeftoversOn = () => true;
+            cluster.serviceIPs = ["10.96.0.1", "10.96.0.10"];
             await runPools(ctx(), ["canary"]);
             const cleanups = cluster.probeRuns.filter((p) => p.run.action === "cleanup");
             const afterVerify = cleanups.filter((p) => p.run.env.KPM_MODE !== undefined);
@@ -216,7 +217,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             );
             assert.equal(
                 afterVerify[0].run.env.KPM_OWNED_IPS,
-                "10.96.0.1",
+                "10.96.0.1 10.96.0.10",
                 "the Service addresses are named as kube-proxy's",
             );
             assert.equal(
@@ -227,6 +228,11 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.ok(
                 lines.some((l) => /left .*kube-ipvs0.*removing them/.test(l)),
                 lines.join("\n"),
+            );
+            // what the cleanup did, line by line; not its section markers nor its blank lines
+            assert.deepEqual(
+                lines.filter((l) => l.includes("cleanup: ")),
+                ["pool canary node canary-1: cleanup: removed kube-ipvs0"],
             );
         }
     });
