@@ -1076,6 +1076,18 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assertSettled(cluster);
         });
 
+        it("what a dead run left on a node is reconciled by the run of the node's own pool, not by another pool's", async () => {
+            const { cluster, ctx, clock } = setup();
+            await runPools(ctx("first-run"), ["canary"]);
+            await runPools(ctx("first-run"), ["workers"]);
+            Object.assign(cluster.node("workers-1"), { unschedulable: true, cordonedByRollout: true });
+            clock.t += 61_000;
+            await runPools(ctx("next-run"), ["canary"]);
+            assert.equal(cluster.node("workers-1").unschedulable, true, "left to the workers' run");
+            await runPools(ctx("next-run"), ["workers"]);
+            assertSettled(cluster);
+        });
+
         it("a node left verified with its move memory and the user's cordon (an earlier version's run killed before its last write): the memory is cleared, the user's cordon kept, nothing said uncordoned", async () => {
             const { cluster, ctx, clock, lines } = setup();
             await runPools(ctx("first-run"), ["canary"]);
