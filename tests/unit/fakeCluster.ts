@@ -432,7 +432,7 @@ export class FakeCluster implements RolloutCluster {
     /** the Service the probe connects to (verify.service): none by default, as in a cluster without it */
     service?: { ip: string; port: number };
 
-    async serviceEndpoint(): Promise<{ ip: string; port: number } | undefined> {
+    async serviceEndpoint(_namespace?: string, _name?: string): Promise<{ ip: string; port: number } | undefined> {
         this.alive("serviceEndpoint");
         return this.service;
     }

@@ -11,6 +11,7 @@ import {
     configurationMode,
     defaultHolder,
     finish,
+    originOf,
     RolloutBusy,
     RolloutFailure,
     RolloutInterrupted,
@@ -18,7 +19,7 @@ import {
     runPools,
     type Context,
 } from "../../components/rollout/runner.js";
-import type { RolloutCluster } from "../../components/rollout/cluster.js";
+import type { RolloutCluster, RolloutNode } from "../../components/rollout/cluster.js";
 import { rolloutSpecSchema, type RolloutSpec } from "../../components/rollout/spec.js";
 import { nodePhases, type StepLine } from "../../scripts/nodePhases.js";
 import { FIXTURES } from "../helpers.js";
@@ -320,6 +321,11 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         assert.equal(cluster.node("workers-2").placement, null);
         assert.equal(cluster.node("workers-2").verified, undefined);
         assert.equal(cluster.node("workers-3").placement, null, "the later batch is untouched");
+        assert.match(err.message, /\nno node is left cordoned$/);
+        assert.ok(
+            lines.includes("pool workers node workers-2: FAILED mode: /proxyMode says iptables, expected nftables"),
+            lines.join("\n"),
+        );
         assert.ok(
             lines.includes("pool workers: stopped at the first failure; later batches and pools are untouched"),
             lines.join("\n"),
@@ -1786,7 +1792,14 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             const spec = specOf({}, [{ name: "canary", nodeSelector: "pool=canary" }]);
             const { cluster, ctx } = setup({ pools: { canary: 1 }, spec });
             cluster.service = { ip: "10.96.0.1", port: 443 };
+            const asked: string[] = [];
+            const endpoint = cluster.serviceEndpoint.bind(cluster);
+            cluster.serviceEndpoint = async (namespace: string, name: string) => {
+                asked.push(`${namespace}/${name}`);
+                return endpoint();
+            };
             const [outcome] = await runPools(ctx());
+            assert.deepEqual(asked, ["default/kubernetes"]);
             assert.deepEqual(
                 cluster.probeRuns.map((p) => [p.run.env.KPM_SERVICE_IP, p.run.env.KPM_SERVICE_PORT]),
                 [["10.96.0.1", "443"]],
@@ -1843,7 +1856,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
 
         it("a hook that passes runs after the built-in checks with the node, pool, mode and its own env, and its last line is its check's detail", async () => {
             const print =
-                "const e = process.env; console.log('checking'); console.log([e.NODE, e.POOL, e.MODE, e.EXTRA].join(' '))";
+                "const e = process.env; console.log('checking'); console.log('still checking'); console.log([e.NODE, e.POOL, e.MODE, e.EXTRA].join(' '))";
             const hooks = [{ name: "env", command: [process.execPath, "-e", print], env: { EXTRA: "given" } }];
             const spec = specOf({ verify: { hooks } }, [{ name: "canary", nodeSelector: "pool=canary" }]);
             const { ctx, lines } = setup({ pools: { canary: 1 }, spec });
@@ -1853,6 +1866,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             ]);
             assert.equal(outcome.checks[0].check, "startup-log", "the built-in checks first");
             assert.ok(lines.includes("pool canary node canary-1: ok hook env"), lines.join("\n"));
+            assert.ok(lines.includes("pool canary node canary-1: ok mode: /proxyMode says nftables"), lines.join("\n"));
         });
 
         for (const [why, hook, detail] of [
@@ -2228,6 +2242,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                     /^ROLLBACK OF canary-1 FAILED: after rollback: .*; the node is left cordoned for inspection$/,
                 );
                 assert.deepEqual(err.leftCordoned, ["canary-1"]);
+                assert.match(err.message, /\nnodes left cordoned: canary-1$/);
                 assert.equal(cluster.node("canary-1").move?.phase, "rolling-back");
             });
 
@@ -2448,6 +2463,30 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             "lease released",
         ]);
         assertFinished(cluster);
+    });
+
+    it("a node's origin, what it goes back to on a failure: its move's recorded origin, else a placement it was verified on, else the installer's DaemonSet", () => {
+        const node = (n: Partial<RolloutNode>): RolloutNode => ({
+            name: "n",
+            labels: {},
+            kernelVersion: "6.8.0",
+            operatingSystem: "linux",
+            placement: null,
+            unschedulable: false,
+            cordonedByRollout: false,
+            ...n,
+        });
+        const move = (to: string | null, from: string | null) => ({ to, from, phase: "switching" as const });
+        assert.equal(originOf(node({ placement: "target", move: move("target", "older") }), "target"), "older");
+        assert.equal(
+            originOf(node({ placement: "older", verified: "older", move: move("another", null) }), "target"),
+            "older",
+            "a move to another target is not this one's memory",
+        );
+        assert.equal(originOf(node({ placement: "older", verified: "older" }), "target"), "older");
+        assert.equal(originOf(node({ placement: "older", verified: "oldest" }), "target"), null, "not verified there");
+        assert.equal(originOf(node({ placement: "target", verified: "target" }), "target"), null, "never the target");
+        assert.equal(originOf(node({ placement: null }), "target"), null);
     });
 
     it("keeps the rollout's marks on nodes under the kube-proxy-mode.io prefix", () => {
