@@ -456,7 +456,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         const recording = (cluster: FakeCluster) => {
             const run = cluster.runProbe.bind(cluster);
             cluster.runProbe = (node, r) => {
-                cluster.history.push(`${r.action}${r.env.KPM_MODE ? ` (${r.env.KPM_MODE})` : ""} ${node}`);
+                cluster.history.push(`${r.action}${"KPM_MODE" in r.env ? ` (${r.env.KPM_MODE})` : ""} ${node}`);
                 return run(node, r);
             };
             return () => cluster.history.filter((h) => h.endsWith(" canary-1"));
@@ -699,6 +699,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             const err = await runPools(ctx(), ["workers"]).catch((e) => e);
             assert.ok(err instanceof RolloutFailure, String(err));
             assert.equal(err.check, "start");
+            assert.equal(err.detail, "the configuration gone0000 is no longer in the cluster");
             assert.deepEqual(
                 cluster.history.filter((h) => h.endsWith(" workers-1")),
                 ["move cleared workers-1"],
@@ -1846,6 +1847,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.ok(err instanceof RolloutFailure, String(err));
             assert.equal(err.check, "hook leaky");
             assert.match(err.detail, /exit code 3; output:/);
+            assert.doesNotMatch(err.detail, /long lines cut here/, "no line was cut");
             assert.match(err.detail, /user: \{token: \[secret\]\}/, "the hook's output is kept, the token blanked");
             assert.match(err.detail, /client-key-data: \[secret\], client-certificate-data: Y2VydA==/);
             const all = `${err.message}\n${err.detail}\n${lines.join("\n")}`;
@@ -2029,7 +2031,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             const err = await runPools(ctx("run-1", { signal: stop.signal }), ["canary"]).catch((e) => e);
             clock.onSleep = undefined;
             assert.ok(err instanceof RolloutInterrupted, String(err));
-            assert.match(err.message, /during the soak of pool canary/);
+            assert.match(err.message, /^the rollout was stopped \(SIGINT\) during the soak of pool canary/);
             clock.slept = 0;
             await runPools(ctx("run-2"), ["canary"]);
             assert.ok(
