@@ -381,6 +381,30 @@ function checksMark(ctx: Context): string {
     return ctx.spec.verify.nodeChecks ? MARKS.checksBuiltIn : MARKS.checksHooksOnly;
 }
 
+/**
+ * How a node's cordon ended after the run lifted it as its own, in words. When the cordon's answer
+ * was lost the run took the cordon for its own (the node was not cordoned when listed), yet someone
+ * may have cordoned the node just before: an uncordon lifts only the rollout's cordon, so then the
+ * node is read to tell which happened.
+ */
+async function uncordonWords(
+    ctx: Context,
+    node: string,
+    unanswered: boolean,
+    words: { lifted: string; kept: string },
+): Promise<string> {
+    if (!unanswered) return words.lifted;
+    const now = await ctx.cluster.nodes().then(
+        (all) => all.find((n) => n.name === node),
+        () => undefined,
+    );
+    if (!now)
+        return `${words.lifted} if its cordon was the rollout's (the cordon's answer was lost, and the node could not be read since)`;
+    return now.unschedulable
+        ? `${words.kept}: someone else cordoned it just before the rollout's cordon, whose answer was lost, and the rollout lifts only its own cordon`
+        : words.lifted;
+}
+
 /** Puts a node back on `origin` (the configuration it was verified on) and releases it; the move memory goes last. */
 async function rollBack(
     ctx: Context,
@@ -389,6 +413,7 @@ async function rollBack(
     originMode: ProxyMode,
     ours: boolean,
     log: Log,
+    unanswered = false,
 ): Promise<string> {
     log(`rolling back to ${describePlacement(move.from)} (${originMode})`);
     await ctx.cluster.writeNode(node, { move: { ...move, phase: "rolling-back" }, placement: move.from });
@@ -402,7 +427,10 @@ async function rollBack(
         move: null,
         ...(ours ? { uncordon: true as const } : {}),
     });
-    return `node ${node} was rolled back to ${originMode} mode (${describePlacement(move.from)}) and ${ours ? "uncordoned" : "left cordoned as it was before"}`;
+    const cordon = ours
+        ? await uncordonWords(ctx, node, unanswered, { lifted: "uncordoned", kept: "left cordoned" })
+        : "left cordoned as it was before";
+    return `node ${node} was rolled back to ${originMode} mode (${describePlacement(move.from)}) and ${cordon}`;
 }
 
 /** ipvs -> iptables: iptables mode does not remove ipvs state, so stop kube-proxy on the node, clean, then start the new one. */
@@ -422,18 +450,23 @@ async function recoverNode(
     ctx: Context,
     inst: Installation,
     move: NodeMove,
-    at: { node: string; step: string; check: string; ours: boolean; cordoned: boolean },
+    at: { node: string; step: string; check: string; ours: boolean; cordoned: boolean; unanswered: boolean },
     log: Log,
 ): Promise<string> {
-    const { node, step, check, ours, cordoned } = at;
+    const { node, step, check, ours, cordoned, unanswered } = at;
     try {
         if (step === "start" || step === "drain") {
             // nothing on the node changed: release it and forget the move
             await ctx.cluster.writeNode(node, { move: null, ...(ours ? { uncordon: true as const } : {}) });
-            return `node ${node} was not changed (${check === "interrupted" ? "stopped before its restart" : `its ${step === "drain" ? "drain" : "move"} failed`}) and ${ours ? "was uncordoned" : cordoned ? "stays cordoned as before" : "was not cordoned"}`;
+            const cordon = ours
+                ? await uncordonWords(ctx, node, unanswered, { lifted: "was uncordoned", kept: "stays cordoned" })
+                : cordoned
+                  ? "stays cordoned as before"
+                  : "was not cordoned";
+            return `node ${node} was not changed (${check === "interrupted" ? "stopped before its restart" : `its ${step === "drain" ? "drain" : "move"} failed`}) and ${cordon}`;
         }
         if (ctx.spec.onFailure === "rollback-node" || check === "interrupted")
-            return await rollBack(ctx, node, move, await modeOfPlacement(ctx, inst, move.from), ours, log);
+            return await rollBack(ctx, node, move, await modeOfPlacement(ctx, inst, move.from), ours, log, unanswered);
         return `onFailure is "stop": node ${node} is left on ${describePlacement(move.to)} and cordoned for inspection; the next run rolls it back to ${describePlacement(move.from)} if it fails again`;
     } catch (re) {
         if (re instanceof LeaseLost)
@@ -509,9 +542,12 @@ async function moveNode(
     // as the node is read, so a cordon someone made since the listing is kept either way)
     let ours = n.cordonedByRollout;
     let cordoned = n.unschedulable;
+    // the cordon's write sent and not answered (yet, or its answer lost)
+    let unanswered = false;
     const cordon = () => {
         ours = !n.unschedulable || n.cordonedByRollout;
         cordoned = true;
+        unanswered = true;
     };
     let step = "start";
     try {
@@ -530,11 +566,13 @@ async function moveNode(
             step = "restart";
             cordon();
             ours = await ctx.cluster.startMove(node, switching, wanted);
+            unanswered = false;
             log(ours ? "cordoned" : "was already cordoned (left so)");
         } else {
             // the move's memory and the cordon, in one write
             cordon();
             ours = await ctx.cluster.startMove(node, move);
+            unanswered = false;
             interrupted();
             step = "drain";
             log(ours ? "cordoned" : "was already cordoned (left so)");
@@ -566,7 +604,7 @@ async function moveNode(
         const check = e instanceof CheckFailed ? e.check : e instanceof LeaseLost ? "lease" : step;
         const detail = (e as Error).message;
         log(`FAILED ${check}: ${detail.split("\n")[0]}`);
-        const rolledBack = await recoverNode(ctx, inst, move, { node, step, check, ours, cordoned }, log);
+        const rolledBack = await recoverNode(ctx, inst, move, { node, step, check, ours, cordoned, unanswered }, log);
         log(rolledBack);
         let unlisted: string | undefined;
         const leftCordoned = await cordonedByRollout(ctx).catch((le: unknown) => {
@@ -971,14 +1009,13 @@ async function soakFailure(
         }
     } else rolledBack = `onFailure is "stop": node ${n.name} is left on ${describePlacement(n.placement)}`;
     log(rolledBack);
-    throw new RolloutFailure(
-        n.name,
-        pool.name,
-        "soak",
-        problem,
-        rolledBack,
-        await cordonedByRollout(ctx).catch(() => []),
-    );
+    // a list that fails is said so, never "no node is left cordoned"
+    let unlisted: string | undefined;
+    const leftCordoned = await cordonedByRollout(ctx).catch((le: unknown) => {
+        unlisted = (le as Error).message;
+        return [] as string[];
+    });
+    throw new RolloutFailure(n.name, pool.name, "soak", problem, rolledBack, leftCordoned, unlisted);
 }
 
 /**

@@ -70,6 +70,10 @@ export interface Faults {
     wrongModeOn?: (node: string, placement: string | null) => boolean;
     /** the node's kube-proxy pod crash-loops on this configuration */
     crashLoopOn?: (node: string, placement: string | null) => boolean;
+    /** the node's kube-proxy on this configuration runs the right mode but its probe finds no rule sync for an hour, or no rules */
+    probeFaultOn?: (node: string, placement: string | null) => "stale sync" | "no rules" | undefined;
+    /** an old kube-proxy pod still terminating on the node, listed after its running one */
+    terminatingPodOn?: (node: string) => boolean;
     /** the node's kube-proxy pod runs but is not ready (its readiness probe failing), without restarts */
     notReadyOn?: (node: string, placement: string | null) => boolean;
     /** someone cordons the node (kubectl cordon: no mark of the rollout's) after the run listed it, just before its cordon */
@@ -306,6 +310,19 @@ export class FakeCluster implements RolloutCluster {
         const n = this.node(node);
         if (n.placement === MARKS.holdValue) return [];
         const failing = this.faults.crashLoopOn?.(node, n.placement);
+        const terminating: KubeProxyPod[] = this.faults.terminatingPodOn?.(node)
+            ? [
+                  {
+                      name: `kube-proxy-old-${node}`,
+                      node,
+                      owner: "kube-proxy-old",
+                      phase: "Running",
+                      ready: false,
+                      restarts: 0,
+                      deleting: true,
+                  },
+              ]
+            : [];
         return [
             {
                 name: `${this.owner(n.placement)}-${node}`,
@@ -317,6 +334,7 @@ export class FakeCluster implements RolloutCluster {
                 problem: failing ? "CrashLoopBackOff" : undefined,
                 deleting: false,
             },
+            ...terminating,
         ];
     }
 
@@ -373,13 +391,20 @@ export class FakeCluster implements RolloutCluster {
         this.probePods.splice(this.probePods.indexOf(pod), 1);
         if (run.action === "cleanup") {
             this.cleaned.add(node);
-            return { output: "### kpm:cleanup\n### kpm:end\n", succeeded: true };
+            return { output: "### kpm:cleanup\nremoved kube-ipvs0\n\n### kpm:end\n", succeeded: true };
         }
         const n = this.node(node);
         let mode: string = this.modeOf(n.placement);
         if (this.faults.wrongModeOn?.(node, n.placement)) mode = mode === "nftables" ? "iptables" : "nftables";
         const leftovers = mode !== "ipvs" && this.faults.ipvsLeftoversOn?.(node) === true && !this.cleaned.has(node);
-        return { output: probeOutput(mode, this.clock.now() / 1000, leftovers), succeeded: true };
+        const fault = this.faults.probeFaultOn?.(node, n.placement);
+        const output = probeOutput(mode, this.clock.now() / 1000, {
+            ipvsLeftovers: leftovers,
+            syncAgeSeconds: fault === "stale sync" ? 3600 : 2,
+            rules: fault !== "no rules",
+            connected: run.env.KPM_SERVICE_IP !== undefined,
+        });
+        return { output, succeeded: true };
     }
 
     async sweepProbePods(holder: string, log: (line: string) => void): Promise<void> {
@@ -396,14 +421,20 @@ export class FakeCluster implements RolloutCluster {
         }
     }
 
+    /** every Service's addresses (serviceAddresses) */
+    serviceIPs = ["10.96.0.1"];
+
     async serviceAddresses(): Promise<string[]> {
         this.alive("serviceAddresses");
-        return ["10.96.0.1"];
+        return [...this.serviceIPs];
     }
 
-    async serviceEndpoint(): Promise<{ ip: string; port: number } | undefined> {
+    /** the Service the probe connects to (verify.service): none by default, as in a cluster without it */
+    service?: { ip: string; port: number };
+
+    async serviceEndpoint(_namespace?: string, _name?: string): Promise<{ ip: string; port: number } | undefined> {
         this.alive("serviceEndpoint");
-        return undefined;
+        return this.service;
     }
 
     async writeCanonicalConfig(config: string): Promise<void> {
@@ -425,7 +456,7 @@ export class FakeCluster implements RolloutCluster {
         this.wrote("restore installer DaemonSet");
     }
 
-    async waitForDaemonSetRollout(): Promise<void> {
+    async waitForDaemonSetRollout(_timeoutSeconds?: number): Promise<void> {
         this.alive("waitForDaemonSetRollout");
     }
 
@@ -479,9 +510,13 @@ export class FakeCluster implements RolloutCluster {
 }
 
 /** A probe's output for a healthy node in `mode` (the format of core/probe.ts's script). */
-export function probeOutput(mode: string, now: number, ipvsLeftovers = false): string {
-    const rules = mode === "nftables" ? "table ip kube-proxy" : "";
-    const chains = mode === "iptables" ? "chain IPv4 nft nat KUBE-SERVICES" : "";
+export function probeOutput(
+    mode: string,
+    now: number,
+    { ipvsLeftovers = false, syncAgeSeconds = 2, rules: present = true, connected = false } = {},
+): string {
+    const rules = present && mode === "nftables" ? "table ip kube-proxy" : "";
+    const chains = present && mode === "iptables" ? "chain IPv4 nft nat KUBE-SERVICES" : "";
     const ipvs0 =
         mode === "ipvs" || ipvsLeftovers ? "present\n    inet 10.96.0.1/32 scope global kube-ipvs0" : "absent";
     return [
@@ -491,7 +526,7 @@ export function probeOutput(mode: string, now: number, ipvsLeftovers = false): s
         mode,
         "rc=0",
         "### kpm:metrics",
-        `kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv4"} ${Math.floor(now) - 2}`,
+        `kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv4"} ${Math.floor(now) - syncAgeSeconds}`,
         "### kpm:kube-ipvs0",
         ipvs0,
         "### kpm:ipsets",
@@ -502,7 +537,7 @@ export function probeOutput(mode: string, now: number, ipvsLeftovers = false): s
         "### kpm:nftables",
         rules,
         "### kpm:connect",
-        "skipped",
+        connected ? "connected" : "skipped",
         "### kpm:end",
         "",
     ].join("\n");

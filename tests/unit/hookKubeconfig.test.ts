@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
     HOOK_KUBECONFIG_GRACE_MS,
+    hookEnvironment,
     removeExpiredHookKubeconfigs,
     withHookKubeconfig,
 } from "../../components/rollout/hookKubeconfig.js";
@@ -41,6 +42,31 @@ describe("a verify hook's private kubeconfig file", function () {
             /hook failed/,
         );
         assert.deepEqual(readdirSync(base), []);
+    });
+
+    it("its directory's name carries, zero-padded, the moment its hook can no longer run: now, the hook's timeout, and a minute", async () => {
+        let dir = "";
+        await withHookKubeconfig(SECRET, 300, async (path) => void (dir = join(path!, "..")), {
+            dir: base,
+            now: () => 1_000,
+        });
+        const expires = String(1_000 + 300_000 + HOOK_KUBECONFIG_GRACE_MS).padStart(13, "0");
+        assert.match(dir, new RegExp(`/kpm-hook-${expires}-[^/]+$`));
+        // a directory whose moment is past is removed, and named; one whose moment is now is kept
+        mkdirSync(join(base, `kpm-hook-${expires}-past`));
+        mkdirSync(join(base, `kpm-hook-${String(Number(expires) + 1).padStart(13, "0")}-now`));
+        assert.deepEqual(removeExpiredHookKubeconfigs(base, Number(expires) + 1), [`kpm-hook-${expires}-past`]);
+        assert.equal(readdirSync(base).length, 1);
+    });
+
+    it("a directory that cannot be listed is no directory of expired files", () => {
+        assert.deepEqual(removeExpiredHookKubeconfigs(join(base, "missing"), Date.now()), []);
+    });
+
+    it("a hook's environment keeps only names it needs, and no name without a value", () => {
+        assert.deepEqual(hookEnvironment({ PATH: "/usr/bin", HOME: undefined, KPM_KUBECONFIG: "secret" }, undefined), {
+            PATH: "/usr/bin",
+        });
     });
 
     it("left by a run killed (SIGKILL) while its hook ran, is removed by the next run's first hook once that hook's timeout and a minute have passed, and not before", async () => {

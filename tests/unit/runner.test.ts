@@ -11,6 +11,7 @@ import {
     configurationMode,
     defaultHolder,
     finish,
+    originOf,
     RolloutBusy,
     RolloutFailure,
     RolloutInterrupted,
@@ -18,7 +19,7 @@ import {
     runPools,
     type Context,
 } from "../../components/rollout/runner.js";
-import type { RolloutCluster } from "../../components/rollout/cluster.js";
+import type { RolloutCluster, RolloutNode } from "../../components/rollout/cluster.js";
 import { rolloutSpecSchema, type RolloutSpec } from "../../components/rollout/spec.js";
 import { nodePhases, type StepLine } from "../../scripts/nodePhases.js";
 import { FIXTURES } from "../helpers.js";
@@ -201,6 +202,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             });
             const { cluster, ctx, lines } = setup({ pools: { canary: 1 }, spec, installerMode: from });
             cluster.faults.ipvsLeftoversOn = () => true;
+            cluster.serviceIPs = ["10.96.0.1", "10.96.0.10"];
             await runPools(ctx(), ["canary"]);
             const cleanups = cluster.probeRuns.filter((p) => p.run.action === "cleanup");
             const afterVerify = cleanups.filter((p) => p.run.env.KPM_MODE !== undefined);
@@ -216,7 +218,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             );
             assert.equal(
                 afterVerify[0].run.env.KPM_OWNED_IPS,
-                "10.96.0.1",
+                "10.96.0.1 10.96.0.10",
                 "the Service addresses are named as kube-proxy's",
             );
             assert.equal(
@@ -227,6 +229,11 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.ok(
                 lines.some((l) => /left .*kube-ipvs0.*removing them/.test(l)),
                 lines.join("\n"),
+            );
+            // what the cleanup did, line by line; not its section markers nor its blank lines
+            assert.deepEqual(
+                lines.filter((l) => l.includes("cleanup: ")),
+                ["pool canary node canary-1: cleanup: removed kube-ipvs0"],
             );
         }
     });
@@ -276,6 +283,11 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             "progress line",
         );
         assert.ok(lines.some((l) => l.includes("handed back to the installer's DaemonSet, checked")));
+        assert.deepEqual(
+            lines.filter((l) => l.includes("soak")),
+            [],
+            "no pool soaks",
+        );
     });
 
     it("the bench's per-node phases (scripts/nodePhases.ts) find every node's move and hand-back in the runner's own lines", async () => {
@@ -297,8 +309,8 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         );
     });
 
-    it("a failing check rolls the node back to the installer's DaemonSet, uncordoned, and stops the pool", async () => {
-        const { cluster, ctx } = setup();
+    it("a failing check rolls the node back to the installer's DaemonSet, uncordoned, and stops the pool, saying so", async () => {
+        const { cluster, ctx, lines } = setup();
         cluster.faults.wrongModeOn = (node, placement) => node === "workers-2" && placement === HASH;
         await runPools(ctx(), ["canary"]);
         const err = await runPools(ctx(), ["workers"]).catch((e) => e);
@@ -309,6 +321,15 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         assert.equal(cluster.node("workers-2").placement, null);
         assert.equal(cluster.node("workers-2").verified, undefined);
         assert.equal(cluster.node("workers-3").placement, null, "the later batch is untouched");
+        assert.match(err.message, /\nno node is left cordoned$/);
+        assert.ok(
+            lines.includes("pool workers node workers-2: FAILED mode: /proxyMode says iptables, expected nftables"),
+            lines.join("\n"),
+        );
+        assert.ok(
+            lines.includes("pool workers: stopped at the first failure; later batches and pools are untouched"),
+            lines.join("\n"),
+        );
         assertSettled(cluster);
     });
 
@@ -435,7 +456,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         const recording = (cluster: FakeCluster) => {
             const run = cluster.runProbe.bind(cluster);
             cluster.runProbe = (node, r) => {
-                cluster.history.push(`${r.action}${r.env.KPM_MODE ? ` (${r.env.KPM_MODE})` : ""} ${node}`);
+                cluster.history.push(`${r.action}${"KPM_MODE" in r.env ? ` (${r.env.KPM_MODE})` : ""} ${node}`);
                 return run(node, r);
             };
             return () => cluster.history.filter((h) => h.endsWith(" canary-1"));
@@ -584,21 +605,90 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assertSettled(cluster, ["workers-2"]);
         });
 
-        it("a node cordoned by someone between the listing and the rollout's cordon, whose answer is lost: that cordon kept, the rollout's released", async () => {
-            const { cluster, ctx } = setup();
+        for (const drain of [true, false]) {
+            it(`a node cordoned by someone between the listing and the rollout's cordon, whose answer is lost (${drain ? "a pool that drains" : "cordon and restart in one write"}): that cordon kept, the rollout's released, each line saying which`, async () => {
+                const spec = specOf({}, [
+                    { name: "canary", nodeSelector: "pool=canary" },
+                    { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2, drain },
+                ]);
+                const { cluster, ctx, lines } = setup({ spec });
+                cluster.faults.userCordonsBeforeCordonOn = (node) => node === "workers-2";
+                cluster.faults.afterWrite = (what, node) => {
+                    const lost = node === "workers-1" || node === "workers-2";
+                    if (lost && what.startsWith(drain ? "move started; cordon" : "move switching; cordon"))
+                        throw new Error("SIMULATED: the connection reset before the answer");
+                };
+                await runPools(ctx(), ["canary"]);
+                const err = await runPools(ctx(), ["workers"]).catch((e) => e);
+                assert.ok(err instanceof RolloutFailure, String(err));
+                assert.deepEqual(cordons(cluster, ["workers-1", "workers-2"]), {
+                    "workers-1": "none",
+                    "workers-2": "the user's",
+                });
+                const kept =
+                    "someone else cordoned it just before the rollout's cordon, whose answer was lost, and the rollout lifts only its own cordon";
+                const said = drain
+                    ? (node: string, lifted: boolean) =>
+                          `node ${node} was not changed (its move failed) and ${lifted ? "was uncordoned" : `stays cordoned: ${kept}`}`
+                    : (node: string, lifted: boolean) =>
+                          `node ${node} was rolled back to ipvs mode (the installer's DaemonSet) and ${lifted ? "uncordoned" : `left cordoned: ${kept}`}`;
+                for (const [node, lifted] of [
+                    ["workers-1", true],
+                    ["workers-2", false],
+                ] as const)
+                    assert.ok(
+                        lines.includes(`pool workers node ${node}: ${said(node, lifted)}`),
+                        lines.filter((l) => l.includes(`node ${node}:`)).join(" | "),
+                    );
+                assertSettled(cluster, ["workers-2"]);
+            });
+        }
+
+        it("a cordon whose answer is lost and a node that cannot be read after its release: the line says the cordon was lifted only if it was the rollout's", async () => {
+            const { cluster, ctx, lines } = setup();
             cluster.faults.userCordonsBeforeCordonOn = (node) => node === "workers-2";
+            let released = false;
             cluster.faults.afterWrite = (what, node) => {
-                if (what.startsWith("move started; cordon") && node !== "workers-3")
+                if (node === "workers-2" && what === "move started; cordon")
                     throw new Error("SIMULATED: the connection reset before the answer");
+                if (node === "workers-2" && what.startsWith("move cleared")) released = true;
+            };
+            const list = cluster.nodes.bind(cluster);
+            cluster.nodes = async () => {
+                if (released) {
+                    released = false;
+                    throw new Error("SIMULATED: the API server does not answer");
+                }
+                return list();
             };
             await runPools(ctx(), ["canary"]);
             const err = await runPools(ctx(), ["workers"]).catch((e) => e);
             assert.ok(err instanceof RolloutFailure, String(err));
-            assert.deepEqual(cordons(cluster, ["workers-1", "workers-2"]), {
-                "workers-1": "none",
-                "workers-2": "the user's",
-            });
-            assertSettled(cluster, ["workers-2"]);
+            assert.ok(
+                lines.includes(
+                    "pool workers node workers-2: node workers-2 was not changed (its move failed) and was uncordoned if its cordon was the rollout's (the cordon's answer was lost, and the node could not be read since)",
+                ),
+                lines.filter((l) => l.includes("node workers-2:")).join(" | "),
+            );
+            assert.equal(cluster.node("workers-2").unschedulable, true, "the user's cordon kept");
+        });
+
+        it("a node whose cordon answered and whose drain failed: the line says it was uncordoned, with no read of the node after", async () => {
+            const { cluster, ctx } = setup();
+            cluster.faults.drainFails = (node) => node === "workers-1";
+            await runPools(ctx(), ["canary"]);
+            // from the release on, the API server answers no list of the nodes
+            cluster.faults.afterWrite = (what, node) => {
+                if (node === "workers-1" && what.startsWith("move cleared"))
+                    cluster.nodes = async () => {
+                        throw new Error("SIMULATED: the API server does not answer");
+                    };
+            };
+            const err = await runPools(ctx(), ["workers"]).catch((e) => e);
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.equal(err.rolledBack, "node workers-1 was not changed (its drain failed) and was uncordoned");
+            assert.equal(err.unlisted, "SIMULATED: the API server does not answer");
+            assert.equal(cluster.node("workers-1").unschedulable, false);
         });
 
         it("a node whose move fails before its cordon (its configuration gone): no cordon and no uncordon written, and the line says it was not cordoned", async () => {
@@ -609,6 +699,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             const err = await runPools(ctx(), ["workers"]).catch((e) => e);
             assert.ok(err instanceof RolloutFailure, String(err));
             assert.equal(err.check, "start");
+            assert.equal(err.detail, "the configuration gone0000 is no longer in the cluster");
             assert.deepEqual(
                 cluster.history.filter((h) => h.endsWith(" workers-1")),
                 ["move cleared workers-1"],
@@ -990,6 +1081,38 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 `the release is its own write: ${cluster.history.slice(-3).join(" | ")}`,
             );
             assertSettled(cluster);
+        });
+
+        it("what a dead run left on a node is reconciled by the run of the node's own pool, not by another pool's", async () => {
+            const { cluster, ctx, clock } = setup();
+            await runPools(ctx("first-run"), ["canary"]);
+            await runPools(ctx("first-run"), ["workers"]);
+            Object.assign(cluster.node("workers-1"), { unschedulable: true, cordonedByRollout: true });
+            clock.t += 61_000;
+            await runPools(ctx("next-run"), ["canary"]);
+            assert.equal(cluster.node("workers-1").unschedulable, true, "left to the workers' run");
+            await runPools(ctx("next-run"), ["workers"]);
+            assertSettled(cluster);
+        });
+
+        it("a node left verified with its move memory and the user's cordon (an earlier version's run killed before its last write): the memory is cleared, the user's cordon kept, nothing said uncordoned", async () => {
+            const { cluster, ctx, clock, lines } = setup();
+            await runPools(ctx("first-run"), ["canary"]);
+            Object.assign(cluster.node("canary-1"), {
+                move: { to: HASH, from: null, phase: "switching" },
+                unschedulable: true,
+                cordonedByRollout: false,
+            });
+            clock.t += 61_000;
+            lines.length = 0;
+            await runPools(ctx("next-run"), ["canary"]);
+            assert.ok(cluster.history.includes("move cleared canary-1"), cluster.history.slice(-3).join(" | "));
+            assert.deepEqual(
+                lines.filter((l) => l.includes("uncordon")),
+                [],
+            );
+            assert.equal(cluster.node("canary-1").verified, HASH);
+            assertSettled(cluster, ["canary-1"]);
         });
     });
 
@@ -1519,9 +1642,191 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             });
             assertSettled(cluster);
         });
+        it("after a pool's last batch: stops before the next pool, naming the pool it stopped after", async () => {
+            const { cluster, ctx } = setup();
+            const stop = new AbortController();
+            cluster.faults.afterWrite = (what, node) => {
+                if (what.startsWith("move cleared") && node === "canary-1") stop.abort("SIGTERM");
+            };
+            const err = await runPools(ctx("run-1", { signal: stop.signal })).catch((e) => e);
+            assert.ok(err instanceof RolloutInterrupted, String(err));
+            assert.equal(
+                err.message,
+                "the rollout was stopped (SIGTERM) after pool canary: every node moved so far is verified and released; run it again to resume",
+            );
+            assert.equal(cluster.node("canary-1").verified, HASH);
+            assert.equal(cluster.node("workers-1").placement, null, "the next pool never started");
+            assertSettled(cluster);
+        });
     });
 
-    describe("a verify hook's output", () => {
+    describe("the last pool and the finish", () => {
+        it("a signal after the last node of the run's last pool: nothing is left to stop, the run returns every node verified", async () => {
+            const { cluster, ctx } = setup();
+            const stop = new AbortController();
+            cluster.faults.afterWrite = (what, node) => {
+                if (what.startsWith("move cleared") && node === "workers-3") stop.abort("SIGTERM");
+            };
+            const outcomes = await runPools(ctx("run-1", { signal: stop.signal }), ["workers"]);
+            assert.deepEqual(
+                outcomes.map((o) => `${o.node} ${o.result}`),
+                ["workers-1 verified", "workers-2 verified", "workers-3 verified"],
+            );
+            assertSettled(cluster);
+        });
+
+        it("the finish's hand-back does not soak a pool again", async () => {
+            const spec = specOf({}, [{ name: "canary", nodeSelector: "pool=canary", soak: "1h" }]);
+            const { cluster, ctx, clock, lines } = setup({ pools: { canary: 1 }, spec });
+            await runPools(ctx());
+            lines.length = 0;
+            clock.slept = 0;
+            await finish(ctx());
+            // before the ConfigMap's write, the finish finds the pool's soak held; the hand-back, after it, has none
+            const handBack = lines.slice(lines.findIndex((l) => l.includes(`now holds configuration ${HASH}`)));
+            assert.ok(handBack.length > 1, lines.join("\n"));
+            assert.deepEqual(
+                handBack.filter((l) => l.includes("soak")),
+                [],
+            );
+            assert.equal(clock.slept, 0);
+            assertFinished(cluster);
+        });
+    });
+
+    describe("the pools' lines: what the operator is told of each pool", () => {
+        it("each pool's size and limit, each node skipped and why (verified on the target, or already running it from the installer), each batch", async () => {
+            const { ctx, lines } = setup({ pools: { canary: 1, workers: 3 } });
+            await runPools(ctx(), ["canary"]);
+            lines.length = 0;
+            await runPools(ctx());
+            assert.deepEqual(
+                lines.filter((l) => /^pool \S+: (\d+ node|batch)|skipped$/.test(l)),
+                [
+                    "pool canary: 1 node(s), 0 to move, at most 1 at a time",
+                    `pool canary node canary-1: already verified on ${HASH}, skipped`,
+                    "pool workers: 3 node(s), 3 to move, at most 2 at a time",
+                    "pool workers: batch 1/2: workers-1, workers-2",
+                    "pool workers: batch 2/2: workers-3",
+                ],
+            );
+            assert.ok(!lines.some((l) => l.startsWith("nothing to move")), "the workers had nodes to move");
+            lines.length = 0;
+            await runPools(ctx());
+            assert.ok(
+                lines.includes(
+                    `nothing to move in pool(s) canary, workers: every node already runs nftables on configuration ${HASH}`,
+                ),
+                lines.join("\n"),
+            );
+            // the installer's ConfigMap already holds the target: its nodes run it without a verification of it
+            const again = setup({
+                pools: { workers: 1 },
+                spec: specOf({}, [{ name: "workers", nodeSelector: "pool=workers" }]),
+            });
+            again.cluster.installerConfig = TARGET;
+            await runPools(again.ctx());
+            assert.ok(
+                again.lines.includes(`pool workers node workers-1: already runs ${HASH}, skipped`),
+                again.lines.join("\n"),
+            );
+        });
+
+        for (const count of [50, 51])
+            it(`${count} skipped nodes in a pool: ${count === 50 ? "each named" : "counted, the first and last named"}`, async () => {
+                const spec = specOf({}, [{ name: "workers", nodeSelector: "pool=workers" }]);
+                const { cluster, ctx, lines } = setup({ pools: { workers: count }, spec });
+                cluster.installerConfig = TARGET;
+                await runPools(ctx());
+                const each = lines.filter((l) => /^pool workers node workers-\d+: already runs /.test(l));
+                if (count === 50) assert.equal(each.length, 50);
+                else {
+                    assert.deepEqual(each, []);
+                    assert.ok(
+                        lines.includes(
+                            "pool workers: 51 node(s) already on the installer's DaemonSet, skipped (workers-1 ... workers-51)",
+                        ),
+                        lines.join("\n"),
+                    );
+                }
+            });
+
+        it("a batch of ten nodes names each; one of more, its first and last node and its size", async () => {
+            for (const count of [10, 11]) {
+                const spec = specOf({}, [{ name: "workers", nodeSelector: "pool=workers", maxUnavailable: count }]);
+                const { ctx, lines } = setup({ pools: { workers: count }, spec });
+                await runPools(ctx());
+                const named = Array.from({ length: count }, (_, i) => `workers-${i + 1}`).join(", ");
+                const batch = count === 10 ? named : "workers-1 .. workers-11 (11 nodes)";
+                assert.ok(lines.includes(`pool workers: batch 1/1: ${batch}`), lines.join("\n"));
+            }
+        });
+
+        it("after each batch, the nodes moved so far, the rate and the time left", async () => {
+            const spec = specOf({}, [
+                { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2, drain: true },
+            ]);
+            const { cluster, clock, ctx, lines } = setup({ pools: { workers: 3 }, spec });
+            // each drain takes a minute (the batch's two drains one after the other, as the fake runs them)
+            cluster.faults.afterWrite = (what) => {
+                if (what === "drain") clock.t += 60_000;
+            };
+            await runPools(ctx());
+            assert.deepEqual(
+                lines.filter((l) => l.includes("node(s) moved")),
+                ["pool workers: 2/3 node(s) moved, 1.0/min, about 1m left", "pool workers: 3/3 node(s) moved, 1.0/min"],
+            );
+            assert.ok(lines.includes("pool workers: done in 3m"), lines.join("\n"));
+        });
+
+        it("a pool named that the plan does not have refuses the run before any node is touched, naming the pools there are", async () => {
+            const { cluster, ctx } = setup();
+            const err = await runPools(ctx(), ["canary", "wrokers", "canry"]).catch((e) => e);
+            assert.ok(err instanceof Error, String(err));
+            assert.equal(err.message, "no pool named wrokers, canry; pools: canary, workers");
+            assert.deepEqual(cluster.history, ["lease taken", "lease released"]);
+        });
+    });
+
+    describe("the connection check: a Service reached from each node", () => {
+        it("the probe is given the Service's address and port, and the connection check passes", async () => {
+            const spec = specOf({}, [{ name: "canary", nodeSelector: "pool=canary" }]);
+            const { cluster, ctx } = setup({ pools: { canary: 1 }, spec });
+            cluster.service = { ip: "10.96.0.1", port: 443 };
+            const asked: string[] = [];
+            const endpoint = cluster.serviceEndpoint.bind(cluster);
+            cluster.serviceEndpoint = async (namespace: string, name: string) => {
+                asked.push(`${namespace}/${name}`);
+                return endpoint();
+            };
+            const [outcome] = await runPools(ctx());
+            assert.deepEqual(asked, ["default/kubernetes"]);
+            assert.deepEqual(
+                cluster.probeRuns.map((p) => [p.run.env.KPM_SERVICE_IP, p.run.env.KPM_SERVICE_PORT]),
+                [["10.96.0.1", "443"]],
+            );
+            assert.deepEqual(
+                outcome.checks.filter((c) => c.check === "connection"),
+                [{ check: "connection", ok: true, detail: "connected to the Service's ClusterIP from the node" }],
+            );
+        });
+
+        it("a Service that cannot be read fails the node on the connection check, naming the Service", async () => {
+            const spec = specOf({}, [{ name: "canary", nodeSelector: "pool=canary" }]);
+            const { cluster, ctx } = setup({ pools: { canary: 1 }, spec });
+            cluster.serviceEndpoint = async () => {
+                throw new Error('SIMULATED: services "kubernetes" is forbidden');
+            };
+            const err = await runPools(ctx()).catch((e) => e);
+            assertCanaryRolledBack(err, "connection", cluster);
+            assert.equal(
+                err.detail,
+                'cannot read Service default/kubernetes: SIMULATED: services "kubernetes" is forbidden',
+            );
+        });
+    });
+
+    describe("a verify hook: what it is given, what its output and its failures become", () => {
         it("a hook that prints its kubeconfig: the failure and the log carry [secret], never the token or the client key", async () => {
             const token = "kpm-unit-token-0123456789abcdef";
             const key = "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCmtwbS11bml0LWtleQ==";
@@ -1542,6 +1847,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.ok(err instanceof RolloutFailure, String(err));
             assert.equal(err.check, "hook leaky");
             assert.match(err.detail, /exit code 3; output:/);
+            assert.doesNotMatch(err.detail, /long lines cut here/, "no line was cut");
             assert.match(err.detail, /user: \{token: \[secret\]\}/, "the hook's output is kept, the token blanked");
             assert.match(err.detail, /client-key-data: \[secret\], client-certificate-data: Y2VydA==/);
             const all = `${err.message}\n${err.detail}\n${lines.join("\n")}`;
@@ -1549,6 +1855,38 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.doesNotMatch(all, new RegExp(key.slice(0, 20)));
             assertSettled(cluster);
         });
+
+        it("a hook that passes runs after the built-in checks with the node, pool, mode and its own env, and its last line is its check's detail", async () => {
+            const print =
+                "const e = process.env; console.log('checking'); console.log('still checking'); console.log([e.NODE, e.POOL, e.MODE, e.EXTRA].join(' '))";
+            const hooks = [{ name: "env", command: [process.execPath, "-e", print], env: { EXTRA: "given" } }];
+            const spec = specOf({ verify: { hooks } }, [{ name: "canary", nodeSelector: "pool=canary" }]);
+            const { ctx, lines } = setup({ pools: { canary: 1 }, spec });
+            const [outcome] = await runPools(ctx());
+            assert.deepEqual(outcome.checks.slice(-1), [
+                { check: "hook env", ok: true, detail: "canary-1 canary nftables given" },
+            ]);
+            assert.equal(outcome.checks[0].check, "startup-log", "the built-in checks first");
+            assert.ok(lines.includes("pool canary node canary-1: ok hook env"), lines.join("\n"));
+            assert.ok(lines.includes("pool canary node canary-1: ok mode: /proxyMode says nftables"), lines.join("\n"));
+        });
+
+        for (const [why, hook, detail] of [
+            [
+                "runs past its timeout",
+                { command: [process.execPath, "-e", "setTimeout(() => {}, 30000)"], timeout: "1s" },
+                "timed out after 1s",
+            ],
+            ["names a program that is not there", { command: ["./no-such-hook.sh"] }, "./no-such-hook.sh not found"],
+        ] as const)
+            it(`a hook that ${why} fails the node, saying so, and the node is rolled back`, async () => {
+                const hooks = [{ name: "gate", ...hook }];
+                const spec = specOf({ verify: { hooks } }, [{ name: "canary", nodeSelector: "pool=canary" }]);
+                const { cluster, ctx } = setup({ pools: { canary: 1 }, spec });
+                const err = await runPools(ctx()).catch((e) => e);
+                assertCanaryRolledBack(err, "hook gate", cluster);
+                assert.equal(err.detail, detail);
+            });
     });
 
     describe("F4: nodes that join or leave", () => {
@@ -1682,8 +2020,8 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2 },
             ]);
 
-        it("a soak interrupted at half time waits only the remainder when resumed", async () => {
-            const { cluster, ctx, clock } = setup({ spec: soaking() });
+        it("a soak interrupted at half time waits only the remainder when resumed, and says so", async () => {
+            const { cluster, ctx, clock, lines } = setup({ spec: soaking() });
             const stop = new AbortController();
             // the fake clock moves as the soak sleeps: stop the run once half the soak has passed
             const started = clock.now();
@@ -1693,7 +2031,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             const err = await runPools(ctx("run-1", { signal: stop.signal }), ["canary"]).catch((e) => e);
             clock.onSleep = undefined;
             assert.ok(err instanceof RolloutInterrupted, String(err));
-            assert.match(err.message, /during the soak of pool canary/);
+            assert.match(err.message, /^the rollout was stopped \(SIGINT\) during the soak of pool canary/);
             clock.slept = 0;
             await runPools(ctx("run-2"), ["canary"]);
             assert.ok(
@@ -1701,6 +2039,29 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 `resumed soak slept ${clock.slept / 3600_000}h`,
             );
             assert.equal(cluster.node("canary-1").verified, HASH);
+            const verifiedAt = new Date(started).toISOString();
+            assert.deepEqual(
+                lines.filter((l) => l.startsWith("pool canary: soaking") && l.endsWith("before the next pool")),
+                [
+                    "pool canary: soaking 24h before the next pool",
+                    `pool canary: soaking 12h (the remainder of 24h that started ${verifiedAt}) before the next pool`,
+                ],
+            );
+        });
+
+        it("a soak whose check interval does not divide it ends on time: its last wait is the time left", async () => {
+            const spec = specOf({}, [{ name: "canary", nodeSelector: "pool=canary", soak: "1h" }]);
+            const { ctx, clock, lines } = setup({ pools: { canary: 1 }, spec });
+            await runPools(ctx("run-1", { soakCheckSeconds: 25 * 60 }));
+            assert.equal(clock.slept, 3600_000);
+            assert.deepEqual(
+                lines.filter((l) => l.startsWith("pool canary: soaking, ")),
+                [
+                    "pool canary: soaking, 35m left; 1 node(s) steady",
+                    "pool canary: soaking, 10m left; 1 node(s) steady",
+                ],
+            );
+            assert.ok(lines.includes("pool canary: soak held, every node still on nftables"), lines.join("\n"));
         });
 
         it("a soak already held is not waited again, nor its nodes checked again", async () => {
@@ -1779,6 +2140,34 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 assertSettled(cluster);
             });
 
+            it("an old kube-proxy pod still terminating on the node, from the soak's start, is neither a regression nor the pod watched", async () => {
+                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
+                cluster.faults.afterWrite = (what) => {
+                    if (what.startsWith(`move cleared; verified ${HASH}`))
+                        cluster.faults.terminatingPodOn = (node) => node === "canary-1";
+                };
+                await runPools(ctx());
+                assert.ok(cluster.faults.terminatingPodOn, "the old pod was there once the node was verified");
+                assert.ok(clock.slept >= 3600_000, "the soak ran its hour");
+                assert.equal(cluster.node("canary-1").placement, HASH);
+                assertSettled(cluster);
+            });
+
+            it("a kube-proxy that had restarted before the soak and restarts during it: the failure counts only the soak's restarts", async () => {
+                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
+                cluster.faults.afterWrite = (what) => {
+                    if (what.startsWith(`move cleared; verified ${HASH}`)) cluster.node("canary-1").restarts = 1;
+                };
+                midSoak(clock, () => (cluster.node("canary-1").restarts = 3));
+                const err = await runPools(ctx()).catch((e) => e);
+                clock.onSleep = undefined;
+                assertCanaryRolledBack(err, "soak", cluster);
+                assert.equal(
+                    err.detail,
+                    `kube-proxy pod kube-proxy-${HASH}-canary-1 restarted (2 time(s) during the soak)`,
+                );
+            });
+
             it("leftovers of another mode found when the soak ends do not fail it (its end checks mode, sync and rules) and are not cleaned", async () => {
                 const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
                 midSoak(clock, () => (cluster.faults.ipvsLeftoversOn = () => true));
@@ -1802,7 +2191,24 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 assert.match(err.detail, /^mode: /);
             });
 
-            it('onFailure "stop": the node is left on the target, as verified, and the message says so', async () => {
+            for (const [fault, check] of [
+                ["stale sync", "sync"],
+                ["no rules", "rules"],
+            ] as const)
+                it(`the node's kube-proxy found with ${fault === "stale sync" ? "no rule sync for an hour" : "its rules gone"}, in the right mode, when the soak ends: the pool fails on its ${check} check, the node rolled back`, async () => {
+                    const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
+                    midSoak(
+                        clock,
+                        () =>
+                            (cluster.faults.probeFaultOn = (_n, placement) => (placement === HASH ? fault : undefined)),
+                    );
+                    const err = await runPools(ctx()).catch((e) => e);
+                    clock.onSleep = undefined;
+                    assertCanaryRolledBack(err, "soak", cluster);
+                    assert.match(err.detail, new RegExp(`^${check}: `));
+                });
+
+            it('onFailure "stop": the node is left on the target, as verified, and the lines say what failed and so', async () => {
                 const { cluster, ctx, clock, lines } = setup({
                     pools: { canary: 1 },
                     spec: oneNode({ onFailure: "stop" }),
@@ -1813,6 +2219,12 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 assert.ok(err instanceof RolloutFailure, String(err));
                 assert.equal(err.rolledBack, `onFailure is "stop": node canary-1 is left on configuration ${HASH}`);
                 assert.ok(lines.includes(`pool canary node canary-1: ${err.rolledBack}`), lines.join("\n"));
+                assert.ok(
+                    lines.includes(
+                        `pool canary node canary-1: FAILED soak: kube-proxy pod kube-proxy-${HASH}-canary-1 restarted (1 time(s) during the soak)`,
+                    ),
+                    lines.join("\n"),
+                );
                 assert.equal(cluster.node("canary-1").placement, HASH);
                 assert.equal(cluster.node("canary-1").verified, HASH);
                 assertSettled(cluster);
@@ -1832,7 +2244,28 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                     /^ROLLBACK OF canary-1 FAILED: after rollback: .*; the node is left cordoned for inspection$/,
                 );
                 assert.deepEqual(err.leftCordoned, ["canary-1"]);
+                assert.match(err.message, /\nnodes left cordoned: canary-1$/);
                 assert.equal(cluster.node("canary-1").move?.phase, "rolling-back");
+            });
+
+            it("the nodes left cordoned cannot be listed after the node's rollback: the failure says so, not that none is left", async () => {
+                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
+                midSoak(clock, () => (cluster.node("canary-1").restarts = 1));
+                cluster.faults.afterWrite = (what) => {
+                    if (what.startsWith("move cleared; verified none"))
+                        cluster.nodes = async () => {
+                            throw new Error("SIMULATED: the API server does not answer");
+                        };
+                };
+                const err = await runPools(ctx()).catch((e) => e);
+                clock.onSleep = undefined;
+                assert.ok(err instanceof RolloutFailure, String(err));
+                assert.equal(err.check, "soak");
+                assert.deepEqual(err.leftCordoned, []);
+                assert.equal(err.unlisted, "SIMULATED: the API server does not answer");
+                assert.match(err.message, /the nodes left cordoned could not be listed: SIMULATED/);
+                assert.doesNotMatch(err.message, /no node is left cordoned/);
+                assert.equal(cluster.node("canary-1").placement, null, "rolled back");
             });
 
             it("a run killed as it starts the node's rollback: the next run finishes the rollback, then moves the node again", async () => {
@@ -1936,6 +2369,126 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             err.message,
             /^node workers-2 \(pool workers\) failed the final check on the installer's DaemonSet: mode: /,
         );
+    });
+
+    it("the finish's final check fails, naming the node and the check, when a node's kube-proxy stopped syncing its rules after the restore", async () => {
+        const { cluster, ctx } = setup();
+        cluster.faults.afterWrite = (what) => {
+            if (what === "restore installer DaemonSet")
+                cluster.faults.probeFaultOn = (node, placement) =>
+                    node === "workers-2" && placement === null ? "stale sync" : undefined;
+        };
+        await runPools(ctx(), ["canary"]);
+        await runPools(ctx(), ["workers"]);
+        const err = await finish(ctx()).catch((e) => e);
+        assert.ok(err instanceof Error, "the finish did not fail");
+        assert.match(
+            err.message,
+            /^node workers-2 \(pool workers\) failed the final check on the installer's DaemonSet: sync: last rule sync 3600s ago/,
+        );
+    });
+
+    it("the finish's final check neither fails on leftovers of another mode found after the restore nor cleans them", async () => {
+        const { cluster, ctx } = setup();
+        cluster.faults.afterWrite = (what) => {
+            if (what === "restore installer DaemonSet") cluster.faults.ipvsLeftoversOn = () => true;
+        };
+        await up(ctx());
+        assert.deepEqual(
+            cluster.probeRuns.filter((p) => p.run.action === "cleanup"),
+            [],
+        );
+        assertFinished(cluster);
+        assertSettled(cluster);
+    });
+
+    it("the finish's final check waits only for the nodes whose kube-proxy is not yet running on the installer's DaemonSet, then probes each pool's nodes maxUnavailable at a time", async () => {
+        const { cluster, ctx, lines } = setup({ pools: { canary: 1, workers: 5 } });
+        await runPools(ctx(), ["canary"]);
+        await runPools(ctx(), ["workers"]);
+        let restored = false;
+        cluster.faults.afterWrite = (what) => {
+            if (what === "restore installer DaemonSet") {
+                restored = true;
+                cluster.faults.notReadyOn = (node, placement) => node === "workers-2" && placement === null;
+            }
+        };
+        const waited: string[] = [];
+        const wait = cluster.waitForKubeProxy.bind(cluster);
+        cluster.waitForKubeProxy = async (node, placement, timeout, options) => {
+            if (restored) {
+                waited.push(node);
+                // kube-proxy on workers-2 becomes ready while it is waited for
+                cluster.faults.notReadyOn = undefined;
+            }
+            return wait(node, placement, timeout, options);
+        };
+        let probing = 0;
+        const atOnce: number[] = [];
+        const probe = cluster.runProbe.bind(cluster);
+        cluster.runProbe = async (node, run) => {
+            if (!restored) return probe(node, run);
+            atOnce.push(++probing);
+            await new Promise((resolve) => setImmediate(resolve));
+            probing--;
+            return probe(node, run);
+        };
+        await finish(ctx());
+        assert.deepEqual(waited, ["workers-2"]);
+        assert.ok(lines.includes("pool workers: 5 node(s) checked on the installer's DaemonSet"), lines.join("\n"));
+        assert.equal(atOnce.length, 6, "each node probed once");
+        assert.equal(Math.max(...atOnce), 2, "the workers' maxUnavailable");
+        assertFinished(cluster);
+    });
+
+    it("the finish waits for the restored DaemonSet as long as every batch's pod timeout, and a finish run again restores nothing twice", async () => {
+        const { cluster, ctx, lines } = setup({ pools: { canary: 1, workers: 3 } });
+        const timeouts: number[] = [];
+        cluster.waitForDaemonSetRollout = async (seconds: number) => {
+            timeouts.push(seconds);
+        };
+        await up(ctx());
+        // 3m per batch: canary's one, the workers' two (3 nodes, 2 at a time)
+        assert.deepEqual(timeouts, [3 * 180]);
+        assert.equal(cluster.restored, 1);
+        assert.ok(
+            lines.includes("finished: every node runs nftables from the installer's DaemonSet and ConfigMap"),
+            lines.join("\n"),
+        );
+        const writes = cluster.history.length;
+        await finish(ctx());
+        assert.equal(cluster.restored, 1);
+        assert.deepEqual(timeouts, [3 * 180]);
+        assert.deepEqual(cluster.history.slice(writes), [
+            "lease taken",
+            "prepare hand-back revision",
+            "lease released",
+        ]);
+        assertFinished(cluster);
+    });
+
+    it("a node's origin, what it goes back to on a failure: its move's recorded origin, else a placement it was verified on, else the installer's DaemonSet", () => {
+        const node = (n: Partial<RolloutNode>): RolloutNode => ({
+            name: "n",
+            labels: {},
+            kernelVersion: "6.8.0",
+            operatingSystem: "linux",
+            placement: null,
+            unschedulable: false,
+            cordonedByRollout: false,
+            ...n,
+        });
+        const move = (to: string | null, from: string | null) => ({ to, from, phase: "switching" as const });
+        assert.equal(originOf(node({ placement: "target", move: move("target", "older") }), "target"), "older");
+        assert.equal(
+            originOf(node({ placement: "older", verified: "older", move: move("another", null) }), "target"),
+            "older",
+            "a move to another target is not this one's memory",
+        );
+        assert.equal(originOf(node({ placement: "older", verified: "older" }), "target"), "older");
+        assert.equal(originOf(node({ placement: "older", verified: "oldest" }), "target"), null, "not verified there");
+        assert.equal(originOf(node({ placement: "target", verified: "target" }), "target"), null, "never the target");
+        assert.equal(originOf(node({ placement: null }), "target"), null);
     });
 
     it("keeps the rollout's marks on nodes under the kube-proxy-mode.io prefix", () => {
