@@ -134,6 +134,15 @@ describe("the Role names the objects it may write in kube-system", () => {
         assert.ok(!allows(custom.rules, "patch", "", "configmaps", "kube-proxy"));
         assert.ok(!allows(custom.rules, "update", "apps", "daemonsets", "kube-proxy"));
     });
+    it("named objects: the Role and its binding in the given namespace, each binding naming its own role", () => {
+        const [cr, crb, role, rb] = rbacObjects({ name: "rollouts", namespace: "kp-ns" });
+        assert.deepEqual(cr.metadata, { name: "rollouts", labels: { "app.kubernetes.io/name": "kube-proxy-mode" } });
+        assert.deepEqual(crb.roleRef, { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "rollouts" });
+        assert.deepEqual([role.metadata.name, role.metadata.namespace], ["rollouts", "kp-ns"]);
+        assert.deepEqual([rb.metadata.name, rb.metadata.namespace], ["rollouts", "kp-ns"]);
+        assert.deepEqual(rb.roleRef, { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "rollouts" });
+        assert.deepEqual(rb.subjects, [{ kind: "ServiceAccount", name: "kube-proxy-mode", namespace: "kube-system" }]);
+    });
     it("each wide write in kube-system says why no name can narrow it", () => {
         for (const p of PERMISSIONS.filter((x) => x.scope === "kube-system" && !x.rule.resourceNames)) {
             const writes = p.rule.verbs.filter((v) => !["get", "list", "watch"].includes(v));
@@ -186,6 +195,23 @@ describe("the accesses a rollout asks for before it moves anything", () => {
         );
         assert.deepEqual(accessFindings({ denied: [] }), []);
         assert.deepEqual(accessFindings(undefined), []);
+    });
+
+    it("the warning's code, and the note, say which kubeconfig and why the cluster would not answer; no user, no parentheses", () => {
+        const [denied] = accessFindings({
+            denied: [
+                { verb: "update", group: "apps", resource: "daemonsets", namespace: "kube-system", name: "kube-proxy" },
+                { verb: "create", group: "", resource: "pods", subresource: "eviction" },
+            ],
+        });
+        assert.equal(denied.code, "access.denied");
+        assert.match(
+            denied.message,
+            /^the identity this kubeconfig authenticates as is denied 2 permission\(s\) the rollout needs: update daemonsets\.apps kube-proxy in kube-system; create pods\/eviction cluster-wide\./,
+        );
+        const [note] = accessFindings({ unanswered: "403 selfsubjectaccessreviews forbidden" });
+        assert.equal(note.field, "kubeconfig");
+        assert.match(note.message, /\(403 selfsubjectaccessreviews forbidden\)/);
     });
 });
 
