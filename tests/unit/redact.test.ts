@@ -132,6 +132,17 @@ describe("the redactor", () => {
         assert.equal(redact("first-secret-kpm second-secret-kpm"), "first-secret-kpm second-secret-kpm");
     });
 
+    it("removes a password with a backslash or quotes of its own, as written and JSON-escaped, and the key of a client-key-data value wrapped in lines", () => {
+        rememberSecret("hunter2\\temp-password");
+        assert.equal(redact("pw: hunter2\\temp-password."), "pw: [secret].");
+        // the CLI's --json output escapes it
+        assert.equal(redact(JSON.stringify({ pw: "hunter2\\temp-password" })), '{"pw":"[secret]"}');
+        rememberSecret('say-"friend"-and-enter');
+        assert.equal(redact(JSON.stringify(['say-"friend"-and-enter'])), '["[secret]"]');
+        rememberSecret(wrap(b64(KEY_PEM), 76, "\n"));
+        assert.equal(redact(`key: ${KEY_BODY}`), "key: [secret]");
+    });
+
     it("remembers a value of eight characters and more, and nothing that is not a string", () => {
         rememberSecret("pa55word");
         rememberSecret("pa55wrd");
