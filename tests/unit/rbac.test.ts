@@ -8,7 +8,9 @@ import * as YAML from "yaml";
 import {
     accessFindings,
     describeAccess,
+    DEFAULT_RBAC_NAMES,
     PERMISSIONS,
+    permissionsFor,
     permissionTable,
     type PolicyRule,
     rbacObjects,
@@ -35,11 +37,30 @@ describe("RBAC: one source for the manifest, the helper and the README", () => {
     it("package.json ships the rbac folder", () => {
         assert.ok(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).files.includes("rbac"));
     });
-    it("docs/rbac.md's permission table is the generated one", () => {
+    it("docs/rbac.md's permission table is the generated one: a header and one row per permission", () => {
+        const table = permissionTable();
         assert.ok(
-            readFileSync(join(ROOT, "docs", "rbac.md"), "utf8").includes(permissionTable()),
+            readFileSync(join(ROOT, "docs", "rbac.md"), "utf8").includes(table),
             "docs/rbac.md must contain permissionTable() verbatim",
         );
+        const lines = table.split("\n");
+        assert.deepEqual(lines.slice(0, 2), ["| resource | where | verbs | why |", "| --- | --- | --- | --- |"]);
+        assert.equal(lines.length, PERMISSIONS.length + 2);
+    });
+    it("another installation's names change only the named rules: every other grant and reason is the shipped one", () => {
+        // the component's preflight and a custom Role come from permissionsFor, the shipped manifest from PERMISSIONS
+        const custom = permissionsFor({ configMaps: ["kp-settings"], daemonSets: ["kp"] });
+        const shippedNames: Record<string, string[]> = {
+            "kp-settings": DEFAULT_RBAC_NAMES.configMaps,
+            kp: DEFAULT_RBAC_NAMES.daemonSets,
+        };
+        const renamed = custom.map((p) =>
+            p.rule.resourceNames && shippedNames[p.rule.resourceNames[0]]
+                ? { ...p, rule: { ...p.rule, resourceNames: shippedNames[p.rule.resourceNames[0]] } }
+                : p,
+        );
+        assert.deepEqual(renamed, PERMISSIONS);
+        assert.notDeepEqual(custom, PERMISSIONS);
     });
     it("kubeProxyModeRbac creates the same objects, bound to the given ServiceAccount", async () => {
         const created: { type: string; inputs: any }[] = [];
