@@ -522,6 +522,8 @@ describe("what each finding tells the reviewer: the field to change, the release
         assert.equal(f.severity, "info");
         assert.match(f.message, /\(mode: ""\), so kube-proxy runs iptables today/);
         assert.match(f.message, /pins it to nftables$/);
+        const absent = finding(render({}, { mode: "iptables", kubernetesVersion: "1.37" }), "mode.unpinned");
+        assert.match(absent.message, /\(mode: ""\)/);
         const none = checkConfiguration({
             desired: { mode: "nftables" },
             version: undefined,
@@ -644,6 +646,21 @@ describe("feature gate findings name the gate and what to do", () => {
         );
         assert.equal(off.field, "featureGates.APIServerIdentity");
         assert.match(off.message, /needs APIServerIdentity enabled in 1\.37/);
+        const two = finding(
+            render(
+                { mode: "iptables" },
+                { mode: "nftables", kubernetesVersion: "1.37", featureGates: { CompositePodGroup: true } },
+            ),
+            "gate.dependency",
+        );
+        assert.match(
+            two.message,
+            /^CompositePodGroup needs GenericWorkload and TopologyAwareWorkloadScheduling enabled/,
+        );
+        assert.match(
+            two.fix!,
+            /^set featureGates\.GenericWorkload: true, featureGates\.TopologyAwareWorkloadScheduling: true, or leave/,
+        );
     });
 });
 
