@@ -767,3 +767,106 @@ describe("the conntrack warning, for the cluster and for a node", () => {
         assert.deepEqual(conntrackFinding("nftables", undefined, false), []);
     });
 });
+
+describe("each rule stays silent where it does not apply, and every finding names a field", () => {
+    const cases: [string, Record<string, unknown>, DesiredSettings][] = [
+        ["iptables -> iptables", { mode: "iptables" }, { mode: "iptables", kubernetesVersion: "1.28" }],
+        ["iptables -> ipvs", { mode: "iptables" }, { mode: "ipvs", kubernetesVersion: "1.37" }],
+        ["ipvs -> iptables", { mode: "ipvs" }, { mode: "iptables", kubernetesVersion: "1.37" }],
+        ["iptables -> nftables", { mode: "iptables" }, { mode: "nftables", kubernetesVersion: "1.37" }],
+        [
+            "1.36 localhost",
+            { mode: "iptables" },
+            { mode: "iptables", kubernetesVersion: "1.36", nodePortAddresses: ["localhost", "primary"] },
+        ],
+        [
+            "1.37 localhost",
+            { mode: "iptables" },
+            { mode: "nftables", kubernetesVersion: "1.37", nodePortAddresses: ["localhost"] },
+        ],
+        ["unpinned", { mode: "" }, { mode: "iptables", kubernetesVersion: "1.37" }],
+    ];
+    it("pinned iptables on an old release: nothing; a move into ipvs: only the ipvs deprecation", () => {
+        const [same, toIpvs] = cases.map(([, current, desired]) => codes(render(current, desired).findings));
+        assert.deepEqual(same, [], "iptables -> iptables on 1.28");
+        assert.deepEqual(toIpvs, ["ipvs.deprecated"]);
+    });
+    it("every finding has a code, a severity and a field", () => {
+        for (const [name, current, desired] of cases)
+            for (const f of render(current, desired).findings)
+                assert.ok(f.code && f.severity && f.field, `${name}: ${JSON.stringify(f)}`);
+    });
+    it("a gate turned off is not checked for the gates it would need", () => {
+        const r = render(
+            { mode: "iptables" },
+            { mode: "nftables", kubernetesVersion: "1.37", featureGates: { CompositePodGroup: false } },
+        );
+        assert.ok(!codes(r.findings).includes("gate.dependency"));
+        const unknown = finding(
+            render(
+                { mode: "iptables" },
+                { mode: "iptables", kubernetesVersion: "1.37", featureGates: { FromTheFuture: true } },
+            ),
+            "gate.unknown",
+        );
+        assert.match(unknown.message, /refuses to start on an unknown gate$/);
+    });
+    it("nodePortAddresses: primary after another keyword, localhost first, two CIDRs before 1.37", () => {
+        const r136 = render(
+            { mode: "iptables" },
+            { mode: "iptables", kubernetesVersion: "1.36", nodePortAddresses: ["all", "primary"] },
+        );
+        const alone = finding(r136, "nodePortAddresses.primaryAlone");
+        assert.equal(alone.field, "nodePortAddresses[1]");
+        assert.equal(alone.fix, 'use ["primary"] alone, or list CIDRs');
+        const cidrs = render(
+            { mode: "iptables" },
+            { mode: "iptables", kubernetesVersion: "1.36", nodePortAddresses: ["10.0.0.0/8", "fd00::/64"] },
+        );
+        assert.deepEqual(codes(cidrs.findings), []);
+        const lh = finding(
+            render(
+                { mode: "iptables" },
+                { mode: "nftables", kubernetesVersion: "1.37", nodePortAddresses: ["localhost"] },
+            ),
+            "nodePortAddresses.localhostGate",
+        );
+        assert.equal(lh.field, "nodePortAddresses[0]");
+        assert.match(
+            lh.message,
+            /localhost NodePorts in nftables mode need featureGates\.KubeProxyNFTablesLocalhostNodePorts: true/,
+        );
+        const shape = checkConfiguration({
+            desired: { mode: "iptables" },
+            result: { mode: "iptables", nodePortAddresses: "x" },
+        });
+        assert.equal(
+            finding({ findings: shape }, "nodePortAddresses.shape").message,
+            "nodePortAddresses must be a list",
+        );
+    });
+    it("moving into nftables: no reach warning when another keyword or a CIDR is listed; the warnings' words", () => {
+        const to = (nodePortAddresses?: string[], version = "1.37") =>
+            render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: version, nodePortAddresses });
+        assert.ok(!codes(to(["all"]).findings).includes("nodePort.reach"));
+        assert.ok(!codes(to(["primary", "10.0.0.0/8"]).findings).includes("nodePort.reach"));
+        assert.equal(
+            finding(to(["primary"], "1.36"), "nodePort.reach").fix,
+            'to keep the old reach set nodePortAddresses: ["0.0.0.0/0", "::/0"]; to accept the change, set ["primary"] explicitly',
+        );
+        const localhost = finding(to(["primary"]), "nodePort.localhost");
+        assert.equal(localhost.severity, "warning");
+        assert.match(localhost.message, /^127\.0\.0\.1:<nodePort> stops answering in nftables mode/);
+        assert.match(
+            finding(to(), "nftables.stateMoves").message,
+            /^kube-proxy no longer opens the host firewall for NodePorts/,
+        );
+        assert.match(finding(to(), "nftables.conntrack").message, /^on nodes with a kernel older than 6\.1,/);
+    });
+    it("leaving ipvs for iptables: the leftovers, what they break, and the cleanup", () => {
+        const f = finding(render({ mode: "ipvs" }, { mode: "iptables", kubernetesVersion: "1.37" }), "ipvs.leftovers");
+        assert.match(f.message, /^iptables mode does not remove ipvs leftovers/);
+        assert.match(f.message, /black-holes those ClusterIPs/);
+        assert.match(f.fix!, /kube-proxy-mode cleanup/);
+    });
+});
