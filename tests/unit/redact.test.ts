@@ -90,6 +90,10 @@ describe("the redactor", () => {
         // 22 bytes: its whole base64 ends in padding, so only the offset forms match inside a longer text
         const secret = "kpm-secret-0123456789x";
         rememberSecret(secret);
+        assert.equal(
+            redact(`x ${b64(secret)} ${Buffer.from(secret).toString("base64url")} y`),
+            "x [secret] [secret] y",
+        );
         assert.equal(redact(b64(`${secret}xyz`)), "[secret]eHh5eg==");
         assert.equal(redact(b64(`a${secret}xyz`)), "YWtw[secret]OXh4eXo=");
         assert.equal(redact(b64(`ab${secret}xyz`)), "YWJr[secret]eHl6");
@@ -153,18 +157,20 @@ describe("the redactor", () => {
 
     it("removes the body of an encrypted PEM key printed without its headers, and keeps the headers readable", () => {
         const body = ["S2V5Qm9keUxpbmVPbmVGb3JUZXN0cw==", "U2Vjb25kTGluZU9mVGhlS2V5Qm9keQ=="];
-        rememberSecret(
-            [
-                "-----BEGIN RSA PRIVATE KEY-----",
-                "Proc-Type: 4,ENCRYPTED",
-                "DEK-Info: AES-128-CBC,0A1B2C3D4E5F",
-                "",
-                ...body,
-                "-----END RSA PRIVATE KEY-----",
-                "",
-            ].join("\r\n"),
-        );
+        const pem = [
+            "-----BEGIN RSA PRIVATE KEY-----",
+            "Proc-Type: 4,ENCRYPTED",
+            "DEK-Info: AES-128-CBC,0A1B2C3D4E5F",
+            "",
+            ...body,
+            "-----END RSA PRIVATE KEY-----",
+            "",
+        ];
+        rememberSecret(pem.join("\r\n"));
         assert.equal(redact(`body: ${body.join("\n")} end`), "body: [secret] end");
+        forgetSecrets();
+        rememberSecret(pem.join("\n"));
+        assert.equal(redact(`body: ${body.join("\n")} end`), "body: [secret] end", "LF line ends");
         assert.equal(redact("DEK-Info: AES-128-CBC,0A1B2C3D4E5F"), "DEK-Info: AES-128-CBC,0A1B2C3D4E5F");
     });
 
