@@ -32,15 +32,17 @@ let sorted: string[] | undefined;
 const SHAPE = new RegExp(SHAPES.join("|"), "g");
 
 /**
- * Remembers a credential so `redact` removes it: the value as given and trimmed, its base64 (whole,
- * and at each of the three offsets it can take inside a longer base64 text, standard and URL
- * alphabets), and, when it is or decodes to PEM, the base64 body of each PEM block.
+ * Remembers a credential so `redact` removes it: the value as given, trimmed and JSON-escaped, its
+ * base64 (whole, and at each of the three offsets it can take inside a longer base64 text, standard
+ * and URL alphabets), and, when it is or decodes to PEM, the base64 body of each PEM block.
  */
 export function rememberSecret(value: unknown): void {
     if (typeof value !== "string") return;
     const before = forms.size;
     for (const v of new Set([value, value.trim()])) {
         add(v);
+        // as a JSON string writes it (the CLI's --json, a quoted error): `"` and `\` escaped
+        add(JSON.stringify(v).slice(1, -1));
         for (const f of base64Forms(Buffer.from(v))) add(f);
         for (const body of pemBodies(v)) add(body);
     }

@@ -8,7 +8,9 @@ import * as YAML from "yaml";
 import {
     accessFindings,
     describeAccess,
+    DEFAULT_RBAC_NAMES,
     PERMISSIONS,
+    permissionsFor,
     permissionTable,
     type PolicyRule,
     rbacObjects,
@@ -35,11 +37,30 @@ describe("RBAC: one source for the manifest, the helper and the README", () => {
     it("package.json ships the rbac folder", () => {
         assert.ok(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).files.includes("rbac"));
     });
-    it("docs/rbac.md's permission table is the generated one", () => {
+    it("docs/rbac.md's permission table is the generated one: a header and one row per permission", () => {
+        const table = permissionTable();
         assert.ok(
-            readFileSync(join(ROOT, "docs", "rbac.md"), "utf8").includes(permissionTable()),
+            readFileSync(join(ROOT, "docs", "rbac.md"), "utf8").includes(table),
             "docs/rbac.md must contain permissionTable() verbatim",
         );
+        const lines = table.split("\n");
+        assert.deepEqual(lines.slice(0, 2), ["| resource | where | verbs | why |", "| --- | --- | --- | --- |"]);
+        assert.equal(lines.length, PERMISSIONS.length + 2);
+    });
+    it("another installation's names change only the named rules: every other grant and reason is the shipped one", () => {
+        // the component's preflight and a custom Role come from permissionsFor, the shipped manifest from PERMISSIONS
+        const custom = permissionsFor({ configMaps: ["kp-settings"], daemonSets: ["kp"] });
+        const shippedNames: Record<string, string[]> = {
+            "kp-settings": DEFAULT_RBAC_NAMES.configMaps,
+            kp: DEFAULT_RBAC_NAMES.daemonSets,
+        };
+        const renamed = custom.map((p) =>
+            p.rule.resourceNames && shippedNames[p.rule.resourceNames[0]]
+                ? { ...p, rule: { ...p.rule, resourceNames: shippedNames[p.rule.resourceNames[0]] } }
+                : p,
+        );
+        assert.deepEqual(renamed, PERMISSIONS);
+        assert.notDeepEqual(custom, PERMISSIONS);
     });
     it("kubeProxyModeRbac creates the same objects, bound to the given ServiceAccount", async () => {
         const created: { type: string; inputs: any }[] = [];
@@ -134,6 +155,15 @@ describe("the Role names the objects it may write in kube-system", () => {
         assert.ok(!allows(custom.rules, "patch", "", "configmaps", "kube-proxy"));
         assert.ok(!allows(custom.rules, "update", "apps", "daemonsets", "kube-proxy"));
     });
+    it("named objects: the Role and its binding in the given namespace, each binding naming its own role", () => {
+        const [cr, crb, role, rb] = rbacObjects({ name: "rollouts", namespace: "kp-ns" });
+        assert.deepEqual(cr.metadata, { name: "rollouts", labels: { "app.kubernetes.io/name": "kube-proxy-mode" } });
+        assert.deepEqual(crb.roleRef, { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "rollouts" });
+        assert.deepEqual([role.metadata.name, role.metadata.namespace], ["rollouts", "kp-ns"]);
+        assert.deepEqual([rb.metadata.name, rb.metadata.namespace], ["rollouts", "kp-ns"]);
+        assert.deepEqual(rb.roleRef, { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "rollouts" });
+        assert.deepEqual(rb.subjects, [{ kind: "ServiceAccount", name: "kube-proxy-mode", namespace: "kube-system" }]);
+    });
     it("each wide write in kube-system says why no name can narrow it", () => {
         for (const p of PERMISSIONS.filter((x) => x.scope === "kube-system" && !x.rule.resourceNames)) {
             const writes = p.rule.verbs.filter((v) => !["get", "list", "watch"].includes(v));
@@ -186,6 +216,23 @@ describe("the accesses a rollout asks for before it moves anything", () => {
         );
         assert.deepEqual(accessFindings({ denied: [] }), []);
         assert.deepEqual(accessFindings(undefined), []);
+    });
+
+    it("the warning's code, and the note, say which kubeconfig and why the cluster would not answer; no user, no parentheses", () => {
+        const [denied] = accessFindings({
+            denied: [
+                { verb: "update", group: "apps", resource: "daemonsets", namespace: "kube-system", name: "kube-proxy" },
+                { verb: "create", group: "", resource: "pods", subresource: "eviction" },
+            ],
+        });
+        assert.equal(denied.code, "access.denied");
+        assert.match(
+            denied.message,
+            /^the identity this kubeconfig authenticates as is denied 2 permission\(s\) the rollout needs: update daemonsets\.apps kube-proxy in kube-system; create pods\/eviction cluster-wide\./,
+        );
+        const [note] = accessFindings({ unanswered: "403 selfsubjectaccessreviews forbidden" });
+        assert.equal(note.field, "kubeconfig");
+        assert.match(note.message, /\(403 selfsubjectaccessreviews forbidden\)/);
     });
 });
 

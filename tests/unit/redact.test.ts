@@ -86,6 +86,105 @@ describe("the redactor", () => {
         );
     });
 
+    it("removes a secret's base64 inside a longer base64 text at each offset, in both alphabets, leaving only the neighbours' groups", () => {
+        // 22 bytes: its whole base64 ends in padding, so only the offset forms match inside a longer text
+        const secret = "kpm-secret-0123456789x";
+        rememberSecret(secret);
+        assert.equal(
+            redact(`x ${b64(secret)} ${Buffer.from(secret).toString("base64url")} y`),
+            "x [secret] [secret] y",
+        );
+        assert.equal(redact(b64(`${secret}xyz`)), "[secret]eHh5eg==");
+        assert.equal(redact(b64(`a${secret}xyz`)), "YWtw[secret]OXh4eXo=");
+        assert.equal(redact(b64(`ab${secret}xyz`)), "YWJr[secret]eHl6");
+        assert.equal(redact(b64(`abc${secret}xyz`)), "YWJj[secret]eHh5eg==");
+        forgetSecrets();
+        // ">>>???~~~" encode to "+" and "/" in base64, "-" and "_" in base64url
+        const symbols = "kpm>>>???secret~~~";
+        rememberSecret(symbols);
+        const url = (s: string) => Buffer.from(s).toString("base64url");
+        assert.equal(redact(url(`${symbols}!`)), "[secret]IQ");
+        assert.equal(redact(url(`a${symbols}!`)), "YWtw[secret]fiE");
+        assert.equal(redact(url(`ab${symbols}!`)), "YWJr[secret]fn4h");
+        assert.equal(redact(b64(`a${symbols}!`)), "YWtw[secret]fiE=");
+    });
+
+    it("removes a secret broken by tabs, by a JSON-escaped CRLF, or with spaces of its own, however the text breaks it", () => {
+        rememberSecret(TOKEN);
+        assert.equal(redact(`x ${wrap(b64(TOKEN), 10, "\n\t\t")} y`), "x [secret] y");
+        assert.equal(redact(JSON.stringify(`x ${wrap(b64(TOKEN), 16, "\r\n")} y`)), '"x [secret] y"');
+        rememberSecret("correct horse battery staple");
+        assert.equal(redact("pw: correct horse battery staple!"), "pw: [secret]!");
+        assert.equal(redact("pw: correct\n  horse battery\tstaple!"), "pw: [secret]!");
+    });
+
+    it("one mark for secrets that overlap, whichever is longer; two secrets side by side both go", () => {
+        rememberSecret("secret-value");
+        rememberSecret("alpha-secret-value");
+        rememberSecret("secret-value-longer");
+        assert.equal(redact("x alpha-secret-value y"), "x [secret] y");
+        assert.equal(redact("x secret-value-longer y"), "x [secret] y");
+        assert.equal(redact("x secret-value alpha-secret-value y"), "x [secret] [secret] y");
+    });
+
+    it("removes a secret remembered after an earlier redaction; forgets every secret when told", () => {
+        rememberSecret("first-secret-kpm");
+        assert.equal(redact("first-secret-kpm"), "[secret]");
+        rememberSecret("second-secret-kpm");
+        assert.equal(redact("first-secret-kpm second-secret-kpm"), "[secret] [secret]");
+        forgetSecrets();
+        assert.equal(redact("first-secret-kpm second-secret-kpm"), "first-secret-kpm second-secret-kpm");
+    });
+
+    it("removes a password with a backslash or quotes of its own, as written and JSON-escaped, and the key of a client-key-data value wrapped in lines", () => {
+        rememberSecret("hunter2\\temp-password");
+        assert.equal(redact("pw: hunter2\\temp-password."), "pw: [secret].");
+        // the CLI's --json output escapes it
+        assert.equal(redact(JSON.stringify({ pw: "hunter2\\temp-password" })), '{"pw":"[secret]"}');
+        rememberSecret('say-"friend"-and-enter');
+        assert.equal(redact(JSON.stringify(['say-"friend"-and-enter'])), '["[secret]"]');
+        rememberSecret(wrap(b64(KEY_PEM), 76, "\n"));
+        assert.equal(redact(`key: ${KEY_BODY}`), "key: [secret]");
+    });
+
+    it("remembers a value of eight characters and more, and nothing that is not a string", () => {
+        rememberSecret("pa55word");
+        rememberSecret("pa55wrd");
+        rememberSecret(undefined);
+        rememberSecret(12345678);
+        assert.equal(redact("pa55word pa55wrd 12345678"), "[secret] pa55wrd 12345678");
+    });
+
+    it("removes the body of an encrypted PEM key printed without its headers, and keeps the headers readable", () => {
+        const body = ["S2V5Qm9keUxpbmVPbmVGb3JUZXN0cw==", "U2Vjb25kTGluZU9mVGhlS2V5Qm9keQ=="];
+        const pem = [
+            "-----BEGIN RSA PRIVATE KEY-----",
+            "Proc-Type: 4,ENCRYPTED",
+            "DEK-Info: AES-128-CBC,0A1B2C3D4E5F",
+            "",
+            ...body,
+            "-----END RSA PRIVATE KEY-----",
+            "",
+        ];
+        rememberSecret(pem.join("\r\n"));
+        assert.equal(redact(`body: ${body.join("\n")} end`), "body: [secret] end");
+        forgetSecrets();
+        rememberSecret(pem.join("\n"));
+        assert.equal(redact(`body: ${body.join("\n")} end`), "body: [secret] end", "LF line ends");
+        assert.equal(redact("DEK-Info: AES-128-CBC,0A1B2C3D4E5F"), "DEK-Info: AES-128-CBC,0A1B2C3D4E5F");
+    });
+
+    it("removes an unknown key cut off before its END line, and a lower-case bearer or basic credential after any spaces", () => {
+        assert.equal(
+            redact("log: -----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"),
+            "log: -----BEGIN PRIVATE KEY-----[secret]",
+        );
+        assert.equal(
+            redact("authorization: bearer  abcdefgh12345678 and basic dXNlcjpwYXNzd29yZA== ok"),
+            "authorization: bearer  [secret] and basic [secret] ok",
+        );
+    });
+
     it("leaves ordinary text alone: short values are never remembered, node names and hashes stay", () => {
         rememberSecret("short");
         rememberSecret(TOKEN);

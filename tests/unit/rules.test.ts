@@ -3,9 +3,11 @@ import assert from "node:assert/strict";
 import * as YAML from "yaml";
 import {
     checkConfiguration,
+    conntrackFinding,
     getPath,
     nodeVerdict,
     parseCurrentConfig,
+    parseKubeVersion,
     rememberedIpvsSettings,
     renderConfiguration,
     validateDesired,
@@ -495,5 +497,376 @@ describe("the rules see the configuration kube-proxy will read", () => {
     it("checkConfiguration without a version warns that version rules were skipped", () => {
         const f = checkConfiguration({ desired: { mode: "nftables" }, result: { mode: "nftables" } });
         assert.ok(codes(f, "warning").includes("version.unknown"));
+    });
+});
+
+/** The one finding of `code` in a render, which must be there. */
+function finding(r: { findings: Finding[] }, code: string): Finding {
+    const f = r.findings.find((x) => x.code === code);
+    assert.ok(f, `no ${code} in ${codes(r.findings).join(", ")}`);
+    return f;
+}
+
+describe("what each finding tells the reviewer: the field to change, the releases involved, the fix", () => {
+    it("an unknown version: a warning on kubernetesVersion that says how to pass it", () => {
+        const f = finding(
+            { findings: checkConfiguration({ desired: { mode: "iptables" }, result: { mode: "iptables" } }) },
+            "version.unknown",
+        );
+        assert.deepEqual([f.severity, f.field], ["warning", "kubernetesVersion"]);
+        assert.match(f.message, /version rules .* were not checked/);
+        assert.match(f.fix!, /--kubernetes-version/);
+    });
+    it("an unpinned mode: a note naming the mode this change pins; nothing without a current configuration", () => {
+        const f = finding(render({ mode: "" }, { mode: "nftables", kubernetesVersion: "1.37" }), "mode.unpinned");
+        assert.equal(f.severity, "info");
+        assert.match(f.message, /\(mode: ""\), so kube-proxy runs iptables today/);
+        assert.match(f.message, /pins it to nftables$/);
+        const absent = finding(render({}, { mode: "iptables", kubernetesVersion: "1.37" }), "mode.unpinned");
+        assert.match(absent.message, /\(mode: ""\)/);
+        const none = checkConfiguration({
+            desired: { mode: "nftables" },
+            version: undefined,
+            result: { mode: "nftables" },
+        });
+        assert.deepEqual(
+            codes(none),
+            ["version.unknown", "nftables.conntrack"],
+            "no current: no mode or reach findings",
+        );
+    });
+    it("ipvs: the release it runs on, the release that deletes it, and the gate to set until then", () => {
+        const version = (v: string, featureGates?: Record<string, boolean>) =>
+            render(
+                { mode: "ipvs" },
+                { mode: "ipvs", kubernetesVersion: v, featureGates, allowUnknownFeatureGates: true },
+            );
+        const deprecated = finding(version("1.37"), "ipvs.deprecated");
+        assert.match(deprecated.message, /the KubeProxyIPVS gate itself goes in 1\.46/);
+        assert.match(deprecated.fix!, /kernel 5\.13\+/);
+        const off = finding(version("1.40"), "ipvs.off");
+        assert.match(off.message, /^kube-proxy 1\.40 exits in ipvs mode unless featureGates\.KubeProxyIPVS is true/);
+        assert.match(off.fix!, /until 1\.43 only\) featureGates\.KubeProxyIPVS: true/);
+        const gated = finding(version("1.41", { KubeProxyIPVS: true }), "ipvs.gated");
+        assert.equal(gated.field, "featureGates.KubeProxyIPVS");
+        assert.match(gated.message, /runs on 1\.41 only because KubeProxyIPVS=true; this works only until 1\.43/);
+        assert.match(gated.fix!, /before upgrading to 1\.43/);
+        const removed = finding(version("1.43"), "ipvs.removed");
+        assert.match(removed.message, /does not exist in Kubernetes 1\.43/);
+        assert.match(removed.fix!, /nftables or iptables/);
+        assert.deepEqual(
+            codes(checkConfiguration({ desired: { mode: "ipvs" }, result: { mode: "ipvs" } })).filter((c) =>
+                c.startsWith("ipvs"),
+            ),
+            ["ipvs.deprecated"],
+            "without a version only the deprecation",
+        );
+    });
+    it("nftables too early: the release it needs, the gate on the field to change; no version, no such error", () => {
+        const at = (v: string) =>
+            render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: v, nodePortAddresses: ["0.0.0.0/0"] });
+        const unavailable = finding(at("1.28"), "nftables.unavailable");
+        assert.match(unavailable.message, /needs Kubernetes 1\.29 or newer; this cluster runs 1\.28/);
+        assert.match(unavailable.fix!, /upgrade to 1\.31\+/);
+        const gate = finding(at("1.30"), "nftables.gate");
+        assert.equal(gate.field, "featureGates.NFTablesProxyMode");
+        assert.match(gate.message, /alpha in 1\.30/);
+        assert.match(gate.fix!, /set featureGates\.NFTablesProxyMode: true/);
+        const unknown = checkConfiguration({ desired: { mode: "nftables" }, result: { mode: "nftables" } });
+        assert.ok(!codes(unknown, "error").some((c) => c.startsWith("nftables")), codes(unknown).join(", "));
+    });
+});
+
+describe("feature gate findings name the gate and what to do", () => {
+    it("a gate that is not a boolean is refused, even one already in the current configuration", () => {
+        const f = finding(
+            render(
+                { mode: "iptables", featureGates: { NFTablesProxyMode: "true" } },
+                { mode: "iptables", kubernetesVersion: "1.37" },
+            ),
+            "gate.value",
+        );
+        assert.deepEqual([f.severity, f.field], ["error", "featureGates.NFTablesProxyMode"]);
+        assert.match(f.message, /is "true": a gate is true or false/);
+    });
+    it("a locked gate says how to fix it", () => {
+        const f = finding(
+            render(
+                { mode: "iptables" },
+                { mode: "iptables", kubernetesVersion: "1.37", featureGates: { NFTablesProxyMode: false } },
+            ),
+            "gate.locked",
+        );
+        assert.equal(f.field, "featureGates.NFTablesProxyMode");
+        assert.match(f.message, /locked to true in 1\.37: kube-proxy refuses to start when it is set to false/);
+        assert.equal(f.fix, "remove featureGates.NFTablesProxyMode");
+    });
+    it("an unknown gate: on a release newer than the tool's list it says so; the fix offers a rename, the flag, or says it was accepted", () => {
+        const unknown = (kubernetesVersion: string | undefined, featureGates: Record<string, boolean>, allow = false) =>
+            finding(
+                render(
+                    { mode: "iptables" },
+                    { mode: "iptables", kubernetesVersion, featureGates, allowUnknownFeatureGates: allow },
+                ),
+                "gate.unknown",
+            );
+        const newer = unknown("1.99", { FromTheFuture: true });
+        assert.match(newer.message, /^FromTheFuture is not a feature gate of the newest list this tool has \(1\.\d+\)/);
+        assert.match(newer.fix!, /^remove it, or allow unknown gates \(--allow-unknown-feature-gates\)/);
+        assert.match(
+            unknown(undefined, { FromTheFuture: true }).message,
+            /is not a feature gate of Kubernetes 1\.\d+:/,
+        );
+        assert.match(unknown("1.37", { FromTheFuture: true }).message, /is not a feature gate of Kubernetes 1\.37:/);
+        assert.match(
+            unknown("1.37", { KubeProxyNFTablesLocalhostNodePort: true }).fix!,
+            /^rename it to KubeProxyNFTablesLocalhostNodePorts, or allow unknown gates/,
+        );
+        assert.match(
+            unknown("1.37", { FromTheFuture: true }, true).fix!,
+            /^accepted because unknown gates are allowed/,
+        );
+    });
+    it("a broken dependency is reported on the gate the user set, with the gates to enable", () => {
+        const on = finding(
+            render(
+                { mode: "iptables" },
+                { mode: "nftables", kubernetesVersion: "1.37", featureGates: { WorkloadWithJob: true } },
+            ),
+            "gate.dependency",
+        );
+        assert.equal(on.field, "featureGates.WorkloadWithJob");
+        assert.match(on.fix!, /^set featureGates\.GenericWorkload: true, or leave WorkloadWithJob at its default$/);
+        const off = finding(
+            render(
+                { mode: "iptables" },
+                { mode: "nftables", kubernetesVersion: "1.37", featureGates: { APIServerIdentity: false } },
+            ),
+            "gate.dependency",
+        );
+        assert.equal(off.field, "featureGates.APIServerIdentity");
+        assert.match(off.message, /needs APIServerIdentity enabled in 1\.37/);
+        const two = finding(
+            render(
+                { mode: "iptables" },
+                { mode: "nftables", kubernetesVersion: "1.37", featureGates: { CompositePodGroup: true } },
+            ),
+            "gate.dependency",
+        );
+        assert.match(
+            two.message,
+            /^CompositePodGroup needs GenericWorkload and TopologyAwareWorkloadScheduling enabled/,
+        );
+        assert.match(
+            two.fix!,
+            /^set featureGates\.GenericWorkload: true, featureGates\.TopologyAwareWorkloadScheduling: true, or leave/,
+        );
+    });
+});
+
+describe("nodePortAddresses findings point at the entry", () => {
+    const result = (nodePortAddresses: unknown, version?: string) =>
+        checkConfiguration({
+            desired: { mode: "iptables" },
+            version: version === undefined ? undefined : parseKubeVersion(version),
+            result: { mode: "iptables", nodePortAddresses },
+        }).filter((f) => f.code.startsWith("nodePort"));
+    it("null is unset; a string is not a list; an entry that is not a string is invalid at its index", () => {
+        assert.deepEqual(result(null), []);
+        assert.deepEqual(
+            result("0.0.0.0/0").map((f) => [f.severity, f.code, f.field]),
+            [["error", "nodePortAddresses.shape", "nodePortAddresses"]],
+        );
+        const [f] = result(["10.0.0.0/8", 5]);
+        assert.deepEqual(
+            [f.code, f.field, f.message],
+            ["nodePortAddresses.invalid", "nodePortAddresses[1]", "5 is not a string"],
+        );
+    });
+    it("without a version, keywords and primary with others are accepted", () => {
+        assert.deepEqual(result(["localhost", "primary", "10.0.0.0/8"]), []);
+    });
+    it("before the keywords release: each keyword and a primary among others at its index, with the fix that release allows", () => {
+        const found = result(["banana", "10.0.0.0/8", "primary", "all", "localhost"], "1.36");
+        assert.deepEqual(
+            found.map((f) => [f.code, f.field]),
+            [
+                ["nodePortAddresses.invalid", "nodePortAddresses[0]"],
+                ["nodePortAddresses.keyword", "nodePortAddresses[3]"],
+                ["nodePortAddresses.keyword", "nodePortAddresses[4]"],
+                ["nodePortAddresses.primaryAlone", "nodePortAddresses[2]"],
+            ],
+        );
+        assert.match(found[0].fix!, /or primary \(alone\)$/);
+        assert.match(
+            found[1].message,
+            /^"all" is a nodePortAddresses keyword only from Kubernetes 1\.37 .*this cluster runs 1\.36$/,
+        );
+        assert.equal(found[1].fix, "use 0.0.0.0/0 and ::/0");
+        assert.match(found[2].fix!, /127\.0\.0\.0\/8/);
+        assert.match(found[3].message, /before Kubernetes 1\.37, "primary" must be the only/);
+        assert.match(result(["banana"], "1.37")[0].fix!, /or primary, localhost, all$/);
+    });
+    it("localhost in nftables mode without its gate is refused at its index", () => {
+        const r = render(
+            { mode: "iptables" },
+            { mode: "nftables", kubernetesVersion: "1.37", nodePortAddresses: ["10.0.0.0/8", "localhost"] },
+        );
+        const f = finding(r, "nodePortAddresses.localhostGate");
+        assert.equal(f.field, "nodePortAddresses[1]");
+        assert.match(f.fix!, /set featureGates\.KubeProxyNFTablesLocalhostNodePorts: true, or drop "localhost"/);
+    });
+});
+
+describe("moving into nftables: reach, localhost NodePorts and where the state lives", () => {
+    const into = (version: string, nodePortAddresses?: string[], featureGates?: Record<string, boolean>) =>
+        render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: version, nodePortAddresses, featureGates });
+    it("the reach warning says what the list is and offers the all keyword only where that keyword exists", () => {
+        const unset = finding(into("1.37"), "nodePort.reach");
+        assert.match(
+            unset.message,
+            /nodePortAddresses is unset, which means primary in nftables mode, while iptables mode answered/,
+        );
+        assert.match(unset.fix!, /\(or \["all"\]\)/);
+        const primary = finding(into("1.36", ["primary"]), "nodePort.reach");
+        assert.match(primary.message, /nodePortAddresses is \["primary"\], while iptables mode/);
+        assert.doesNotMatch(primary.fix!, /"all"/);
+    });
+    it("warns about localhost NodePorts when either the keyword or the gate is missing; the fix fits the release", () => {
+        const keywordOnly = into("1.37", ["primary", "localhost"]);
+        assert.match(
+            finding(keywordOnly, "nodePort.localhost").fix!,
+            /^on 1\.37\+ set featureGates\.KubeProxyNFTablesLocalhostNodePorts: true/,
+        );
+        const gateOnly = into("1.37", ["primary"], { KubeProxyNFTablesLocalhostNodePorts: true });
+        assert.ok(codes(gateOnly.findings).includes("nodePort.localhost"));
+        assert.match(
+            finding(into("1.36", ["primary"]), "nodePort.localhost").fix!,
+            /^point those clients at the ClusterIP or the node's primary IP$/,
+        );
+    });
+    it("notes that kube-proxy's state moves to its nftables tables, only when the mode changes into nftables", () => {
+        const f = finding(into("1.37"), "nftables.stateMoves");
+        assert.equal(f.severity, "info");
+        assert.match(f.message, /`table ip kube-proxy`/);
+        const staying = render({ mode: "nftables" }, { mode: "nftables", kubernetesVersion: "1.37" });
+        assert.ok(!codes(staying.findings).some((c) => c.startsWith("nodePort.") || c === "nftables.stateMoves"));
+    });
+});
+
+describe("the conntrack warning, for the cluster and for a node", () => {
+    it("for the cluster it speaks of nodes with old kernels; for a node, of its kernel, and names the node", () => {
+        const [cluster] = conntrackFinding("nftables", undefined, "unknown");
+        assert.match(cluster.message, /^on nodes with a kernel older than 6\.1, nftables mode/);
+        assert.equal(cluster.fix, "set conntrack.tcpBeLiberal: true (the supported equivalent)");
+        const [node] = conntrackFinding("nftables", false, true, ["n1"]);
+        assert.match(node.message, /^kernel older than 6\.1: nftables mode/);
+        assert.deepEqual([node.severity, node.field, node.nodes], ["warning", "conntrack.tcpBeLiberal", ["n1"]]);
+        assert.deepEqual(conntrackFinding("iptables", undefined, true), []);
+        assert.deepEqual(conntrackFinding("nftables", true, true), []);
+        assert.deepEqual(conntrackFinding("nftables", undefined, false), []);
+    });
+});
+
+describe("each rule stays silent where it does not apply, and every finding names a field", () => {
+    const cases: [string, Record<string, unknown>, DesiredSettings][] = [
+        ["iptables -> iptables", { mode: "iptables" }, { mode: "iptables", kubernetesVersion: "1.28" }],
+        ["iptables -> ipvs", { mode: "iptables" }, { mode: "ipvs", kubernetesVersion: "1.37" }],
+        ["ipvs -> iptables", { mode: "ipvs" }, { mode: "iptables", kubernetesVersion: "1.37" }],
+        ["iptables -> nftables", { mode: "iptables" }, { mode: "nftables", kubernetesVersion: "1.37" }],
+        [
+            "1.36 localhost",
+            { mode: "iptables" },
+            { mode: "iptables", kubernetesVersion: "1.36", nodePortAddresses: ["localhost", "primary"] },
+        ],
+        [
+            "1.37 localhost",
+            { mode: "iptables" },
+            { mode: "nftables", kubernetesVersion: "1.37", nodePortAddresses: ["localhost"] },
+        ],
+        ["unpinned", { mode: "" }, { mode: "iptables", kubernetesVersion: "1.37" }],
+    ];
+    it("pinned iptables on an old release: nothing; a move into ipvs: only the ipvs deprecation", () => {
+        const [same, toIpvs] = cases.map(([, current, desired]) => codes(render(current, desired).findings));
+        assert.deepEqual(same, [], "iptables -> iptables on 1.28");
+        assert.deepEqual(toIpvs, ["ipvs.deprecated"]);
+    });
+    it("every finding has a code, a severity and a field", () => {
+        for (const [name, current, desired] of cases)
+            for (const f of render(current, desired).findings)
+                assert.ok(f.code && f.severity && f.field, `${name}: ${JSON.stringify(f)}`);
+    });
+    it("a gate turned off is not checked for the gates it would need", () => {
+        const r = render(
+            { mode: "iptables" },
+            { mode: "nftables", kubernetesVersion: "1.37", featureGates: { CompositePodGroup: false } },
+        );
+        assert.ok(!codes(r.findings).includes("gate.dependency"));
+        const unknown = finding(
+            render(
+                { mode: "iptables" },
+                { mode: "iptables", kubernetesVersion: "1.37", featureGates: { FromTheFuture: true } },
+            ),
+            "gate.unknown",
+        );
+        assert.match(unknown.message, /refuses to start on an unknown gate$/);
+    });
+    it("nodePortAddresses: primary after another keyword, localhost first, two CIDRs before 1.37", () => {
+        const r136 = render(
+            { mode: "iptables" },
+            { mode: "iptables", kubernetesVersion: "1.36", nodePortAddresses: ["all", "primary"] },
+        );
+        const alone = finding(r136, "nodePortAddresses.primaryAlone");
+        assert.equal(alone.field, "nodePortAddresses[1]");
+        assert.equal(alone.fix, 'use ["primary"] alone, or list CIDRs');
+        const cidrs = render(
+            { mode: "iptables" },
+            { mode: "iptables", kubernetesVersion: "1.36", nodePortAddresses: ["10.0.0.0/8", "fd00::/64"] },
+        );
+        assert.deepEqual(codes(cidrs.findings), []);
+        const lh = finding(
+            render(
+                { mode: "iptables" },
+                { mode: "nftables", kubernetesVersion: "1.37", nodePortAddresses: ["localhost"] },
+            ),
+            "nodePortAddresses.localhostGate",
+        );
+        assert.equal(lh.field, "nodePortAddresses[0]");
+        assert.match(
+            lh.message,
+            /localhost NodePorts in nftables mode need featureGates\.KubeProxyNFTablesLocalhostNodePorts: true/,
+        );
+        const shape = checkConfiguration({
+            desired: { mode: "iptables" },
+            result: { mode: "iptables", nodePortAddresses: "x" },
+        });
+        assert.equal(
+            finding({ findings: shape }, "nodePortAddresses.shape").message,
+            "nodePortAddresses must be a list",
+        );
+    });
+    it("moving into nftables: no reach warning when another keyword or a CIDR is listed; the warnings' words", () => {
+        const to = (nodePortAddresses?: string[], version = "1.37") =>
+            render({ mode: "iptables" }, { mode: "nftables", kubernetesVersion: version, nodePortAddresses });
+        assert.ok(!codes(to(["all"]).findings).includes("nodePort.reach"));
+        assert.ok(!codes(to(["primary", "10.0.0.0/8"]).findings).includes("nodePort.reach"));
+        assert.equal(
+            finding(to(["primary"], "1.36"), "nodePort.reach").fix,
+            'to keep the old reach set nodePortAddresses: ["0.0.0.0/0", "::/0"]; to accept the change, set ["primary"] explicitly',
+        );
+        const localhost = finding(to(["primary"]), "nodePort.localhost");
+        assert.equal(localhost.severity, "warning");
+        assert.match(localhost.message, /^127\.0\.0\.1:<nodePort> stops answering in nftables mode/);
+        assert.match(
+            finding(to(), "nftables.stateMoves").message,
+            /^kube-proxy no longer opens the host firewall for NodePorts/,
+        );
+        assert.match(finding(to(), "nftables.conntrack").message, /^on nodes with a kernel older than 6\.1,/);
+    });
+    it("leaving ipvs for iptables: the leftovers, what they break, and the cleanup", () => {
+        const f = finding(render({ mode: "ipvs" }, { mode: "iptables", kubernetesVersion: "1.37" }), "ipvs.leftovers");
+        assert.match(f.message, /^iptables mode does not remove ipvs leftovers/);
+        assert.match(f.message, /black-holes those ClusterIPs/);
+        assert.match(f.fix!, /kube-proxy-mode cleanup/);
     });
 });
