@@ -107,10 +107,20 @@ describe("parseCurrentConfig: the current configuration as a user hands it over"
             );
     });
 
+    it("a stray document marker is no document: a trailing or leading `---` is read, `---` alone is empty", () => {
+        assert.equal(parseCurrentConfig(`${KPC}---\n`).config.mode, "nftables");
+        assert.equal(parseCurrentConfig(`---\n${KPC}---\n`).text, `---\n${KPC}---\n`);
+        assert.match(
+            refusal(() => parseCurrentConfig("---\n")),
+            /^\[input\] --current is empty: /,
+        );
+    });
+
     it("text that is not YAML is refused with the line of the error; two documents are refused", () => {
+        // the first line of the parser's own message: what is wrong, not where (the line number says that)
         assert.match(
             refusal(() => parseCurrentConfig("kind: ConfigMap\ndata: [\n")),
-            /^\[input\] --current is not valid YAML or JSON \(line 3\): [^\n]+$/,
+            /^\[input\] --current is not valid YAML or JSON \(line 3\): [A-Z][^\n]{20,}$/,
         );
         assert.equal(
             refusal(() => parseCurrentConfig(`${KPC}---\n${KPC}`)),
