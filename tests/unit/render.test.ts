@@ -275,6 +275,31 @@ describe("applyChanges: the edits in the text's own style", () => {
         );
     });
 
+    it("the first list under a key decides, not a comment ending in a colon, a literal block's text or a dash inside a value", () => {
+        const to = [{ path: "nodePortAddresses", from: null, to: ["primary"], reason: "" }];
+        const goStyle = (before: string) =>
+            applyChanges(`${HEAD}${before}mode: iptables\nnodePortAddresses:\n- 10.0.0.0/8\n`, to).endsWith(
+                "nodePortAddresses:\n- primary\n",
+            );
+        assert.ok(goStyle("a:\n# b:\n  - x\n"), "a comment is not a key");
+        assert.ok(goStyle("hostnameOverride: |\n  - x\n"), "a literal block is not a list");
+        assert.ok(goStyle("clientConnection:\n  contentType: a - b\n"), "a dash inside a value is not an item");
+        // a key with blanks after its colon still holds the list
+        assert.equal(
+            applyChanges(`${HEAD}mode: iptables\nnodePortAddresses:  \n  - 10.0.0.0/8\n`, to),
+            `${HEAD}mode: iptables\nnodePortAddresses:\n  - primary\n`,
+        );
+    });
+
+    it("a comment written tight against its mark stays as written when the value changes", () => {
+        assert.equal(
+            applyChanges(`${HEAD}mode: iptables #pinned by ops\n`, [
+                { path: "mode", from: "iptables", to: "nftables", reason: "" },
+            ]),
+            `${HEAD}mode: nftables #pinned by ops\n`,
+        );
+    });
+
     it("the user's comments stay with their values: before and beside an edited value, and on a null made a mapping", () => {
         assert.equal(
             applyChanges(`${HEAD}# about the mode\nmode: iptables # the mode\n`, [
@@ -317,6 +342,10 @@ describe("explainDiff and renderConfiguration", () => {
         const r = renderConfiguration(eks, { mode: "nftables" });
         assert.match(r.diff, /^--- a\/config\n\+\+\+ b\/config\n@@ -1,3 \+1,3 @@\n/m);
         assert.match(r.diff, /^-mode: iptables\n\+mode: nftables$/m);
+        // a bare KubeProxyConfiguration's diff names config.conf; three lines of context each side
+        const long = parseCurrentConfig(`${HEAD}a: 1\nb: 2\nc: 3\nd: 4\nmode: iptables\ne: 5\nf: 6\ng: 7\nh: 8\n`);
+        const diff = renderConfiguration(long, { mode: "nftables" }).diff;
+        assert.match(diff, /^--- a\/config\.conf\n\+\+\+ b\/config\.conf\n@@ -4,7 \+4,7 @@\n/m);
     });
 
     it("the version checked is the cluster's when given, else the settings' own, else none", () => {

@@ -112,6 +112,10 @@ describe("nameList: the first names, then how many more", () => {
         assert.equal(shown.length, 4);
         assert.match(shown[3], / \.\.\. and 6 more$/);
         for (const name of shown.slice(0, 3)) assert.ok(utf8Bytes(name) <= 512 && utf8Bytes(name) > 400);
+        // a name's separator counts: eight names of 254 bytes fill the 2048 exactly, of 256 bytes only seven fit
+        const sized = (bytes: number) => Array.from({ length: 10 }, (_, i) => `${i}${"n".repeat(bytes - 1)}`);
+        assert.match(nameList(sized(254)), / \.\.\. and 2 more$/);
+        assert.match(nameList(sized(256)), / \.\.\. and 3 more$/);
         // the first name is listed however long it is
         assert.equal(nameList(["x".repeat(2000)], 5).split(" [... ").length, 2);
         assert.doesNotMatch(nameList(["x".repeat(2000)], 5), /more$/);
