@@ -70,10 +70,17 @@ describe("parseCurrentConfig: the current configuration as a user hands it over"
         assert.equal(both.source.kind === "ConfigMap" && both.source.key, "config.conf");
         assert.equal(both.config.mode, "nftables");
         const numeric = parseCurrentConfig(
-            JSON.stringify({ kind: "ConfigMap", metadata: { name: 7 }, data: { "config.conf": 1, config: KPC } }),
+            JSON.stringify({
+                kind: "ConfigMap",
+                metadata: { name: 7, namespace: 8 },
+                data: { "config.conf": 1, config: KPC },
+            }),
         );
         assert.equal(numeric.source.kind === "ConfigMap" && numeric.source.key, "config");
-        assert.equal(numeric.source.kind === "ConfigMap" && numeric.source.name, undefined);
+        assert.deepEqual(numeric.source.kind === "ConfigMap" && [numeric.source.name, numeric.source.namespace], [
+            undefined,
+            undefined,
+        ]);
     });
 
     it("a List (kubectl get cm -o yaml of several) holding exactly one ConfigMap is that ConfigMap; other kinds in it are skipped", () => {
@@ -113,6 +120,15 @@ describe("parseCurrentConfig: the current configuration as a user hands it over"
         assert.match(
             refusal(() => parseCurrentConfig("---\n")),
             /^\[input\] --current is empty: /,
+        );
+        // a document that is one bare value, or one that does not parse, is still a document
+        assert.match(
+            refusal(() => parseCurrentConfig("nftables\n")),
+            /^\[input\] --current is not a mapping: /,
+        );
+        assert.match(
+            refusal(() => parseCurrentConfig("]\n")),
+            /^\[input\] --current is not valid YAML or JSON \(line 1\)/,
         );
     });
 
@@ -163,6 +179,10 @@ describe("parseCurrentConfig: the current configuration as a user hands it over"
         assert.equal(
             refusal(() => parseCurrentConfig("kind: ConfigMap\nmetadata: {name: kp}\ndata: {config: 'kind: X'}\n")),
             '[kind] data["config"] of ConfigMap kp has kind "X": expected kind: KubeProxyConfiguration',
+        );
+        assert.match(
+            refusal(() => parseCurrentConfig("kind: ConfigMap\ndata: {config.conf: 'kind: X'}\n")),
+            /^\[kind\] data\["config\.conf"\] of ConfigMap \(unnamed\) has kind "X"/,
         );
     });
 });
@@ -248,6 +268,7 @@ describe("getPath reads a dotted path; isZeroValue knows kubeadm's zero values",
             "0.s",
             [0],
             [""],
+            ["0s"],
             { a: 0 },
         ])
             assert.equal(isZeroValue(v), false, JSON.stringify(v));

@@ -71,11 +71,20 @@ describe("capLine at the limit", () => {
         );
     });
 
-    it("never splits a surrogate pair, at either end, whatever the limit", () => {
-        for (const line of ["\u{1F600}".repeat(200), `a${"\u{1F600}".repeat(200)}`, `${"\u{1F600}".repeat(200)}a`])
-            for (let limit = 60; limit < 140; limit++) {
+    it("never splits a surrogate pair, at either end, whatever the limit, and still keeps a fair share of the line", () => {
+        const lines = [
+            "\u{1F600}".repeat(200),
+            `a${"\u{1F600}".repeat(200)}`,
+            `${"\u{1F600}".repeat(200)}a`,
+            "\u{1F600}a".repeat(150),
+            "a\u{1F600}".repeat(150),
+        ];
+        for (const line of lines)
+            for (let limit = 60; limit < 400; limit++) {
                 const capped = capLine(line, limit, (s) => s.length);
                 assert.ok(capped.length <= limit, `${limit}: ${capped.length}`);
+                // a pair at the edge costs one unit, not the line: past 100 units at least a third is used
+                if (limit >= 100) assert.ok(capped.length >= limit / 3, `${limit}: only ${capped.length}`);
                 assert.doesNotMatch(capped, LONE_SURROGATE, `limit ${limit}`);
                 const { start, cut, end } = parts(capped);
                 assert.equal(start.length + cut + end.length, line.length, `limit ${limit}`);
