@@ -54,8 +54,8 @@ function parseOne(text: string, what: string): unknown {
     if (text.trim() === "")
         throw new InputError(`${what} is empty: expected a KubeProxyConfiguration or a ConfigMap holding one`);
     const docs = YAML.parseAllDocuments(text, { prettyErrors: true });
-    if (!Array.isArray(docs)) throw new InputError(`${what} is not YAML or JSON`);
-    const real = docs.filter((d) => d.contents !== null || d.errors.length > 0);
+    // a stray `---` (a trailing one, as tools print between objects) parses as a null document: not one of the user's
+    const real = docs.filter((d) => d.errors.length > 0 || !(YAML.isScalar(d.contents) && d.contents.value === null));
     if (real.length === 0)
         throw new InputError(`${what} is empty: expected a KubeProxyConfiguration or a ConfigMap holding one`);
     for (const d of real) {
