@@ -3,6 +3,7 @@
 // exists and creates the object; this file says what the rule holds and when it is skipped.
 import { z } from "../libraries/zod.js";
 import type { CrdPresence, Finding } from "./types.js";
+import { issueMessage } from "./schema.js";
 
 export const PROMETHEUS_RULE = {
     apiVersion: "monitoring.coreos.com/v1",
@@ -158,7 +159,7 @@ export function planAlerts(
                 severity: "error",
                 code: "alerts.shape",
                 field: ["alerts", ...i.path.map(String)].join("."),
-                message: i.code === "unrecognized_keys" ? `unknown setting(s) ${i.keys.join(", ")}` : i.message,
+                message: i.code === "unrecognized_keys" ? `unknown setting(s) ${i.keys.join(", ")}` : issueMessage(i),
                 fix: "alerts takes enabled, namespace, name, labels, alertLabels and nodeLabel",
             })),
         };

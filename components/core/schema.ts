@@ -79,11 +79,13 @@ export function issuePath(path: readonly PropertyKey[], prefix: string): string 
     );
 }
 
-/** What is wrong, for one issue: an unknown key is named with the fix. */
+/** What is wrong, for one issue: an unknown key is named with the fix, a bad record key with its rule. */
 export function issueMessage(i: z.core.$ZodIssue): string {
-    return i.code === "unrecognized_keys"
-        ? `unknown field(s) ${i.keys.map((k) => JSON.stringify(k)).join(", ")}: check the spelling`
-        : i.message;
+    if (i.code === "unrecognized_keys")
+        return `unknown field(s) ${i.keys.map((k) => JSON.stringify(k)).join(", ")}: check the spelling`;
+    // zod words a record key's refusal "Invalid key in record"; the key schema's own message says why
+    if (i.code === "invalid_key" && i.issues.length > 0) return i.issues[0].message;
+    return i.message;
 }
 
 /** A zod error as one line per field: "<field>: <what is wrong and the fix>". */

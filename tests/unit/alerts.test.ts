@@ -80,6 +80,20 @@ describe("planAlerts: the PrometheusRule, or why there is none", () => {
         );
         assert.match(findings[0].message, /^alerts\.labels values must be Kubernetes label values/);
     });
+    it("a bad label key or alert label name is refused at its field with its rule, not zod's generic words", () => {
+        const { findings } = planAlerts(
+            { labels: { "bad key!": "x" }, alertLabels: { "9team": "y" } },
+            "present",
+            "kube-system",
+        );
+        assert.deepEqual(
+            findings.map((f) => [f.field, f.message]),
+            [
+                ["alerts.labels.bad key!", "alerts.labels keys must be Kubernetes label keys"],
+                ["alerts.alertLabels.9team", "alerts.alertLabels keys must be Prometheus label names"],
+            ],
+        );
+    });
     for (const crd of ["unreadable", undefined] as const) {
         it(`the CRD ${crd === undefined ? "not read at all" : crd}: refused as not knowable, with the RBAC fix`, () => {
             const { rule, findings } = planAlerts({}, crd, "kube-system");
