@@ -94,6 +94,53 @@ describe("the rollout spec's durations are parsed once, into seconds", () => {
     });
 });
 
+describe("the rollout spec's names: each refusal names the field, the kind of name and an example", () => {
+    const names = (target: Record<string, unknown>) => refusal({ ...spec(), names: target });
+    it("an empty name is one refusal (not empty), not also a name rule's", () => {
+        assert.deepEqual(names({ namespace: "" }), [
+            "names.namespace: target.namespace must not be empty; e.g. kube-system, or leave it out for the default",
+        ]);
+    });
+    it("each target name says which kind of name it must be", () => {
+        assert.match(
+            names({ namespace: "a/../b" }).join(),
+            /^names\.namespace: "a\/\.\.\/b" is not a namespace name: a DNS-1123 label .*; e\.g\. kube-system$/,
+        );
+        assert.match(
+            names({ configMap: "Bad_Name" }).join(),
+            /^names\.configMap: "Bad_Name" is not a ConfigMap name: a DNS-1123 subdomain .*; e\.g\. kube-proxy$/,
+        );
+        assert.match(
+            names({ daemonSet: "Bad_Name" }).join(),
+            /^names\.daemonSet: "Bad_Name" is not a DaemonSet name: a DNS-1123 subdomain .*; e\.g\. kube-proxy$/,
+        );
+    });
+    it("a pod selector the API cannot parse is refused once under its field, its reason not prefixed twice", () => {
+        assert.deepEqual(names({ podSelector: "k8s-app=kube-proxy," }), [
+            'names.podSelector: "k8s-app=kube-proxy," has an empty requirement (a trailing or doubled comma); remove it; e.g. k8s-app=kube-proxy',
+        ]);
+    });
+    it("verify.service names the part that is wrong: the namespace or the Service", () => {
+        assert.match(
+            refusal(spec({}, { service: "Bad_NS/kubernetes" })).join(),
+            /^verify\.service: "Bad_NS" is not a namespace name: .*; e\.g\. default\/kubernetes$/,
+        );
+        assert.match(
+            refusal(spec({}, { service: "default/Bad.Svc" })).join(),
+            /^verify\.service: "Bad\.Svc" is not a Service name: a DNS-1035 label .*; e\.g\. default\/kubernetes$/,
+        );
+    });
+    it("a hook name used twice is refused on the second, naming it", () => {
+        const hooks = [
+            { name: "nodeport", command: ["./a"] },
+            { name: "nodeport", command: ["./b"] },
+        ];
+        assert.deepEqual(refusal(spec({}, { hooks })), [
+            'verify.hooks[1].name: hook name "nodeport" is used twice; give each hook its own name',
+        ]);
+    });
+});
+
 describe("the component's inputs: durations in seconds where they are parsed", () => {
     it("pools as declared: parsePools gives soakSeconds and drainTimeoutSeconds, or a finding naming the field", () => {
         assert.deepEqual(
