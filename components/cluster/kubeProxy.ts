@@ -37,6 +37,7 @@ import {
     type LeaseHolder,
     type Names,
     type NodeChange,
+    type ProbeRun,
     type NodeMove,
     type RolloutCluster,
     type RolloutNode,
@@ -661,17 +662,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
      * /proc/net); it does not share the host's PID namespace, tolerates only what the kube-proxy
      * DaemonSet tolerates, and runs at the default priority unless priorityClassName is given.
      */
-    async runProbe(
-        node: string,
-        opts: {
-            image: string;
-            action: "probe" | "cleanup";
-            env: Record<string, string>;
-            timeoutSeconds: number;
-            priorityClassName?: string;
-            run?: string;
-        },
-    ): Promise<{ output: string; succeeded: boolean }> {
+    async runProbe(node: string, opts: ProbeRun): Promise<{ output: string; succeeded: boolean }> {
         const namespace = this.names.namespace;
         const name = `kpm-${opts.action}-${node.replace(/[^a-z0-9-]/g, "-").slice(0, 30)}-${Math.random().toString(36).slice(2, 8)}`;
         const tolerations = await this.probeTolerations();
@@ -699,12 +690,21 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             // inside the try: a refused watch still deletes the pod
             await changes.start();
             const deadline = Date.now() + opts.timeoutSeconds * 1000;
+            let read = 0;
             for (;;) {
                 const p = await this.core.readNamespacedPod({ name, namespace });
                 const phase = p.status?.phase;
                 if (phase === "Succeeded" || phase === "Failed") {
                     const output = await this.core.readNamespacedPodLog({ name, namespace });
                     return { output, succeeded: phase === "Succeeded" };
+                }
+                if (phase === "Running" && opts.onLine) {
+                    // the whole log each time: a sampler writes a short line every few seconds
+                    const output = await this.core.readNamespacedPodLog({ name, namespace });
+                    const lines = output.split("\n");
+                    const complete = lines.slice(read, -1);
+                    read += complete.length;
+                    if (complete.some((l) => opts.onLine!(l))) return { output, succeeded: true };
                 }
                 if (Date.now() > deadline) {
                     throw new Error(
@@ -1421,7 +1421,7 @@ export function probePodSpec(
     node: string,
     opts: {
         image: string;
-        action: "probe" | "cleanup";
+        action: ProbeRun["action"];
         env: Record<string, string>;
         tolerations: k8s.V1Toleration[];
         priorityClassName?: string;

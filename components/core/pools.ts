@@ -48,6 +48,8 @@ export const poolInputSchema = z
             .optional(),
         /** give up draining a node after this long ("0": no limit, as kubectl); default 5m */
         drainTimeout: durationSchema({ positive: false, waited: true }).optional(),
+        /** how long a node's first sync in the new mode may take; default: from the node's old-mode sync (verify.firstSyncFactor) */
+        firstSyncTimeout: durationSchema({ positive: true, waited: true }).optional(),
         /** an ipvs -> iptables move without drain leaves the node without Service routing for a while: say yes to that */
         allowUnroutedNode: z.boolean({ message: "allowUnroutedNode must be true or false" }).optional(),
     })
@@ -57,15 +59,16 @@ export const poolInputSchema = z
 export const POOL_DEFAULTS = { soakSeconds: 0, drainTimeoutSeconds: 300 } as const;
 
 /** A declared pool with its durations in seconds (defaults filled): what the planner and the runner read. */
-function poolSeconds({ soak, drainTimeout, ...pool }: PoolSpec) {
+function poolSeconds({ soak, drainTimeout, firstSyncTimeout, ...pool }: PoolSpec) {
     return {
         ...pool,
         soakSeconds: secondsOf(soak, POOL_DEFAULTS.soakSeconds),
         drainTimeoutSeconds: secondsOf(drainTimeout, POOL_DEFAULTS.drainTimeoutSeconds),
+        ...(firstSyncTimeout !== undefined ? { firstSyncTimeoutSeconds: secondsOf(firstSyncTimeout) } : {}),
     };
 }
 
-/** A pool parsed: `soakSeconds`, `drainTimeoutSeconds` (a drain timeout of 0 waits for ever, as kubectl). */
+/** A pool parsed: `soakSeconds`, `drainTimeoutSeconds` (a drain timeout of 0 waits for ever, as kubectl), `firstSyncTimeoutSeconds` when set. */
 export const poolSchema = poolInputSchema.transform(poolSeconds);
 
 /** A pool as declared (the component's `pools[]`, the step's spec). */
@@ -90,6 +93,7 @@ const FIELD_CODES: Record<string, FindingCode> = {
     soak: "pools.soak",
     drain: "pools.drain",
     drainTimeout: "pools.drainTimeout",
+    firstSyncTimeout: "pools.firstSyncTimeout",
     allowUnroutedNode: "pools.allowUnroutedNode",
 };
 

@@ -26,7 +26,7 @@ const MARK = "### kpm:";
 
 /**
  * Runs in the probe pod (busybox with the host's root at /host, or directly in the node's
- * network namespace). Env: KPM_ACTION (probe|cleanup), KPM_MODE (cleanup: the mode the node's
+ * network namespace). Env: KPM_ACTION (probe|cleanup|await-sync: samples until deleted), KPM_MODE (cleanup: the mode the node's
  * kube-proxy runs now, whose objects stay; empty when kube-proxy is stopped), KPM_OWNED_IPS
  * (cleanup: Service ClusterIPs/external IPs, space-separated; IPVS virtual servers on them are
  * kube-proxy's like those on kube-ipvs0), KPM_METRICS (host:port of kube-proxy's metrics
@@ -133,12 +133,36 @@ if [ "$KPM_ACTION" = cleanup ]; then
   section end
   exit $fail
 fi
+if [ "$KPM_ACTION" = await-sync ]; then
+  # samples kube-proxy until the pod is deleted: /proxyMode, the families that finished a sync, and
+  # the CPU ticks of kube-proxy's processes in this network namespace with their children
+  # (iptables-restore, nft), read from the host's /proc where the pod can see it
+  section samples
+  P=/host/proc; [ -r $P/self/ns/net ] || P=/proc
+  me=$(readlink $P/self/ns/net 2>/dev/null)
+  while :; do
+    mode=$(fetch "http://$KPM_METRICS/proxyMode" 2>/dev/null) || mode=""
+    synced=$(fetch "http://$KPM_METRICS/metrics" 2>/dev/null | sed -n 's/^kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="\(IPv[46]\)"}.*/\1/p' | tr '\n' , | sed 's/,$//')
+    pids=""
+    for f in $(grep -lx kube-proxy $P/[0-9]*/comm 2>/dev/null); do
+      d=${"${f%/comm}"}
+      [ "$(readlink $d/ns/net 2>/dev/null)" = "$me" ] && pids="$pids${"${pids:+,}"}${"${d##*/}"}"
+    done
+    cpu=-
+    if [ -n "$pids" ] && [ "$P" = /host/proc ]; then
+      cpu=$(cat $P/[0-9]*/stat 2>/dev/null | awk -v kp=",$pids," '{ pid = $1; sub(/^.*\) /, "") }
+        index(kp, "," pid ",") { t += $12 + $13 + $14 + $15 } index(kp, "," $2 ",") { t += $12 + $13 } END { print t + 0 }')
+    fi
+    echo "sample $(date +%s) mode=${"${mode:--}"} synced=${"${synced:--}"} cpu=$cpu pids=${"${pids:--}"}"
+    sleep ${"${KPM_INTERVAL:-2}"}
+  done
+fi
 section time
 date +%s
 section proxyMode
 fetch "http://$KPM_METRICS/proxyMode"; rc=$?; echo; echo "rc=$rc"
 section metrics
-fetch "http://$KPM_METRICS/metrics" | grep '^kubeproxy_sync_proxy_rules_' || true
+fetch "http://$KPM_METRICS/metrics" | grep '^kubeproxy_sync_' || true
 section kube-ipvs0
 if has ip; then
   if host ip link show ${DUMMY_INTERFACE} >/dev/null 2>&1; then echo present; host ip -o addr show dev ${DUMMY_INTERFACE} 2>&1; else echo absent; fi

@@ -59,6 +59,7 @@ export const FINDING_CODES = [
     "pools.duplicate",
     "pools.empty",
     "pools.field",
+    "pools.firstSyncTimeout",
     "pools.maxUnavailable",
     "pools.name",
     "pools.noNodes",

@@ -53,7 +53,7 @@ const INPUT_DOCS: Record<string, string> = {
     allowUnknownFeatureGates: "Accept feature gates this release does not know. Default: false.",
     target: 'Where kube-proxy\'s configuration and DaemonSet are. Default: { flavor: "kubeadm" }.',
     pools: "Rolled out in this order; every Linux node must be in exactly one. Each pool is a step in the resource graph: the list and the names must be known at preview.",
-    verify: "How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, no hooks.",
+    verify: "How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, first sync within 20 x the old mode's (at least 2m, a stall of 60s fails it), no hooks.",
     onFailure:
         'What a failed node gets: "rollback-node" (back to its previous configuration, uncordoned) or "stop" (left as it is). Default: "rollback-node".',
     kubeconfig:

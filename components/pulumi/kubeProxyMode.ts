@@ -78,6 +78,22 @@ export interface VerifyInput {
      */
     podTimeout?: pulumi.Input<string>;
     /**
+     * a node's first sync in its new mode may take this many times its old mode's mean full sync
+     * (read from its kube-proxy before the move); a pool's firstSyncTimeout wins; at least 1
+     * @default 20
+     */
+    firstSyncFactor?: pulumi.Input<number>;
+    /**
+     * the first sync's deadline is never shorter than this; a duration longer than 0
+     * @default "2m"
+     */
+    firstSyncMin?: pulumi.Input<string>;
+    /**
+     * kube-proxy using no CPU this long before its first sync fails the node; a duration longer than 0
+     * @default "60s"
+     */
+    firstSyncStall?: pulumi.Input<string>;
+    /**
      * commands run per node after the built-in checks; non-zero fails the node
      * @default []
      */
@@ -111,6 +127,11 @@ export interface PoolInput {
      * @default "5m"
      */
     drainTimeout?: pulumi.Input<string>;
+    /**
+     * how long a node's first sync in the new mode may take, a duration such as "15m"
+     * @default from the node's old-mode sync (verify.firstSyncFactor, at least verify.firstSyncMin)
+     */
+    firstSyncTimeout?: pulumi.Input<string>;
     /** ipvs -> iptables without drain: accept each node's gap in Service routing */
     allowUnroutedNode?: pulumi.Input<boolean>;
 }

@@ -141,13 +141,16 @@ export type LeaseClaim = { acquired: true; writtenAt: number } | { acquired: fal
 
 export interface ProbeRun {
     image: string;
-    action: "probe" | "cleanup";
+    /** await-sync samples the node's kube-proxy until `onLine` stops it (or its timeout) */
+    action: "probe" | "cleanup" | "await-sync";
     env: Record<string, string>;
     timeoutSeconds: number;
     /** the probe pod's priority class (verify.priorityClassName); none by default */
     priorityClassName?: string;
     /** the lease holder of the run that asks (kept on the pod, for the next run's sweep); none for a command without the lease */
     run?: string;
+    /** each line of the pod's output as it comes, while the pod runs; returning true deletes the pod and returns */
+    onLine?: (line: string) => boolean;
 }
 
 /** kubectl drain's --force (pods without a controller) and --delete-emptydir-data */

@@ -10,6 +10,7 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { effectiveMode, parseKubeProxyConfiguration } from "../core/config.js";
+import type { FirstSyncLimits } from "../core/firstSync.js";
 import { formatDuration } from "../core/duration.js";
 import { anyPoolDrains } from "../core/drain.js";
 import {
@@ -33,6 +34,7 @@ import {
     type RolloutCluster,
     type RolloutNode,
 } from "./cluster.js";
+import { awaitFirstSync, limitsFor, readSyncBaseline, type FirstSyncRun } from "./firstSync.js";
 import { realClock, type Clock } from "./clock.js";
 import { rememberKubeconfigCredentials } from "../cluster/credentials.js";
 import { redact } from "../core/redact.js";
@@ -301,6 +303,46 @@ export async function serviceProbeEnv(
     }
 }
 
+function firstSyncRun(ctx: Context): FirstSyncRun {
+    return { cluster: ctx.cluster, verify: ctx.spec.verify, holder: ctx.holder };
+}
+
+/**
+ * The first-sync limits of a node about to move: its old mode's sync read from its kube-proxy
+ * (a node already on the target, a move resumed past its restart, has none: the floor applies).
+ */
+async function nodeSyncLimits(
+    ctx: Context,
+    pool: PoolPlan,
+    n: RolloutNode,
+    wanted: string | null,
+    log: Log,
+): Promise<FirstSyncLimits> {
+    const run = firstSyncRun(ctx);
+    const baseline = n.placement === wanted ? {} : await readSyncBaseline(run, n.name);
+    if (baseline.seconds !== undefined)
+        log(`old mode's mean ${baseline.metric === "full" ? "full " : ""}sync: ${baseline.seconds.toFixed(2)}s`);
+    return limitsFor(run, ctx.spec.pools.find((p) => p.name === pool.name) ?? {}, baseline);
+}
+
+/** Waits for the node's first sync in `mode`; throws CheckFailed ("first-sync") when it fails. */
+async function firstSync(
+    ctx: Context,
+    node: string,
+    mode: ProxyMode,
+    limits: FirstSyncLimits,
+    log: Log,
+    prefix = "",
+): Promise<void> {
+    const verdict = await awaitFirstSync(firstSyncRun(ctx), node, mode, limits, log);
+    if (verdict.kind === "failed") throw new CheckFailed(verdict.check, `${prefix}${verdict.detail}`);
+    if (verdict.kind === "waiting")
+        throw new CheckFailed(
+            "first-sync",
+            `${prefix}the first-sync sampler on ${node} ended after ${verdict.seconds}s without a verdict`,
+        );
+}
+
 /** The built-in checks of one node: probe pod (mode, leftovers, rules, sync, connection) and kube-proxy's start-up log. */
 export async function verifyNode(
     ctx: Context,
@@ -414,10 +456,13 @@ async function rollBack(
     ours: boolean,
     log: Log,
     unanswered = false,
+    limits?: FirstSyncLimits,
 ): Promise<string> {
     log(`rolling back to ${describePlacement(move.from)} (${originMode})`);
     await ctx.cluster.writeNode(node, { move: { ...move, phase: "rolling-back" }, placement: move.from });
     await ctx.cluster.waitForKubeProxy(node, move.from, ctx.spec.verify.podTimeoutSeconds);
+    if (ctx.spec.verify.nodeChecks)
+        await firstSync(ctx, node, originMode, limits ?? limitsFor(firstSyncRun(ctx), {}, {}), log, "after rollback: ");
     const back = await verifyNode(ctx, node, originMode, { cleanLeftovers: false, log });
     const mode = back.find((c) => c.check === "mode");
     if (mode && !mode.ok) throw new Error(`after rollback: ${mode.detail}`);
@@ -450,10 +495,18 @@ async function recoverNode(
     ctx: Context,
     inst: Installation,
     move: NodeMove,
-    at: { node: string; step: string; check: string; ours: boolean; cordoned: boolean; unanswered: boolean },
+    at: {
+        node: string;
+        step: string;
+        check: string;
+        ours: boolean;
+        cordoned: boolean;
+        unanswered: boolean;
+        limits?: FirstSyncLimits;
+    },
     log: Log,
 ): Promise<string> {
-    const { node, step, check, ours, cordoned, unanswered } = at;
+    const { node, step, check, ours, cordoned, unanswered, limits } = at;
     try {
         if (step === "start" || step === "drain") {
             // nothing on the node changed: release it and forget the move
@@ -466,7 +519,16 @@ async function recoverNode(
             return `node ${node} was not changed (${check === "interrupted" ? "stopped before its restart" : `its ${step === "drain" ? "drain" : "move"} failed`}) and ${cordon}`;
         }
         if (ctx.spec.onFailure === "rollback-node" || check === "interrupted")
-            return await rollBack(ctx, node, move, await modeOfPlacement(ctx, inst, move.from), ours, log, unanswered);
+            return await rollBack(
+                ctx,
+                node,
+                move,
+                await modeOfPlacement(ctx, inst, move.from),
+                ours,
+                log,
+                unanswered,
+                limits,
+            );
         return `onFailure is "stop": node ${node} is left on ${describePlacement(move.to)} and cordoned for inspection; the next run rolls it back to ${describePlacement(move.from)} if it fails again`;
     } catch (re) {
         if (re instanceof LeaseLost)
@@ -550,8 +612,10 @@ async function moveNode(
         unanswered = true;
     };
     let step = "start";
+    let limits: FirstSyncLimits | undefined;
     try {
         const fromMode = await modeOfPlacement(ctx, inst, origin);
+        if (ctx.spec.verify.nodeChecks) limits = await nodeSyncLimits(ctx, pool, n, wanted, log);
         if (n.move?.to === wanted)
             log(`resuming a move a previous run left in phase ${n.move.phase} (origin ${describePlacement(origin)})`);
         const podTimeout = ctx.spec.verify.podTimeoutSeconds;
@@ -596,6 +660,8 @@ async function moveNode(
         log(`kube-proxy ${pod?.name ?? ""} running on ${describePlacement(wanted)}`);
         interrupted();
         step = "verify";
+        if (limits) await firstSync(ctx, node, target.mode, limits, log);
+        interrupted();
         const checks = await checkNode(ctx, pool, node, target.mode, log);
         // from here on the node is good: an interruption lets it finish
         await releaseVerified(ctx, n, target, { handBack, ours }, log);
@@ -604,7 +670,13 @@ async function moveNode(
         const check = e instanceof CheckFailed ? e.check : e instanceof LeaseLost ? "lease" : step;
         const detail = (e as Error).message;
         log(`FAILED ${check}: ${detail.split("\n")[0]}`);
-        const rolledBack = await recoverNode(ctx, inst, move, { node, step, check, ours, cordoned, unanswered }, log);
+        const rolledBack = await recoverNode(
+            ctx,
+            inst,
+            move,
+            { node, step, check, ours, cordoned, unanswered, limits },
+            log,
+        );
         log(rolledBack);
         let unlisted: string | undefined;
         const leftCordoned = await cordonedByRollout(ctx).catch((le: unknown) => {

@@ -11,6 +11,7 @@ import { poolInputSchema, poolSchema, poolsSchema } from "../core/pools.js";
 import { configMapKeyProblem, nameProblem } from "../core/names.js";
 import { durationSchema, secondsOf, uniqueNames } from "../core/schema.js";
 import { parseSelector } from "../core/selector.js";
+import { FIRST_SYNC_DEFAULTS } from "../core/firstSync.js";
 import { PROXY_MODES } from "../core/types.js";
 
 export { describeIssues, durationSchema } from "../core/schema.js";
@@ -115,6 +116,16 @@ export const verifyInputSchema = z
         maxSyncAge: durationSchema({ positive: true }).default("5m"),
         /** how long a new kube-proxy may take to become Ready */
         podTimeout: durationSchema({ positive: true, waited: true }).default("3m"),
+        // the first-sync fields have no zod default, so specs stored before them keep their shape
+        /** the first sync's deadline: this many times the node's old-mode mean full sync (a pool's firstSyncTimeout wins); default 20 */
+        firstSyncFactor: z
+            .number({ message: "firstSyncFactor must be a number of at least 1, e.g. 20" })
+            .min(1, "firstSyncFactor must be a number of at least 1, e.g. 20")
+            .optional(),
+        /** the first sync's deadline is never shorter than this; default 2m */
+        firstSyncMin: durationSchema({ positive: true, waited: true }).optional(),
+        /** kube-proxy using no CPU this long before its first sync fails the node; default 60s */
+        firstSyncStall: durationSchema({ positive: true, waited: true }).optional(),
         hooks: z
             .array(hookInputSchema)
             .default([])
@@ -125,16 +136,27 @@ export const verifyInputSchema = z
     .strict();
 export type VerifyInput = z.output<typeof verifyInputSchema>;
 
-function verifySeconds({ maxSyncAge, podTimeout, hooks, ...verify }: VerifyInput) {
+function verifySeconds({
+    maxSyncAge,
+    podTimeout,
+    firstSyncFactor,
+    firstSyncMin,
+    firstSyncStall,
+    hooks,
+    ...verify
+}: VerifyInput) {
     return {
         ...verify,
+        firstSyncFactor: firstSyncFactor ?? FIRST_SYNC_DEFAULTS.factor,
         maxSyncAgeSeconds: secondsOf(maxSyncAge),
         podTimeoutSeconds: secondsOf(podTimeout),
+        firstSyncMinSeconds: secondsOf(firstSyncMin, FIRST_SYNC_DEFAULTS.minSeconds),
+        firstSyncStallSeconds: secondsOf(firstSyncStall, FIRST_SYNC_DEFAULTS.stallSeconds),
         hooks: hooks.map(hookSeconds),
     };
 }
 
-/** How nodes are verified, parsed: `maxSyncAgeSeconds`, `podTimeoutSeconds`, each hook's `timeoutSeconds`. */
+/** How nodes are verified, parsed: `maxSyncAgeSeconds`, `podTimeoutSeconds`, `firstSyncMinSeconds`, `firstSyncStallSeconds`, each hook's `timeoutSeconds`. */
 export const verifySchema = verifyInputSchema.transform(verifySeconds);
 export type VerifySpec = z.output<typeof verifySchema>;
 

@@ -216,7 +216,7 @@ namespace Pulumi.KubeProxy
         public Input<Inputs.TargetArgs>? Target { get; set; }
 
         /// <summary>
-        /// How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, no hooks.
+        /// How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, first sync within 20 x the old mode's (at least 2m, a stall of 60s fails it), no hooks.
         /// </summary>
         [Input("verify")]
         public Input<Inputs.VerifyArgs>? Verify { get; set; }

@@ -183,7 +183,7 @@ export interface KubeProxyModeArgs {
      */
     target?: pulumi.Input<inputs.TargetArgs | undefined>;
     /**
-     * How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, no hooks.
+     * How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, first sync within 20 x the old mode's (at least 2m, a stall of 60s fails it), no hooks.
      */
     verify?: pulumi.Input<inputs.VerifyArgs | undefined>;
 }

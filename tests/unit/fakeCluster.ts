@@ -72,6 +72,13 @@ export interface Faults {
     crashLoopOn?: (node: string, placement: string | null) => boolean;
     /** the node's kube-proxy on this configuration runs the right mode but its probe finds no rule sync for an hour, or no rules */
     probeFaultOn?: (node: string, placement: string | null) => "stale sync" | "no rules" | undefined;
+    /**
+     * the lines the first-sync sampler prints on the node (core/firstSync.ts's sample format);
+     * default: one sample that has synced the placement's mode at once
+     */
+    firstSyncSamplesOn?: (node: string, placement: string | null, mode: string) => string[] | undefined;
+    /** the old mode's mean full sync the node's metrics report (seconds); default 2 */
+    fullSyncSecondsOn?: (node: string) => number | undefined;
     /** an old kube-proxy pod still terminating on the node, listed after its running one */
     terminatingPodOn?: (node: string) => boolean;
     /** the node's kube-proxy pod runs but is not ready (its readiness probe failing), without restarts */
@@ -394,11 +401,26 @@ export class FakeCluster implements RolloutCluster {
             return { output: "### kpm:cleanup\nremoved kube-ipvs0\n\n### kpm:end\n", succeeded: true };
         }
         const n = this.node(node);
+        if (run.action === "await-sync") {
+            let synced: string = this.modeOf(n.placement);
+            if (this.faults.wrongModeOn?.(node, n.placement)) synced = synced === "nftables" ? "iptables" : "nftables";
+            const t = Math.floor(this.clock.now() / 1000);
+            const lines = this.faults.firstSyncSamplesOn?.(node, n.placement, synced) ?? [
+                `sample ${t} mode=${synced} synced=IPv4 cpu=100 pids=4242`,
+            ];
+            const output = ["### kpm:samples"];
+            for (const line of lines) {
+                output.push(line);
+                if (run.onLine?.(line)) break;
+            }
+            return { output: output.join("\n"), succeeded: true };
+        }
         let mode: string = this.modeOf(n.placement);
         if (this.faults.wrongModeOn?.(node, n.placement)) mode = mode === "nftables" ? "iptables" : "nftables";
         const leftovers = mode !== "ipvs" && this.faults.ipvsLeftoversOn?.(node) === true && !this.cleaned.has(node);
         const fault = this.faults.probeFaultOn?.(node, n.placement);
         const output = probeOutput(mode, this.clock.now() / 1000, {
+            fullSyncSeconds: this.faults.fullSyncSecondsOn?.(node) ?? 2,
             ipvsLeftovers: leftovers,
             syncAgeSeconds: fault === "stale sync" ? 3600 : 2,
             rules: fault !== "no rules",
@@ -513,7 +535,7 @@ export class FakeCluster implements RolloutCluster {
 export function probeOutput(
     mode: string,
     now: number,
-    { ipvsLeftovers = false, syncAgeSeconds = 2, rules: present = true, connected = false } = {},
+    { ipvsLeftovers = false, syncAgeSeconds = 2, rules: present = true, connected = false, fullSyncSeconds = 2 } = {},
 ): string {
     const rules = present && mode === "nftables" ? "table ip kube-proxy" : "";
     const chains = present && mode === "iptables" ? "chain IPv4 nft nat KUBE-SERVICES" : "";
@@ -527,6 +549,8 @@ export function probeOutput(
         "rc=0",
         "### kpm:metrics",
         `kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv4"} ${Math.floor(now) - syncAgeSeconds}`,
+        `kubeproxy_sync_full_proxy_rules_duration_seconds_sum{ip_family="IPv4"} ${fullSyncSeconds * 4}`,
+        `kubeproxy_sync_full_proxy_rules_duration_seconds_count{ip_family="IPv4"} 4`,
         "### kpm:kube-ipvs0",
         ipvs0,
         "### kpm:ipsets",

@@ -469,11 +469,13 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             const history = recording(cluster);
             await runPools(ctx());
             assert.deepEqual(history(), [
+                "probe canary-1",
                 "move started; cordon canary-1",
                 "move switching canary-1",
                 `place ${MARKS.holdValue} canary-1`,
                 "cleanup canary-1",
                 `place ${hash} canary-1`,
+                "await-sync canary-1",
                 "probe canary-1",
                 `move cleared; verified ${hash}; uncordon canary-1`,
             ]);
@@ -511,6 +513,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             await runPools(ctx());
             assert.deepEqual(history(), [
                 `move switching; cordon; place ${hash} canary-1`,
+                "await-sync canary-1",
                 "probe canary-1",
                 `move cleared; verified ${hash}; uncordon canary-1`,
             ]);
@@ -934,8 +937,8 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             );
             assert.deepEqual(
                 cluster.probeRuns.map((p) => p.run.action),
-                ["probe", "probe"],
-                "the move's check and the rollback's",
+                ["probe", "await-sync", "await-sync", "probe"],
+                "the old mode's sync read, the move's first sync (in the wrong mode), the rollback's first sync and check",
             );
             assert.equal(cluster.node("canary-1").placement, null);
             assertSettled(cluster);
@@ -1802,8 +1805,14 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             const [outcome] = await runPools(ctx());
             assert.deepEqual(asked, ["default/kubernetes"]);
             assert.deepEqual(
-                cluster.probeRuns.map((p) => [p.run.env.KPM_SERVICE_IP, p.run.env.KPM_SERVICE_PORT]),
-                [["10.96.0.1", "443"]],
+                cluster.probeRuns
+                    .filter((p) => p.run.action === "probe")
+                    .map((p) => [p.run.env.KPM_SERVICE_IP, p.run.env.KPM_SERVICE_PORT]),
+                // the old mode's sync is read before the move, without a Service
+                [
+                    [undefined, undefined],
+                    ["10.96.0.1", "443"],
+                ],
             );
             assert.deepEqual(
                 outcome.checks.filter((c) => c.check === "connection"),
@@ -2175,8 +2184,8 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 clock.onSleep = undefined;
                 assert.deepEqual(
                     cluster.probeRuns.map((p) => p.run.action),
-                    ["probe", "probe"],
-                    "the move's check and the soak's",
+                    ["probe", "await-sync", "probe", "probe"],
+                    "the old mode's sync read, the first sync, the move's check and the soak's",
                 );
                 assert.equal(cluster.node("canary-1").verified, HASH);
                 assertSettled(cluster);

@@ -21,6 +21,9 @@ namespace Pulumi.KubeProxy.Inputs
         [Input("drainTimeout")]
         public Input<string>? DrainTimeout { get; set; }
 
+        [Input("firstSyncTimeout")]
+        public Input<string>? FirstSyncTimeout { get; set; }
+
         [Input("maxUnavailable")]
         public Input<int>? MaxUnavailable { get; set; }
 

@@ -12,6 +12,15 @@ namespace Pulumi.KubeProxy.Inputs
 
     public sealed class VerifyArgs : global::Pulumi.ResourceArgs
     {
+        [Input("firstSyncFactor")]
+        public Input<double>? FirstSyncFactor { get; set; }
+
+        [Input("firstSyncMin")]
+        public Input<string>? FirstSyncMin { get; set; }
+
+        [Input("firstSyncStall")]
+        public Input<string>? FirstSyncStall { get; set; }
+
         [Input("hooks")]
         private InputList<Inputs.HookArgs>? _hooks;
         public InputList<Inputs.HookArgs> Hooks

@@ -101,7 +101,7 @@ type kubeProxyModeArgs struct {
 	Promotion *Promotion `pulumi:"promotion"`
 	// Where kube-proxy's configuration and DaemonSet are. Default: { flavor: "kubeadm" }.
 	Target *Target `pulumi:"target"`
-	// How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, no hooks.
+	// How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, first sync within 20 x the old mode's (at least 2m, a stall of 60s fails it), no hooks.
 	Verify *Verify `pulumi:"verify"`
 }
 
@@ -135,7 +135,7 @@ type KubeProxyModeArgs struct {
 	Promotion PromotionPtrInput
 	// Where kube-proxy's configuration and DaemonSet are. Default: { flavor: "kubeadm" }.
 	Target TargetPtrInput
-	// How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, no hooks.
+	// How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, first sync within 20 x the old mode's (at least 2m, a stall of 60s fails it), no hooks.
 	Verify VerifyPtrInput
 }
 

@@ -735,6 +735,7 @@ type Pool struct {
 	AllowUnroutedNode *bool      `pulumi:"allowUnroutedNode"`
 	Drain             *PoolDrain `pulumi:"drain"`
 	DrainTimeout      *string    `pulumi:"drainTimeout"`
+	FirstSyncTimeout  *string    `pulumi:"firstSyncTimeout"`
 	MaxUnavailable    *int       `pulumi:"maxUnavailable"`
 	Name              string     `pulumi:"name"`
 	NodeSelector      string     `pulumi:"nodeSelector"`
@@ -756,6 +757,7 @@ type PoolArgs struct {
 	AllowUnroutedNode pulumi.BoolPtrInput   `pulumi:"allowUnroutedNode"`
 	Drain             PoolDrainPtrInput     `pulumi:"drain"`
 	DrainTimeout      pulumi.StringPtrInput `pulumi:"drainTimeout"`
+	FirstSyncTimeout  pulumi.StringPtrInput `pulumi:"firstSyncTimeout"`
 	MaxUnavailable    pulumi.IntPtrInput    `pulumi:"maxUnavailable"`
 	Name              pulumi.StringInput    `pulumi:"name"`
 	NodeSelector      pulumi.StringInput    `pulumi:"nodeSelector"`
@@ -823,6 +825,10 @@ func (o PoolOutput) Drain() PoolDrainPtrOutput {
 
 func (o PoolOutput) DrainTimeout() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Pool) *string { return v.DrainTimeout }).(pulumi.StringPtrOutput)
+}
+
+func (o PoolOutput) FirstSyncTimeout() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Pool) *string { return v.FirstSyncTimeout }).(pulumi.StringPtrOutput)
 }
 
 func (o PoolOutput) MaxUnavailable() pulumi.IntPtrOutput {
@@ -1405,13 +1411,16 @@ func (o TargetPtrOutput) PodSelector() pulumi.StringPtrOutput {
 }
 
 type Verify struct {
-	Hooks             []Hook  `pulumi:"hooks"`
-	Image             *string `pulumi:"image"`
-	MaxSyncAge        *string `pulumi:"maxSyncAge"`
-	NodeChecks        *bool   `pulumi:"nodeChecks"`
-	PodTimeout        *string `pulumi:"podTimeout"`
-	PriorityClassName *string `pulumi:"priorityClassName"`
-	Service           *string `pulumi:"service"`
+	FirstSyncFactor   *float64 `pulumi:"firstSyncFactor"`
+	FirstSyncMin      *string  `pulumi:"firstSyncMin"`
+	FirstSyncStall    *string  `pulumi:"firstSyncStall"`
+	Hooks             []Hook   `pulumi:"hooks"`
+	Image             *string  `pulumi:"image"`
+	MaxSyncAge        *string  `pulumi:"maxSyncAge"`
+	NodeChecks        *bool    `pulumi:"nodeChecks"`
+	PodTimeout        *string  `pulumi:"podTimeout"`
+	PriorityClassName *string  `pulumi:"priorityClassName"`
+	Service           *string  `pulumi:"service"`
 }
 
 // Defaults sets the appropriate defaults for Verify
@@ -1455,13 +1464,16 @@ type VerifyInput interface {
 }
 
 type VerifyArgs struct {
-	Hooks             HookArrayInput        `pulumi:"hooks"`
-	Image             pulumi.StringPtrInput `pulumi:"image"`
-	MaxSyncAge        pulumi.StringPtrInput `pulumi:"maxSyncAge"`
-	NodeChecks        pulumi.BoolPtrInput   `pulumi:"nodeChecks"`
-	PodTimeout        pulumi.StringPtrInput `pulumi:"podTimeout"`
-	PriorityClassName pulumi.StringPtrInput `pulumi:"priorityClassName"`
-	Service           pulumi.StringPtrInput `pulumi:"service"`
+	FirstSyncFactor   pulumi.Float64PtrInput `pulumi:"firstSyncFactor"`
+	FirstSyncMin      pulumi.StringPtrInput  `pulumi:"firstSyncMin"`
+	FirstSyncStall    pulumi.StringPtrInput  `pulumi:"firstSyncStall"`
+	Hooks             HookArrayInput         `pulumi:"hooks"`
+	Image             pulumi.StringPtrInput  `pulumi:"image"`
+	MaxSyncAge        pulumi.StringPtrInput  `pulumi:"maxSyncAge"`
+	NodeChecks        pulumi.BoolPtrInput    `pulumi:"nodeChecks"`
+	PodTimeout        pulumi.StringPtrInput  `pulumi:"podTimeout"`
+	PriorityClassName pulumi.StringPtrInput  `pulumi:"priorityClassName"`
+	Service           pulumi.StringPtrInput  `pulumi:"service"`
 }
 
 // Defaults sets the appropriate defaults for VerifyArgs
@@ -1564,6 +1576,18 @@ func (o VerifyOutput) ToVerifyPtrOutputWithContext(ctx context.Context) VerifyPt
 	}).(VerifyPtrOutput)
 }
 
+func (o VerifyOutput) FirstSyncFactor() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v Verify) *float64 { return v.FirstSyncFactor }).(pulumi.Float64PtrOutput)
+}
+
+func (o VerifyOutput) FirstSyncMin() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Verify) *string { return v.FirstSyncMin }).(pulumi.StringPtrOutput)
+}
+
+func (o VerifyOutput) FirstSyncStall() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Verify) *string { return v.FirstSyncStall }).(pulumi.StringPtrOutput)
+}
+
 func (o VerifyOutput) Hooks() HookArrayOutput {
 	return o.ApplyT(func(v Verify) []Hook { return v.Hooks }).(HookArrayOutput)
 }
@@ -1614,6 +1638,33 @@ func (o VerifyPtrOutput) Elem() VerifyOutput {
 		var ret Verify
 		return ret
 	}).(VerifyOutput)
+}
+
+func (o VerifyPtrOutput) FirstSyncFactor() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v *Verify) *float64 {
+		if v == nil {
+			return nil
+		}
+		return v.FirstSyncFactor
+	}).(pulumi.Float64PtrOutput)
+}
+
+func (o VerifyPtrOutput) FirstSyncMin() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Verify) *string {
+		if v == nil {
+			return nil
+		}
+		return v.FirstSyncMin
+	}).(pulumi.StringPtrOutput)
+}
+
+func (o VerifyPtrOutput) FirstSyncStall() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Verify) *string {
+		if v == nil {
+			return nil
+		}
+		return v.FirstSyncStall
+	}).(pulumi.StringPtrOutput)
 }
 
 func (o VerifyPtrOutput) Hooks() HookArrayOutput {

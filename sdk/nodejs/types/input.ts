@@ -48,6 +48,7 @@ export interface PoolArgs {
     allowUnroutedNode?: pulumi.Input<boolean | undefined>;
     drain?: pulumi.Input<inputs.PoolDrainArgs | undefined>;
     drainTimeout?: pulumi.Input<string | undefined>;
+    firstSyncTimeout?: pulumi.Input<string | undefined>;
     maxUnavailable?: pulumi.Input<number | undefined>;
     name: pulumi.Input<string>;
     nodeSelector: pulumi.Input<string>;
@@ -84,6 +85,9 @@ export interface TargetArgs {
 }
 
 export interface VerifyArgs {
+    firstSyncFactor?: pulumi.Input<number | undefined>;
+    firstSyncMin?: pulumi.Input<string | undefined>;
+    firstSyncStall?: pulumi.Input<string | undefined>;
     hooks?: pulumi.Input<pulumi.Input<inputs.HookArgs>[] | undefined>;
     image?: pulumi.Input<string | undefined>;
     maxSyncAge?: pulumi.Input<string | undefined>;

@@ -243,6 +243,7 @@ class PoolArgsDict(TypedDict):
     allow_unrouted_node: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     drain: NotRequired[pulumi.Input[Optional['PoolDrainArgsDict']]]
     drain_timeout: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    first_sync_timeout: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     max_unavailable: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     soak: NotRequired[pulumi.Input[Optional[_builtins.str]]]
 
@@ -254,6 +255,7 @@ class PoolArgs:
                  allow_unrouted_node: pulumi.Input[Optional[_builtins.bool]] = None,
                  drain: pulumi.Input[Optional['PoolDrainArgs']] = None,
                  drain_timeout: pulumi.Input[Optional[_builtins.str]] = None,
+                 first_sync_timeout: pulumi.Input[Optional[_builtins.str]] = None,
                  max_unavailable: pulumi.Input[Optional[_builtins.int]] = None,
                  soak: pulumi.Input[Optional[_builtins.str]] = None):
         pulumi.set(__self__, "name", name)
@@ -264,6 +266,8 @@ class PoolArgs:
             pulumi.set(__self__, "drain", drain)
         if drain_timeout is not None:
             pulumi.set(__self__, "drain_timeout", drain_timeout)
+        if first_sync_timeout is not None:
+            pulumi.set(__self__, "first_sync_timeout", first_sync_timeout)
         if max_unavailable is not None:
             pulumi.set(__self__, "max_unavailable", max_unavailable)
         if soak is not None:
@@ -313,6 +317,15 @@ class PoolArgs:
     @drain_timeout.setter
     def drain_timeout(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "drain_timeout", value)
+
+    @_builtins.property
+    @pulumi.getter(name="firstSyncTimeout")
+    def first_sync_timeout(self) -> pulumi.Input[Optional[_builtins.str]]:
+        return pulumi.get(self, "first_sync_timeout")
+
+    @first_sync_timeout.setter
+    def first_sync_timeout(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "first_sync_timeout", value)
 
     @_builtins.property
     @pulumi.getter(name="maxUnavailable")
@@ -498,6 +511,9 @@ class TargetArgs:
 
 
 class VerifyArgsDict(TypedDict):
+    first_sync_factor: NotRequired[pulumi.Input[Optional[_builtins.float]]]
+    first_sync_min: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    first_sync_stall: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     hooks: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['HookArgsDict']]]]]
     image: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     max_sync_age: NotRequired[pulumi.Input[Optional[_builtins.str]]]
@@ -509,6 +525,9 @@ class VerifyArgsDict(TypedDict):
 @pulumi.input_type
 class VerifyArgs:
     def __init__(__self__, *,
+                 first_sync_factor: pulumi.Input[Optional[_builtins.float]] = None,
+                 first_sync_min: pulumi.Input[Optional[_builtins.str]] = None,
+                 first_sync_stall: pulumi.Input[Optional[_builtins.str]] = None,
                  hooks: pulumi.Input[Optional[Sequence[pulumi.Input['HookArgs']]]] = None,
                  image: pulumi.Input[Optional[_builtins.str]] = None,
                  max_sync_age: pulumi.Input[Optional[_builtins.str]] = None,
@@ -516,6 +535,12 @@ class VerifyArgs:
                  pod_timeout: pulumi.Input[Optional[_builtins.str]] = None,
                  priority_class_name: pulumi.Input[Optional[_builtins.str]] = None,
                  service: pulumi.Input[Optional[_builtins.str]] = None):
+        if first_sync_factor is not None:
+            pulumi.set(__self__, "first_sync_factor", first_sync_factor)
+        if first_sync_min is not None:
+            pulumi.set(__self__, "first_sync_min", first_sync_min)
+        if first_sync_stall is not None:
+            pulumi.set(__self__, "first_sync_stall", first_sync_stall)
         if hooks is not None:
             pulumi.set(__self__, "hooks", hooks)
         if image is None:
@@ -540,6 +565,33 @@ class VerifyArgs:
             service = 'default/kubernetes'
         if service is not None:
             pulumi.set(__self__, "service", service)
+
+    @_builtins.property
+    @pulumi.getter(name="firstSyncFactor")
+    def first_sync_factor(self) -> pulumi.Input[Optional[_builtins.float]]:
+        return pulumi.get(self, "first_sync_factor")
+
+    @first_sync_factor.setter
+    def first_sync_factor(self, value: pulumi.Input[Optional[_builtins.float]]):
+        pulumi.set(self, "first_sync_factor", value)
+
+    @_builtins.property
+    @pulumi.getter(name="firstSyncMin")
+    def first_sync_min(self) -> pulumi.Input[Optional[_builtins.str]]:
+        return pulumi.get(self, "first_sync_min")
+
+    @first_sync_min.setter
+    def first_sync_min(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "first_sync_min", value)
+
+    @_builtins.property
+    @pulumi.getter(name="firstSyncStall")
+    def first_sync_stall(self) -> pulumi.Input[Optional[_builtins.str]]:
+        return pulumi.get(self, "first_sync_stall")
+
+    @first_sync_stall.setter
+    def first_sync_stall(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "first_sync_stall", value)
 
     @_builtins.property
     @pulumi.getter

@@ -54,7 +54,7 @@ class KubeProxyModeArgs:
         :param pulumi.Input['OnFailure'] on_failure: What a failed node gets: "rollback-node" (back to its previous configuration, uncordoned) or "stop" (left as it is). Default: "rollback-node".
         :param pulumi.Input['PromotionArgs'] promotion: A promotion gate: refuse to move until the `after` stack finished the same target and held it for minSoak. Default: no gate.
         :param pulumi.Input['TargetArgs'] target: Where kube-proxy's configuration and DaemonSet are. Default: { flavor: "kubeadm" }.
-        :param pulumi.Input['VerifyArgs'] verify: How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, no hooks.
+        :param pulumi.Input['VerifyArgs'] verify: How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, first sync within 20 x the old mode's (at least 2m, a stall of 60s fails it), no hooks.
         """
         pulumi.set(__self__, "mode", mode)
         pulumi.set(__self__, "pools", pools)
@@ -257,7 +257,7 @@ class KubeProxyModeArgs:
     @pulumi.getter
     def verify(self) -> pulumi.Input[Optional['VerifyArgs']]:
         """
-        How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, no hooks.
+        How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, first sync within 20 x the old mode's (at least 2m, a stall of 60s fails it), no hooks.
         """
         return pulumi.get(self, "verify")
 
@@ -307,7 +307,7 @@ class KubeProxyMode(pulumi.ComponentResource):
         :param pulumi.Input[Sequence[pulumi.Input[Union['PoolArgs', 'PoolArgsDict']]]] pools: Rolled out in this order; every Linux node must be in exactly one. Each pool is a step in the resource graph: the list and the names must be known at preview.
         :param pulumi.Input[Union['PromotionArgs', 'PromotionArgsDict']] promotion: A promotion gate: refuse to move until the `after` stack finished the same target and held it for minSoak. Default: no gate.
         :param pulumi.Input[Union['TargetArgs', 'TargetArgsDict']] target: Where kube-proxy's configuration and DaemonSet are. Default: { flavor: "kubeadm" }.
-        :param pulumi.Input[Union['VerifyArgs', 'VerifyArgsDict']] verify: How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, no hooks.
+        :param pulumi.Input[Union['VerifyArgs', 'VerifyArgsDict']] verify: How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, first sync within 20 x the old mode's (at least 2m, a stall of 60s fails it), no hooks.
         """
         ...
     @overload

@@ -1,0 +1,96 @@
+// A node's first sync in its new mode, on the cluster: the old mode's sync read from the node
+// before the move, then a sampler pod on the node judged by core/firstSync.ts until kube-proxy
+// has synced, stalled, crashed or run out of time.
+import {
+    firstSyncLimits,
+    judgeFirstSync,
+    parseSyncSample,
+    syncBaseline,
+    type FirstSyncLimits,
+    type FirstSyncVerdict,
+    type SyncBaseline,
+    type SyncSample,
+} from "../core/firstSync.js";
+import { formatDuration } from "../core/duration.js";
+import { parseProbeOutput } from "../core/probe.js";
+import type { ProxyMode } from "../core/types.js";
+import type { RolloutCluster } from "./cluster.js";
+import type { VerifySpec } from "./spec.js";
+
+/** What the first-sync wait needs of the run. */
+export interface FirstSyncRun {
+    cluster: Pick<RolloutCluster, "runProbe">;
+    verify: VerifySpec;
+    /** the lease holder, kept on the pods for the next run's sweep */
+    holder?: string;
+}
+
+/** Progress lines of a long wait: at these seconds, then every doubling, so a wait of any length logs a few. */
+const FIRST_PROGRESS_SECONDS = 15;
+
+/** The node's old-mode sync, from a probe of its running kube-proxy's metrics. */
+export async function readSyncBaseline(run: FirstSyncRun, node: string): Promise<SyncBaseline> {
+    const { output } = await run.cluster.runProbe(node, {
+        image: run.verify.image,
+        action: "probe",
+        env: {},
+        timeoutSeconds: 120,
+        priorityClassName: run.verify.priorityClassName,
+        run: run.holder,
+    });
+    return syncBaseline(parseProbeOutput(output).metrics);
+}
+
+/** The first-sync limits of a node of `pool`, from its baseline and the run's verify settings. */
+export function limitsFor(run: FirstSyncRun, pool: { firstSyncTimeoutSeconds?: number }, baseline: SyncBaseline) {
+    return firstSyncLimits(baseline, {
+        factor: run.verify.firstSyncFactor,
+        minSeconds: run.verify.firstSyncMinSeconds,
+        stallSeconds: run.verify.firstSyncStallSeconds,
+        overrideSeconds: pool.firstSyncTimeoutSeconds,
+    });
+}
+
+/**
+ * Samples the node's kube-proxy until core/firstSync.ts judges its first sync in `mode` done or
+ * failed; logs the wait's start, a few progress lines and its end. Returns the last verdict.
+ */
+export async function awaitFirstSync(
+    run: FirstSyncRun,
+    node: string,
+    mode: ProxyMode,
+    limits: FirstSyncLimits,
+    log: (line: string) => void,
+): Promise<FirstSyncVerdict> {
+    log(
+        `waiting for the first sync in ${mode} mode (deadline ${formatDuration(limits.deadlineSeconds)}: ${limits.why}; a stall of ${formatDuration(limits.stallSeconds)} fails it)`,
+    );
+    const samples: SyncSample[] = [];
+    let verdict = { kind: "waiting", seconds: 0 } as FirstSyncVerdict;
+    let nextProgress = FIRST_PROGRESS_SECONDS;
+    await run.cluster.runProbe(node, {
+        image: run.verify.image,
+        action: "await-sync",
+        env: {},
+        // the pod's own limit, past the judge's deadline: the judge ends the wait first
+        timeoutSeconds: limits.deadlineSeconds + limits.stallSeconds + 60,
+        priorityClassName: run.verify.priorityClassName,
+        run: run.holder,
+        onLine: (line) => {
+            const sample = parseSyncSample(line);
+            if (!sample) return false;
+            samples.push(sample);
+            verdict = judgeFirstSync(samples, mode, limits);
+            if (verdict.kind === "waiting" && verdict.seconds >= nextProgress) {
+                nextProgress *= 2;
+                const busy = verdict.busy === undefined ? "" : verdict.busy ? ", kube-proxy busy" : ", kube-proxy idle";
+                log(
+                    `first sync: waiting ${verdict.seconds}s, /proxyMode ${sample.mode ? `says ${sample.mode}` : "not answering"}${busy}`,
+                );
+            }
+            return verdict.kind !== "waiting";
+        },
+    });
+    if (verdict.kind === "synced") log(`first sync in ${mode} mode done ${verdict.seconds}s after kube-proxy started`);
+    return verdict;
+}
