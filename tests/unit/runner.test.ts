@@ -23,7 +23,7 @@ import type { RolloutCluster, RolloutNode } from "../../components/rollout/clust
 import { rolloutSpecSchema, type RolloutSpec } from "../../components/rollout/spec.js";
 import { nodePhases, type StepLine } from "../../scripts/nodePhases.js";
 import { FIXTURES } from "../helpers.js";
-import { Crash, FakeClock, FakeCluster, kubeProxyConfig } from "./fakeCluster.js";
+import { Crash, FakeClock, FakeCluster, kubeProxyConfig, type Faults } from "./fakeCluster.js";
 
 const TARGET = kubeProxyConfig("nftables");
 const HASH = configHash(TARGET);
@@ -83,7 +83,7 @@ function assertSettled(cluster: FakeCluster, userCordoned: string[] = []): void 
 
 /** Every node on the target from the installer, verified, the installer's DaemonSet restored. */
 /** The failure of the one canary node, rolled back to the installer's DaemonSet and released. */
-function assertCanaryRolledBack(err: unknown, check: string, cluster: FakeCluster): void {
+function assertCanaryRolledBack(err: unknown, check: string, cluster: FakeCluster): asserts err is RolloutFailure {
     assert.ok(err instanceof RolloutFailure, String(err));
     assert.equal(err.check, check);
     assert.equal(
@@ -101,6 +101,48 @@ function assertFinished(cluster: FakeCluster): void {
         assert.equal(n.placement, null, `${n.name} runs the installer's DaemonSet`);
         assert.equal(n.verified, HASH, `${n.name} verified on the target`);
     }
+}
+
+/** Which write (its name, and the node it is on) a fault strikes after. */
+type WriteMatch = (what: string, node?: string) => boolean;
+
+/** A signal (as SIGINT or SIGTERM) given right after each write `when` matches, or `delayMs` after it. */
+function signalAfter(cluster: FakeCluster, when: WriteMatch, reason = "SIGINT", delayMs?: number): AbortSignal {
+    const stop = new AbortController();
+    cluster.faults.afterWrite = (what, node) => {
+        if (!when(what, node)) return;
+        if (delayMs === undefined) stop.abort(reason);
+        else setTimeout(() => stop.abort(reason), delayMs);
+    };
+    return stop.signal;
+}
+
+/** A run (of `only` those pools, else every one) given a signal right after a write `when` matches: the setup, and what the run threw. */
+async function stoppedRun(
+    when: WriteMatch,
+    opts: { setup?: Parameters<typeof setup>[0]; reason?: string; delayMs?: number; only?: string[] } = {},
+) {
+    const s = setup(opts.setup);
+    const signal = signalAfter(s.cluster, when, opts.reason, opts.delayMs);
+    const err: unknown = await runPools(s.ctx("run-1", { signal }), opts.only).catch((e) => e);
+    return { ...s, err };
+}
+
+/** The write `when` matches lands, but its answer is lost. */
+function loseAnswerOf(cluster: FakeCluster, when: WriteMatch): void {
+    cluster.faults.afterWrite = (what, node) => {
+        if (when(what, node)) throw new Error("SIMULATED: the connection reset before the answer");
+    };
+}
+
+/** The run is killed (SIGKILL) right after the write `when` matches: the cluster answers nothing more until revived. */
+function killAfter(cluster: FakeCluster, when: WriteMatch): void {
+    cluster.faults.afterWrite = (what, node) => {
+        if (when(what, node)) {
+            cluster.dead = true;
+            throw new Crash(what);
+        }
+    };
 }
 
 describe("runner on a SIMULATED in-memory cluster", () => {
@@ -173,10 +215,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             pools: { canary: 1 },
             spec: specOf({}, [{ name: "canary", nodeSelector: "pool=canary" }]),
         });
-        cluster.faults.afterWrite = (what, node) => {
-            if (what.startsWith("move switching; cordon; place") && node === "canary-1")
-                throw new Error("SIMULATED: the connection reset before the answer");
-        };
+        loseAnswerOf(cluster, (what, node) => what.startsWith("move switching; cordon; place") && node === "canary-1");
         const err = await runPools(ctx(), ["canary"]).catch((e) => e);
         assert.ok(err instanceof RolloutFailure, String(err));
         assert.equal(err.node, "canary-1");
@@ -564,6 +603,11 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             said: (how: string) => `was rolled back to ipvs mode (the installer's DaemonSet) and ${how}`,
             cordon: { released: "uncordoned", kept: "left cordoned as it was before" },
         };
+        /** what the lines say of a node its move left unchanged, for `why` */
+        const notChanged = (why: string) => ({
+            said: (how: string) => `was not changed (${why}) and ${how}`,
+            cordon: { released: "was uncordoned", kept: "stays cordoned as before" },
+        });
 
         for (const drain of [false, true]) {
             it(`a failed check (${drain ? "a pool that drains" : "cordon and restart in one write"}): both nodes of the batch rolled back; the user's cordon kept, the rollout's released`, async () => {
@@ -596,10 +640,11 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             ]);
             const { cluster, ctx, lines } = setup({ spec });
             cordonedByUser(cluster);
-            cluster.faults.afterWrite = (what, node) => {
-                if (what.startsWith("move switching; cordon; place") && node !== "canary-1" && node !== "workers-3")
-                    throw new Error("SIMULATED: the connection reset before the answer");
-            };
+            loseAnswerOf(
+                cluster,
+                (what, node) =>
+                    what.startsWith("move switching; cordon; place") && node !== "canary-1" && node !== "workers-3",
+            );
             await runPools(ctx(), ["canary"]);
             const err = await runPools(ctx(), ["workers"]).catch((e) => e);
             assert.ok(err instanceof RolloutFailure, String(err));
@@ -616,11 +661,12 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 ]);
                 const { cluster, ctx, lines } = setup({ spec });
                 cluster.faults.userCordonsBeforeCordonOn = (node) => node === "workers-2";
-                cluster.faults.afterWrite = (what, node) => {
-                    const lost = node === "workers-1" || node === "workers-2";
-                    if (lost && what.startsWith(drain ? "move started; cordon" : "move switching; cordon"))
-                        throw new Error("SIMULATED: the connection reset before the answer");
-                };
+                loseAnswerOf(
+                    cluster,
+                    (what, node) =>
+                        (node === "workers-1" || node === "workers-2") &&
+                        what.startsWith(drain ? "move started; cordon" : "move switching; cordon"),
+                );
                 await runPools(ctx(), ["canary"]);
                 const err = await runPools(ctx(), ["workers"]).catch((e) => e);
                 assert.ok(err instanceof RolloutFailure, String(err));
@@ -724,10 +770,8 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             const err = await runPools(ctx(), ["workers"]).catch((e) => e);
             assert.ok(err instanceof RolloutFailure, String(err));
             assert.equal(err.check, "drain");
-            assertUserCordonKept(cluster, lines, (how) => `was not changed (its drain failed) and ${how}`, {
-                released: "was uncordoned",
-                kept: "stays cordoned as before",
-            });
+            const unchanged = notChanged("its drain failed");
+            assertUserCordonKept(cluster, lines, unchanged.said, unchanged.cordon);
             assert.deepEqual(err.leftCordoned, []);
             assert.equal(cluster.node("workers-1").placement, null);
             assert.equal(cluster.node("workers-2").placement, null);
@@ -737,18 +781,13 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         it("the cordon's write in a pool that drains lands but its answer is lost: neither node changed nor restarted; the user's cordon kept (as listed), the rollout's released", async () => {
             const { cluster, ctx, lines } = setup();
             cordonedByUser(cluster);
-            cluster.faults.afterWrite = (what, node) => {
-                if (what === "move started; cordon" && node !== "workers-3")
-                    throw new Error("SIMULATED: the connection reset before the answer");
-            };
+            loseAnswerOf(cluster, (what, node) => what === "move started; cordon" && node !== "workers-3");
             await runPools(ctx(), ["canary"]);
             const err = await runPools(ctx(), ["workers"]).catch((e) => e);
             assert.ok(err instanceof RolloutFailure, String(err));
             assert.equal(err.check, "start");
-            assertUserCordonKept(cluster, lines, (how) => `was not changed (its move failed) and ${how}`, {
-                released: "was uncordoned",
-                kept: "stays cordoned as before",
-            });
+            const unchanged = notChanged("its move failed");
+            assertUserCordonKept(cluster, lines, unchanged.said, unchanged.cordon);
             assert.deepEqual(err.leftCordoned, []);
             // no drain, no placement written: the memory cleared, and the rollout's cordon released
             const writes = (node: string) => cluster.history.filter((h) => h.endsWith(` ${node}`));
@@ -764,12 +803,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             const { cluster, ctx, clock, lines } = setup();
             cordonedByUser(cluster);
             cluster.faults.wrongModeOn = (node, placement) => node === "workers-2" && placement === HASH;
-            cluster.faults.afterWrite = (what, node) => {
-                if (node === "workers-2" && what.startsWith("move rolling-back")) {
-                    cluster.dead = true;
-                    throw new Crash(what);
-                }
-            };
+            killAfter(cluster, (what, node) => node === "workers-2" && what.startsWith("move rolling-back"));
             await runPools(ctx("dead-run"), ["canary"]);
             await runPools(ctx("dead-run"), ["workers"]).catch(() => undefined);
             assert.equal(cluster.node("workers-2").move?.phase, "rolling-back", "killed mid-rollback");
@@ -945,15 +979,13 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         });
 
         it('onFailure "stop" leaves in place only a node that failed a check: one whose run was stopped (a signal) is rolled back', async () => {
-            const { cluster, ctx } = setup({
-                pools: { canary: 1 },
-                spec: specOf({ onFailure: "stop" }, [{ name: "canary", nodeSelector: "pool=canary" }]),
+            const { cluster, err } = await stoppedRun((what) => what.startsWith("move switching"), {
+                setup: {
+                    pools: { canary: 1 },
+                    spec: specOf({ onFailure: "stop" }, [{ name: "canary", nodeSelector: "pool=canary" }]),
+                },
+                reason: "SIGTERM",
             });
-            const stop = new AbortController();
-            cluster.faults.afterWrite = (what) => {
-                if (what.startsWith("move switching")) stop.abort("SIGTERM");
-            };
-            const err = await runPools(ctx("run-1", { signal: stop.signal })).catch((e) => e);
             assertCanaryRolledBack(err, "interrupted", cluster);
         });
     });
@@ -1041,12 +1073,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 verified: earlierHash,
                 verifiedAt: new Date(clock.now()).toISOString(),
             });
-            cluster.faults.afterWrite = (what) => {
-                if (what.startsWith("move switching")) {
-                    cluster.dead = true;
-                    throw new Crash(what);
-                }
-            };
+            killAfter(cluster, (what) => what.startsWith("move switching"));
             const spec = specOf({}, [{ name: "canary", nodeSelector: "pool=canary" }]);
             await runPools({ ...ctx("dead-run"), spec }).catch(() => undefined);
             cluster.revive();
@@ -1320,35 +1347,69 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 cluster.releaseLease = release;
             };
         };
-
-        it("stops writing at its renew deadline: the node in hand keeps its move memory and cordon, no write (not even a renewal) is sent after it, and the next run converges", async () => {
-            const { cluster, ctx, clock, lines } = setup();
-            const heal = partitioned(cluster);
+        /** counts the lease's renewals from now on: how many so far */
+        const countRenewals = (cluster: FakeCluster) => {
             const renew = cluster.renewLease.bind(cluster);
             let renewals = 0;
-            let renewalsAtStop: number | undefined;
             cluster.renewLease = (holder) => {
                 renewals++;
                 return renew(holder);
             };
+            return () => renewals;
+        };
+        /** each node's move is held up `ms` once its first write has landed (`held` around the wait): the startMove unheld */
+        const holdAfterStartMove = (
+            cluster: FakeCluster,
+            ms: number,
+            held: { before?(): void; after?(): void } = {},
+        ) => {
+            const startMove = cluster.startMove.bind(cluster);
+            cluster.startMove = async (...args) => {
+                const ours = await startMove(...args);
+                held.before?.();
+                await new Promise((r) => setTimeout(r, ms));
+                held.after?.();
+                return ours;
+            };
+            return startMove;
+        };
+        /** another run (run-2) takes the lease over */
+        const takeOver = (cluster: FakeCluster) => {
+            cluster.lease = { holder: "run-2", renewedAt: new Date().toISOString(), durationSeconds: 60 };
+        };
+        /** the run's last write was canary-1's cordon and placement: nothing was sent after it */
+        const assertLastWriteThePlacement = (cluster: FakeCluster) =>
+            assert.equal(
+                cluster.history.at(-1),
+                `move switching; cordon; place ${HASH} canary-1`,
+                cluster.history.join(" | "),
+            );
+        /** the run failed on finding its lease taken over, and sent nothing after canary-1's placement */
+        const assertTakenOver = (err: unknown, cluster: FakeCluster) => {
+            assert.ok(err instanceof RolloutFailure, String(err));
+            assert.match(err.detail, /taken over by another run/);
+            assertLastWriteThePlacement(cluster);
+        };
+
+        it("stops writing at its renew deadline: the node in hand keeps its move memory and cordon, no write (not even a renewal) is sent after it, and the next run converges", async () => {
+            const { cluster, ctx, clock, lines } = setup();
+            const heal = partitioned(cluster);
+            const renewals = countRenewals(cluster);
+            let renewalsAtStop: number | undefined;
             let held = false;
             let stoppedWhileHeld = false;
             const log = (l: string) => {
                 lines.push(l);
                 if (l.startsWith("stopping: ")) {
-                    renewalsAtStop ??= renewals;
+                    renewalsAtStop ??= renewals();
                     stoppedWhileHeld = held;
                 }
             };
             // the cordon's write lands, then the run is held up past the renew deadline (60 ms of a 90 ms lease)
-            const startMove = cluster.startMove.bind(cluster);
-            cluster.startMove = async (...args) => {
-                const ours = await startMove(...args);
-                held = true;
-                await new Promise((r) => setTimeout(r, 200));
-                held = false;
-                return ours;
-            };
+            const startMove = holdAfterStartMove(cluster, 200, {
+                before: () => (held = true),
+                after: () => (held = false),
+            });
             const err = await runPools(ctx("run-1", { leaseSeconds: 0.09, log }), ["canary"]).catch((e) => e);
             assert.ok(err instanceof RolloutFailure, String(err));
             assert.match(err.detail, /the rollout lease was not renewed for \d+\.\ds \(it lasts 0\.09s.*ETIMEDOUT/);
@@ -1359,17 +1420,13 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.match(err.detail, /the next run finishes that move or puts the node back/);
             assert.equal(lines.filter((l) => l.startsWith("stopping: the rollout lease was not renewed")).length, 1);
             assert.ok(
-                renewals > 0 && renewalsAtStop === renewals,
-                `${renewals} renewal(s), ${renewalsAtStop} at the stop`,
+                renewals() > 0 && renewalsAtStop === renewals(),
+                `${renewals()} renewal(s), ${renewalsAtStop} at the stop`,
             );
             assert.ok(stoppedWhileHeld, "the run noticed the deadline by itself, not at its next write");
             assert.match(err.rolledBack, /canary-1 is left as it is, mid-move and cordoned.*nothing more was written/);
             assert.ok(cluster.refused.length > 0, "the run tried to write after the deadline and was refused");
-            assert.equal(
-                cluster.history.at(-1),
-                `move switching; cordon; place ${HASH} canary-1`,
-                cluster.history.join(" | "),
-            );
+            assertLastWriteThePlacement(cluster);
             const node = cluster.node("canary-1");
             assert.deepEqual(
                 { move: node.move?.phase, cordoned: node.unschedulable, placement: node.placement },
@@ -1405,15 +1462,12 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             partitioned(cluster);
             // the cordon's write lands, then the run is held up 150 ms: past the lease's expiry minus
             // the request timeout (300 - 200 ms), though not past the renew deadline (200 ms)
-            const startMove = cluster.startMove.bind(cluster);
-            cluster.startMove = async (...args) => {
-                const ours = await startMove(...args);
+            holdAfterStartMove(cluster, 150, {
                 // from now on the node list gets no answer either
-                cluster.nodes = () =>
-                    Promise.reject(new Error("SIMULATED: the API server did not answer GET /api/v1/nodes"));
-                await new Promise((r) => setTimeout(r, 150));
-                return ours;
-            };
+                before: () =>
+                    (cluster.nodes = () =>
+                        Promise.reject(new Error("SIMULATED: the API server did not answer GET /api/v1/nodes"))),
+            });
             const timed = { leaseSeconds: 0.3, requestTimeoutSeconds: 0.2 };
             const err = await runPools(ctx("run-1", timed), ["canary"]).catch((e) => e);
             assert.ok(err instanceof RolloutFailure, String(err));
@@ -1422,11 +1476,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 /stops writing 0\.1s after its last renewal, so that a write with a request timeout of 0\.2s is answered or abandoned before it expires/,
             );
             assert.ok(cluster.refused.length > 0, "the run tried to write after the deadline and was refused");
-            assert.equal(
-                cluster.history.at(-1),
-                `move switching; cordon; place ${HASH} canary-1`,
-                cluster.history.join(" | "),
-            );
+            assertLastWriteThePlacement(cluster);
             // the failure does not claim that no node is left cordoned when it could not list them
             assert.match(
                 err.message,
@@ -1476,42 +1526,20 @@ describe("runner on a SIMULATED in-memory cluster", () => {
 
         it("a run whose lease another run took over before its renew deadline sends no further write, not even a rollback", async () => {
             const { cluster, ctx } = setup();
-            const startMove = cluster.startMove.bind(cluster);
-            cluster.startMove = async (...args) => {
-                const ours = await startMove(...args);
-                cluster.lease = { holder: "run-2", renewedAt: new Date().toISOString(), durationSeconds: 60 };
-                // a renewal (every 200 ms of a 600 ms lease) finds it taken over; the renew deadline (400 ms) is not reached
-                await new Promise((r) => setTimeout(r, 300));
-                return ours;
-            };
+            // a renewal (every 200 ms of a 600 ms lease) finds it taken over; the renew deadline (400 ms) is not reached
+            holdAfterStartMove(cluster, 300, { before: () => takeOver(cluster) });
             const err = await runPools(ctx("run-1", { leaseSeconds: 0.6 }), ["canary"]).catch((e) => e);
-            assert.ok(err instanceof RolloutFailure, String(err));
-            assert.match(err.detail, /taken over by another run/);
-            assert.equal(
-                cluster.history.at(-1),
-                `move switching; cordon; place ${HASH} canary-1`,
-                cluster.history.join(" | "),
-            );
+            assertTakenOver(err, cluster);
             assert.equal(cluster.node("canary-1").move?.phase, "switching", "left mid-move for the run that took over");
         });
 
         it("a run longer than its lease keeps it by renewing about every third of the lease, and finishes", async () => {
             const { cluster, ctx } = setup();
-            const renew = cluster.renewLease.bind(cluster);
-            let renewals = 0;
-            cluster.renewLease = (holder) => {
-                renewals++;
-                return renew(holder);
-            };
-            const startMove = cluster.startMove.bind(cluster);
-            cluster.startMove = async (...args) => {
-                const ours = await startMove(...args);
-                await new Promise((r) => setTimeout(r, 400)); // four renewals of a 150 ms lease, past its renew deadline (100 ms)
-                return ours;
-            };
+            const renewals = countRenewals(cluster);
+            holdAfterStartMove(cluster, 400); // four renewals of a 150 ms lease, past its renew deadline (100 ms)
             await runPools(ctx("run-1", { leaseSeconds: 0.15 }), ["canary"]);
             // every 50 ms over about 400 ms: not one request per tick of the event loop
-            assert.ok(renewals >= 3 && renewals <= 40, `${renewals} renewal(s)`);
+            assert.ok(renewals() >= 3 && renewals() <= 40, `${renewals()} renewal(s)`);
             assert.equal(cluster.node("canary-1").verified, HASH);
             assert.deepEqual(cluster.refused, []);
             assertSettled(cluster);
@@ -1519,33 +1547,18 @@ describe("runner on a SIMULATED in-memory cluster", () => {
 
         it("a run whose lease another run took over sends no further write, not even a rollback", async () => {
             const { cluster, ctx } = setup();
-            const startMove = cluster.startMove.bind(cluster);
-            cluster.startMove = async (...args) => {
-                const ours = await startMove(...args);
-                cluster.lease = { holder: "run-2", renewedAt: new Date().toISOString(), durationSeconds: 60 };
-                await new Promise((r) => setTimeout(r, 150)); // a renewal (every 30 ms) finds it taken over
-                return ours;
-            };
+            holdAfterStartMove(cluster, 150, { before: () => takeOver(cluster) }); // a renewal (every 30 ms) finds it taken over
             const err = await runPools(ctx("run-1", { leaseSeconds: 0.09 }), ["canary"]).catch((e) => e);
-            assert.ok(err instanceof RolloutFailure, String(err));
-            assert.match(err.detail, /taken over by another run/);
-            assert.equal(
-                cluster.history.at(-1),
-                `move switching; cordon; place ${HASH} canary-1`,
-                cluster.history.join(" | "),
-            );
+            assertTakenOver(err, cluster);
             assert.equal(cluster.lease?.holder, "run-2", "the release leaves another run's lease alone");
         });
     });
 
     describe("F2: a signal mid-node", () => {
         it("after the switch: the node is rolled back, the lease released, the error names the node", async () => {
-            const { cluster, ctx } = setup();
-            const stop = new AbortController();
-            cluster.faults.afterWrite = (what, node) => {
-                if (what.startsWith("move switching") && node === "canary-1") stop.abort("SIGINT");
-            };
-            const err = await runPools(ctx("run-1", { signal: stop.signal })).catch((e) => e);
+            const { cluster, err } = await stoppedRun(
+                (what, node) => what.startsWith("move switching") && node === "canary-1",
+            );
             assert.ok(err instanceof RolloutFailure, String(err));
             assert.equal(err.node, "canary-1");
             assert.equal(err.check, "interrupted");
@@ -1557,15 +1570,12 @@ describe("runner on a SIMULATED in-memory cluster", () => {
 
         for (const at of ["move started; cordon", "drain"]) {
             it(`${at === "drain" ? "after the drain" : "right after the cordon, in a pool that drains"}: the node is not ${at === "drain" ? "" : "drained nor "}restarted, and released as it was`, async () => {
-                const { cluster, ctx } = setup({
-                    pools: { canary: 1 },
-                    spec: specOf({}, [{ name: "canary", nodeSelector: "pool=canary", drain: true }]),
+                const { cluster, err } = await stoppedRun((what) => what === at, {
+                    setup: {
+                        pools: { canary: 1 },
+                        spec: specOf({}, [{ name: "canary", nodeSelector: "pool=canary", drain: true }]),
+                    },
                 });
-                const stop = new AbortController();
-                cluster.faults.afterWrite = (what) => {
-                    if (what === at) stop.abort("SIGINT");
-                };
-                const err = await runPools(ctx("run-1", { signal: stop.signal })).catch((e) => e);
                 assert.ok(err instanceof RolloutFailure, String(err));
                 assert.equal(err.check, "interrupted");
                 assert.equal(
@@ -1598,12 +1608,9 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         });
 
         it("after the checks passed: the node finishes its move, then the run stops", async () => {
-            const { cluster, ctx } = setup();
-            const stop = new AbortController();
-            cluster.faults.afterWrite = (what, node) => {
-                if (what.includes(`verified ${HASH}`) && node === "canary-1") stop.abort("SIGINT");
-            };
-            const err = await runPools(ctx("run-1", { signal: stop.signal })).catch((e) => e);
+            const { cluster, err } = await stoppedRun(
+                (what, node) => what.includes(`verified ${HASH}`) && node === "canary-1",
+            );
             assert.ok(err instanceof RolloutInterrupted, String(err));
             assert.equal(cluster.node("canary-1").placement, HASH);
             assert.equal(cluster.node("canary-1").verified, HASH);
@@ -1612,14 +1619,11 @@ describe("runner on a SIMULATED in-memory cluster", () => {
 
         it("during a hook: the hook is ended and the node rolled back", async () => {
             const hooks = [{ name: "slow", command: [process.execPath, "-e", "setTimeout(() => {}, 30000)"] }];
-            const { cluster, ctx } = setup({ spec: specOf({ verify: { hooks } }) });
-            const stop = new AbortController();
-            cluster.faults.afterWrite = (what, node) => {
-                if (what.startsWith("move switching") && node === "canary-1")
-                    setTimeout(() => stop.abort("SIGINT"), 300);
-            };
             const started = Date.now();
-            const err = await runPools(ctx("run-1", { signal: stop.signal }), ["canary"]).catch((e) => e);
+            const { cluster, err } = await stoppedRun(
+                (what, node) => what.startsWith("move switching") && node === "canary-1",
+                { setup: { spec: specOf({ verify: { hooks } }) }, delayMs: 300, only: ["canary"] },
+            );
             assert.ok(err instanceof RolloutFailure, String(err));
             assert.equal(err.check, "interrupted");
             assert.match(err.detail, /the hook was ended \(hook slow\)/);
@@ -1629,12 +1633,10 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         });
 
         it("between batches: stops before the next batch, every moved node verified and released", async () => {
-            const { cluster, ctx } = setup();
-            const stop = new AbortController();
-            cluster.faults.afterWrite = (what, node) => {
-                if (what.startsWith("move cleared") && node === "workers-2") stop.abort("SIGTERM");
-            };
-            const err = await runPools(ctx("run-1", { signal: stop.signal })).catch((e) => e);
+            const { cluster, err } = await stoppedRun(
+                (what, node) => what.startsWith("move cleared") && node === "workers-2",
+                { reason: "SIGTERM" },
+            );
             assert.ok(err instanceof RolloutInterrupted, String(err));
             assert.match(err.message, /next were workers-3/);
             assert.deepEqual(placements(cluster), {
@@ -1646,12 +1648,10 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assertSettled(cluster);
         });
         it("after a pool's last batch: stops before the next pool, naming the pool it stopped after", async () => {
-            const { cluster, ctx } = setup();
-            const stop = new AbortController();
-            cluster.faults.afterWrite = (what, node) => {
-                if (what.startsWith("move cleared") && node === "canary-1") stop.abort("SIGTERM");
-            };
-            const err = await runPools(ctx("run-1", { signal: stop.signal })).catch((e) => e);
+            const { cluster, err } = await stoppedRun(
+                (what, node) => what.startsWith("move cleared") && node === "canary-1",
+                { reason: "SIGTERM" },
+            );
             assert.ok(err instanceof RolloutInterrupted, String(err));
             assert.equal(
                 err.message,
@@ -1666,11 +1666,12 @@ describe("runner on a SIMULATED in-memory cluster", () => {
     describe("the last pool and the finish", () => {
         it("a signal after the last node of the run's last pool: nothing is left to stop, the run returns every node verified", async () => {
             const { cluster, ctx } = setup();
-            const stop = new AbortController();
-            cluster.faults.afterWrite = (what, node) => {
-                if (what.startsWith("move cleared") && node === "workers-3") stop.abort("SIGTERM");
-            };
-            const outcomes = await runPools(ctx("run-1", { signal: stop.signal }), ["workers"]);
+            const signal = signalAfter(
+                cluster,
+                (what, node) => what.startsWith("move cleared") && node === "workers-3",
+                "SIGTERM",
+            );
+            const outcomes = await runPools(ctx("run-1", { signal }), ["workers"]);
             assert.deepEqual(
                 outcomes.map((o) => `${o.node} ${o.result}`),
                 ["workers-1 verified", "workers-2 verified", "workers-3 verified"],
@@ -1971,12 +1972,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             const { cluster, ctx, clock } = setup();
             await runPools(ctx(), ["canary"]);
             await runPools(ctx(), ["workers"]);
-            cluster.faults.afterWrite = (what) => {
-                if (what === "write installer ConfigMap") {
-                    cluster.dead = true;
-                    throw new Crash(what);
-                }
-            };
+            killAfter(cluster, (what) => what === "write installer ConfigMap");
             await finish(ctx("dead-run")).catch(() => undefined);
             cluster.revive();
             cluster.faults.afterWrite = undefined;
@@ -2121,16 +2117,32 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                     if (now - started >= 1800_000) fault();
                 };
             };
+            /** one canary node soaking an hour (`extra` in its spec), `fault` striking half an hour in (`arrange` done
+             * before the run): the setup, and what the run (of `holder`) threw (undefined if it did not) */
+            const faultMidSoak = async (
+                fault: (cluster: FakeCluster) => void,
+                opts: {
+                    extra?: Partial<Record<string, unknown>>;
+                    arrange?: (cluster: FakeCluster) => void;
+                    holder?: string;
+                } = {},
+            ) => {
+                const s = setup({ pools: { canary: 1 }, spec: oneNode(opts.extra) });
+                opts.arrange?.(s.cluster);
+                midSoak(s.clock, () => fault(s.cluster));
+                const err: unknown = await runPools(s.ctx(opts.holder)).then(
+                    () => undefined,
+                    (e: unknown) => e,
+                );
+                s.clock.onSleep = undefined;
+                return { ...s, err };
+            };
 
             it("kube-proxy's pod gone from the node: the pool fails, the node rolled back", async () => {
-                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
-                midSoak(clock, () => {
+                const { cluster, err } = await faultMidSoak((c) => {
                     // SIMULATED: the node's kube-proxy pod deleted and not recreated
-                    if (cluster.node("canary-1").placement === HASH)
-                        cluster.node("canary-1").placement = MARKS.holdValue;
+                    if (c.node("canary-1").placement === HASH) c.node("canary-1").placement = MARKS.holdValue;
                 });
-                const err = await runPools(ctx()).catch((e) => e);
-                clock.onSleep = undefined;
                 assert.ok(err instanceof RolloutFailure, String(err));
                 assert.equal(err.check, "soak");
                 assert.equal(err.detail, "0 kube-proxy pods on the node");
@@ -2139,10 +2151,9 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             });
 
             it("kube-proxy's pod not ready (without a restart): the pool fails, the node rolled back", async () => {
-                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
-                midSoak(clock, () => (cluster.faults.notReadyOn = (_n, placement) => placement === HASH));
-                const err = await runPools(ctx()).catch((e) => e);
-                clock.onSleep = undefined;
+                const { cluster, err } = await faultMidSoak(
+                    (c) => (c.faults.notReadyOn = (_n, placement) => placement === HASH),
+                );
                 assert.ok(err instanceof RolloutFailure, String(err));
                 assert.equal(err.detail, `kube-proxy pod kube-proxy-${HASH}-canary-1 is Running, not ready`);
                 assert.equal(cluster.node("canary-1").placement, null);
@@ -2163,13 +2174,12 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             });
 
             it("a kube-proxy that had restarted before the soak and restarts during it: the failure counts only the soak's restarts", async () => {
-                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
-                cluster.faults.afterWrite = (what) => {
-                    if (what.startsWith(`move cleared; verified ${HASH}`)) cluster.node("canary-1").restarts = 1;
-                };
-                midSoak(clock, () => (cluster.node("canary-1").restarts = 3));
-                const err = await runPools(ctx()).catch((e) => e);
-                clock.onSleep = undefined;
+                const { cluster, err } = await faultMidSoak((c) => (c.node("canary-1").restarts = 3), {
+                    arrange: (c) =>
+                        (c.faults.afterWrite = (what) => {
+                            if (what.startsWith(`move cleared; verified ${HASH}`)) c.node("canary-1").restarts = 1;
+                        }),
+                });
                 assertCanaryRolledBack(err, "soak", cluster);
                 assert.equal(
                     err.detail,
@@ -2178,10 +2188,8 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             });
 
             it("leftovers of another mode found when the soak ends do not fail it (its end checks mode, sync and rules) and are not cleaned", async () => {
-                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
-                midSoak(clock, () => (cluster.faults.ipvsLeftoversOn = () => true));
-                await runPools(ctx());
-                clock.onSleep = undefined;
+                const { cluster, err } = await faultMidSoak((c) => (c.faults.ipvsLeftoversOn = () => true));
+                assert.ifError(err);
                 assert.deepEqual(
                     cluster.probeRuns.map((p) => p.run.action),
                     ["probe", "await-sync", "probe", "probe"],
@@ -2192,10 +2200,9 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             });
 
             it("the node found in another mode when the soak ends: the pool fails on its mode check, the node rolled back", async () => {
-                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
-                midSoak(clock, () => (cluster.faults.wrongModeOn = (_n, placement) => placement === HASH));
-                const err = await runPools(ctx()).catch((e) => e);
-                clock.onSleep = undefined;
+                const { cluster, err } = await faultMidSoak(
+                    (c) => (c.faults.wrongModeOn = (_n, placement) => placement === HASH),
+                );
                 assertCanaryRolledBack(err, "soak", cluster);
                 assert.match(err.detail, /^mode: /);
             });
@@ -2205,26 +2212,17 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 ["no rules", "rules"],
             ] as const)
                 it(`the node's kube-proxy found with ${fault === "stale sync" ? "no rule sync for an hour" : "its rules gone"}, in the right mode, when the soak ends: the pool fails on its ${check} check, the node rolled back`, async () => {
-                    const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
-                    midSoak(
-                        clock,
-                        () =>
-                            (cluster.faults.probeFaultOn = (_n, placement) => (placement === HASH ? fault : undefined)),
+                    const { cluster, err } = await faultMidSoak(
+                        (c) => (c.faults.probeFaultOn = (_n, placement) => (placement === HASH ? fault : undefined)),
                     );
-                    const err = await runPools(ctx()).catch((e) => e);
-                    clock.onSleep = undefined;
                     assertCanaryRolledBack(err, "soak", cluster);
                     assert.match(err.detail, new RegExp(`^${check}: `));
                 });
 
             it('onFailure "stop": the node is left on the target, as verified, and the lines say what failed and so', async () => {
-                const { cluster, ctx, clock, lines } = setup({
-                    pools: { canary: 1 },
-                    spec: oneNode({ onFailure: "stop" }),
+                const { cluster, lines, err } = await faultMidSoak((c) => (c.node("canary-1").restarts = 1), {
+                    extra: { onFailure: "stop" },
                 });
-                midSoak(clock, () => (cluster.node("canary-1").restarts = 1));
-                const err = await runPools(ctx()).catch((e) => e);
-                clock.onSleep = undefined;
                 assert.ok(err instanceof RolloutFailure, String(err));
                 assert.equal(err.rolledBack, `onFailure is "stop": node canary-1 is left on configuration ${HASH}`);
                 assert.ok(lines.includes(`pool canary node canary-1: ${err.rolledBack}`), lines.join("\n"));
@@ -2240,13 +2238,10 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             });
 
             it("the node fails its mode check on the installer's DaemonSet too: ROLLBACK OF ... FAILED, the node left cordoned in its rollback", async () => {
-                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
-                midSoak(clock, () => {
-                    cluster.node("canary-1").restarts = 1;
-                    cluster.faults.wrongModeOn = (_n, placement) => placement === null;
+                const { cluster, err } = await faultMidSoak((c) => {
+                    c.node("canary-1").restarts = 1;
+                    c.faults.wrongModeOn = (_n, placement) => placement === null;
                 });
-                const err = await runPools(ctx()).catch((e) => e);
-                clock.onSleep = undefined;
                 assert.ok(err instanceof RolloutFailure, String(err));
                 assert.match(
                     err.rolledBack,
@@ -2258,16 +2253,15 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             });
 
             it("the nodes left cordoned cannot be listed after the node's rollback: the failure says so, not that none is left", async () => {
-                const { cluster, ctx, clock } = setup({ pools: { canary: 1 }, spec: oneNode() });
-                midSoak(clock, () => (cluster.node("canary-1").restarts = 1));
-                cluster.faults.afterWrite = (what) => {
-                    if (what.startsWith("move cleared; verified none"))
-                        cluster.nodes = async () => {
-                            throw new Error("SIMULATED: the API server does not answer");
-                        };
-                };
-                const err = await runPools(ctx()).catch((e) => e);
-                clock.onSleep = undefined;
+                const { cluster, err } = await faultMidSoak((c) => (c.node("canary-1").restarts = 1), {
+                    arrange: (c) =>
+                        (c.faults.afterWrite = (what) => {
+                            if (what.startsWith("move cleared; verified none"))
+                                c.nodes = async () => {
+                                    throw new Error("SIMULATED: the API server does not answer");
+                                };
+                        }),
+                });
                 assert.ok(err instanceof RolloutFailure, String(err));
                 assert.equal(err.check, "soak");
                 assert.deepEqual(err.leftCordoned, []);
@@ -2278,16 +2272,10 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             });
 
             it("a run killed as it starts the node's rollback: the next run finishes the rollback, then moves the node again", async () => {
-                const { cluster, ctx, clock, lines } = setup({ pools: { canary: 1 }, spec: oneNode() });
-                midSoak(clock, () => (cluster.node("canary-1").restarts = 1));
-                cluster.faults.afterWrite = (what) => {
-                    if (what.startsWith("move rolling-back; cordon")) {
-                        cluster.dead = true;
-                        throw new Crash(what);
-                    }
-                };
-                await runPools(ctx("dead-run")).catch(() => undefined);
-                clock.onSleep = undefined;
+                const { cluster, ctx, clock, lines } = await faultMidSoak((c) => (c.node("canary-1").restarts = 1), {
+                    arrange: (c) => killAfter(c, (what) => what.startsWith("move rolling-back; cordon")),
+                    holder: "dead-run",
+                });
                 assert.equal(cluster.node("canary-1").placement, HASH, "killed before its placement changed");
                 cluster.revive();
                 cluster.faults = {};
@@ -2351,28 +2339,33 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         assertSettled(cluster);
     });
 
-    it("the finish's final check fails, naming the node, when its kube-proxy crash-loops after the restore", async () => {
-        const { cluster, ctx } = setup();
+    /** `fault` strikes the cluster once the finish has restored the installer's DaemonSet */
+    const afterRestore = (cluster: FakeCluster, fault: () => void) => {
         cluster.faults.afterWrite = (what) => {
-            if (what === "restore installer DaemonSet")
-                cluster.faults.crashLoopOn = (node, placement) => node === "workers-2" && placement === null;
+            if (what === "restore installer DaemonSet") fault();
         };
+    };
+    /** every pool moved, then the finish, `fault` striking once it restored the installer's DaemonSet: what it threw */
+    const finishFaultedAfterRestore = async (fault: (faults: Faults) => void): Promise<unknown> => {
+        const { cluster, ctx } = setup();
+        afterRestore(cluster, () => fault(cluster.faults));
         await runPools(ctx(), ["canary"]);
         await runPools(ctx(), ["workers"]);
-        const err = await finish(ctx()).catch((e) => e);
+        return finish(ctx()).catch((e) => e);
+    };
+
+    it("the finish's final check fails, naming the node, when its kube-proxy crash-loops after the restore", async () => {
+        const err = await finishFaultedAfterRestore(
+            (faults) => (faults.crashLoopOn = (node, placement) => node === "workers-2" && placement === null),
+        );
         assert.ok(err instanceof Error, "the finish did not fail");
         assert.match(err.message, /kube-proxy pod kube-proxy-workers-2 on workers-2 is failing \(CrashLoopBackOff/);
     });
 
     it("the finish's final check fails, naming the node and the check, when a node's kube-proxy runs another mode after the restore", async () => {
-        const { cluster, ctx } = setup();
-        cluster.faults.afterWrite = (what) => {
-            if (what === "restore installer DaemonSet")
-                cluster.faults.wrongModeOn = (node, placement) => node === "workers-2" && placement === null;
-        };
-        await runPools(ctx(), ["canary"]);
-        await runPools(ctx(), ["workers"]);
-        const err = await finish(ctx()).catch((e) => e);
+        const err = await finishFaultedAfterRestore(
+            (faults) => (faults.wrongModeOn = (node, placement) => node === "workers-2" && placement === null),
+        );
         assert.ok(err instanceof Error, "the finish did not fail");
         assert.match(
             err.message,
@@ -2381,15 +2374,11 @@ describe("runner on a SIMULATED in-memory cluster", () => {
     });
 
     it("the finish's final check fails, naming the node and the check, when a node's kube-proxy stopped syncing its rules after the restore", async () => {
-        const { cluster, ctx } = setup();
-        cluster.faults.afterWrite = (what) => {
-            if (what === "restore installer DaemonSet")
-                cluster.faults.probeFaultOn = (node, placement) =>
-                    node === "workers-2" && placement === null ? "stale sync" : undefined;
-        };
-        await runPools(ctx(), ["canary"]);
-        await runPools(ctx(), ["workers"]);
-        const err = await finish(ctx()).catch((e) => e);
+        const err = await finishFaultedAfterRestore(
+            (faults) =>
+                (faults.probeFaultOn = (node, placement) =>
+                    node === "workers-2" && placement === null ? "stale sync" : undefined),
+        );
         assert.ok(err instanceof Error, "the finish did not fail");
         assert.match(
             err.message,
@@ -2399,9 +2388,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
 
     it("the finish's final check neither fails on leftovers of another mode found after the restore nor cleans them", async () => {
         const { cluster, ctx } = setup();
-        cluster.faults.afterWrite = (what) => {
-            if (what === "restore installer DaemonSet") cluster.faults.ipvsLeftoversOn = () => true;
-        };
+        afterRestore(cluster, () => (cluster.faults.ipvsLeftoversOn = () => true));
         await up(ctx());
         assert.deepEqual(
             cluster.probeRuns.filter((p) => p.run.action === "cleanup"),
@@ -2416,12 +2403,10 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         await runPools(ctx(), ["canary"]);
         await runPools(ctx(), ["workers"]);
         let restored = false;
-        cluster.faults.afterWrite = (what) => {
-            if (what === "restore installer DaemonSet") {
-                restored = true;
-                cluster.faults.notReadyOn = (node, placement) => node === "workers-2" && placement === null;
-            }
-        };
+        afterRestore(cluster, () => {
+            restored = true;
+            cluster.faults.notReadyOn = (node, placement) => node === "workers-2" && placement === null;
+        });
         const waited: string[] = [];
         const wait = cluster.waitForKubeProxy.bind(cluster);
         cluster.waitForKubeProxy = async (node, placement, timeout, options) => {
