@@ -13,6 +13,7 @@ export * from "./nodes.js";
 export * from "./duration.js";
 export * from "./plan.js";
 export * from "./planner.js";
+export * from "./cleanup.js";
 export * from "./firstSync.js";
 export * from "./probe.js";
 export * from "./probePods.js";

@@ -10,6 +10,7 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { effectiveMode, parseKubeProxyConfiguration } from "../core/config.js";
+import { summarizeCleanup } from "../core/cleanup.js";
 import type { FirstSyncLimits } from "../core/firstSync.js";
 import { formatDuration } from "../core/duration.js";
 import { anyPoolDrains } from "../core/drain.js";
@@ -272,7 +273,8 @@ async function cleanNode(
         priorityClassName: v.priorityClassName,
         run: ctx.holder,
     });
-    for (const line of output.split("\n").filter((l) => l && !l.startsWith("###"))) log(`cleanup: ${line}`);
+    const lines = output.split("\n").filter((l) => l && !l.startsWith("###"));
+    for (const line of summarizeCleanup(lines)) log(`cleanup: ${line}`);
 }
 
 /** The start-up log check of the node's running kube-proxy pod. */

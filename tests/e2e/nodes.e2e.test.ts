@@ -349,13 +349,13 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
         assert.match(out, /cleanup: ran via: chroot \/host; the pod's shell: \/bin\/busybox/);
         assert.match(
             out,
-            /cleanup: not ours, left alone: iptables chain KUBE-ROUTER-INPUT \(table filter, nft backend\)/,
+            /cleanup: not ours, left alone: iptables chains \(table filter, nft backend\): \d+: [^\n]*KUBE-ROUTER-INPUT/,
         );
         assert.match(
             out,
-            /cleanup: not ours, left alone: iptables chain KUBE-NWPLCY-6MLZY3WQ4CE2 \(table nat, nft backend\)/,
+            /cleanup: not ours, left alone: iptables chains \(table nat, nft backend\): \d+: [^\n]*KUBE-NWPLCY-6MLZY3WQ4CE2/,
         );
-        assert.match(out, /cleanup: not ours, left alone: ipset KUBE-SRC-OGEBQ3C2ZBT4/);
+        assert.match(out, /cleanup: not ours, left alone: ipsets: \d+: [^\n]*KUBE-SRC-OGEBQ3C2ZBT4/);
         assert.match(out, /cleanup: not ours, left alone: nftables table inet kube-router-lb/);
         for (const n of cluster.nodes) {
             assert.match(
@@ -422,18 +422,18 @@ describe("@e2e real nodes: the real kube-proxy in network namespaces, every buil
         assert.match(out, /kube-proxy stopped; removing ipvs leftovers \(iptables mode does not\)/);
         assert.match(
             out,
-            /cleanup: removed kube-proxy chain KUBE-NODE-PORT \(iptables table nat, nft backend\)/,
+            /cleanup: removed kube-proxy chains \(iptables table nat, nft backend\): \d+: /,
             "the cleanup removed ipvs chains in the window",
         );
         assert.match(
             out,
-            /cleanup: not ours, left alone: iptables chain KUBE-ROUTER-INPUT \(table filter, nft backend\)/,
+            /cleanup: not ours, left alone: iptables chains \(table filter, nft backend\): \d+: [^\n]*KUBE-ROUTER-INPUT/,
         );
         assert.match(
             out,
-            /cleanup: not ours, left alone: ip6tables chain KUBE-ROUTER-INPUT \(table filter, nft backend\)/,
+            /cleanup: not ours, left alone: ip6tables chains \(table filter, nft backend\): \d+: [^\n]*KUBE-ROUTER-INPUT/,
         );
-        assert.match(out, /cleanup: not ours, left alone: ipset KUBE-SRC-6OGEBQ3C2ZBT4/);
+        assert.match(out, /cleanup: not ours, left alone: ipsets: \d+: [^\n]*KUBE-SRC-6OGEBQ3C2ZBT4/);
         assert.match(out, /node canary-1: ok leftovers: no state of another mode left/);
         assertForeignKept(cluster, node, before, LATE_RULES);
         assert.notEqual(onNode(cluster, node, ["ip", "link", "show", "kube-ipvs0"]).code, 0);

@@ -145,6 +145,92 @@ function killAfter(cluster: FakeCluster, when: WriteMatch): void {
     };
 }
 
+describe("runner on a SIMULATED in-memory cluster: the wait for each node's first sync", () => {
+    const ONE = [{ name: "canary", nodeSelector: "pool=canary" }];
+    /** Sampler lines every 2 s from t=1000: cpu per sample, synced in `mode` at `syncAt` (never if undefined). */
+    const sampled = (cpu: number[], mode: string, syncAt?: number) =>
+        cpu.map(
+            (c, i) =>
+                `sample ${1000 + 2 * i} mode=${syncAt !== undefined && i >= syncAt ? mode : "-"} synced=${syncAt !== undefined && i >= syncAt ? "IPv4" : "-"} cpu=${c} pids=42`,
+        );
+
+    it("a kube-proxy that stalls before its first sync (no CPU for verify.firstSyncStall) fails the node, which is rolled back", async () => {
+        const { cluster, ctx, lines } = setup({
+            pools: { canary: 1 },
+            spec: specOf({ verify: { hooks: [], firstSyncStall: "20s" } }, ONE),
+        });
+        // the new mode stalls at 7 ticks; the origin (the rollback) syncs at once
+        cluster.faults.firstSyncSamplesOn = (_n, placement, mode) =>
+            placement === HASH ? sampled([1, 4, 7, ...Array(15).fill(7)], mode) : undefined;
+        const err = await runPools(ctx()).catch((e) => e);
+        assertCanaryRolledBack(err, "first-sync", cluster);
+        assert.match(err.message, /kube-proxy stalled before its first sync: no CPU used for 20s \(limit 20s/);
+        assert.ok(
+            lines.includes("pool canary node canary-1: first sync in ipvs mode done 0s after kube-proxy started"),
+            "the rollback waited for the origin's first sync",
+        );
+    });
+
+    it("a slow kube-proxy (CPU growing for longer than the stall limit) passes once it syncs, logging a few progress lines", async () => {
+        const { cluster, ctx, lines } = setup({
+            pools: { canary: 1 },
+            spec: specOf({ verify: { hooks: [], firstSyncStall: "20s" } }, ONE),
+        });
+        const ticks = Array.from({ length: 60 }, (_, i) => i);
+        cluster.faults.firstSyncSamplesOn = (_n, placement, mode) =>
+            placement === HASH ? sampled(ticks, mode, 59) : undefined;
+        const [outcome] = await runPools(ctx());
+        assert.equal(outcome.result, "verified");
+        const mine = lines.filter((l) => l.includes("first sync"));
+        assert.deepEqual(mine, [
+            "pool canary node canary-1: waiting for the first sync in nftables mode (deadline 2m: the floor 2m (20 x the old mode's mean full sync of 2.00s); a stall of 20s fails it)",
+            "pool canary node canary-1: first sync: waiting 16s, /proxyMode not answering, kube-proxy busy",
+            "pool canary node canary-1: first sync: waiting 30s, /proxyMode not answering, kube-proxy busy",
+            "pool canary node canary-1: first sync: waiting 60s, /proxyMode not answering, kube-proxy busy",
+            "pool canary node canary-1: first sync in nftables mode done 118s after kube-proxy started",
+        ]);
+    });
+
+    it("the deadline comes from the node's old-mode sync (factor x its mean full sync), and a pool's firstSyncTimeout overrides it", async () => {
+        const busyForever = (_n: string, placement: string | null) =>
+            placement === HASH
+                ? sampled(
+                      Array.from({ length: 200 }, (_, i) => i),
+                      "nftables",
+                  )
+                : undefined;
+        const fromNode = setup({
+            pools: { canary: 1 },
+            spec: specOf({ verify: { hooks: [], firstSyncFactor: 10 } }, ONE),
+        });
+        fromNode.cluster.faults.firstSyncSamplesOn = busyForever;
+        fromNode.cluster.faults.fullSyncSecondsOn = () => 15;
+        const late = await runPools(fromNode.ctx()).catch((e) => e);
+        assertCanaryRolledBack(late, "first-sync", fromNode.cluster);
+        assert.match(late.message, /no first sync within 2m30s \(10 x the old mode's mean full sync of 15\.00s;/);
+
+        const pool = setup({
+            pools: { canary: 1 },
+            spec: specOf({}, [{ ...ONE[0], firstSyncTimeout: "1m" }]),
+        });
+        pool.cluster.faults.firstSyncSamplesOn = busyForever;
+        const overridden = await runPools(pool.ctx()).catch((e) => e);
+        assertCanaryRolledBack(overridden, "first-sync", pool.cluster);
+        assert.match(overridden.message, /no first sync within 1m \(the pool's firstSyncTimeout 1m;/);
+    });
+
+    it("the leftovers check and the tool's cleanup come after the first sync, never beside kube-proxy's own start-up cleanup", async () => {
+        const { cluster, ctx } = setup({ pools: { canary: 1 }, spec: specOf({}, ONE) });
+        cluster.faults.ipvsLeftoversOn = () => true;
+        await runPools(ctx());
+        assert.deepEqual(
+            cluster.probeRuns.map((p) => p.run.action),
+            ["probe", "await-sync", "probe", "cleanup", "probe"],
+            "the old sync read, the first sync, the checks, the cleanup of what kube-proxy left, the checks again",
+        );
+    });
+});
+
 describe("runner on a SIMULATED in-memory cluster", () => {
     it("a node's move and its hand-back are two node writes each when nothing comes between cordon and restart (memory, cordon and placement; verified with uncordon), three with a drain", async () => {
         const { cluster, ctx, lines } = setup({
@@ -269,7 +355,7 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 lines.some((l) => /left .*kube-ipvs0.*removing them/.test(l)),
                 lines.join("\n"),
             );
-            // what the cleanup did, line by line; not its section markers nor its blank lines
+            // what the cleanup did, summarised (core/cleanup.ts); not its section markers nor its blank lines
             assert.deepEqual(
                 lines.filter((l) => l.includes("cleanup: ")),
                 ["pool canary node canary-1: cleanup: removed kube-ipvs0"],
