@@ -1,5 +1,5 @@
 // Reads everything a migration is decided from. Read-only: nothing here writes to the cluster.
-import type * as k8s from "../libraries/kubernetesClient.js";
+import * as k8s from "../libraries/kubernetesClient.js";
 import { PROMETHEUS_RULE, type CrdPresence } from "../core/alerts.js";
 import type { ClusterSnapshot, ServiceFacts } from "../core/migration.js";
 import { rolloutAccesses, type AccessAnswer } from "../core/rbac.js";
@@ -19,11 +19,12 @@ export async function readSnapshot(
     rollout: { drain: boolean } = { drain: false },
 ): Promise<ClusterSnapshot> {
     const cluster = new KubeProxyCluster(loadKubeConfig(access), namesFor(flavor, names));
-    const [serverVersion, inst, nodes, services, prometheusRuleCrd, accessAnswer] = await Promise.all([
+    const [serverVersion, inst, nodes, services, endpoints, prometheusRuleCrd, accessAnswer] = await Promise.all([
         cluster.serverVersion(),
         cluster.installation(),
         cluster.nodeStates(),
         cluster.core.listServiceForAllNamespaces(),
+        countEndpoints(cluster.kc),
         crdPresence(cluster, PROMETHEUS_RULE.crd),
         cluster
             .deniedAccesses(rolloutAccesses({ ...cluster.names, drain: rollout.drain }))
@@ -46,7 +47,28 @@ export async function readSnapshot(
         access: accessAnswer,
         cluster: clusterName(cluster.kc),
         eksAddon: managedAddonOf([metadataOf("ConfigMap", inst.configMap), metadataOf("DaemonSet", inst.daemonSet)]),
+        ...(endpoints !== undefined ? { load: { services: services.items.length, endpoints } } : {}),
     };
+}
+
+/**
+ * Every EndpointSlice's endpoints, counted page by page (a cluster at 250,000 endpoints is never
+ * held whole); undefined when they cannot be listed: the preview then makes no estimate.
+ */
+async function countEndpoints(kc: k8s.KubeConfig): Promise<number | undefined> {
+    const discovery = kc.makeApiClient(k8s.DiscoveryV1Api);
+    let total = 0;
+    let _continue: string | undefined;
+    try {
+        do {
+            const page = await discovery.listEndpointSliceForAllNamespaces({ limit: 500, _continue });
+            for (const slice of page.items) total += slice.endpoints?.length ?? 0;
+            _continue = page.metadata?._continue || undefined;
+        } while (_continue);
+    } catch {
+        return undefined;
+    }
+    return total;
 }
 
 /** What the EKS add-on detection reads of an object: its name, labels and field managers. */

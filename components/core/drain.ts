@@ -1,6 +1,8 @@
 // Which pods a node drain evicts, skips or refuses, with kubectl drain's rules; which
 // PodDisruptionBudget blocks an eviction; and the rule for moves that leave a node without
 // kube-proxy for a while. Pure: pod and PDB objects in, decisions out.
+import { formatDuration } from "./duration.js";
+import { describeLoad, estimateNode, UNROUTED_BOUND_SECONDS, type ServiceLoad } from "./syncEstimate.js";
 import type { Finding, ProxyMode } from "./types.js";
 
 /** The parts of a Pod a drain decision reads. */
@@ -162,19 +164,32 @@ export function drainDeadline(startMs: number, timeoutSeconds: number): number {
 }
 
 /**
- * ipvs -> iptables stops kube-proxy on the node, removes the ipvs state, then starts the
- * iptables one: in between no process routes Services on that node. A pool that does not drain
- * keeps its workloads there, so it must say it accepts that (`allowUnroutedNode: true`).
+ * A moving node whose pods stay have no Service routing while neither mode's rules are in place:
+ * ipvs -> iptables always (kube-proxy is stopped, the ipvs state removed, then the iptables one
+ * started), and any move whose estimated window (core/syncEstimate.ts) at the cluster's load
+ * passes UNROUTED_BOUND_SECONDS. A pool that does not drain must say it accepts that
+ * (`allowUnroutedNode: true`).
  */
 export function unroutedNodeFindings(
     pools: { name: string; drain?: PoolDrain; allowUnroutedNode?: boolean }[],
     from: ProxyMode | undefined,
     to: ProxyMode,
-    opts: { podTimeoutSeconds?: number; cleanupTimeoutSeconds?: number } = {},
+    opts: { podTimeoutSeconds?: number; cleanupTimeoutSeconds?: number; load?: ServiceLoad } = {},
 ): Finding[] {
-    if (from !== "ipvs" || to !== "iptables") return [];
+    if (from === undefined || from === to) return [];
+    const stopped = from === "ipvs" && to === "iptables";
+    const estimate = opts.load ? estimateNode(from, to, opts.load) : undefined;
+    const long = estimate !== undefined && estimate.windowSeconds > UNROUTED_BOUND_SECONDS;
+    if (!stopped && !long) return [];
     const podTimeout = opts.podTimeoutSeconds ?? 180;
     const cleanup = opts.cleanupTimeoutSeconds ?? 120;
+    const how = stopped
+        ? `on each node kube-proxy is stopped, the ipvs state removed, then the iptables kube-proxy started`
+        : `on each node the new kube-proxy programs no rule until its first sync in ${to} mode`;
+    const howLong =
+        estimate && opts.load
+            ? `about ${formatDuration(estimate.windowSeconds)} at ${describeLoad(opts.load)}, estimated`
+            : `usually tens of seconds; at most ${cleanup}s for the cleanup plus ${podTimeout}s for each kube-proxy to stop and start, verify.podTimeout`;
     const out: Finding[] = [];
     pools.forEach((p, i) => {
         if (drainOptions(p.drain) !== undefined || p.allowUnroutedNode === true) return;
@@ -182,9 +197,7 @@ export function unroutedNodeFindings(
             severity: "error",
             code: "pools.unroutedNode",
             field: `pools[${i}].drain`,
-            message:
-                `pool ${p.name} moves ipvs -> iptables without draining: on each node kube-proxy is stopped, the ipvs state removed, then the iptables kube-proxy started, ` +
-                `so the node's pods have no Service routing for that time (usually tens of seconds; at most ${cleanup}s for the cleanup plus ${podTimeout}s for each kube-proxy to stop and start, verify.podTimeout)`,
+            message: `pool ${p.name} moves ${from} -> ${to} without draining: ${how}, so the node's pods have no Service routing for that time (${howLong})`,
             fix: `set drain: true on pool ${p.name} (its pods leave the node first), or allowUnroutedNode: true to accept the gap`,
         });
     });

@@ -15,6 +15,7 @@ export * from "./plan.js";
 export * from "./planner.js";
 export * from "./cleanup.js";
 export * from "./firstSync.js";
+export * from "./syncEstimate.js";
 export * from "./probe.js";
 export * from "./probePods.js";
 export * from "./migration.js";

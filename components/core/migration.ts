@@ -11,6 +11,7 @@ import type { CrdPresence, DesiredSettings, Finding } from "./types.js";
 import type { AccessAnswer } from "./rbac.js";
 import { parseKubeVersion, type KubeVersion } from "./versions.js";
 import { nameList } from "./text.js";
+import type { ServiceLoad } from "./syncEstimate.js";
 
 export interface ServiceFacts {
     namespace: string;
@@ -36,6 +37,8 @@ export interface ClusterSnapshot {
     cluster?: string;
     /** EKS manages kube-proxy as an add-on (its objects' field manager); absent when it does not */
     eksAddon?: ManagedAddon;
+    /** Services and endpoints kube-proxy programs: each pool's move is estimated from them; absent when not read */
+    load?: ServiceLoad;
 }
 
 export interface Migration {
@@ -98,6 +101,7 @@ export function decideMigration(
         ? planRollout(pools, snapshot.nodes, target, {
               tcpBeLiberal: getPath(rendered.after, "conntrack.tcpBeLiberal") === true,
               fromMode: effectiveMode(snapshot.current.config),
+              load: snapshot.load,
           })
         : { plan: { target, pools: [], moving: 0 }, findings: [] };
     findings.push(

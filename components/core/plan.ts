@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { type DrainOptions } from "./drain.js";
 import { type NodeFacts } from "./nodes.js";
 import { type ProxyMode } from "./types.js";
+import { describeEstimate, type PoolEstimate } from "./syncEstimate.js";
 
 /** Labels and annotations the rollout keeps on nodes and objects: the rollout's memory lives in the cluster. */
 export const MARKS = {
@@ -83,6 +84,8 @@ export interface PoolPlan {
     batches: string[][];
     /** how many nodes of the pool move (the others are already verified on the target) */
     moving: number;
+    /** what each moving node and the pool are estimated to take at the cluster's load (known at preview) */
+    estimate?: PoolEstimate;
 }
 
 export interface RolloutTarget {
@@ -203,6 +206,7 @@ export function describePlan(plan: RolloutPlan): string {
             `  ${i + 1}. pool ${p.name} (${p.nodeSelector}): ${p.nodes.length} node(s)${done ? `, ${done} already verified` : ""}, ` +
                 `max ${p.maxUnavailable} at a time in ${plural(p.batches.length, "batch", "batches")}${p.drain ? `, drain first${p.drainOptions?.force ? ", bare pods too" : ""}${p.drainOptions?.deleteEmptyDirData ? ", emptyDir data deleted" : ""}` : ""}${p.soakSeconds ? `, soak ${p.soakSeconds}s after` : ""}`,
         );
+        if (p.estimate) lines.push(`     estimate: ${describeEstimate(p.estimate, plan.target.mode)}`);
         lines.push(...batchLines(p));
     });
     return lines.join("\n");

@@ -1,6 +1,7 @@
 // The planner: assigns every Linux node to exactly one pool, judges the kernels of the nodes that
 // will move, and cuts each pool into batches, from the pools as parsed (durations in seconds). Pure.
 import { drainOptions, unroutedNodeFindings } from "./drain.js";
+import { formatDuration } from "./duration.js";
 import { compareNodeNames, nodeVerdict } from "./nodes.js";
 import {
     targetPlacement,
@@ -14,8 +15,22 @@ import type { Pool } from "./pools.js";
 import { matchesSelector, parseSelector } from "./selector.js";
 import type { Finding, ProxyMode } from "./types.js";
 import { nameList } from "./text.js";
+import {
+    describeLoad,
+    estimateNode,
+    estimatePool,
+    WINDOW_WARNING_SECONDS,
+    type PoolEstimate,
+    type ServiceLoad,
+} from "./syncEstimate.js";
 
-type PlanOptions = { tcpBeLiberal?: boolean; fromMode?: ProxyMode; podTimeoutSeconds?: number };
+type PlanOptions = {
+    tcpBeLiberal?: boolean;
+    fromMode?: ProxyMode;
+    podTimeoutSeconds?: number;
+    /** the cluster's Services and endpoints: each pool's move is estimated from them */
+    load?: ServiceLoad;
+};
 
 /** The pool's Linux nodes in natural name order. */
 function poolMembers(pool: Pool, i: number, linux: NodeState[]): NodeState[] {
@@ -111,7 +126,27 @@ function planPool(
         batches: batchesOf(moving, maxUnavailable),
         moving: moving.length,
     };
+    if (opts.load && opts.fromMode && moving.length) {
+        plan.estimate = estimatePool(
+            estimateNode(opts.fromMode, target.mode, opts.load),
+            plan.batches.length,
+            pool.soakSeconds,
+        );
+        if (plan.estimate.windowSeconds > WINDOW_WARNING_SECONDS)
+            findings.push(windowFinding(pool, i, plan.estimate, target.mode, opts.load));
+    }
     return { pool: plan, findings };
+}
+
+/** A pool whose moving nodes are estimated to route no new connection for long: the ways to shorten or contain it. */
+function windowFinding(pool: Pool, i: number, e: PoolEstimate, to: ProxyMode, load: ServiceLoad): Finding {
+    return {
+        severity: "warning",
+        code: "pools.syncWindow",
+        field: `pools[${i}]`,
+        message: `pool ${pool.name}: at ${describeLoad(load)} each moving node is estimated to route no new connection for ~${formatDuration(e.windowSeconds)} (its first sync in ${to} mode), the pool to take ~${formatDuration(e.poolSeconds)}`,
+        fix: `drain the pool (drain: true) so its pods leave each node first, move fewer nodes at once (maxUnavailable), plan a maintenance window of ~${formatDuration(e.poolSeconds)}, and keep the mode's minSyncPeriod at its default so later syncs stay partial`,
+    };
 }
 
 /** Linux nodes in no pool: they would switch mode unverified at their next restart once the ConfigMap changes. */
@@ -141,6 +176,7 @@ export function planRollout(
 ): { plan: RolloutPlan; findings: Finding[] } {
     const findings = unroutedNodeFindings(pools, opts.fromMode, target.mode, {
         podTimeoutSeconds: opts.podTimeoutSeconds,
+        load: opts.load,
     });
     const plan: RolloutPlan = { target, pools: [], moving: 0 };
     if (findings.some((f) => f.severity === "error")) return { plan, findings };

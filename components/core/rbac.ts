@@ -75,6 +75,11 @@ export function permissionsFor(names: RbacNames): Permission[] {
         },
         {
             scope: "cluster",
+            rule: { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list"] },
+            why: "count the endpoints kube-proxy programs: the preview's estimate of each node's first sync",
+        },
+        {
+            scope: "cluster",
             rule: {
                 apiGroups: ["apiextensions.k8s.io"],
                 resources: ["customresourcedefinitions"],

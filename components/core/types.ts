@@ -66,6 +66,7 @@ export const FINDING_CODES = [
     "pools.overlap",
     "pools.selector",
     "pools.soak",
+    "pools.syncWindow",
     "pools.unassigned",
     "pools.unroutedNode",
     "settings.shape",
