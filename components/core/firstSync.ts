@@ -173,3 +173,37 @@ function lastProgress(samples: SyncSample[]): number {
     }
     return samples[0].t;
 }
+
+/** The full-sync histogram's running totals on one node (summed over its families). */
+export interface FullSyncTotals {
+    sum: number;
+    count: number;
+}
+
+/** The full-sync totals from a node's metrics (name{labels} -> value); undefined when it reports none. */
+export function fullSyncTotals(metrics: Record<string, number>): FullSyncTotals | undefined {
+    const sum = Object.entries(metrics)
+        .filter(([k]) => k.split("{")[0] === `${FULL}_sum`)
+        .reduce((a, [, v]) => a + v, 0);
+    const counts = Object.entries(metrics).filter(([k]) => k.split("{")[0] === `${FULL}_count`);
+    if (counts.length === 0) return undefined;
+    return { sum, count: counts.reduce((a, [, v]) => a + v, 0) };
+}
+
+/**
+ * A node whose full syncs during a soak took longer on average than `boundSeconds` (from the
+ * totals at its start and end: only the syncs in between count), in words; undefined when they
+ * did not, or when none ran or the process restarted (its totals went back: the pod check names
+ * a restart).
+ */
+export function slowSyncProblem(
+    start: FullSyncTotals | undefined,
+    end: FullSyncTotals | undefined,
+    boundSeconds: number,
+): string | undefined {
+    if (!start || !end || end.count <= start.count || end.sum < start.sum) return undefined;
+    const mean = (end.sum - start.sum) / (end.count - start.count);
+    return mean > boundSeconds
+        ? `full syncs during the soak took ${mean.toFixed(1)}s on average (${end.count - start.count} of them), more than ${formatDuration(boundSeconds)} (verify.firstSyncMin)`
+        : undefined;
+}

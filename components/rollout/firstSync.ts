@@ -3,6 +3,8 @@
 // has synced, stalled, crashed or run out of time.
 import {
     firstSyncLimits,
+    fullSyncTotals,
+    type FullSyncTotals,
     judgeFirstSync,
     parseSyncSample,
     syncBaseline,
@@ -28,8 +30,8 @@ export interface FirstSyncRun {
 /** Progress lines of a long wait: at these seconds, then every doubling, so a wait of any length logs a few. */
 const FIRST_PROGRESS_SECONDS = 15;
 
-/** The node's old-mode sync, from a probe of its running kube-proxy's metrics. */
-export async function readSyncBaseline(run: FirstSyncRun, node: string): Promise<SyncBaseline> {
+/** The node's kube-proxy metrics, from a probe. */
+async function metricsOf(run: FirstSyncRun, node: string): Promise<Record<string, number>> {
     const { output } = await run.cluster.runProbe(node, {
         image: run.verify.image,
         action: "probe",
@@ -38,7 +40,17 @@ export async function readSyncBaseline(run: FirstSyncRun, node: string): Promise
         priorityClassName: run.verify.priorityClassName,
         run: run.holder,
     });
-    return syncBaseline(parseProbeOutput(output).metrics);
+    return parseProbeOutput(output).metrics;
+}
+
+/** The node's old-mode sync, from its running kube-proxy's metrics. */
+export async function readSyncBaseline(run: FirstSyncRun, node: string): Promise<SyncBaseline> {
+    return syncBaseline(await metricsOf(run, node));
+}
+
+/** The node's full-sync totals so far, from its running kube-proxy's metrics (a soak's start and end). */
+export async function readFullSyncTotals(run: FirstSyncRun, node: string): Promise<FullSyncTotals | undefined> {
+    return fullSyncTotals(await metricsOf(run, node));
 }
 
 /** The first-sync limits of a node of `pool`, from its baseline and the run's verify settings. */

@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { effectiveMode, parseKubeProxyConfiguration } from "../core/config.js";
 import { summarizeCleanup } from "../core/cleanup.js";
-import type { FirstSyncLimits } from "../core/firstSync.js";
+import { slowSyncProblem, type FirstSyncLimits, type FullSyncTotals } from "../core/firstSync.js";
 import { formatDuration } from "../core/duration.js";
 import { anyPoolDrains } from "../core/drain.js";
 import {
@@ -35,7 +35,7 @@ import {
     type RolloutCluster,
     type RolloutNode,
 } from "./cluster.js";
-import { awaitFirstSync, limitsFor, readSyncBaseline, type FirstSyncRun } from "./firstSync.js";
+import { awaitFirstSync, limitsFor, readFullSyncTotals, readSyncBaseline, type FirstSyncRun } from "./firstSync.js";
 import { realClock, type Clock } from "./clock.js";
 import { rememberKubeconfigCredentials } from "../cluster/credentials.js";
 import { redact } from "../core/redact.js";
@@ -1012,6 +1012,10 @@ async function soak(ctx: Context, inst: Installation, pool: PoolPlan, target: Ro
     const baseline = new Map<string, { name: string; restarts: number }>();
     for (const [node, pods] of await podsByNode())
         for (const p of pods) if (!p.deleting) baseline.set(node, { name: p.name, restarts: p.restarts });
+    // the full syncs' totals at the start: a node whose syncs slow down during the soak fails it
+    const syncsAtStart = new Map<string, FullSyncTotals | undefined>();
+    if (ctx.spec.verify.nodeChecks)
+        for (const n of nodes) syncsAtStart.set(n.name, await readFullSyncTotals(firstSyncRun(ctx), n.name));
     const every = (ctx.soakCheckSeconds ?? 30) * 1000;
     for (;;) {
         const remaining = until - clock.now();
@@ -1039,6 +1043,12 @@ async function soak(ctx: Context, inst: Installation, pool: PoolPlan, target: Ro
             });
             const bad = checks.find((c) => !c.ok && (c.check === "mode" || c.check === "sync" || c.check === "rules"));
             if (bad) await soakFailure(ctx, inst, pool, n, `${bad.check}: ${bad.detail}`);
+            const slow = slowSyncProblem(
+                syncsAtStart.get(n.name),
+                await readFullSyncTotals(firstSyncRun(ctx), n.name),
+                ctx.spec.verify.firstSyncMinSeconds,
+            );
+            if (slow) await soakFailure(ctx, inst, pool, n, `sync: ${slow}`);
         }
     }
     ctx.log(`pool ${pool.name}: soak held, every node still on ${target.mode}`);

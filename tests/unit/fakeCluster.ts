@@ -420,13 +420,24 @@ export class FakeCluster implements RolloutCluster {
         const leftovers = mode !== "ipvs" && this.faults.ipvsLeftoversOn?.(node) === true && !this.cleaned.has(node);
         const fault = this.faults.probeFaultOn?.(node, n.placement);
         const output = probeOutput(mode, this.clock.now() / 1000, {
-            fullSyncSeconds: this.faults.fullSyncSecondsOn?.(node) ?? 2,
+            fullSyncs: this.fullSyncs(node),
             ipvsLeftovers: leftovers,
             syncAgeSeconds: fault === "stale sync" ? 3600 : 2,
             rules: fault !== "no rules",
             connected: run.env.KPM_SERVICE_IP !== undefined,
         });
         return { output, succeeded: true };
+    }
+
+    private readonly syncTotals = new Map<string, { sum: number; count: number }>();
+
+    /** The node's full-sync totals: four syncs before its first probe, one more (of the duration the fault says, or 2 s) before each probe. */
+    private fullSyncs(node: string): { sum: number; count: number } {
+        const seconds = this.faults.fullSyncSecondsOn?.(node) ?? 2;
+        const t = this.syncTotals.get(node) ?? { sum: 3 * seconds, count: 3 };
+        const next = { sum: t.sum + seconds, count: t.count + 1 };
+        this.syncTotals.set(node, next);
+        return next;
     }
 
     async sweepProbePods(holder: string, log: (line: string) => void): Promise<void> {
@@ -535,7 +546,13 @@ export class FakeCluster implements RolloutCluster {
 export function probeOutput(
     mode: string,
     now: number,
-    { ipvsLeftovers = false, syncAgeSeconds = 2, rules: present = true, connected = false, fullSyncSeconds = 2 } = {},
+    {
+        ipvsLeftovers = false,
+        syncAgeSeconds = 2,
+        rules: present = true,
+        connected = false,
+        fullSyncs = { sum: 8, count: 4 },
+    } = {},
 ): string {
     const rules = present && mode === "nftables" ? "table ip kube-proxy" : "";
     const chains = present && mode === "iptables" ? "chain IPv4 nft nat KUBE-SERVICES" : "";
@@ -549,8 +566,8 @@ export function probeOutput(
         "rc=0",
         "### kpm:metrics",
         `kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv4"} ${Math.floor(now) - syncAgeSeconds}`,
-        `kubeproxy_sync_full_proxy_rules_duration_seconds_sum{ip_family="IPv4"} ${fullSyncSeconds * 4}`,
-        `kubeproxy_sync_full_proxy_rules_duration_seconds_count{ip_family="IPv4"} 4`,
+        `kubeproxy_sync_full_proxy_rules_duration_seconds_sum{ip_family="IPv4"} ${fullSyncs.sum}`,
+        `kubeproxy_sync_full_proxy_rules_duration_seconds_count{ip_family="IPv4"} ${fullSyncs.count}`,
         "### kpm:kube-ipvs0",
         ipvs0,
         "### kpm:ipsets",

@@ -4,8 +4,10 @@ import assert from "node:assert/strict";
 import {
     FIRST_SYNC_DEFAULTS,
     firstSyncLimits,
+    fullSyncTotals,
     judgeFirstSync,
     parseSyncSample,
+    slowSyncProblem,
     syncBaseline,
     type FirstSyncLimits,
     type SyncSample,
@@ -158,5 +160,36 @@ describe("first sync: the verdict", () => {
 
     it("with no sample yet it waits", () => {
         assert.deepEqual(judgeFirstSync([], "nftables", LIMITS), { kind: "waiting", seconds: 0 });
+    });
+});
+
+describe("first sync: full syncs slowing during a soak", () => {
+    const F = "kubeproxy_sync_full_proxy_rules_duration_seconds";
+    it("sums the families' totals; none reported is undefined", () => {
+        assert.deepEqual(
+            fullSyncTotals({
+                [`${F}_sum{ip_family="IPv4"}`]: 10,
+                [`${F}_count{ip_family="IPv4"}`]: 4,
+                [`${F}_sum{ip_family="IPv6"}`]: 6,
+                [`${F}_count{ip_family="IPv6"}`]: 3,
+            }),
+            { sum: 16, count: 7 },
+        );
+        assert.equal(fullSyncTotals({}), undefined);
+    });
+
+    it("only the syncs between the soak's start and end count, against the bound", () => {
+        const start = { sum: 400, count: 2 }; // a long first sync before the soak does not count
+        assert.equal(slowSyncProblem(start, { sum: 420, count: 6 }, 120), undefined);
+        assert.equal(
+            slowSyncProblem(start, { sum: 700, count: 4 }, 120),
+            "full syncs during the soak took 150.0s on average (2 of them), more than 2m (verify.firstSyncMin)",
+        );
+    });
+
+    it("no sync in between, or totals gone back (a restarted process), is no finding here", () => {
+        assert.equal(slowSyncProblem({ sum: 10, count: 2 }, { sum: 10, count: 2 }, 1), undefined);
+        assert.equal(slowSyncProblem({ sum: 900, count: 9 }, { sum: 5, count: 10 }, 1), undefined);
+        assert.equal(slowSyncProblem(undefined, { sum: 5, count: 1 }, 1), undefined);
     });
 });

@@ -2278,11 +2278,27 @@ describe("runner on a SIMULATED in-memory cluster", () => {
                 assert.ifError(err);
                 assert.deepEqual(
                     cluster.probeRuns.map((p) => p.run.action),
-                    ["probe", "await-sync", "probe", "probe"],
-                    "the old mode's sync read, the first sync, the move's check and the soak's",
+                    ["probe", "await-sync", "probe", "probe", "probe", "probe"],
+                    "the old mode's sync read, the first sync, the move's check; the soak's sync totals, its check, its sync totals",
                 );
                 assert.equal(cluster.node("canary-1").verified, HASH);
                 assertSettled(cluster);
+            });
+
+            it("full syncs that slow past verify.firstSyncMin during the soak fail the pool like a crash, the node rolled back", async () => {
+                const { err } = await faultMidSoak((c) => (c.faults.fullSyncSecondsOn = () => 400));
+                assert.ok(err instanceof RolloutFailure, String(err));
+                assert.equal(err.check, "soak");
+                assert.match(
+                    err.detail,
+                    /^sync: full syncs during the soak took \d+\.\ds on average \(\d+ of them\), more than 2m \(verify\.firstSyncMin\)$/,
+                );
+                assert.match(err.rolledBack, /rolled back to ipvs mode/);
+            });
+
+            it("full syncs that stay under the bound during the soak pass it", async () => {
+                const { err } = await faultMidSoak((c) => (c.faults.fullSyncSecondsOn = () => 90));
+                assert.ifError(err);
             });
 
             it("the node found in another mode when the soak ends: the pool fails on its mode check, the node rolled back", async () => {
