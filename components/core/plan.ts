@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { type DrainOptions } from "./drain.js";
 import { type NodeFacts } from "./nodes.js";
 import { type ProxyMode } from "./types.js";
+import { formatDuration } from "./duration.js";
 import { describeEstimate, type PoolEstimate } from "./syncEstimate.js";
 
 /** Labels and annotations the rollout keeps on nodes and objects: the rollout's memory lives in the cluster. */
@@ -209,5 +210,10 @@ export function describePlan(plan: RolloutPlan): string {
         if (p.estimate) lines.push(`     estimate: ${describeEstimate(p.estimate, plan.target.mode)}`);
         lines.push(...batchLines(p));
     });
+    const estimated = plan.pools.filter((p) => p.estimate);
+    if (estimated.length)
+        lines.push(
+            `estimate in total: ~${formatDuration(estimated.reduce((a, p) => a + p.estimate!.poolSeconds, 0))} for ${plural(estimated.length, "pool", "pools")}`,
+        );
     return lines.join("\n");
 }

@@ -18,13 +18,14 @@ export interface ServiceLoad {
  * more CPU is faster, so the estimate errs long.
  */
 export const SYNC_COST = {
-    firstSyncPer1000: { iptables: 6, nftables: 1.5, ipvs: 4 },
-    removalPer1000: { iptables: 2.2, nftables: 0.2, ipvs: 0.5 },
+    // ipvs: not measured (no IPVS in the reference cluster's kernel), a guess between the others
+    firstSyncPer1000: { iptables: 3.5, nftables: 0.4, ipvs: 2 },
+    removalPer1000: { iptables: 0.15, nftables: 0.1, ipvs: 0.5 },
     /** the process's start and its informers' first list */
     startSeconds: 3,
-    /** the pod's restart and the checks after the first sync */
-    restartSeconds: 5,
-    checksSeconds: 10,
+    /** the pod's restart, and the checks after the first sync */
+    restartSeconds: 3,
+    checksSeconds: 2,
 } as const;
 
 /** A moving node's window above which a pool that keeps its pods must drain or accept it. */
@@ -75,7 +76,7 @@ export function estimatePool(node: NodeEstimate, batches: number, soakSeconds: n
 
 /** The estimate in words, for the plan and the findings. */
 export function describeEstimate(e: PoolEstimate, to: ProxyMode): string {
-    const removal = e.removalSeconds ? `old rules removed ~${formatDuration(e.removalSeconds)}, ` : "";
+    const removal = e.removalSeconds >= 1 ? `old rules removed ~${formatDuration(e.removalSeconds)}, ` : "";
     return `~${formatDuration(e.nodeSeconds)} per node (${removal}first sync in ${to} mode ~${formatDuration(e.firstSyncSeconds)}; new connections through it may fail for ~${formatDuration(e.windowSeconds)}), ~${formatDuration(e.poolSeconds)} for the pool`;
 }
 

@@ -68,7 +68,7 @@ describe("sync estimate in the plan", () => {
         const pools = [
             poolSchema.parse({ name: "w", nodeSelector: "pool=w", maxUnavailable: 2, soak: "1m", drain: true }),
         ];
-        const small = { services: 100, endpoints: 1000 };
+        const small = { services: 1000, endpoints: 10_000 };
         const { plan, findings } = planRollout(pools, nodes, target, { fromMode: "iptables", load: small });
         const e = estimateNode("iptables", "nftables", small);
         assert.deepEqual(plan.pools[0].estimate, { ...e, poolSeconds: Math.round(e.nodeSeconds * 2 + 60) });
@@ -76,6 +76,7 @@ describe("sync estimate in the plan", () => {
             describePlan(plan),
             /\n {5}estimate: ~\d+s per node \(old rules removed ~\d+s, first sync in nftables mode ~\d+s; new connections through it may fail for ~\d+s\), ~\d+m\d*s? for the pool\n/,
         );
+        assert.match(describePlan(plan), /\nestimate in total: ~\d+m\d*s? for 1 pool$/);
         assert.deepEqual(findings, [], "a short window is no finding");
     });
 
@@ -96,7 +97,7 @@ describe("sync estimate in the plan", () => {
         assert.equal(f.severity, "error");
         assert.match(
             f.message,
-            /^pool w moves iptables -> nftables without draining: on each node the new kube-proxy programs no rule until its first sync in nftables mode, so the node's pods have no Service routing for that time \(about \d+m\d*s? at 10,000 Services, 100,000 endpoints, estimated\)$/,
+            /^pool w moves iptables -> nftables without draining: on each node the new kube-proxy programs no rule until its first sync in nftables mode, so the node's pods have no Service routing for that time \(about \d+s at 10,000 Services, 100,000 endpoints, estimated\)$/,
         );
         for (const p of [{ drain: true }, { allowUnroutedNode: true }]) {
             const ok = planRollout([poolSchema.parse({ name: "w", nodeSelector: "pool=w", ...p })], nodes, target, {

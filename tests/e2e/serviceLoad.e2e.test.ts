@@ -1,0 +1,196 @@
+// End to end at production shape, on REAL nodes (network namespaces running the real kube-proxy
+// 1.37.2): 2,000 Services x 10 endpoints, so each kube-proxy's start-up removal and first sync
+// take tens of seconds. Verification waits for the new mode's first sync by kube-proxy's own
+// signals: a kube-proxy stalled mid-start (SIGSTOP) fails its node, which is rolled back; one
+// merely slowed (stopped and continued in turns) passes; every built-in check runs.
+import assert from "node:assert/strict";
+import type { ClusterState } from "../../scripts/referenceCluster.js";
+import { realNodesSupported } from "../../scripts/realNodes.js";
+import {
+    BUILT_IN_CHECKS,
+    backendClusterIP,
+    kubeProxyPids,
+    onNode,
+    startCluster,
+    stopCluster,
+    workspace,
+    type Workspace,
+} from "./support.js";
+
+const SERVICES = 2000;
+const POOLS = [
+    { name: "canary", nodeSelector: "pool=canary", allowUnroutedNode: true },
+    { name: "workers", nodeSelector: "pool=workers", allowUnroutedNode: true },
+];
+// a short stall limit keeps the stalled case short; the slowed kube-proxy never idles this long
+const VERIFY = { nodeChecks: true, service: "demo/backend", firstSyncStall: "25s" };
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits until every node's kube-proxy has finished a sync (its last-sync metric exists). */
+async function allSynced(c: ClusterState, timeoutMs: number): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    for (const n of c.nodes) {
+        while (!/^kubeproxy_sync_proxy_rules_last_timestamp_seconds/m.test(metricsOf(c, n.name))) {
+            if (Date.now() > until) throw new Error(`kube-proxy on ${n.name} did not finish its first sync`);
+            await sleep(2000);
+        }
+    }
+}
+
+function metricsOf(c: ClusterState, node: string): string {
+    return onNode(c, node, ["curl", "-s", "-m", "5", "127.0.0.1:10249/metrics"]).out;
+}
+
+/**
+ * Watches the node for the next kube-proxy process (one not running now) and hands it to `act`
+ * once; returns a stop function that ends the watch (and whatever `act` left running).
+ */
+function onNextKubeProxy(c: ClusterState, node: string, act: (pid: number) => () => void): () => void {
+    const before = new Set(kubeProxyPids(c, node));
+    let undo: (() => void) | undefined;
+    const timer = setInterval(() => {
+        if (undo) return;
+        const fresh = kubeProxyPids(c, node).find((p) => !before.has(p));
+        if (fresh) undo = act(Number(fresh));
+    }, 100);
+    return () => {
+        clearInterval(timer);
+        undo?.();
+    };
+}
+
+/** SIGSTOP the process and leave it so (a stall); the rollback's deletion kills it. */
+function stall(pid: number): () => void {
+    process.kill(pid, "SIGSTOP");
+    return () => {
+        try {
+            process.kill(pid, "SIGCONT");
+        } catch {
+            // gone: the rollback killed it
+        }
+    };
+}
+
+/** Stopped 1 s, running 0.5 s, in turns: a third of its speed, never idle for long. */
+function slow(pid: number): () => void {
+    let running = false;
+    const timer = setInterval(() => {
+        try {
+            process.kill(pid, running ? "SIGSTOP" : "SIGCONT");
+            running = !running;
+        } catch {
+            clearInterval(timer);
+        }
+    }, 750);
+    process.kill(pid, "SIGSTOP");
+    return () => {
+        clearInterval(timer);
+        try {
+            process.kill(pid, "SIGCONT");
+        } catch {
+            // gone
+        }
+    };
+}
+
+describe(`@e2e production shape: ${SERVICES} Services on REAL nodes, verification waits for the first sync`, function () {
+    this.timeout(1_800_000);
+    let cluster: ClusterState | undefined;
+    let ws: Workspace | undefined;
+    const lines: string[] = [];
+    const onOutput = (s: string) => lines.push(s);
+
+    before(async function () {
+        const s = realNodesSupported();
+        assert.ok(s.ok, `real nodes are required for these tests: ${s.why}`);
+        cluster = await startCluster({
+            nodes: "real",
+            mode: "iptables",
+            pools: [
+                ["canary", 1],
+                ["workers", 1],
+            ],
+            services: { services: SERVICES, endpointsPerService: 10 },
+        });
+        await allSynced(cluster, 900_000);
+        ws = await workspace(cluster, {
+            mode: "nftables",
+            nodePortAddresses: ["0.0.0.0/0"],
+            pools: POOLS,
+            verify: VERIFY,
+        });
+    });
+    beforeEach(() => {
+        lines.length = 0;
+    });
+    afterEach(function () {
+        if (this.currentTest?.state === "failed")
+            process.stderr.write(`--- output of the failed test ---\n${lines.join("").slice(-8000)}\n`);
+    });
+    after(async () => {
+        ws?.dispose();
+        await stopCluster(cluster);
+    });
+
+    it(`the preview states each pool's estimate from the cluster's ${SERVICES} Services and their endpoints, and the total`, async () => {
+        const p = await ws!.stack.preview({ onOutput });
+        const out = p.stdout + p.stderr;
+        assert.match(
+            out,
+            /estimate: ~\d+s per node \(old rules removed ~\d+s, first sync in nftables mode ~\d+s; new connections through it may fail for ~\d+s\), ~\d+s for the pool/,
+        );
+        assert.match(out, /estimate in total: ~\d+s for 2 pools/);
+    });
+
+    it("a kube-proxy stalled before its first sync (SIGSTOP, no CPU for verify.firstSyncStall) fails its node: rolled back to iptables, whose own first sync is awaited", async () => {
+        const c = cluster!;
+        const stop = onNextKubeProxy(c, "canary-1", stall);
+        const err = await ws!.stack.up({ onOutput }).catch((e: Error) => e);
+        stop();
+        const out = lines.join("");
+        assert.ok(err instanceof Error, "the up fails");
+        assert.match(
+            out,
+            /node canary-1: FAILED first-sync: kube-proxy stalled before its first sync: no CPU used for \d+s \(limit 25s/,
+        );
+        assert.match(out, /node canary-1: first sync in iptables mode done \d+s after kube-proxy started/);
+        assert.match(out, /node canary-1 was rolled back to iptables mode/);
+        assert.equal(onNode(c, "canary-1", ["curl", "-s", "-m", "5", "127.0.0.1:10249/proxyMode"]).out, "iptables");
+        assert.doesNotMatch(out, /node workers-1: cordoned/, "the next pool never started");
+    });
+
+    it("a kube-proxy slowed to a third of its speed passes once it syncs; every node moves with every built-in check on, in a few lines per node", async () => {
+        const c = cluster!;
+        const stop = onNextKubeProxy(c, "canary-1", slow);
+        try {
+            await ws!.stack.up({ onOutput });
+        } finally {
+            stop();
+        }
+        const out = lines.join("");
+        const ip = await backendClusterIP(c);
+        for (const n of c.nodes) {
+            for (const check of BUILT_IN_CHECKS)
+                assert.match(out, new RegExp(`node ${n.name}: ok ${check}:`), `${n.name}: ${check} ran and passed`);
+            assert.match(out, new RegExp(`node ${n.name}: old mode's mean full sync: \\d+\\.\\d+s`));
+            assert.match(
+                out,
+                new RegExp(`node ${n.name}: first sync in nftables mode done \\d+s after kube-proxy started`),
+            );
+            assert.equal(onNode(c, n.name, ["curl", "-s", "-m", "5", "127.0.0.1:10249/proxyMode"]).out, "nftables");
+            assert.match(
+                onNode(c, n.name, ["curl", "-s", "-m", "5", `http://${ip}/`]).out,
+                /backend answered GET \//,
+                `the Service answers from ${n.name}`,
+            );
+            const nodeLines = out.split("\n").filter((l) => l.includes(`node ${n.name}: `));
+            assert.ok(nodeLines.length <= 40, `${n.name} logged ${nodeLines.length} lines:\n${nodeLines.join("\n")}`);
+        }
+        // the slowed start takes 15 s or more: one progress line; /proxyMode answers before the first sync ends
+        assert.match(
+            out,
+            /node canary-1: first sync: waiting \d+s, \/proxyMode (not answering|says nftables), kube-proxy busy/,
+        );
+    });
+});
