@@ -60,7 +60,7 @@ export function timelineSpec(runs: readonly WorkloadRun[], title = "Each node th
             domain: [KINDS.startup, KINDS.gap, KINDS.sync],
             range: ["#9ecae1", "#d62728", "#08306b"],
         },
-        legend: { orient: "bottom" },
+        legend: { orient: "bottom", labelLimit: 400 },
     };
     const x = { field: "from", type: "quantitative", title: "seconds from the node's client start" };
     return {
@@ -71,7 +71,15 @@ export function timelineSpec(runs: readonly WorkloadRun[], title = "Each node th
                 "bars: a new kube-proxy's start to its first sync, and the gaps in new connections to the ClusterIP",
         },
         data: { values: timelineRows(runs) },
-        facet: { row: { field: "run", type: "nominal", title: null, header: { labelAngle: 0, labelAlign: "left" } } },
+        facet: {
+            row: {
+                field: "run",
+                type: "nominal",
+                title: null,
+                // each run's label above its lanes, not beside them
+                header: { labelOrient: "top", labelAngle: 0, labelAnchor: "start", labelFontWeight: "bold" },
+            },
+        },
         spec: {
             width: 640,
             layer: [
