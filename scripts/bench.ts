@@ -45,14 +45,34 @@
 //        kube-proxy; the ipvs before-state is the SIMULATED stand-in): per mode pair, a fresh cluster
 //        for the up and one for the runbook, a client in each node's namespace (20 new connections
 //        a second and one long-lived connection to demo/backend's ClusterIP) through the procedure;
-//        the gaps, the long-lived connection's fate (scripts/workload.ts), one table
+//        the gaps, the long-lived connection's fate (scripts/workload.ts), one table;
+//        [--services 1000,5000 [--endpoints-per-service 10]] runs every pair once per count with
+//        that many load Services seeded (scripts/serviceLoad.ts), so the real kube-proxy programs
+//        them, and waits for every node's kube-proxy to have synced before the clients start; per
+//        node it samples kube-proxy from /proc and its metrics (scripts/kubeProxySamples.ts): the
+//        new mode's first full sync (its process's start to kubeproxy_sync_proxy_rules_last_timestamp_seconds,
+//        and under the up the rollout's own first-sync line beside it), its memory and CPU time in
+//        the old mode and the new, the node's verification (up) and its pool's wall time: a second table
+//   --out DIR writes the run's JSON to DIR/bench.json and, with workload runs, their timeline
+//        (scripts/workloadChart.ts, rendered headless with vega-lite and vega) to DIR/workload-timeline.svg;
+//   --chart FILE renders the timeline of a bench.json written before (into --out DIR, else beside it)
 // Progress goes to stderr; the table (or with --json one object) to stdout.
 import { markdownTable } from "./markdownTable.js";
 import { previewFigures, type PreviewFigures, type PreviewRun } from "./previewFigures.js";
-import { execFile, spawn } from "node:child_process";
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFile, execFileSync, spawn } from "node:child_process";
+import {
+    appendFileSync,
+    mkdirSync,
+    mkdtempSync,
+    readdirSync,
+    readFileSync,
+    readlinkSync,
+    rmSync,
+    statSync,
+    writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { LocalWorkspace, type EngineEvent, type Stack } from "@pulumi/pulumi/automation";
@@ -76,7 +96,20 @@ import {
     type StepLine,
 } from "./nodePhases.js";
 import {
+    kubeProxyFigures,
+    parseBootTime,
+    parseProcStat,
+    parseSyncMetrics,
+    parseVmRss,
+    poolSeconds,
+    proxyProcesses,
+    rolloutSyncs,
+    type ProxySample,
+} from "./kubeProxySamples.js";
+import { renderSvg, timelineSpec } from "./workloadChart.js";
+import {
     nodeFigures,
+    scaleTable,
     startToRouted,
     workloadTable,
     type ClientRecord,
@@ -96,6 +129,14 @@ interface Options {
     /** the workload phase: mode pairs, and real nodes per cluster */
     pairs: [ProxyMode, ProxyMode][];
     workloadNodes: number;
+    /** --services 1000,5000: the workload phase runs once per count, with that many load Services seeded (none: []) */
+    services: number[];
+    /** --endpoints-per-service M: each load Service's endpoints (default 10) */
+    endpointsPerService: number;
+    /** --out DIR: the run's JSON written to DIR/bench.json and, with workload runs, their timeline to DIR/workload-timeline.svg */
+    out?: string;
+    /** --chart FILE: render the timeline of a bench.json written before (to --out, else beside it) and do nothing else */
+    chart?: string;
     /** --real-nodes N: also a cluster of N real nodes (0: none), for the per-node breakdown */
     realNodes: number;
     /** --cluster NAME: measure on this running reference cluster (its size) instead of starting one per size; left running */
@@ -181,8 +222,20 @@ function parseOptions(argv: string[]): Options {
             audit: { type: "boolean", default: false },
             heap: { type: "boolean", default: false },
             "preview-runs": { type: "string", default: "3" },
+            services: { type: "string", default: "" },
+            "endpoints-per-service": { type: "string", default: "10" },
+            out: { type: "string" },
+            chart: { type: "string" },
         },
     });
+    const services = values.services.trim() === "" ? [] : values.services.split(",").map((s) => Number(s.trim()));
+    if (services.some((n) => !Number.isInteger(n) || n < 1 || n > 45_000))
+        throw new Error(
+            `--services ${values.services}: comma-separated Service counts from 1 to 45000 (e.g. 1000,5000)`,
+        );
+    const endpointsPerService = Number(values["endpoints-per-service"]);
+    if (!Number.isInteger(endpointsPerService) || endpointsPerService < 1 || endpointsPerService > 90)
+        throw new Error(`--endpoints-per-service ${values["endpoints-per-service"]}: a whole number from 1 to 90`);
     const sizes = values.sizes.trim() === "" ? [] : values.sizes.split(",").map((s) => Number(s.trim()));
     if (sizes.some((n) => !Number.isInteger(n) || n < 2))
         throw new Error(
@@ -229,6 +282,10 @@ function parseOptions(argv: string[]): Options {
         audit: values.audit,
         heap: values.heap,
         previewRuns,
+        services,
+        endpointsPerService,
+        ...(values.out !== undefined ? { out: values.out } : {}),
+        ...(values.chart !== undefined ? { chart: values.chart } : {}),
     };
 }
 
@@ -542,7 +599,11 @@ function kubectl(bin: string, kubeconfig: string, args: string[], input?: string
  * each node delete its kube-proxy pod and wait until the DaemonSet's new pod there is Ready.
  * No cordon, no verification.
  */
-async function runbook(state: ClusterState, mode: string): Promise<number> {
+async function runbook(
+    state: ClusterState,
+    mode: string,
+    restarted?: (node: string, from: number, to: number) => void,
+): Promise<number> {
     const k = (args: string[], input?: string) => kubectl(state.bin, state.kubeconfig, args, input);
     const cm = JSON.parse(await k(["get", "configmap", "-n", "kube-system", "kube-proxy", "-o", "json"]));
     cm.data["config.conf"] = cm.data["config.conf"].replace(/^mode: .*$/m, `mode: ${mode}`);
@@ -568,6 +629,7 @@ async function runbook(state: ClusterState, mode: string): Promise<number> {
                     "json",
                 ]),
             ).items as k8s.V1Pod[];
+        const from = Date.now();
         const old = (await podsOn())[0]?.metadata?.name;
         if (old) await k(["delete", "pod", "-n", "kube-system", old, "--wait=true"]);
         for (;;) {
@@ -580,6 +642,7 @@ async function runbook(state: ClusterState, mode: string): Promise<number> {
             if (ready) break;
             await new Promise((r) => setTimeout(r, 500));
         }
+        restarted?.(node, from, Date.now());
         if ((i + 1) % 10 === 0 || i + 1 === nodes.length) {
             const elapsed = (performance.now() - started) / 1000;
             progress(
@@ -782,8 +845,20 @@ async function watchKubeProxyPods(
 
 type KubeProxyPodWatch = Awaited<ReturnType<typeof watchKubeProxyPods>>;
 
+/** What the up of the workload phase leaves to read: its steps' lines (epoch ms) and each step's time, seconds. */
+interface UpRecord {
+    lines: StepLine[];
+    steps: Record<string, number>;
+}
+
 /** The move under test as KubeProxyMode does it: `pulumi up` of a stack over the real-nodes cluster. */
-async function kubeProxyModeUp(state: ClusterState, from: ProxyMode, to: ProxyMode, pair: string): Promise<void> {
+async function kubeProxyModeUp(
+    state: ClusterState,
+    from: ProxyMode,
+    to: ProxyMode,
+    pair: string,
+    record: UpRecord,
+): Promise<void> {
     const stack = await benchStack("kpm-bench-workload-");
     await setKubeconfig(stack, state);
     // real nodes: the built-in node checks run (the probe pod); one node at a time in each pool
@@ -802,17 +877,133 @@ async function kubeProxyModeUp(state: ClusterState, from: ProxyMode, to: ProxyMo
         // the connection check goes through the same Service the clients use
         verify: { service: "demo/backend" },
     });
+    const started = new Map<string, number>();
     await stack.up({
         onEvent: (e: EngineEvent) => {
+            const pre = stepName(e.resourcePreEvent?.metadata.urn);
+            if (pre) started.set(pre, Date.now());
             const done = stepName(e.resOutputsEvent?.metadata.urn);
-            if (done) progress(`workload ${pair}: ${done} done`);
+            if (done) {
+                if (started.has(done)) record.steps[done] = (Date.now() - started.get(done)!) / 1000;
+                progress(`workload ${pair}: ${done} done`);
+            }
+            // the steps' lines, timed as they come: the first syncs and each node's verification
+            const said = e.diagnosticEvent && stepName(e.diagnosticEvent.urn);
+            if (said) record.lines.push({ t: Date.now(), step: said, text: e.diagnosticEvent!.message });
         },
     });
 }
 
 /**
- * Runs the procedure while the clients run (3 s of traffic before and after it) and returns what
- * each client saw; a failed procedure is recorded in run.error, the clients are stopped either way.
+ * Samples the kube-proxy processes in each node's network namespace every 500 ms until stop():
+ * from /proc their start, resident memory and CPU time, and from their metrics (curl in the
+ * node's namespace, only until a process's first sync is seen) the end of their last sync.
+ */
+function kubeProxySampler(state: ClusterState): {
+    settled: (timeoutMs: number) => Promise<number>;
+    stop: () => Promise<Map<string, ProxySample[]>>;
+} {
+    const hz = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+    const bootMs = parseBootTime(readFileSync("/proc/stat", "utf8"))! * 1000;
+    const byInode = new Map(state.network!.nodes.map((n) => [`net:[${statSync(`/run/netns/${n.netns}`).ino}]`, n]));
+    const samples = new Map(state.network!.nodes.map((n) => [n.name, [] as ProxySample[]]));
+    const synced = new Set<string>();
+    const reading = new Set<string>();
+    const pending = new Set<Promise<void>>();
+    const metrics = (netns: string) =>
+        new Promise<string>((resolve) =>
+            execFile(
+                "ip",
+                ["netns", "exec", netns, "curl", "-s", "-m", "2", "http://127.0.0.1:10249/metrics"],
+                { maxBuffer: 16 * 1024 * 1024 },
+                (_err, out) => resolve(out ?? ""),
+            ),
+        );
+    const tick = () => {
+        for (const entry of readdirSync("/proc")) {
+            if (!/^\d+$/.test(entry)) continue;
+            let sample: ProxySample;
+            let node: { name: string; netns: string } | undefined;
+            try {
+                node = byInode.get(readlinkSync(`/proc/${entry}/ns/net`));
+                if (!node) continue;
+                const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
+                // the real kube-proxy (not a cleanup run of it)
+                if (!/\/kube-proxy\0/.test(cmdline) || cmdline.includes("--cleanup")) continue;
+                const stat = parseProcStat(readFileSync(`/proc/${entry}/stat`, "utf8"));
+                const rss = parseVmRss(readFileSync(`/proc/${entry}/status`, "utf8"));
+                if (!stat || rss === undefined) continue;
+                sample = {
+                    t: Date.now(),
+                    pid: entry,
+                    startedAt: Math.round(bootMs + (stat.startTicks * 1000) / hz),
+                    rssBytes: rss,
+                    cpuSeconds: stat.cpuTicks / hz,
+                };
+            } catch {
+                continue; // gone between the listing and the read
+            }
+            const list = samples.get(node.name)!;
+            if (synced.has(entry)) {
+                list.push(sample);
+                continue;
+            }
+            if (reading.has(node.name)) continue;
+            reading.add(node.name);
+            const read: Promise<void> = metrics(node.netns).then((text) => {
+                const m = parseSyncMetrics(text);
+                list.push({ ...sample, ...m });
+                if (m.lastSyncAt !== undefined && m.lastSyncAt >= sample.startedAt) synced.add(entry);
+                reading.delete(node.name);
+                pending.delete(read);
+            });
+            pending.add(read);
+        }
+    };
+    tick();
+    const timer = setInterval(tick, 500);
+    /** every node's newest kube-proxy has finished a sync */
+    const allSynced = () =>
+        [...samples.values()].every((list) => {
+            const newest = list.reduce<ProxySample | undefined>(
+                (a, b) => (a === undefined || b.startedAt > a.startedAt ? b : a),
+                undefined,
+            );
+            return newest !== undefined && synced.has(newest.pid);
+        });
+    return {
+        /** Waits until every node's kube-proxy has synced (a cluster just started may still be on its first sync); returns the seconds waited. */
+        async settled(timeoutMs) {
+            const started = Date.now();
+            while (!allSynced()) {
+                if (Date.now() - started > timeoutMs)
+                    throw new Error(`the nodes' kube-proxy did not finish a sync within ${timeoutMs / 1000} s`);
+                await new Promise((r) => setTimeout(r, 500));
+            }
+            return (Date.now() - started) / 1000;
+        },
+        async stop() {
+            clearInterval(timer);
+            await Promise.all([...pending]);
+            return samples;
+        },
+    };
+}
+
+/** What a procedure under traffic leaves to read, besides run.seconds and run.error. */
+interface TrafficRecord {
+    records: Map<string, ClientRecord>;
+    watch: KubeProxyPodWatch;
+    samples: Map<string, ProxySample[]>;
+    /** the up's steps' lines and times (empty for the runbook) */
+    up: UpRecord;
+    /** the runbook's node restarts (epoch ms; empty for the up) */
+    restarts: { node: string; from: number; to: number }[];
+}
+
+/**
+ * Runs the procedure while the clients run (from every node's kube-proxy synced, 3 s before it, to
+ * every node's new kube-proxy synced, 3 s after it) and the nodes' kube-proxy is sampled; a failed procedure is recorded in run.error, the clients are stopped either way.
  */
 async function procedureUnderTraffic(
     state: ClusterState,
@@ -820,19 +1011,34 @@ async function procedureUnderTraffic(
     run: WorkloadRun,
     from: ProxyMode,
     to: ProxyMode,
-): Promise<{ records: Map<string, ClientRecord>; watch: KubeProxyPodWatch }> {
+): Promise<TrafficRecord> {
     const svc = await kc.makeApiClient(k8s.CoreV1Api).readNamespacedService({ name: "backend", namespace: "demo" });
     const ip = svc.spec!.clusterIP!;
     const port = svc.spec!.ports![0].port;
     const watch = await watchKubeProxyPods(kc);
+    const sampler = kubeProxySampler(state);
+    // the old mode settled first: with a Service load, the nodes' kube-proxy may still be on its first sync
+    const waited = await sampler.settled(600_000).catch(async (e: Error) => {
+        await sampler.stop();
+        watch.abort();
+        throw e;
+    });
+    progress(`workload ${run.pair}, ${run.procedure}: every node's kube-proxy synced (waited ${waited.toFixed(1)} s)`);
+    run.settleSeconds = Math.round(waited * 10) / 10;
     const clients = startClients(state, ip, port);
+    const up: UpRecord = { lines: [], steps: {} };
+    const restarts: TrafficRecord["restarts"] = [];
     let records: Map<string, ClientRecord>;
+    let samples: Map<string, ProxySample[]>;
     const started = performance.now();
     try {
         await new Promise((r) => setTimeout(r, 3000));
-        if (run.procedure === "KubeProxyMode up") await kubeProxyModeUp(state, from, to, run.pair);
-        else await runbook(state, to);
+        if (run.procedure === "KubeProxyMode up") await kubeProxyModeUp(state, from, to, run.pair, up);
+        else await runbook(state, to, (node, t0, t1) => restarts.push({ node, from: t0, to: t1 }));
         run.seconds = (performance.now() - started) / 1000;
+        // the runbook ends at the last pod's Ready, which may come before its first sync: the
+        // clients run on until every node's new kube-proxy has synced (at most 2 minutes), then 3 s
+        await sampler.settled(120_000).catch((e: Error) => progress(`workload ${run.pair}: ${e.message}`));
         await new Promise((r) => setTimeout(r, 3000));
     } catch (e) {
         run.seconds = (performance.now() - started) / 1000;
@@ -848,18 +1054,35 @@ async function procedureUnderTraffic(
         );
     } finally {
         records = await clients.stop();
+        samples = await sampler.stop();
         watch.abort();
     }
-    return { records, watch };
+    return { records, watch, samples, up, restarts };
 }
 
-/** Each node's figures from its client's record, with its kube-proxy pods' events relative to the client's start. */
-function workloadNodeFigures(
-    state: ClusterState,
-    records: Map<string, ClientRecord>,
-    watch: KubeProxyPodWatch,
-    from: ProxyMode,
-): WorkloadRun["nodes"] {
+/**
+ * The pools' wall time: under the up each pool step's (the finish apart), under the runbook from
+ * the pool's first pod deletion to its last node's new pod Ready.
+ */
+function workloadPoolSeconds(state: ClusterState, t: TrafficRecord): Record<string, number> {
+    if (t.restarts.length) {
+        const poolOf = new Map(state.nodes.map((n) => [n.name, n.pool]));
+        return poolSeconds(t.restarts.map((r) => ({ pool: poolOf.get(r.node) ?? "?", ...r })));
+    }
+    return Object.fromEntries(
+        Object.entries(t.up.steps).map(([step, s]) => [step.replace(/^pool-/, ""), Math.round(s * 10) / 10]),
+    );
+}
+
+/** Each node's figures from its client's record, with its kube-proxy pods' events and processes relative to the client's start. */
+function workloadNodeFigures(state: ClusterState, t: TrafficRecord, from: ProxyMode): WorkloadRun["nodes"] {
+    const { records, watch } = t;
+    const syncs = rolloutSyncs(t.up.lines);
+    const verified = new Map(
+        nodePhases(t.up.lines)
+            .filter((p) => p.kind === "move")
+            .map((p) => [p.node, p.checksSeconds]),
+    );
     return state.nodes.map((node) => {
         const r = records.get(node.name)!;
         // the pods' events relative to the client's start, for reading the gaps against
@@ -875,10 +1098,17 @@ function workloadNodeFigures(
         figures.gaps = figures.gaps.map((g) => ({ ...g, from: g.from - r.startedAt, to: g.to - r.startedAt }));
         const longest = figures.gaps.find((g) => g.ms === figures.longestGapMs);
         const startToRoutedMs = longest ? startToRouted(longest, events) : undefined;
+        const kubeProxy = kubeProxyFigures(proxyProcesses(t.samples.get(node.name) ?? [], r.startedAt));
+        const rollout = syncs.get(node.name);
+        const verifySeconds = verified.get(node.name);
         return {
             ...figures,
+            pool: node.pool,
             ...(startToRoutedMs !== undefined ? { startToRoutedMs } : {}),
             podEvents: events,
+            kubeProxy,
+            ...(rollout ? { rolloutSync: rollout } : {}),
+            ...(verifySeconds !== undefined ? { verifySeconds: Math.round(verifySeconds * 10) / 10 } : {}),
         };
     });
 }
@@ -890,6 +1120,7 @@ async function workloadRun(
     procedure: Procedure,
     opts: Options,
     k: number,
+    services?: number,
 ): Promise<WorkloadRun> {
     const name = `bench-${process.pid}-w${k}`;
     const pair = `${from} -> ${to}`;
@@ -898,10 +1129,12 @@ async function workloadRun(
         procedure,
         seconds: 0,
         nodes: [],
+        ...(services !== undefined ? { services, endpointsPerService: opts.endpointsPerService } : {}),
         ...(from === "ipvs" ? { simulated: IPVS_BEFORE_STATE } : {}),
     };
+    const load = services !== undefined ? `, ${services} load Services` : "";
     progress(
-        `workload ${pair}, ${procedure}: starting a reference cluster of ${opts.workloadNodes} real nodes on ${from}`,
+        `workload ${pair}, ${procedure}: starting a reference cluster of ${opts.workloadNodes} real nodes on ${from}${load}`,
     );
     let state: ClusterState | undefined;
     try {
@@ -913,14 +1146,18 @@ async function workloadRun(
             ],
             nodes: "real",
             mode: from,
+            ...(services !== undefined
+                ? { services: { services, endpointsPerService: opts.endpointsPerService } }
+                : {}),
             log: (l) => progress(`cluster: ${l}`),
         });
         const kc = new k8s.KubeConfig();
         kc.loadFromFile(state.kubeconfig);
-        const { records, watch } = await procedureUnderTraffic(state, kc, run, from, to);
-        run.nodes.push(...workloadNodeFigures(state, records, watch, from));
+        const traffic = await procedureUnderTraffic(state, kc, run, from, to);
+        run.nodes.push(...workloadNodeFigures(state, traffic, from));
+        run.poolSeconds = workloadPoolSeconds(state, traffic);
         progress(
-            `workload ${pair}, ${procedure}: ${run.nodes.map((n) => `${n.node} gap ${n.longestGapMs} ms, long-lived ${n.longLived}`).join("; ")}`,
+            `workload ${pair}${load}, ${procedure}: ${run.nodes.map((n) => `${n.node} gap ${n.longestGapMs} ms, first sync ${n.kubeProxy?.firstSyncSeconds ?? "-"} s, long-lived ${n.longLived}`).join("; ")}`,
         );
         return run;
     } finally {
@@ -1055,8 +1292,22 @@ function coreFigures(n: number): Record<string, number> {
     };
 }
 
+/** The workload runs' timeline (scripts/workloadChart.ts) as DIR/workload-timeline.svg; returns its path. */
+async function writeTimeline(runs: WorkloadRun[], dir: string): Promise<string> {
+    const path = join(dir, "workload-timeline.svg");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path, await renderSvg(timelineSpec(runs)));
+    return path;
+}
+
 async function main(): Promise<void> {
     const opts = parseOptions(process.argv.slice(2));
+    if (opts.chart !== undefined) {
+        const saved = JSON.parse(readFileSync(opts.chart, "utf8")) as { workload: WorkloadRun[] };
+        const svg = await writeTimeline(saved.workload, opts.out ?? dirname(opts.chart));
+        progress(`timeline of ${opts.chart} written to ${svg}`);
+        return;
+    }
     if (opts.core !== undefined) {
         process.stdout.write(JSON.stringify(coreFigures(opts.core)) + "\n");
         return;
@@ -1070,26 +1321,35 @@ async function main(): Promise<void> {
     const workload: WorkloadRun[] = [];
     if (opts.phases.has("workload")) {
         let k = 0;
-        for (const [from, to] of opts.pairs)
-            for (const procedure of ["KubeProxyMode up", "kubectl runbook"] as Procedure[])
-                workload.push(await workloadRun(from, to, procedure, opts, ++k));
+        // no --services: one round without a load, as before
+        for (const services of opts.services.length ? opts.services : [undefined])
+            for (const [from, to] of opts.pairs)
+                for (const procedure of ["KubeProxyMode up", "kubectl runbook"] as Procedure[])
+                    workload.push(await workloadRun(from, to, procedure, opts, ++k, services));
     }
     const machine = {
         date: new Date().toISOString(),
         cpus: (await import("node:os")).cpus().length,
         memoryGB: Math.round((await import("node:os")).totalmem() / 2 ** 30),
     };
-    if (opts.json)
-        process.stdout.write(
-            JSON.stringify({ machine, options: { ...opts, phases: [...opts.phases] }, results, workload }, null, 2) +
-                "\n",
-        );
+    const json = JSON.stringify(
+        { machine, options: { ...opts, phases: [...opts.phases] }, results, workload },
+        null,
+        2,
+    );
+    if (opts.out) {
+        mkdirSync(opts.out, { recursive: true });
+        writeFileSync(join(opts.out, "bench.json"), json + "\n");
+        progress(`figures written to ${join(opts.out, "bench.json")}`);
+        if (workload.length) progress(`timeline written to ${await writeTimeline(workload, opts.out)}`);
+    }
+    if (opts.json) process.stdout.write(json + "\n");
     else {
         const perNode = results.flatMap((r) => r.up?.perNode ?? []);
         const tables = [
             ...(results.length ? [table(results)] : []),
             ...(perNode.length ? [`Per node, real nodes (one at a time):\n\n${nodePhasesTable(perNode)}`] : []),
-            ...(workload.length ? [workloadTable(workload)] : []),
+            ...(workload.length ? [workloadTable(workload), scaleTable(workload)] : []),
         ];
         process.stdout.write(
             `${tables.join("\n\n")}\n(${machine.date}, ${machine.cpus} cores, ${machine.memoryGB} GB)\n`,

@@ -1,6 +1,7 @@
 // The cost of a move to a node's workloads, from what a client on the node saw (pure: no I/O).
 // scripts/workloadClient.ts records the series inside the node's network namespace; the bench's
 // `workload` phase turns each series into figures here and prints them with workloadTable().
+import type { KubeProxyFigures, RolloutSync } from "./kubeProxySamples.js";
 import { markdownTable } from "./markdownTable.js";
 
 /** One new-connection attempt: when it started (epoch ms) and whether it got the backend's answer in time. */
@@ -97,6 +98,8 @@ export function startToRouted(gap: Pick<Gap, "to">, events: PodEvent[]): number 
 /** Figures of one node under one procedure and mode pair. */
 export interface NodeWorkloadFigures {
     node: string;
+    /** its pool, for its pool's wall time */
+    pool?: string;
     attempts: number;
     failed: number;
     /** every gap (epoch ms here; ms from the client's start in the bench's output, as podEvents) */
@@ -114,6 +117,12 @@ export interface NodeWorkloadFigures {
     startToRoutedMs?: number;
     /** the node's kube-proxy pods during the run (the bench's --json, to read the gaps against) */
     podEvents?: PodEvent[];
+    /** the node's kube-proxy processes, sampled from /proc and their metrics (scripts/kubeProxySamples.ts) */
+    kubeProxy?: KubeProxyFigures;
+    /** under the up: what the rollout's log said of the node's first syncs */
+    rolloutSync?: RolloutSync;
+    /** under the up: the node's verification, its new kube-proxy running to released (the first-sync wait and the checks), seconds */
+    verifySeconds?: number;
 }
 
 /** Without data for longer than this at the stop, the long-lived connection is dead though open (the backend writes every 100 ms). */
@@ -161,6 +170,13 @@ export interface WorkloadRun {
     seconds: number;
     nodes: NodeWorkloadFigures[];
     error?: string;
+    /** the load Services seeded before the nodes joined (--services), and their endpoints each */
+    services?: number;
+    endpointsPerService?: number;
+    /** how long the bench waited, before the clients started, for every node's kube-proxy (the old mode) to finish a sync */
+    settleSeconds?: number;
+    /** each pool's wall time, seconds: under the up its step's (and the finish's, as "finish"), under the runbook its nodes' restarts */
+    poolSeconds?: Record<string, number>;
 }
 
 /** One markdown table: a row per run and node. */
@@ -211,4 +227,59 @@ export function workloadTable(runs: WorkloadRun[]): string {
     const notes = [...new Set(runs.filter((r) => r.simulated).map((r) => `${r.pair}: ${r.simulated}`))];
     const table = markdownTable(head, rows);
     return notes.length ? `${table}\n\nSIMULATED: ${notes.join("\n")}` : table;
+}
+
+const num = (x: number | undefined, digits = 1) => (x === undefined ? "-" : x.toFixed(digits));
+
+/**
+ * The production-shape table: a row per run and node with the load's size, the longest gap, the
+ * old mode's first full sync (when the bench saw it: on the cluster it just started), the new mode's (from kube-proxy's metrics, and under the up also the rollout's log),
+ * kube-proxy's memory and CPU time in the old mode and the new, the node's verification (up
+ * only) and its pool's wall time.
+ */
+export function scaleTable(runs: WorkloadRun[]): string {
+    const head = [
+        "Services",
+        "mode pair",
+        "procedure",
+        "node",
+        "longest gap ms",
+        "old mode's first full sync s",
+        "first full sync s (metrics)",
+        "first sync s (rollout log)",
+        "CPU s to first sync",
+        "old kube-proxy MB / CPU s",
+        "new kube-proxy MB / CPU s",
+        "verification s",
+        "pool s",
+    ];
+    const rows: string[][] = [];
+    for (const r of runs) {
+        const services = r.services === undefined ? "0" : String(r.services);
+        const pair = r.simulated ? `${r.pair} (SIMULATED before-state)` : r.pair;
+        if (r.error)
+            rows.push([services, pair, r.procedure, "-", ...Array(8).fill("-"), `failed: ${r.error.split("\n")[0]}`]);
+        for (const n of r.nodes) {
+            const k = n.kubeProxy;
+            const use = (u: { rssMB: number; cpuSeconds: number } | undefined) =>
+                u ? `${u.rssMB.toFixed(0)} / ${u.cpuSeconds.toFixed(1)}` : "-";
+            const pool = n.pool ?? n.node.replace(/-\d+$/, "");
+            rows.push([
+                services,
+                pair,
+                r.procedure,
+                n.node,
+                n.longestGapMs === 0 ? "0" : `${n.longestGapMs}${n.recovered ? "" : " (not recovered)"}`,
+                num(k?.oldFirstSyncSeconds, 2),
+                num(k?.firstSyncSeconds, 2),
+                num(n.rolloutSync?.moveFirstSyncSeconds, 0),
+                num(k?.cpuToFirstSyncSeconds, 2),
+                use(k?.before),
+                use(k?.after),
+                num(n.verifySeconds),
+                num(r.poolSeconds?.[pool]),
+            ]);
+        }
+    }
+    return markdownTable(head, rows);
 }

@@ -7,6 +7,7 @@ import {
     startToRouted,
     nodeFigures,
     workloadTable,
+    scaleTable,
     type Attempt,
     type ClientRecord,
 } from "../../scripts/workload.js";
@@ -185,6 +186,50 @@ describe("workload figures: the table", () => {
                 "| ipvs -> iptables | KubeProxyMode up | - | - | - | - | - | run failed: rollout failed: node canary-1 | - | 3 |",
                 "",
                 "SIMULATED: ipvs -> nftables: the stand-in programs no traffic",
+            ].join("\n"),
+        );
+    });
+});
+
+describe("workload figures: the production-shape table", () => {
+    it("has a row per run and node: the load, the first sync from the metrics and the rollout's log, kube-proxy's use, verification and pool time", () => {
+        const node = {
+            ...nodeFigures("workers-1", {
+                startedAt: 0,
+                stoppedAt: 2000,
+                attempts: series(40, (i) => i >= 5 && i < 20),
+                stream: { openedAt: 10, closedAt: null, lastDataAt: 1990, longestStallMs: 120 },
+            }),
+            pool: "workers",
+            kubeProxy: {
+                before: { rssMB: 61.4, cpuSeconds: 12.34, ageSeconds: 80 },
+                oldFirstSyncSeconds: 31.2,
+                after: { rssMB: 48.6, cpuSeconds: 3.1, ageSeconds: 20 },
+                firstSyncSeconds: 2.456,
+                cpuToFirstSyncSeconds: 2.2,
+                processes: [],
+            },
+            rolloutSync: { moveFirstSyncSeconds: 3, oldMeanFullSyncSeconds: 0.4 },
+            verifySeconds: 9.26,
+        };
+        const text = scaleTable([
+            {
+                pair: "iptables -> nftables",
+                procedure: "KubeProxyMode up",
+                services: 1000,
+                seconds: 40,
+                nodes: [node],
+                poolSeconds: { canary: 14.2, workers: 15.75, finish: 8 },
+            },
+            { pair: "iptables -> nftables", procedure: "kubectl runbook", seconds: 3, nodes: [], error: "boom\nmore" },
+        ]);
+        assert.equal(
+            text,
+            [
+                "| Services | mode pair | procedure | node | longest gap ms | old mode's first full sync s | first full sync s (metrics) | first sync s (rollout log) | CPU s to first sync | old kube-proxy MB / CPU s | new kube-proxy MB / CPU s | verification s | pool s |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+                "| 1000 | iptables -> nftables | KubeProxyMode up | workers-1 | 750 | 31.20 | 2.46 | 3 | 2.20 | 61 / 12.3 | 49 / 3.1 | 9.3 | 15.8 |",
+                "| 0 | iptables -> nftables | kubectl runbook | - | - | - | - | - | - | - | - | - | failed: boom |",
             ].join("\n"),
         );
     });
