@@ -289,6 +289,8 @@ export class Cluster {
     readonly apps: k8s.AppsV1Api;
     readonly policy: k8s.PolicyV1Api;
     readonly version: k8s.VersionApi;
+    /** EndpointSlices: the preview counts their endpoints */
+    readonly discovery: k8s.DiscoveryV1Api;
 
     /** hears of every retried API call (the rollout logs them) */
     onRetry?: (call: string, attempt: number, e: unknown, delayMs: number) => void;
@@ -318,6 +320,7 @@ export class Cluster {
         this.apps = this.api(k8s.AppsV1Api);
         this.policy = this.api(k8s.PolicyV1Api);
         this.version = this.api(k8s.VersionApi);
+        this.discovery = this.api(k8s.DiscoveryV1Api);
     }
 
     /**

@@ -1,5 +1,5 @@
 // Reads everything a migration is decided from. Read-only: nothing here writes to the cluster.
-import * as k8s from "../libraries/kubernetesClient.js";
+import type * as k8s from "../libraries/kubernetesClient.js";
 import { PROMETHEUS_RULE, type CrdPresence } from "../core/alerts.js";
 import type { ClusterSnapshot, ServiceFacts } from "../core/migration.js";
 import { rolloutAccesses, type AccessAnswer } from "../core/rbac.js";
@@ -24,7 +24,7 @@ export async function readSnapshot(
         cluster.installation(),
         cluster.nodeStates(),
         cluster.core.listServiceForAllNamespaces(),
-        countEndpoints(cluster.kc),
+        countEndpoints(cluster),
         crdPresence(cluster, PROMETHEUS_RULE.crd),
         cluster
             .deniedAccesses(rolloutAccesses({ ...cluster.names, drain: rollout.drain }))
@@ -55,13 +55,12 @@ export async function readSnapshot(
  * Every EndpointSlice's endpoints, counted page by page (a cluster at 250,000 endpoints is never
  * held whole); undefined when they cannot be listed: the preview then makes no estimate.
  */
-async function countEndpoints(kc: k8s.KubeConfig): Promise<number | undefined> {
-    const discovery = kc.makeApiClient(k8s.DiscoveryV1Api);
+async function countEndpoints(cluster: KubeProxyCluster): Promise<number | undefined> {
     let total = 0;
     let _continue: string | undefined;
     try {
         do {
-            const page = await discovery.listEndpointSliceForAllNamespaces({ limit: 500, _continue });
+            const page = await cluster.discovery.listEndpointSliceForAllNamespaces({ limit: 500, _continue });
             for (const slice of page.items) total += slice.endpoints?.length ?? 0;
             _continue = page.metadata?._continue || undefined;
         } while (_continue);

@@ -103,6 +103,6 @@ export async function awaitFirstSync(
             return verdict.kind !== "waiting";
         },
     });
-    if (verdict.kind === "synced") log(`first sync in ${mode} mode done ${verdict.seconds}s after kube-proxy started`);
+    if (verdict.kind === "synced") log(`first sync in ${mode} mode done ${verdict.seconds}s into the wait`);
     return verdict;
 }

@@ -24,6 +24,8 @@ const kp = new KubeProxyMode("kube-proxy", {
         image: "busybox:1.36@sha256:73aaf090f3d85aa34ee199857f03fa3a95c8ede2ffd4cc2cdb5b94e566b11662", // probe image, this is the default (host tools via chroot /host)
         maxSyncAge: "5m",
         podTimeout: "3m",
+        firstSyncFactor: 20, // the new mode's first sync may take 20 x the old mode's (at least firstSyncMin, 2m)
+        firstSyncStall: "60s", // kube-proxy using no CPU this long before its first sync fails the node
         hooks: [{ name: "ingress-nodeport", command: ["./check-nodeport.sh"], timeout: "30s" }],
     },
     onFailure: "rollback-node", // or "stop"

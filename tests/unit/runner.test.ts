@@ -166,7 +166,7 @@ describe("runner on a SIMULATED in-memory cluster: the wait for each node's firs
         assertCanaryRolledBack(err, "first-sync", cluster);
         assert.match(err.message, /kube-proxy stalled before its first sync: no CPU used for 20s \(limit 20s/);
         assert.ok(
-            lines.includes("pool canary node canary-1: first sync in ipvs mode done 0s after kube-proxy started"),
+            lines.includes("pool canary node canary-1: first sync in ipvs mode done 0s into the wait"),
             "the rollback waited for the origin's first sync",
         );
     });
@@ -187,7 +187,7 @@ describe("runner on a SIMULATED in-memory cluster: the wait for each node's firs
             "pool canary node canary-1: first sync: waiting 16s, /proxyMode not answering, kube-proxy busy",
             "pool canary node canary-1: first sync: waiting 30s, /proxyMode not answering, kube-proxy busy",
             "pool canary node canary-1: first sync: waiting 60s, /proxyMode not answering, kube-proxy busy",
-            "pool canary node canary-1: first sync in nftables mode done 118s after kube-proxy started",
+            "pool canary node canary-1: first sync in nftables mode done 118s into the wait",
         ]);
     });
 
