@@ -111,7 +111,6 @@ export function timelineSpec(runs: readonly WorkloadRun[], title = "Each node th
                 },
             ],
         },
-        resolve: { scale: { x: "shared" } },
         config: { font: "sans-serif", view: { stroke: "#ddd" } },
     };
 }
