@@ -25,6 +25,7 @@ import {
     type DrainPod,
 } from "../core/drain.js";
 import { nodeFacts } from "../core/nodes.js";
+import { parseNodeSyncs } from "../core/firstSync.js";
 import { LEASE_NAME, MARKS, ROLLOUT_OWNER, rolloutObjectName, type NodeState } from "../core/plan.js";
 import type { Access, AccessReview } from "../core/rbac.js";
 import { PROBE_SCRIPT } from "../core/probe.js";
@@ -90,8 +91,14 @@ function parseMove(text: string | undefined): NodeMove | undefined {
     if (!text) return undefined;
     try {
         const m = JSON.parse(text);
-        if (m && typeof m === "object" && "to" in m && "from" in m && typeof m.phase === "string")
-            return { to: m.to, from: m.from, phase: m.phase };
+        if (m && typeof m === "object" && "to" in m && "from" in m && typeof m.phase === "string") {
+            const seconds = m.baseline?.seconds;
+            const baseline =
+                typeof seconds === "number" && Number.isFinite(seconds) && seconds >= 0
+                    ? { seconds, metric: m.baseline.metric === "all" ? ("all" as const) : ("full" as const) }
+                    : undefined;
+            return { to: m.to, from: m.from, phase: m.phase, ...(baseline ? { baseline } : {}) };
+        }
     } catch {
         /* not ours: ignored */
     }
@@ -237,6 +244,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 verifiedAt: verifiedAt || undefined,
                 checks: a[MARKS.checksAnnotation],
                 move: parseMove(a[MARKS.moveAnnotation]),
+                syncs: parseNodeSyncs(a[MARKS.syncAnnotation]),
                 unschedulable: n.spec?.unschedulable === true,
                 cordonedByRollout:
                     n.spec?.unschedulable === true && a[MARKS.cordonedAnnotation] === MARKS.managedByValue,

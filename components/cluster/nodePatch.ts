@@ -21,6 +21,7 @@ const ANNOTATIONS = [
     MARKS.verifiedAnnotation,
     MARKS.checksAnnotation,
     MARKS.cordonedAnnotation,
+    MARKS.syncAnnotation,
 ] as const;
 const LABELS = [MARKS.configLabel] as const;
 
@@ -81,6 +82,7 @@ function marksOf(change: NodeChange & { cordon?: true }): {
         annotations[MARKS.verifiedAnnotation] = hash === null ? null : `${hash}@${new Date().toISOString()}`;
         annotations[MARKS.checksAnnotation] = hash === null ? null : checks;
     }
+    if (change.syncs) annotations[MARKS.syncAnnotation] = JSON.stringify(change.syncs);
     if (change.cordon) annotations[MARKS.cordonedAnnotation] = MARKS.managedByValue;
     if (change.uncordon) annotations[MARKS.cordonedAnnotation] = null;
     return { annotations, labels: change.placement !== undefined ? { [MARKS.configLabel]: change.placement } : {} };

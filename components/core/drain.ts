@@ -2,7 +2,7 @@
 // PodDisruptionBudget blocks an eviction; and the rule for moves that leave a node without
 // kube-proxy for a while. Pure: pod and PDB objects in, decisions out.
 import { formatDuration } from "./duration.js";
-import { describeLoad, estimateNode, UNROUTED_BOUND_SECONDS, type ServiceLoad } from "./syncEstimate.js";
+import { describeBasis, UNROUTED_BOUND_SECONDS, type PoolEstimate } from "./syncEstimate.js";
 import type { Finding, ProxyMode } from "./types.js";
 
 /** The parts of a Pod a drain decision reads. */
@@ -166,33 +166,31 @@ export function drainDeadline(startMs: number, timeoutSeconds: number): number {
 /**
  * A moving node whose pods stay have no Service routing while neither mode's rules are in place:
  * ipvs -> iptables always (kube-proxy is stopped, the ipvs state removed, then the iptables one
- * started), and any move whose estimated window (core/syncEstimate.ts) at the cluster's load
- * passes UNROUTED_BOUND_SECONDS. A pool that does not drain must say it accepts that
+ * started), and any pool whose estimated window (core/syncEstimate.ts, `estimates` by pool
+ * index) passes UNROUTED_BOUND_SECONDS. A pool that does not drain must say it accepts that
  * (`allowUnroutedNode: true`).
  */
 export function unroutedNodeFindings(
     pools: { name: string; drain?: PoolDrain; allowUnroutedNode?: boolean }[],
     from: ProxyMode | undefined,
     to: ProxyMode,
-    opts: { podTimeoutSeconds?: number; cleanupTimeoutSeconds?: number; load?: ServiceLoad } = {},
+    opts: { podTimeoutSeconds?: number; cleanupTimeoutSeconds?: number; estimates?: (PoolEstimate | undefined)[] } = {},
 ): Finding[] {
     if (from === undefined || from === to) return [];
     const stopped = from === "ipvs" && to === "iptables";
-    const estimate = opts.load ? estimateNode(from, to, opts.load) : undefined;
-    const long = estimate !== undefined && estimate.windowSeconds > UNROUTED_BOUND_SECONDS;
-    if (!stopped && !long) return [];
     const podTimeout = opts.podTimeoutSeconds ?? 180;
     const cleanup = opts.cleanupTimeoutSeconds ?? 120;
     const how = stopped
         ? `on each node kube-proxy is stopped, the ipvs state removed, then the iptables kube-proxy started`
         : `on each node the new kube-proxy programs no rule until its first sync in ${to} mode`;
-    const howLong =
-        estimate && opts.load
-            ? `about ${formatDuration(estimate.windowSeconds)} at ${describeLoad(opts.load)}, estimated`
-            : `usually tens of seconds; at most ${cleanup}s for the cleanup plus ${podTimeout}s for each kube-proxy to stop and start, verify.podTimeout`;
     const out: Finding[] = [];
     pools.forEach((p, i) => {
         if (drainOptions(p.drain) !== undefined || p.allowUnroutedNode === true) return;
+        const estimate = opts.estimates?.[i];
+        if (!stopped && !(estimate && estimate.windowSeconds > UNROUTED_BOUND_SECONDS)) return;
+        const howLong = estimate
+            ? `about ${formatDuration(estimate.windowSeconds)} ${describeBasis(estimate.basis)}, estimated`
+            : `usually tens of seconds; at most ${cleanup}s for the cleanup plus ${podTimeout}s for each kube-proxy to stop and start, verify.podTimeout`;
         out.push({
             severity: "error",
             code: "pools.unroutedNode",

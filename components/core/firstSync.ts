@@ -207,3 +207,63 @@ export function slowSyncProblem(
         ? `full syncs during the soak took ${mean.toFixed(1)}s on average (${end.count - start.count} of them), more than ${formatDuration(boundSeconds)} (verify.firstSyncMin)`
         : undefined;
 }
+
+/** What the rollout measured of a node's kube-proxy in one mode, in seconds. */
+export interface ModeSync {
+    /** its mean sync while it ran in the mode (SyncBaseline: full syncs, or every sync for ipvs) */
+    mean?: number;
+    metric?: "full" | "all";
+    /** its first sync after a restart into the mode, from its pod running (start-up cleanup included) */
+    first?: number;
+}
+
+/** A node's measured syncs by mode (MARKS.syncAnnotation): kept for later previews and resumed moves. */
+export type NodeSyncs = Partial<Record<ProxyMode, ModeSync>>;
+
+const MODES: readonly ProxyMode[] = ["iptables", "ipvs", "nftables"];
+const secondsOf = (v: unknown): number | undefined =>
+    typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : undefined;
+
+/** The node's measured syncs from its annotation; what is not a measurement (someone's edit) is left out. */
+export function parseNodeSyncs(text: string | undefined): NodeSyncs | undefined {
+    if (!text) return undefined;
+    let raw: unknown;
+    try {
+        raw = JSON.parse(text);
+    } catch {
+        return undefined;
+    }
+    if (!raw || typeof raw !== "object") return undefined;
+    const out: NodeSyncs = {};
+    for (const mode of MODES) {
+        const m = (raw as Record<string, unknown>)[mode] as Record<string, unknown> | undefined;
+        if (!m || typeof m !== "object") continue;
+        const mean = secondsOf(m.mean);
+        const first = secondsOf(m.first);
+        const metric = m.metric === "full" || m.metric === "all" ? m.metric : undefined;
+        const sync: ModeSync = {
+            ...(mean !== undefined ? { mean, ...(metric ? { metric } : {}) } : {}),
+            ...(first !== undefined ? { first } : {}),
+        };
+        if (Object.keys(sync).length) out[mode] = sync;
+    }
+    return Object.keys(out).length ? out : undefined;
+}
+
+/** `syncs` with what was measured in `mode` added (a newer figure replaces an older one), rounded to 10 ms. */
+export function withSync(syncs: NodeSyncs | undefined, mode: ProxyMode, measured: ModeSync): NodeSyncs {
+    const round = (v: number | undefined) => (v === undefined ? undefined : Math.round(v * 100) / 100);
+    const next: ModeSync = { ...syncs?.[mode] };
+    if (measured.mean !== undefined) {
+        next.mean = round(measured.mean);
+        if (measured.metric) next.metric = measured.metric;
+    }
+    if (measured.first !== undefined) next.first = round(measured.first);
+    return { ...syncs, [mode]: next };
+}
+
+/** The baseline a node's recorded syncs give for `mode` (a move resumed past its restart cannot read it live). */
+export function recordedBaseline(syncs: NodeSyncs | undefined, mode: ProxyMode): SyncBaseline {
+    const m = syncs?.[mode];
+    return m?.mean !== undefined ? { seconds: m.mean, metric: m.metric ?? "full" } : {};
+}

@@ -8,6 +8,7 @@ import { type NodeFacts } from "./nodes.js";
 import { type ProxyMode } from "./types.js";
 import { formatDuration } from "./duration.js";
 import { describeEstimate, type PoolEstimate } from "./syncEstimate.js";
+import type { NodeSyncs } from "./firstSync.js";
 
 /** Labels and annotations the rollout keeps on nodes and objects: the rollout's memory lives in the cluster. */
 export const MARKS = {
@@ -24,6 +25,8 @@ export const MARKS = {
     checksHooksOnly: "hooks-only",
     /** node annotation: the move in progress on the node (JSON: to, from, phase), written before each action */
     moveAnnotation: "kube-proxy-mode.io/move",
+    /** node annotation: the kube-proxy syncs the rollout measured on the node, by mode (JSON, core/firstSync.ts NodeSyncs) */
+    syncAnnotation: "kube-proxy-mode.io/sync",
     /** node annotation: set when the rollout cordoned the node, so it only uncordons its own */
     cordonedAnnotation: "kube-proxy-mode.io/cordoned-by",
     /** DaemonSet annotation: the installer's DaemonSet spec, restored when the rollout finishes */
@@ -61,6 +64,8 @@ export interface NodeState extends NodeFacts {
     placement: string | null;
     /** config hash the node was last verified on */
     verified?: string;
+    /** what earlier moves measured of its kube-proxy's syncs: the preview's estimate uses them */
+    syncs?: NodeSyncs;
 }
 
 export interface PlannedNode {

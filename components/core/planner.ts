@@ -16,8 +16,8 @@ import { matchesSelector, parseSelector } from "./selector.js";
 import type { Finding, ProxyMode } from "./types.js";
 import { nameList } from "./text.js";
 import {
-    describeLoad,
-    estimateNode,
+    describeBasis,
+    estimateMoving,
     estimatePool,
     WINDOW_WARNING_SECONDS,
     type PoolEstimate,
@@ -126,25 +126,32 @@ function planPool(
         batches: batchesOf(moving, maxUnavailable),
         moving: moving.length,
     };
-    if (opts.load && opts.fromMode && moving.length) {
-        plan.estimate = estimatePool(
-            estimateNode(opts.fromMode, target.mode, opts.load),
-            plan.batches.length,
-            pool.soakSeconds,
-        );
+    const movingNames = new Set(moving);
+    const movers = members.filter((n) => movingNames.has(n.name));
+    const estimate =
+        opts.fromMode && moving.length
+            ? estimateMoving(
+                  opts.fromMode,
+                  target.mode,
+                  movers.map((n) => n.syncs),
+                  opts.load,
+              )
+            : undefined;
+    if (estimate) {
+        plan.estimate = estimatePool(estimate.node, plan.batches.length, pool.soakSeconds, estimate.basis);
         if (plan.estimate.windowSeconds > WINDOW_WARNING_SECONDS)
-            findings.push(windowFinding(pool, i, plan.estimate, target.mode, opts.load));
+            findings.push(windowFinding(pool, i, plan.estimate, target.mode));
     }
     return { pool: plan, findings };
 }
 
 /** A pool whose moving nodes are estimated to route no new connection for long: the ways to shorten or contain it. */
-function windowFinding(pool: Pool, i: number, e: PoolEstimate, to: ProxyMode, load: ServiceLoad): Finding {
+function windowFinding(pool: Pool, i: number, e: PoolEstimate, to: ProxyMode): Finding {
     return {
         severity: "warning",
         code: "pools.syncWindow",
         field: `pools[${i}]`,
-        message: `pool ${pool.name}: at ${describeLoad(load)} each moving node is estimated to route no new connection for ~${formatDuration(e.windowSeconds)} (its first sync in ${to} mode), the pool to take ~${formatDuration(e.poolSeconds)}`,
+        message: `pool ${pool.name}: ${describeBasis(e.basis)} each moving node is estimated to route no new connection for ~${formatDuration(e.windowSeconds)} (its first sync in ${to} mode), the pool to take ~${formatDuration(e.poolSeconds)}`,
         fix: `drain the pool (drain: true) so its pods leave each node first, move fewer nodes at once (maxUnavailable), plan a maintenance window of ~${formatDuration(e.poolSeconds)}, and keep the mode's minSyncPeriod at its default so later syncs stay partial`,
     };
 }
@@ -174,13 +181,8 @@ export function planRollout(
     target: RolloutTarget,
     opts: PlanOptions = {},
 ): { plan: RolloutPlan; findings: Finding[] } {
-    const findings = unroutedNodeFindings(pools, opts.fromMode, target.mode, {
-        podTimeoutSeconds: opts.podTimeoutSeconds,
-        load: opts.load,
-    });
     const plan: RolloutPlan = { target, pools: [], moving: 0 };
-    if (findings.some((f) => f.severity === "error")) return { plan, findings };
-
+    const findings: Finding[] = [];
     const linux = nodes.filter((n) => !n.operatingSystem || n.operatingSystem === "linux");
     const owner = new Map<string, string>();
     for (const [i, spec] of pools.entries()) {
@@ -189,7 +191,14 @@ export function planRollout(
         plan.pools.push(pool);
         plan.moving += pool.moving;
     }
+    // the unrouted-node rule follows each pool's estimate, so it comes after the pools' plans
+    const unrouted = unroutedNodeFindings(pools, opts.fromMode, target.mode, {
+        podTimeoutSeconds: opts.podTimeoutSeconds,
+        estimates: plan.pools.map((p) => p.estimate),
+    });
+    if (unrouted.some((f) => f.severity === "error"))
+        return { plan: { target, pools: [], moving: 0 }, findings: unrouted };
     const orphans = linux.filter((n) => !owner.has(n.name)).map((n) => n.name);
     if (orphans.length > 0) findings.push(unassignedFinding(orphans));
-    return { plan, findings };
+    return { plan, findings: [...unrouted, ...findings] };
 }

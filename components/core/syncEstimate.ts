@@ -3,6 +3,7 @@
 // new connections through a moving node may fail. Pure.
 import { formatDuration } from "./duration.js";
 import type { ProxyMode } from "./types.js";
+import type { NodeSyncs } from "./firstSync.js";
 
 /** The cluster's load, as the preview counts it. */
 export interface ServiceLoad {
@@ -53,10 +54,21 @@ function removes(from: ProxyMode, to: ProxyMode): boolean {
 
 /** The estimate of one node's move from `from` to `to` at `load`. */
 export function estimateNode(from: ProxyMode, to: ProxyMode, load: ServiceLoad): NodeEstimate {
-    const k = load.endpoints / 1000;
-    const round = (s: number) => Math.round(s * 10) / 10;
-    const removalSeconds = removes(from, to) ? round(SYNC_COST.removalPer1000[from] * k) : 0;
-    const firstSyncSeconds = round(SYNC_COST.startSeconds + SYNC_COST.firstSyncPer1000[to] * k);
+    return estimateAt(from, to, load.endpoints / 1000);
+}
+
+/** The estimate at `k` thousand endpoints, at the reference costs. */
+function estimateAt(from: ProxyMode, to: ProxyMode, k: number): NodeEstimate {
+    const removalSeconds = removes(from, to) ? SYNC_COST.removalPer1000[from] * k : 0;
+    return nodeEstimate(from, removalSeconds, SYNC_COST.startSeconds + SYNC_COST.firstSyncPer1000[to] * k);
+}
+
+const round = (s: number) => Math.round(s * 10) / 10;
+
+/** A node's estimate from its removal and first sync. */
+function nodeEstimate(from: ProxyMode, removal: number, firstSync: number): NodeEstimate {
+    const removalSeconds = round(removal);
+    const firstSyncSeconds = round(firstSync);
     // old iptables rules go in one atomic restore and route until then; ipvs state goes first
     // (kube-ipvs0, the virtual servers), so its removal is inside the window
     const windowSeconds = round(firstSyncSeconds + (from === "ipvs" ? removalSeconds : 0));
@@ -64,20 +76,89 @@ export function estimateNode(from: ProxyMode, to: ProxyMode, load: ServiceLoad):
     return { removalSeconds, firstSyncSeconds, windowSeconds, nodeSeconds };
 }
 
-/** A pool's estimate: its nodes' and its batches'. */
+/**
+ * One node's move estimated from what earlier moves measured on it: its first sync in `to` when
+ * one was measured (from its pod running, so the start-up removal is inside it); else its mean
+ * sync in `to` (a node that ran it before) or in `from`, read as the node's own speed at the
+ * cluster's own load (the endpoints the reference host syncs in that time). undefined when
+ * nothing of use was measured.
+ */
+export function estimateMeasured(
+    from: ProxyMode,
+    to: ProxyMode,
+    syncs: NodeSyncs | undefined,
+): NodeEstimate | undefined {
+    const first = syncs?.[to]?.first;
+    if (first !== undefined) return nodeEstimate(from, 0, first);
+    const mode = [to, from].find((m) => syncs?.[m]?.mean !== undefined);
+    if (mode === undefined) return undefined;
+    return estimateAt(from, to, syncs![mode]!.mean! / SYNC_COST.firstSyncPer1000[mode]);
+}
+
+/** What a pool's estimate rests on. */
+export interface EstimateBasis {
+    /** the cluster's counts, for the nodes with no measurement */
+    load?: ServiceLoad;
+    /** how many of the moving nodes were estimated from their own measured syncs */
+    measured: number;
+    moving: number;
+}
+
+/**
+ * The slowest of a pool's moving nodes, each estimated from its own measured syncs, else from the
+ * cluster's load; undefined when a node has neither (no load read, nothing measured).
+ */
+export function estimateMoving(
+    from: ProxyMode,
+    to: ProxyMode,
+    nodes: (NodeSyncs | undefined)[],
+    load: ServiceLoad | undefined,
+): { node: NodeEstimate; basis: EstimateBasis } | undefined {
+    let slowest: NodeEstimate | undefined;
+    let measured = 0;
+    for (const syncs of nodes) {
+        const own = estimateMeasured(from, to, syncs);
+        if (own) measured++;
+        const e = own ?? (load ? estimateNode(from, to, load) : undefined);
+        if (!e) return undefined;
+        if (!slowest || e.nodeSeconds > slowest.nodeSeconds) slowest = e;
+    }
+    if (!slowest) return undefined;
+    return { node: slowest, basis: { ...(load ? { load } : {}), measured, moving: nodes.length } };
+}
+
+/** A pool's estimate: its slowest node's, and its batches'. */
 export interface PoolEstimate extends NodeEstimate {
     /** every batch one after another, each as long as one node (its nodes move at once), plus the soak */
     poolSeconds: number;
+    basis: EstimateBasis;
 }
 
-export function estimatePool(node: NodeEstimate, batches: number, soakSeconds: number): PoolEstimate {
-    return { ...node, poolSeconds: Math.round(node.nodeSeconds * batches + (batches ? soakSeconds : 0)) };
+export function estimatePool(
+    node: NodeEstimate,
+    batches: number,
+    soakSeconds: number,
+    basis: EstimateBasis,
+): PoolEstimate {
+    return { ...node, poolSeconds: Math.round(node.nodeSeconds * batches + (batches ? soakSeconds : 0)), basis };
+}
+
+/** What the estimate rests on, in words: "at 2,000 Services, 20,000 endpoints", "from 2 of 3 nodes' measured syncs". */
+export function describeBasis(b: EstimateBasis): string {
+    const counts = b.load ? `at ${describeLoad(b.load)}` : "";
+    if (b.measured === 0) return counts;
+    const own =
+        b.measured === b.moving
+            ? `from the moving nodes' measured syncs`
+            : `from ${b.measured} of ${b.moving} moving nodes' measured syncs`;
+    return b.measured === b.moving || !counts ? own : `${own}, the others ${counts}`;
 }
 
 /** The estimate in words, for the plan and the findings. */
 export function describeEstimate(e: PoolEstimate, to: ProxyMode): string {
     const removal = e.removalSeconds >= 1 ? `old rules removed ~${formatDuration(e.removalSeconds)}, ` : "";
-    return `~${formatDuration(e.nodeSeconds)} per node (${removal}first sync in ${to} mode ~${formatDuration(e.firstSyncSeconds)}; new connections through it may fail for ~${formatDuration(e.windowSeconds)}), ~${formatDuration(e.poolSeconds)} for the pool`;
+    const basis = describeBasis(e.basis);
+    return `~${formatDuration(e.nodeSeconds)} per node (${removal}first sync in ${to} mode ~${formatDuration(e.firstSyncSeconds)}; new connections through it may fail for ~${formatDuration(e.windowSeconds)}), ~${formatDuration(e.poolSeconds)} for the pool${basis ? `, ${basis}` : ""}`;
 }
 
 /** The load in words: "2,000 Services, 20,000 endpoints". */

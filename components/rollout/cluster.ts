@@ -3,6 +3,7 @@
 // the API server; the unit tests implement it in memory and inject faults behind it.
 import type { CurrentConfig } from "../core/config.js";
 import type { NodeState } from "../core/plan.js";
+import type { NodeSyncs, SyncBaseline } from "../core/firstSync.js";
 import type { Access, AccessReview } from "../core/rbac.js";
 
 /** Which objects are kube-proxy's in this cluster. */
@@ -89,6 +90,8 @@ export interface NodeMove {
      */
     from: string | null;
     phase: MovePhase;
+    /** the origin's mean sync, read before the restart: a resumed move's first-sync deadline */
+    baseline?: SyncBaseline;
 }
 
 /**
@@ -109,6 +112,8 @@ export interface NodeChange {
     verified?: { hash: string | null; checks: string };
     /** lifts the rollout's cordon */
     uncordon?: true;
+    /** the node's measured syncs, whole (MARKS.syncAnnotation) */
+    syncs?: NodeSyncs;
 }
 
 /** A node as the runner sees it: the planner's view plus the rollout's memory. */

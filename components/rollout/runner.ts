@@ -11,7 +11,15 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { effectiveMode, parseKubeProxyConfiguration } from "../core/config.js";
 import { summarizeCleanup } from "../core/cleanup.js";
-import { slowSyncProblem, type FirstSyncLimits, type FullSyncTotals } from "../core/firstSync.js";
+import {
+    recordedBaseline,
+    slowSyncProblem,
+    withSync,
+    type FirstSyncLimits,
+    type FullSyncTotals,
+    type NodeSyncs,
+    type SyncBaseline,
+} from "../core/firstSync.js";
 import { formatDuration } from "../core/duration.js";
 import { anyPoolDrains } from "../core/drain.js";
 import {
@@ -310,21 +318,27 @@ function firstSyncRun(ctx: Context): FirstSyncRun {
 }
 
 /**
- * The first-sync limits of a node about to move: its old mode's sync read from its kube-proxy
- * (a node already on the target, a move resumed past its restart, has none: the floor applies).
+ * The first-sync limits of a node about to move, from its old mode's sync: read from its running
+ * kube-proxy, else (a move resumed past its restart) the one its move memory or an earlier move
+ * recorded; with none, the floor applies.
  */
 async function nodeSyncLimits(
     ctx: Context,
     pool: PoolPlan,
     n: RolloutNode,
     wanted: string | null,
+    fromMode: ProxyMode,
     log: Log,
-): Promise<FirstSyncLimits> {
+): Promise<{ limits: FirstSyncLimits; baseline: SyncBaseline }> {
     const run = firstSyncRun(ctx);
-    const baseline = n.placement === wanted ? {} : await readSyncBaseline(run, n.name);
+    const live = n.placement === wanted ? {} : await readSyncBaseline(run, n.name);
+    const recorded = n.move?.to === wanted && n.move.baseline ? n.move.baseline : recordedBaseline(n.syncs, fromMode);
+    const baseline = live.seconds !== undefined ? live : recorded;
     if (baseline.seconds !== undefined)
-        log(`old mode's mean ${baseline.metric === "full" ? "full " : ""}sync: ${baseline.seconds.toFixed(2)}s`);
-    return limitsFor(run, ctx.spec.pools.find((p) => p.name === pool.name) ?? {}, baseline);
+        log(
+            `old mode's mean ${baseline.metric === "full" ? "full " : ""}sync: ${baseline.seconds.toFixed(2)}s${baseline === live ? "" : " (recorded before its restart)"}`,
+        );
+    return { limits: limitsFor(run, ctx.spec.pools.find((p) => p.name === pool.name) ?? {}, baseline), baseline };
 }
 
 /** Waits for the node's first sync in `mode`; throws CheckFailed ("first-sync") when it fails. */
@@ -335,7 +349,7 @@ async function firstSync(
     limits: FirstSyncLimits,
     log: Log,
     prefix = "",
-): Promise<void> {
+): Promise<number> {
     const verdict = await awaitFirstSync(firstSyncRun(ctx), node, mode, limits, log);
     if (verdict.kind === "failed") throw new CheckFailed(verdict.check, `${prefix}${verdict.detail}`);
     if (verdict.kind === "waiting")
@@ -343,6 +357,20 @@ async function firstSync(
             "first-sync",
             `${prefix}the first-sync sampler on ${node} ended after ${verdict.seconds}s without a verdict`,
         );
+    return verdict.seconds;
+}
+
+/** The node's recorded syncs with what this move measured (undefined: it measured nothing). */
+function measuredSyncs(
+    recorded: NodeSyncs | undefined,
+    from: { mode: ProxyMode; baseline: SyncBaseline },
+    to: { mode: ProxyMode; firstSeconds?: number },
+): NodeSyncs | undefined {
+    let syncs = recorded;
+    if (from.baseline.seconds !== undefined)
+        syncs = withSync(syncs, from.mode, { mean: from.baseline.seconds, metric: from.baseline.metric });
+    if (to.firstSeconds !== undefined) syncs = withSync(syncs, to.mode, { first: to.firstSeconds });
+    return syncs === recorded ? undefined : syncs;
 }
 
 /** The built-in checks of one node: probe pod (mode, leftovers, rules, sync, connection) and kube-proxy's start-up log. */
@@ -563,16 +591,18 @@ async function releaseVerified(
     ctx: Context,
     n: RolloutNode,
     target: RolloutTarget,
-    how: { handBack: boolean; ours: boolean },
+    how: { handBack: boolean; ours: boolean; syncs?: NodeSyncs },
     log: Log,
 ): Promise<void> {
-    // one write: verified, uncordoned, the move forgotten (a crash before it redoes the checks)
+    // one write: verified, uncordoned, the move forgotten (a crash before it redoes the checks),
+    // and what the move measured, for later previews
     await ctx.cluster.writeNode(n.name, {
         move: null,
         ...(how.handBack && n.verified === target.hash
             ? {}
             : { verified: { hash: target.hash, checks: checksMark(ctx) } }),
         ...(how.ours ? { uncordon: true as const } : {}),
+        ...(how.syncs ? { syncs: how.syncs } : {}),
     });
     if (how.ours) log("uncordoned");
     const hooks = ctx.spec.verify.hooks.length;
@@ -599,7 +629,7 @@ async function moveNode(
     const origin = originOf(n, wanted);
     // the finish's hand-back: the same configuration, from its own DaemonSet to the installer's
     const handBack = target.canonical && origin === target.hash;
-    const move: NodeMove = { to: wanted, from: origin, phase: "started" };
+    let move: NodeMove = { to: wanted, from: origin, phase: "started" };
     const interrupted = () => stopIfInterrupted(ctx);
     // whether the cordon is the rollout's: from the cordon's write on, what it would answer for the
     // node as listed, kept when its answer is lost (an uncordon lifts only the rollout's own cordon,
@@ -617,7 +647,10 @@ async function moveNode(
     let limits: FirstSyncLimits | undefined;
     try {
         const fromMode = await modeOfPlacement(ctx, inst, origin);
-        if (ctx.spec.verify.nodeChecks) limits = await nodeSyncLimits(ctx, pool, n, wanted, log);
+        let baseline: SyncBaseline = {};
+        if (ctx.spec.verify.nodeChecks)
+            ({ limits, baseline } = await nodeSyncLimits(ctx, pool, n, wanted, fromMode, log));
+        if (baseline.seconds !== undefined) move = { ...move, baseline };
         if (n.move?.to === wanted)
             log(`resuming a move a previous run left in phase ${n.move.phase} (origin ${describePlacement(origin)})`);
         const podTimeout = ctx.spec.verify.podTimeoutSeconds;
@@ -662,11 +695,12 @@ async function moveNode(
         log(`kube-proxy ${pod?.name ?? ""} running on ${describePlacement(wanted)}`);
         interrupted();
         step = "verify";
-        if (limits) await firstSync(ctx, node, target.mode, limits, log);
+        const firstSeconds = limits ? await firstSync(ctx, node, target.mode, limits, log) : undefined;
         interrupted();
         const checks = await checkNode(ctx, pool, node, target.mode, log);
         // from here on the node is good: an interruption lets it finish
-        await releaseVerified(ctx, n, target, { handBack, ours }, log);
+        const syncs = measuredSyncs(n.syncs, { mode: fromMode, baseline }, { mode: target.mode, firstSeconds });
+        await releaseVerified(ctx, n, target, { handBack, ours, syncs }, log);
         return { node, pool: pool.name, result: ctx.spec.verify.nodeChecks ? "verified" : "moved", checks };
     } catch (e) {
         const check = e instanceof CheckFailed ? e.check : e instanceof LeaseLost ? "lease" : step;

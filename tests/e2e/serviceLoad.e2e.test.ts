@@ -2,14 +2,17 @@
 // 1.37.2): 2,000 Services x 10 endpoints, so each kube-proxy's start-up removal and first sync
 // take tens of seconds. Verification waits for the new mode's first sync by kube-proxy's own
 // signals: a kube-proxy stalled mid-start (SIGSTOP) fails its node, which is rolled back; one
-// merely slowed (stopped and continued in turns) passes; every built-in check runs.
+// merely slowed (stopped and continued in turns) passes; every built-in check runs; what the
+// moves measured stays on the nodes for the next preview's estimate.
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { realNodesSupported } from "../../scripts/realNodes.js";
+import { MARKS } from "../../components/core/plan.js";
 import {
     BUILT_IN_CHECKS,
     backendClusterIP,
+    clients,
     kubeProxyPids,
     onNode,
     startCluster,
@@ -220,6 +223,21 @@ describe(`@e2e production shape: ${SERVICES} Services on REAL nodes, verificatio
         assert.ok(
             waited > STALL_SECONDS,
             `the slowed first sync took ${waited}s, not past the ${STALL_SECONDS}s stall limit`,
+        );
+    });
+
+    it("each move's measured syncs stay on its node, and a preview back to iptables estimates from them", async () => {
+        for (const n of (await clients(cluster!).core.listNode()).items) {
+            const text = n.metadata?.annotations?.[MARKS.syncAnnotation];
+            const syncs = JSON.parse(text ?? "{}");
+            assert.ok(syncs.iptables?.mean > 0 && syncs.iptables.metric === "full", `${n.metadata?.name}: ${text}`);
+            assert.ok(syncs.nftables?.first >= 0, `${n.metadata?.name}: ${text}`);
+        }
+        await ws!.setConfig({ mode: "iptables" });
+        const p = await ws!.stack.preview({ onOutput });
+        assert.match(
+            p.stdout + p.stderr,
+            /estimate: ~[\dms]+ per node \(.*first sync in iptables mode ~[\dms]+; .*\), ~[\dms]+ for the pool, from the moving nodes' measured syncs/,
         );
     });
 });

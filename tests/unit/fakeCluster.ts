@@ -7,6 +7,7 @@
 import { parseCurrentConfig } from "../../components/core/config.js";
 import { configHash, MARKS } from "../../components/core/plan.js";
 import type { ProxyMode } from "../../components/core/types.js";
+import type { NodeSyncs } from "../../components/core/firstSync.js";
 import { describeAccess, type Access, type AccessReview } from "../../components/core/rbac.js";
 import { probePodLifetime, probePodsToSweep, type ProbePodSeen } from "../../components/core/probePods.js";
 import type {
@@ -56,6 +57,8 @@ export interface FakeNode {
     verifiedAt?: string;
     checks?: string;
     move?: NodeMove;
+    /** what the rollout recorded of its syncs (MARKS.syncAnnotation) */
+    syncs?: NodeSyncs;
     unschedulable: boolean;
     cordonedByRollout: boolean;
     restarts: number;
@@ -216,6 +219,7 @@ export class FakeCluster implements RolloutCluster {
             verifiedAt: n.verifiedAt,
             checks: n.checks,
             move: n.move ? { ...n.move } : undefined,
+            ...(n.syncs ? { syncs: structuredClone(n.syncs) } : {}),
             unschedulable: n.unschedulable,
             cordonedByRollout: n.unschedulable && n.cordonedByRollout,
         }));
@@ -282,6 +286,8 @@ export class FakeCluster implements RolloutCluster {
             n.checks = hash === null ? undefined : checks;
             parts.push(`verified ${hash ?? "none"}`);
         }
+        // a measurement, not an action: kept on the node, left out of the write's line
+        if (change.syncs) n.syncs = structuredClone(change.syncs);
         if (change.uncordon) {
             // as the real client's patch: only the rollout's own cordon is lifted (its mark removed either way)
             if (n.cordonedByRollout) n.unschedulable = false;

@@ -6,9 +6,12 @@ import {
     firstSyncLimits,
     fullSyncTotals,
     judgeFirstSync,
+    parseNodeSyncs,
     parseSyncSample,
+    recordedBaseline,
     slowSyncProblem,
     syncBaseline,
+    withSync,
     type FirstSyncLimits,
     type SyncSample,
 } from "../../components/core/index.js";
@@ -191,5 +194,33 @@ describe("first sync: full syncs slowing during a soak", () => {
         assert.equal(slowSyncProblem({ sum: 10, count: 2 }, { sum: 10, count: 2 }, 1), undefined);
         assert.equal(slowSyncProblem({ sum: 900, count: 9 }, { sum: 5, count: 10 }, 1), undefined);
         assert.equal(slowSyncProblem(undefined, { sum: 5, count: 1 }, 1), undefined);
+    });
+});
+
+describe("a node's measured syncs, as its annotation keeps them", () => {
+    it("parses what the rollout wrote and leaves out what is not a measurement", () => {
+        assert.deepEqual(
+            parseNodeSyncs(
+                JSON.stringify({
+                    iptables: { mean: 183.27, metric: "full" },
+                    nftables: { first: 11, mean: -1, metric: "odd" },
+                    ipvs: { first: "soon" },
+                    userspace: { mean: 1 },
+                }),
+            ),
+            { iptables: { mean: 183.27, metric: "full" }, nftables: { first: 11 } },
+        );
+        for (const text of [undefined, "", "not json", "[]", "null", '{"ipvs":{}}'])
+            assert.equal(parseNodeSyncs(text), undefined, String(text));
+    });
+
+    it("a newer figure replaces the older one of its kind and keeps the others; the baseline comes from the mean", () => {
+        const before = { iptables: { mean: 100, metric: "full" as const, first: 50 } };
+        const after = withSync(withSync(before, "iptables", { mean: 80.123456 }), "nftables", { first: 9.876 });
+        assert.deepEqual(after, { iptables: { mean: 80.12, metric: "full", first: 50 }, nftables: { first: 9.88 } });
+        assert.deepEqual(before, { iptables: { mean: 100, metric: "full", first: 50 } }, "the input is left as it was");
+        assert.deepEqual(recordedBaseline(after, "iptables"), { seconds: 80.12, metric: "full" });
+        assert.deepEqual(recordedBaseline(after, "nftables"), {}, "a first sync is no baseline");
+        assert.deepEqual(recordedBaseline(undefined, "ipvs"), {});
     });
 });

@@ -219,6 +219,49 @@ describe("runner on a SIMULATED in-memory cluster: the wait for each node's firs
         assert.match(overridden.message, /no first sync within 1m \(the pool's firstSyncTimeout 1m;/);
     });
 
+    it("a verified node keeps what its move measured: the old mode's mean sync and the new mode's first sync, for later previews", async () => {
+        const { cluster, ctx } = setup({ pools: { canary: 1 }, spec: specOf({}, ONE) });
+        cluster.faults.fullSyncSecondsOn = () => 15;
+        cluster.faults.firstSyncSamplesOn = (_n, placement, mode) =>
+            placement === HASH ? sampled([1, 2, 3, 4, 5, 6], mode, 5) : undefined;
+        Object.assign(cluster.node("canary-1"), { syncs: { iptables: { first: 40 } } });
+        await runPools(ctx());
+        assert.deepEqual(cluster.node("canary-1").syncs, {
+            iptables: { first: 40 },
+            ipvs: { mean: 15, metric: "full" },
+            nftables: { first: 10 },
+        });
+    });
+
+    it("a move resumed past its restart takes its deadline from the old sync its move memory kept, not the floor", async () => {
+        const { cluster, ctx, lines } = setup({
+            pools: { canary: 1 },
+            spec: specOf({ verify: { hooks: [], firstSyncFactor: 10 } }, ONE),
+        });
+        Object.assign(cluster.node("canary-1"), {
+            placement: HASH,
+            move: { to: HASH, from: null, phase: "switching", baseline: { seconds: 15, metric: "full" } },
+            unschedulable: true,
+            cordonedByRollout: true,
+        });
+        cluster.faults.firstSyncSamplesOn = (_n, placement, mode) =>
+            placement === HASH
+                ? sampled(
+                      Array.from({ length: 200 }, (_, i) => i),
+                      mode,
+                  )
+                : undefined;
+        const err = await runPools(ctx()).catch((e) => e);
+        assertCanaryRolledBack(err, "first-sync", cluster);
+        assert.match(err.message, /no first sync within 2m30s \(10 x the old mode's mean full sync of 15\.00s;/);
+        assert.ok(
+            lines.includes(
+                "pool canary node canary-1: old mode's mean full sync: 15.00s (recorded before its restart)",
+            ),
+            lines.join("\n"),
+        );
+    });
+
     it("the leftovers check and the tool's cleanup come after the first sync, never beside kube-proxy's own start-up cleanup", async () => {
         const { cluster, ctx } = setup({ pools: { canary: 1 }, spec: specOf({}, ONE) });
         cluster.faults.ipvsLeftoversOn = () => true;
@@ -1017,7 +1060,8 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.deepEqual(
                 { move: node.move, placement: node.placement, cordoned: node.unschedulable, verified: node.verified },
                 {
-                    move: { to: HASH, from: null, phase: "rolling-back" },
+                    // the origin's mean sync (the fake's 2 s) kept for the next run's deadline
+                    move: { to: HASH, from: null, phase: "rolling-back", baseline: { seconds: 2, metric: "full" } },
                     placement: null,
                     cordoned: true,
                     verified: undefined,
@@ -1164,7 +1208,12 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             await runPools({ ...ctx("dead-run"), spec }).catch(() => undefined);
             cluster.revive();
             cluster.faults.afterWrite = undefined;
-            assert.deepEqual(cluster.node("canary-1").move, { to: HASH, from: earlierHash, phase: "switching" });
+            assert.deepEqual(cluster.node("canary-1").move, {
+                to: HASH,
+                from: earlierHash,
+                phase: "switching",
+                baseline: { seconds: 2, metric: "full" },
+            });
             cluster.node("canary-1").placement = HASH; // the label had switched when the run died
             cluster.faults.wrongModeOn = (node, placement) => placement === HASH;
             clock.t += 61_000;

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import {
     describePlan,
+    estimateMeasured,
     estimateNode,
     planRollout,
     SYNC_COST,
@@ -71,10 +72,14 @@ describe("sync estimate in the plan", () => {
         const small = { services: 1000, endpoints: 10_000 };
         const { plan, findings } = planRollout(pools, nodes, target, { fromMode: "iptables", load: small });
         const e = estimateNode("iptables", "nftables", small);
-        assert.deepEqual(plan.pools[0].estimate, { ...e, poolSeconds: Math.round(e.nodeSeconds * 2 + 60) });
+        assert.deepEqual(plan.pools[0].estimate, {
+            ...e,
+            poolSeconds: Math.round(e.nodeSeconds * 2 + 60),
+            basis: { load: small, measured: 0, moving: 4 },
+        });
         assert.match(
             describePlan(plan),
-            /\n {5}estimate: ~\d+s per node \(old rules removed ~\d+s, first sync in nftables mode ~\d+s; new connections through it may fail for ~\d+s\), ~\d+m\d*s? for the pool\n/,
+            /\n {5}estimate: ~\d+s per node \(old rules removed ~\d+s, first sync in nftables mode ~\d+s; new connections through it may fail for ~\d+s\), ~\d+m\d*s? for the pool, at 1,000 Services, 10,000 endpoints\n/,
         );
         assert.match(describePlan(plan), /\nestimate in total: ~\d+m\d*s? for 1 pool$/);
         assert.deepEqual(findings, [], "a short window is no finding");
@@ -111,5 +116,72 @@ describe("sync estimate in the plan", () => {
             );
             assert.match(ok.findings[0].fix!, /drain: true.*maxUnavailable.*maintenance window of ~\d+m/);
         }
+    });
+});
+
+describe("sync estimate from the syncs earlier moves measured on the nodes", () => {
+    const target = { hash: "h", mode: "nftables" as const, canonical: false };
+    const measured = (name: string, syncs: NodeState["syncs"]): NodeState => ({ ...node(name), syncs });
+
+    it("a node's measured first sync in the target mode is its first sync; else its old mode's mean sync is scaled by the modes' costs", () => {
+        assert.deepEqual(estimateMeasured("iptables", "nftables", { nftables: { first: 9 } }), {
+            removalSeconds: 0,
+            firstSyncSeconds: 9,
+            windowSeconds: 9,
+            nodeSeconds: SYNC_COST.restartSeconds + 9 + SYNC_COST.checksSeconds,
+        });
+        const mean = 35; // 10,000 endpoints at the reference costs
+        const e = estimateMeasured("iptables", "nftables", { iptables: { mean, metric: "full" } })!;
+        assert.equal(e.firstSyncSeconds, SYNC_COST.startSeconds + 4);
+        assert.equal(e.removalSeconds, 1.5);
+        assert.deepEqual(
+            e,
+            estimateNode("iptables", "nftables", { services: 1000, endpoints: 10_000 }),
+            "a node as fast as the reference gets the reference's estimate",
+        );
+        assert.deepEqual(
+            estimateMeasured("nftables", "iptables", {
+                iptables: { mean: 70, metric: "full" },
+                nftables: { first: 2 },
+            }),
+            estimateNode("nftables", "iptables", { services: 2000, endpoints: 20_000 }),
+            "back to a mode the node ran: its own mean sync there",
+        );
+        assert.equal(estimateMeasured("iptables", "nftables", { ipvs: { mean: 3 } }), undefined, "nothing of use");
+        assert.equal(estimateMeasured("iptables", "nftables", undefined), undefined);
+    });
+
+    it("the pool's estimate is its slowest moving node's, and says how many were measured", () => {
+        const pools = [poolSchema.parse({ name: "w", nodeSelector: "pool=w", drain: true })];
+        const small = { services: 1000, endpoints: 10_000 };
+        const nodes = [
+            measured("w-1", { iptables: { mean: 70, metric: "full" } }),
+            node("w-2"),
+            node("w-3"),
+            node("w-4"),
+        ];
+        const { plan } = planRollout(pools, nodes, target, { fromMode: "iptables", load: small });
+        const e = plan.pools[0].estimate!;
+        assert.equal(e.firstSyncSeconds, SYNC_COST.startSeconds + 8, "w-1, twice as slow as the reference");
+        assert.deepEqual(e.basis, { load: small, measured: 1, moving: 4 });
+        assert.match(
+            describePlan(plan),
+            /for the pool, from 1 of 4 moving nodes' measured syncs, the others at 1,000 Services, 10,000 endpoints\n/,
+        );
+    });
+
+    it("the unrouted-node rule follows the measured window: a slow node needs drain without any count, fast ones need nothing at a large count", () => {
+        const undrained = [poolSchema.parse({ name: "w", nodeSelector: "pool=w" })];
+        const slow = ["w-1", "w-2"].map((n) => measured(n, { iptables: { mean: 350, metric: "full" } }));
+        const { findings } = planRollout(undrained, slow, target, { fromMode: "iptables" });
+        assert.deepEqual(
+            findings.map((f) => f.code),
+            ["pools.unroutedNode"],
+        );
+        assert.match(findings[0].message, /\(about 43s from the moving nodes' measured syncs, estimated\)$/);
+
+        const big = { services: 10_000, endpoints: 100_000 };
+        const fast = ["w-1", "w-2"].map((n) => measured(n, { nftables: { first: 4 } }));
+        assert.deepEqual(planRollout(undrained, fast, target, { fromMode: "iptables", load: big }).findings, []);
     });
 });
