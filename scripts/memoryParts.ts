@@ -11,7 +11,8 @@
 // first figure is comparable with the runner's own.
 import { parseArgs } from "node:util";
 import { loadKubeConfig } from "../components/cluster/client.js";
-import { KubeProxyCluster, namesFor } from "../components/cluster/kubeProxy.js";
+import { KubeProxyCluster } from "../components/cluster/kubeProxy.js";
+import { namesFor } from "../components/core/facts.js";
 
 async function main(): Promise<void> {
     const { values } = parseArgs({ options: { kubeconfig: { type: "string" } } });

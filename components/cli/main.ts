@@ -10,31 +10,7 @@ import { promoteCommand } from "./commands/promote.js";
 import { renderCommand } from "./commands/render.js";
 import { cleanupCommand, rolloutCommand, statusCommand, verifyCommand } from "./commands/cluster.js";
 import { CliError, EXIT, exitCodeOf, terminalSafeText } from "./output.js";
-
-/** The process's two streams, as main is given them. */
-export interface Streams {
-    out(text: string): void;
-    err(text: string): void;
-}
-
-/**
- * What a command writes through: text, every line made terminal-safe and capped (core/text.ts:
- * the command plugin stalls a step on a line of 64 KiB), and JSON documents, written whole.
- */
-export interface Io extends Streams {
-    /** a --json result: pretty-printed, so a list is one short line per item */
-    json(doc: unknown): void;
-}
-
-/** The one place every line the CLI writes passes: no credential it loaded, escaped, then capped. */
-function cappedIo(streams: Streams): Io {
-    const line = (text: string) => capText(terminalSafeText(redact(text)));
-    return {
-        out: (text) => streams.out(line(text)),
-        err: (text) => streams.err(line(text)),
-        json: (doc) => streams.out(redact(JSON.stringify(doc, null, 2))),
-    };
-}
+import { cappedIo, type Io, type Streams } from "./io.js";
 
 type Command = { run: (argv: string[], io: Io) => Promise<number>; summary: string };
 

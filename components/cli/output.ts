@@ -1,5 +1,8 @@
 // How the CLI speaks: findings and changes as one line each, tables, and the exit codes.
 import { InputError, type Change, type Finding } from "../core/types.js";
+import { terminalSafe, terminalSafeText } from "../core/text.js";
+
+export { terminalSafe, terminalSafeText };
 
 /** Every exit code of the CLI: docs/cli.md's table lists these, and a unit test holds the two together. */
 export const EXIT = {
@@ -38,37 +41,6 @@ export function formatChange(c: Change): string {
 
 export function formatFinding(f: Finding): string {
     return `${f.severity}: ${f.field}: ${f.message}${f.fix ? `. Fix: ${f.fix}` : ""}`;
-}
-
-// C0 controls (ESC, CR, BS, ...), DEL, C1 controls (8-bit CSI) and the bidi/direction overrides
-// that reorder what a terminal shows: none of them may reach the terminal from a cluster value
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-const UNSAFE_BUT_NEWLINE =
-    // eslint-disable-next-line no-control-regex -- as above, keeping newlines
-    /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-
-function escapeChar(c: string): string {
-    if (c === "\n") return "\\n";
-    if (c === "\r") return "\\r";
-    if (c === "\t") return "\\t";
-    return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
-}
-
-/**
- * A value from the cluster (node name, kernel, OS image, label, log line) as one printable line:
- * every control character, newline included, and every direction override is shown as an escape
- * (`\u001b`, `\n`), so a value can neither drive the terminal nor forge a row. The one escaping
- * function of the CLI: `table` applies it to every cell, and the CLI's output applies
- * `terminalSafeText` to every line it writes.
- */
-export function terminalSafe(value: string): string {
-    return value.replace(UNSAFE, escapeChar);
-}
-
-/** As terminalSafe, keeping line breaks: for text that is several lines on purpose (the CLI's own messages). */
-export function terminalSafeText(text: string): string {
-    return text.replace(UNSAFE_BUT_NEWLINE, escapeChar);
 }
 
 /** A plain text table: columns padded to their widest cell; every cell made terminal-safe, so one value is one cell. */

@@ -5,7 +5,8 @@ import * as https from "node:https";
 import { homedir } from "node:os";
 import { dirname, resolve } from "node:path";
 import * as k8s from "../libraries/kubernetesClient.js";
-import { nodeFacts, type NodeFacts, type NodeObject, type Taint } from "../core/nodes.js";
+import { nodeFacts, type NodeFacts } from "../core/nodes.js";
+import type { NodeJson } from "./nodeJson.js";
 import { parseKubeVersion, type KubeVersion } from "../core/versions.js";
 import { decodeNodeListPage, decodeStatus, isProtobuf, NODE_LIST_ACCEPT, type NodeListPage } from "./nodeProtobuf.js";
 import { defaultKubeconfigSources, settleCredentials } from "./credentials.js";
@@ -195,12 +196,6 @@ export function readableErrors<T extends object>(api: T): T {
  * without protobuf) pages of 500 cost 30-50 MB more than pages of 200, at the same speed.
  */
 export const NODE_PAGE = 500;
-
-/** A node as the API server sends it (JSON), with what this tool reads of it. */
-export interface NodeJson extends NodeObject {
-    metadata?: NodeObject["metadata"] & { annotations?: Record<string, string>; resourceVersion?: string };
-    spec?: NodeObject["spec"] & { taints?: Taint[] };
-}
 
 /**
  * Node and pod lists as the server sends them, decoded and nothing more; every other call keeps the

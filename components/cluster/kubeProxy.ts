@@ -14,7 +14,6 @@ import {
     templateOfRevisionData,
     type TemplateRevision,
 } from "../core/daemonset.js";
-import { FLAVORS, type Flavor } from "../core/facts.js";
 import {
     blockingPdbs,
     decideDrain,
@@ -56,18 +55,6 @@ export type { KubeProxyPod, Names };
 const MERGE = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
 const JSON_PATCH = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.JsonPatch);
 export const FIELD_MANAGER = "kube-proxy-mode";
-
-export function namesFor(flavor: Flavor, overrides: Partial<Names> = {}): Names {
-    const f = FLAVORS[flavor];
-    return {
-        namespace: f.namespace,
-        configMap: f.configMap,
-        key: f.key,
-        daemonSet: f.daemonSet,
-        podSelector: "k8s-app=kube-proxy",
-        ...overrides,
-    };
-}
 
 export interface Installation extends RolloutInstallation {
     configMap: k8s.V1ConfigMap;

@@ -13,7 +13,7 @@
 import type { NodeChange } from "../rollout/cluster.js";
 import { MARKS } from "../core/plan.js";
 import { taintsWhenCordoned, type Taint } from "../core/nodes.js";
-import type { NodeJson } from "./client.js";
+import type { NodeJson } from "./nodeJson.js";
 
 /** The rollout's annotations and label on a node: the only ones its patches write. */
 const ANNOTATIONS = [

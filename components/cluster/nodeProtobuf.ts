@@ -9,7 +9,7 @@
 // images...) is skipped as unknown. Kubernetes writes empty strings and `false` in protobuf where
 // its JSON leaves a field out (`omitempty`): every reader of a node here takes those as absent.
 import { parse, type Type } from "../libraries/protobufjs.js";
-import type { NodeJson } from "./client.js";
+import type { NodeJson } from "./nodeJson.js";
 import { apiTime } from "./nodePatch.js";
 
 /** The media type of Kubernetes' protobuf encoding. */

@@ -4,8 +4,8 @@ import { PROMETHEUS_RULE, type CrdPresence } from "../core/alerts.js";
 import type { ClusterSnapshot, ServiceFacts } from "../core/migration.js";
 import { rolloutAccesses, type AccessAnswer } from "../core/rbac.js";
 import { apiErrorMessage, apiStatus, clusterName, loadKubeConfig, type ClusterAccess } from "./client.js";
-import { KubeProxyCluster, namesFor, type Names } from "./kubeProxy.js";
-import type { Flavor } from "../core/facts.js";
+import { KubeProxyCluster, type Names } from "./kubeProxy.js";
+import { namesFor, type Flavor } from "../core/facts.js";
 import { managedAddonOf, type ObjectMetadata } from "../core/eksAddon.js";
 
 /**

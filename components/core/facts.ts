@@ -118,3 +118,26 @@ export const STARTUP_LOG_LINE: Record<ProxyMode, string> = {
     ipvs: "Using ipvs Proxier",
     nftables: "Using nftables Proxier",
 };
+
+/** Which objects are kube-proxy's in this cluster. */
+export interface Names {
+    namespace: string;
+    configMap: string;
+    key: string;
+    daemonSet: string;
+    /** label selector of kube-proxy pods */
+    podSelector: string;
+}
+
+/** The names of `flavor`'s kube-proxy objects, with the user's overrides. */
+export function namesFor(flavor: Flavor, overrides: Partial<Names> = {}): Names {
+    const f = FLAVORS[flavor];
+    return {
+        namespace: f.namespace,
+        configMap: f.configMap,
+        key: f.key,
+        daemonSet: f.daemonSet,
+        podSelector: "k8s-app=kube-proxy",
+        ...overrides,
+    };
+}

@@ -5,7 +5,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "../libraries/zod.js";
 import { planAlerts, type PrometheusRuleSpec } from "../core/alerts.js";
-import type { Flavor } from "../core/facts.js";
+import { namesFor, type Flavor } from "../core/facts.js";
 import { decideMigration, MigrationRefused, type ClusterSnapshot, type Migration } from "../core/migration.js";
 import { effectiveMode } from "../core/config.js";
 import { configHash } from "../core/plan.js";
@@ -16,7 +16,6 @@ import { anyPoolDrains } from "../core/drain.js";
 import type { EksAddonInput } from "../core/eksAddon.js";
 import { clusterIdentity, kubeconfigFromSetting, loadKubeConfig } from "../cluster/client.js";
 import { redact } from "../core/redact.js";
-import { namesFor } from "../cluster/kubeProxy.js";
 import type { Names } from "../rollout/cluster.js";
 import {
     describeIssues,
@@ -28,8 +27,8 @@ import {
     type RolloutSpecInput,
     type TargetSpec,
 } from "../rollout/spec.js";
-import { terminalSafeText } from "../cli/output.js";
-import type { KubeProxyModeArgs, SnapshotReader } from "./kubeProxyMode.js";
+import { terminalSafeText } from "../core/text.js";
+import type { KubeProxyModeArgs, SnapshotReader } from "./kubeProxyModeArgs.js";
 import { eksAddonSchema, issuePath } from "../core/schema.js";
 import type { Refuse } from "./refusal.js";
 

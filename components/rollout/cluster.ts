@@ -6,15 +6,9 @@ import type { NodeState } from "../core/plan.js";
 import type { NodeSyncs, SyncBaseline } from "../core/firstSync.js";
 import type { Access, AccessReview } from "../core/rbac.js";
 
-/** Which objects are kube-proxy's in this cluster. */
-export interface Names {
-    namespace: string;
-    configMap: string;
-    key: string;
-    daemonSet: string;
-    /** label selector of kube-proxy pods */
-    podSelector: string;
-}
+import type { Names } from "../core/facts.js";
+
+export type { Names };
 
 /** The installer's kube-proxy as it stands: its configuration, and whether a rollout has its DaemonSet. */
 export interface Installation {

@@ -8,7 +8,8 @@
 // decoding to the server's own JSON, on the nodes and on a refusal.
 import assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
-import { KubeProxyCluster, namesFor } from "../../components/cluster/kubeProxy.js";
+import { KubeProxyCluster } from "../../components/cluster/kubeProxy.js";
+import { namesFor } from "../../components/core/facts.js";
 import { UNSCHEDULABLE_TAINT } from "../../components/core/nodes.js";
 import { MARKS } from "../../components/core/plan.js";
 import type { ClusterState } from "../../scripts/referenceCluster.js";

@@ -2,7 +2,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as k8s from "@kubernetes/client-node";
-import { KubeProxyCluster, namesFor } from "../../components/cluster/kubeProxy.js";
+import { KubeProxyCluster } from "../../components/cluster/kubeProxy.js";
+import { namesFor } from "../../components/core/facts.js";
 
 /** The tool's cluster client pointed at a SIMULATED API server (plain HTTP, no credentials). */
 export function clusterOn(server: string): KubeProxyCluster {

@@ -1,13 +1,13 @@
 // The subcommands that act on a cluster: rollout, status, verify, cleanup.
 import { effectiveMode, parseKubeProxyConfiguration } from "../../core/config.js";
-import type { Flavor } from "../../core/facts.js";
+import { namesFor, type Flavor } from "../../core/facts.js";
 import { configHash, describePlan, MARKS } from "../../core/plan.js";
 import { parseProbeOutput } from "../../core/probe.js";
 import { STEP_RESULT_PREFIX, summarizeVerification } from "../../core/promotion.js";
 import type { ProxyMode } from "../../core/types.js";
 import { apiErrorMessage, clusterIdentity, normalizeServer } from "../../cluster/client.js";
 import { hookKubeconfig } from "../../cluster/credentials.js";
-import { KubeProxyCluster, namesFor, NotFound } from "../../cluster/kubeProxy.js";
+import { KubeProxyCluster, NotFound } from "../../cluster/kubeProxy.js";
 import { requestTimeoutForLease, requestTimeoutFromEnvironment } from "../../cluster/timeouts.js";
 import {
     currentPlan,
@@ -38,7 +38,7 @@ import {
 } from "../args.js";
 import { kubeconfigFromFlags } from "../kubeconfig.js";
 import { CliError, EXIT, table } from "../output.js";
-import type { Io } from "../main.js";
+import type { Io } from "../io.js";
 import { capStrings, nameList, pieces } from "../../core/text.js";
 
 /** The flags of every command that acts on a cluster: which cluster, and JSON output. */

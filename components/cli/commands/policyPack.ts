@@ -2,7 +2,7 @@ import { accessSync, constants } from "node:fs";
 import { join } from "node:path";
 import { flag, parseFlags } from "../args.js";
 import { CliError, EXIT } from "../output.js";
-import type { Io } from "../main.js";
+import type { Io } from "../io.js";
 
 export const POLICY_PACK_HELP = `kube-proxy-mode policy-pack [--launcher] [--json]
 

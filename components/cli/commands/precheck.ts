@@ -17,7 +17,7 @@ import {
 } from "../args.js";
 import { kubeconfigFromFlags } from "../kubeconfig.js";
 import { CliError, EXIT, table } from "../output.js";
-import type { Io } from "../main.js";
+import type { Io } from "../io.js";
 
 export const PRECHECK_HELP = `kube-proxy-mode precheck --mode MODE [--nodes FILE|-] [options]
 

@@ -7,7 +7,7 @@ import { join, resolve } from "node:path";
 import { formatDuration } from "../../core/duration.js";
 import { flag, listValue, parseFlags } from "../args.js";
 import { CliError, EXIT, table } from "../output.js";
-import type { Io } from "../main.js";
+import type { Io } from "../io.js";
 
 export const PROMOTE_HELP = `kube-proxy-mode promote --stacks dev,staging,prod [--yes] [--cwd DIR] [--json]
 

@@ -15,7 +15,7 @@ import {
     type Flags,
 } from "../args.js";
 import { CliError, EXIT, formatChange, formatFinding } from "../output.js";
-import type { Io } from "../main.js";
+import type { Io } from "../io.js";
 
 export const RENDER_HELP = `kube-proxy-mode render --current FILE|- --mode MODE [options]
 
