@@ -55,6 +55,8 @@ export interface FirstSyncSettings {
     stallSeconds: number;
     /** the pool's firstSyncTimeout, in seconds */
     overrideSeconds?: number;
+    /** how much slower the new mode syncs than the old (at least 1), and why: the baseline is the old mode's */
+    slower?: { by: number; why: string };
 }
 
 /** The deadline of one node's first sync, from its baseline and the settings. */
@@ -72,8 +74,11 @@ export function firstSyncLimits(baseline: SyncBaseline, s: FirstSyncSettings): F
             stallSeconds,
             why: `the floor ${formatDuration(s.minSeconds)}: the old mode reported no sync duration`,
         };
-    const scaled = Math.ceil(s.factor * baseline.seconds);
-    const what = `${s.factor} x the old mode's mean ${baseline.metric === "full" ? "full " : ""}sync of ${baseline.seconds.toFixed(2)}s`;
+    const by = s.slower && s.slower.by > 1 ? s.slower : undefined;
+    const scaled = Math.ceil(s.factor * baseline.seconds * (by?.by ?? 1));
+    const what =
+        `${s.factor} x the old mode's mean ${baseline.metric === "full" ? "full " : ""}sync of ${baseline.seconds.toFixed(2)}s` +
+        (by ? ` x ${by.by.toFixed(2)} (${by.why})` : "");
     return scaled > s.minSeconds
         ? { deadlineSeconds: scaled, stallSeconds, why: what }
         : { deadlineSeconds: s.minSeconds, stallSeconds, why: `the floor ${formatDuration(s.minSeconds)} (${what})` };

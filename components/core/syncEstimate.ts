@@ -29,6 +29,15 @@ export const SYNC_COST = {
     checksSeconds: 2,
 } as const;
 
+/**
+ * How much slower a first sync in `to` is than a sync in `from` at the same load, at least 1: a
+ * first-sync deadline scaled from the old mode's sync must not undercut a slower new mode
+ * (nftables -> iptables: about 9 times).
+ */
+export function slowerBy(from: ProxyMode, to: ProxyMode): number {
+    return Math.max(1, SYNC_COST.firstSyncPer1000[to] / SYNC_COST.firstSyncPer1000[from]);
+}
+
 /** A moving node's window above which a pool that keeps its pods must drain or accept it. */
 export const UNROUTED_BOUND_SECONDS = 15;
 /** A pool whose moving node's window passes this gets a warning with the ways to shorten it. */

@@ -14,6 +14,7 @@ import {
     type SyncSample,
 } from "../core/firstSync.js";
 import { formatDuration } from "../core/duration.js";
+import { slowerBy } from "../core/syncEstimate.js";
 import { parseProbeOutput } from "../core/probe.js";
 import type { ProxyMode } from "../core/types.js";
 import type { RolloutCluster } from "./cluster.js";
@@ -53,13 +54,23 @@ export async function readFullSyncTotals(run: FirstSyncRun, node: string): Promi
     return fullSyncTotals(await metricsOf(run, node));
 }
 
-/** The first-sync limits of a node of `pool`, from its baseline and the run's verify settings. */
-export function limitsFor(run: FirstSyncRun, pool: { firstSyncTimeoutSeconds?: number }, baseline: SyncBaseline) {
+/**
+ * The first-sync limits of a node of `pool` moving `from` -> `to`, from its baseline (the old
+ * mode's sync, scaled up when the new mode is slower) and the run's verify settings.
+ */
+export function limitsFor(
+    run: FirstSyncRun,
+    pool: { firstSyncTimeoutSeconds?: number },
+    baseline: SyncBaseline,
+    pair?: { from: ProxyMode; to: ProxyMode },
+) {
+    const by = pair ? slowerBy(pair.from, pair.to) : 1;
     return firstSyncLimits(baseline, {
         factor: run.verify.firstSyncFactor,
         minSeconds: run.verify.firstSyncMinSeconds,
         stallSeconds: run.verify.firstSyncStallSeconds,
         overrideSeconds: pool.firstSyncTimeoutSeconds,
+        ...(pair && by > 1 ? { slower: { by, why: `${pair.to} syncs slower than ${pair.from}` } } : {}),
     });
 }
 

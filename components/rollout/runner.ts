@@ -327,7 +327,7 @@ async function nodeSyncLimits(
     pool: PoolPlan,
     n: RolloutNode,
     wanted: string | null,
-    fromMode: ProxyMode,
+    [fromMode, toMode]: [ProxyMode, ProxyMode],
     log: Log,
 ): Promise<{ limits: FirstSyncLimits; baseline: SyncBaseline }> {
     const run = firstSyncRun(ctx);
@@ -338,7 +338,11 @@ async function nodeSyncLimits(
         log(
             `old mode's mean ${baseline.metric === "full" ? "full " : ""}sync: ${baseline.seconds.toFixed(2)}s${baseline === live ? "" : " (recorded before its restart)"}`,
         );
-    return { limits: limitsFor(run, ctx.spec.pools.find((p) => p.name === pool.name) ?? {}, baseline), baseline };
+    const limits = limitsFor(run, ctx.spec.pools.find((p) => p.name === pool.name) ?? {}, baseline, {
+        from: fromMode,
+        to: toMode,
+    });
+    return { limits, baseline };
 }
 
 /** Waits for the node's first sync in `mode`; throws CheckFailed ("first-sync") when it fails. */
@@ -649,7 +653,7 @@ async function moveNode(
         const fromMode = await modeOfPlacement(ctx, inst, origin);
         let baseline: SyncBaseline = {};
         if (ctx.spec.verify.nodeChecks)
-            ({ limits, baseline } = await nodeSyncLimits(ctx, pool, n, wanted, fromMode, log));
+            ({ limits, baseline } = await nodeSyncLimits(ctx, pool, n, wanted, [fromMode, target.mode], log));
         if (baseline.seconds !== undefined) move = { ...move, baseline };
         if (n.move?.to === wanted)
             log(`resuming a move a previous run left in phase ${n.move.phase} (origin ${describePlacement(origin)})`);

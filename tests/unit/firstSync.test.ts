@@ -66,6 +66,17 @@ describe("first sync: the deadline", () => {
 
     it("is the floor when the old mode reported no sync, and the pool's override when it has one", () => {
         assert.match(firstSyncLimits({}, settings).why, /the old mode reported no sync duration/);
+        const slower = firstSyncLimits(
+            { seconds: 10, metric: "full" },
+            { ...settings, slower: { by: 8.75, why: "iptables syncs slower than nftables" } },
+        );
+        assert.equal(slower.deadlineSeconds, Math.ceil(settings.factor * 10 * 8.75));
+        assert.match(slower.why, /of 10\.00s x 8\.75 \(iptables syncs slower than nftables\)$/);
+        const notSlower = firstSyncLimits(
+            { seconds: 10, metric: "full" },
+            { ...settings, slower: { by: 1, why: "x" } },
+        );
+        assert.doesNotMatch(notSlower.why, / x 1\.00/);
         const pool = firstSyncLimits({ seconds: 30, metric: "full" }, { ...settings, overrideSeconds: 900 });
         assert.equal(pool.deadlineSeconds, 900);
         assert.equal(pool.why, "the pool's firstSyncTimeout 15m");

@@ -233,6 +233,23 @@ describe("runner on a SIMULATED in-memory cluster: the wait for each node's firs
         });
     });
 
+    it("a move to a slower mode (nftables -> iptables) scales the old mode's sync by how much slower the new one is", async () => {
+        const { cluster, ctx, lines } = setup({
+            pools: { canary: 1 },
+            installerMode: "nftables",
+            spec: specOf({ target: { hash: HASH, mode: "iptables", config: kubeProxyConfig("iptables") } }, ONE),
+        });
+        cluster.faults.fullSyncSecondsOn = () => 10;
+        const [outcome] = await runPools(ctx());
+        assert.equal(outcome.result, "verified");
+        assert.ok(
+            lines.includes(
+                "pool canary node canary-1: waiting for the first sync in iptables mode (deadline 29m10s: 20 x the old mode's mean full sync of 10.00s x 8.75 (iptables syncs slower than nftables); a stall of 1m fails it)",
+            ),
+            lines.filter((l) => l.includes("deadline")).join("\n"),
+        );
+    });
+
     it("a move resumed past its restart takes its deadline from the old sync its move memory kept, not the floor", async () => {
         const { cluster, ctx, lines } = setup({
             pools: { canary: 1 },

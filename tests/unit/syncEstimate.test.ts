@@ -7,6 +7,7 @@ import {
     estimateMeasured,
     estimateNode,
     planRollout,
+    slowerBy,
     SYNC_COST,
     UNROUTED_BOUND_SECONDS,
     type NodeState,
@@ -51,6 +52,12 @@ describe("sync estimate: one node's move at the cluster's load", () => {
             0,
             "ipvs mode removes no iptables rules",
         );
+    });
+
+    it("how much slower the new mode's first sync is than the old mode's sync: never below 1", () => {
+        assert.equal(slowerBy("nftables", "iptables"), 8.75);
+        assert.equal(slowerBy("iptables", "nftables"), 1);
+        assert.equal(slowerBy("ipvs", "iptables"), 1.75);
     });
 
     it("an empty cluster costs only the process's start", () => {
