@@ -128,7 +128,7 @@ export function enginePath(
  * The environment that keeps the engine's own temporary files inside `dir` (tests, the bench and
  * the demo): the Kubernetes provider writes a copy of the kubeconfig it is given to a new file in
  * its temporary directory each time it starts and never removes it (pulumi-kubernetes,
- * `writeKubeconfigToFile`; README, "Credentials on disk"), so a run with the system's temporary
+ * `writeKubeconfigToFile`; docs/rbac.md, "Credentials"), so a run with the system's temporary
  * directory leaves a credential there per provider start.
  */
 export function engineTemp(dir: string): { TMPDIR: string } {

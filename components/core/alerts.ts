@@ -74,13 +74,18 @@ export interface PrometheusRuleSpec {
     spec: { groups: { name: string; rules: AlertRule[] }[] };
 }
 
-/** The alert names, in the order the rule lists them; the README explains each under this name. */
+/** The alert names, in the order the rule lists them; docs/alerts.md explains each under this name. */
 export const ALERTS = {
     syncFailures: "KubeProxyNFTablesSyncFailing",
     cleanupFailures: "KubeProxyNFTablesCleanupFailing",
     staleRules: "KubeProxyRulesStale",
     stillIpvs: "KubeProxyStillOnIPVS",
 } as const;
+
+/** Where an alert's runbook is: its section of docs/alerts.md (a heading named after the alert). */
+function runbookOf(alert: string): string {
+    return `docs/alerts.md#${alert.toLowerCase()}`;
+}
 
 /**
  * The four alerts. The first three are DOMAIN.md section 3's expressions, verbatim with the
@@ -104,7 +109,7 @@ export function alertRules(options: Pick<AlertsOptions, "nodeLabel" | "alertLabe
         expr,
         for: wait,
         labels: { severity, ...options.alertLabels },
-        annotations: { summary, description, runbook: `README.md#alerts: ${alert}` },
+        annotations: { summary, description, runbook: runbookOf(alert) },
     });
     return [
         rule(
@@ -182,7 +187,7 @@ export function planAlerts(
                     message: `the PrometheusRule ${o.name} cannot be created: ${why}`,
                     fix:
                         crd === "absent"
-                            ? `install the Prometheus Operator (its CRDs), or copy the four alerts from the README into your monitoring, or set alerts.enabled: false`
+                            ? `install the Prometheus Operator (its CRDs), or copy the four alerts from docs/alerts.md into your monitoring, or set alerts.enabled: false`
                             : `grant get on customresourcedefinitions.apiextensions.k8s.io/${PROMETHEUS_RULE.crd}, or set alerts.enabled: false`,
                 },
             ],

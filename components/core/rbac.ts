@@ -1,5 +1,5 @@
 // The permissions kube-proxy-mode uses, as data: one source for the shipped manifest
-// (rbac/kube-proxy-mode.yaml), the Pulumi helper (components/pulumi/rbac.ts) and the README.
+// (rbac/kube-proxy-mode.yaml), the Pulumi helper (components/pulumi/rbac.ts) and docs/rbac.md.
 // Pure.
 //
 // WARNING: "create pods in kube-system" with a privileged container and hostPath: / (the probe
@@ -17,7 +17,7 @@ export interface PolicyRule {
     resourceNames?: string[];
 }
 
-/** One rule and why the tool needs it (the README's table is this list). */
+/** One rule and why the tool needs it (docs/rbac.md's table is this list). */
 export interface Permission {
     rule: PolicyRule;
     scope: "cluster" | "kube-system";
@@ -355,7 +355,7 @@ export function renderRbacManifest(opts: RbacOptions = {}): string {
     );
 }
 
-/** The README's permission table. */
+/** docs/rbac.md's permission table. */
 export function permissionTable(): string {
     const rows = PERMISSIONS.map((p) => {
         const group = p.rule.apiGroups[0] ? ` (${p.rule.apiGroups[0]})` : "";

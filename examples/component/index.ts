@@ -1,6 +1,4 @@
-// The README's component example, as a Pulumi TypeScript program that compiles: move a kubeadm
-// cluster's kube-proxy to nftables, canary pool first. tests/e2e/consumer.e2e.test.ts typechecks
-// this file against the packed package in a scratch Pulumi project.
+// Move a kubeadm cluster's kube-proxy to nftables, canary pool first (README.md quotes this file).
 import * as pulumi from "@pulumi/pulumi";
 import { KubeProxyMode } from "kube-proxy-mode";
 

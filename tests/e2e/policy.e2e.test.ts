@@ -5,7 +5,7 @@
 //
 // The pack is given as its executable launcher (components/policy/analyzer): the only Node.js
 // language host buildable here (v3.68.0) cannot start a policy directory (no RunPlugin), while
-// the CLI runs an executable pack directly (see README, "Guard-rail policies").
+// the CLI runs an executable pack directly (see docs/guard-rails.md).
 import assert from "node:assert/strict";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

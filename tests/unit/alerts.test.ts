@@ -20,7 +20,7 @@ describe("alertRules: the four alerts", () => {
         for (const r of alertRules({ nodeLabel: "instance_node", alertLabels: {} })) {
             assert.match(r.annotations.summary, /^kube-proxy on \{\{ \$labels\.instance_node \}\} \S/, r.alert);
             assert.match(r.annotations.description, /kube-proxy on \{\{ \$labels\.instance_node \}\} \S/, r.alert);
-            assert.equal(r.annotations.runbook, `README.md#alerts: ${r.alert}`);
+            assert.equal(r.annotations.runbook, `docs/alerts.md#${r.alert.toLowerCase()}`);
         }
     });
     it("each says what fails; the stale-rules alert says how old the last sync is", () => {

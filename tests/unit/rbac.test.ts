@@ -1,4 +1,4 @@
-// Least privilege has one source: the shipped manifest, the Pulumi helper and the README's table
+// Least privilege has one source: the shipped manifest, the Pulumi helper and docs/rbac.md's table
 // all come from components/core/rbac.ts; and that source grants what the tool calls, no more.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -20,7 +20,7 @@ import {
 import { ROLLOUT_OWNER } from "../../components/core/plan.js";
 import { ROOT } from "../helpers.js";
 
-describe("RBAC: one source for the manifest, the helper and the README", () => {
+describe("RBAC: one source for the manifest, the helper and docs/rbac.md", () => {
     it("rbac/kube-proxy-mode.yaml is exactly what components/core/rbac.ts renders, and says it is cluster-admin-equivalent", () => {
         const shipped = readFileSync(join(ROOT, "rbac", "kube-proxy-mode.yaml"), "utf8");
         assert.equal(
