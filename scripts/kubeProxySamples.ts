@@ -3,6 +3,8 @@
 // (scripts/bench.ts: kubeProxySampler) and reads here, per node: each process's first full sync
 // (its start to the end of its first sync), its memory and CPU time, and the rollout's own
 // first-sync lines (the `pulumi up` log) to set beside them.
+import { fullSyncTotals } from "../components/core/firstSync.js";
+import { metricValues, parseMetrics } from "../components/core/probe.js";
 import type { StepLine } from "./nodePhases.js";
 
 /** What /proc/<pid>/stat says of a process: its start (clock ticks after boot) and CPU time (ticks). */
@@ -36,20 +38,19 @@ export function parseBootTime(text: string): number | undefined {
  * From kube-proxy's /metrics text: the end of its last sync (epoch ms; the latest over the IP
  * families of kubeproxy_sync_proxy_rules_last_timestamp_seconds, undefined before any sync) and
  * how many full syncs it made and their summed duration (kubeproxy_sync_full_proxy_rules_duration_seconds;
- * iptables and nftables report it, the SIMULATED ipvs stand-in does not).
+ * iptables and nftables report it, the SIMULATED ipvs stand-in does not). The text is read and
+ * the histogram summed by the product's own functions (core/probe.ts, core/firstSync.ts), the
+ * ones the rollout reads a node's metrics with.
  */
 export function parseSyncMetrics(text: string): { lastSyncAt?: number; fullCount?: number; fullSumSeconds?: number } {
-    const values = (name: string) =>
-        [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "gm"))]
-            .map((m) => Number(m[1]))
-            .filter(Number.isFinite);
-    const last = values("kubeproxy_sync_proxy_rules_last_timestamp_seconds").filter((v) => v > 0);
-    const count = values("kubeproxy_sync_full_proxy_rules_duration_seconds_count");
-    const sum = values("kubeproxy_sync_full_proxy_rules_duration_seconds_sum");
+    const metrics = parseMetrics(text.split("\n"));
+    const last = metricValues(metrics, "kubeproxy_sync_proxy_rules_last_timestamp_seconds").filter(
+        (v) => Number.isFinite(v) && v > 0,
+    );
+    const full = fullSyncTotals(metrics);
     return {
         ...(last.length ? { lastSyncAt: Math.round(Math.max(...last) * 1000) } : {}),
-        ...(count.length ? { fullCount: count.reduce((a, b) => a + b, 0) } : {}),
-        ...(sum.length ? { fullSumSeconds: sum.reduce((a, b) => a + b, 0) } : {}),
+        ...(full ? { fullCount: full.count, fullSumSeconds: full.sum } : {}),
     };
 }
 

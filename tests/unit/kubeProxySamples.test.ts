@@ -46,6 +46,26 @@ describe("kube-proxy samples: reading /proc and the metrics", () => {
             fullSumSeconds: 0.834,
         });
         assert.deepEqual(parseSyncMetrics("process_cpu_seconds_total 3\n"), {}, "no sync yet, or no answer");
+        assert.deepEqual(parseSyncMetrics(""), {}, "curl's empty output");
+    });
+
+    it("sums the full-sync histogram over the families as the rollout does (core's fullSyncTotals), and ignores other histograms", () => {
+        const text = [
+            'kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv4"} 1764979210',
+            'kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv6"} 1764979211.25',
+            'kubeproxy_sync_full_proxy_rules_duration_seconds_sum{ip_family="IPv4"} 1.5',
+            'kubeproxy_sync_full_proxy_rules_duration_seconds_count{ip_family="IPv4"} 2',
+            'kubeproxy_sync_full_proxy_rules_duration_seconds_sum{ip_family="IPv6"} 0.5',
+            'kubeproxy_sync_full_proxy_rules_duration_seconds_count{ip_family="IPv6"} 1',
+            'kubeproxy_sync_proxy_rules_duration_seconds_sum{ip_family="IPv4"} 9',
+            'kubeproxy_sync_proxy_rules_duration_seconds_count{ip_family="IPv4"} 7',
+        ].join("\n");
+        assert.deepEqual(parseSyncMetrics(text), { lastSyncAt: 1764979211250, fullCount: 3, fullSumSeconds: 2 });
+        // the SIMULATED ipvs stand-in: a last sync, no full-sync histogram
+        assert.deepEqual(
+            parseSyncMetrics('kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv4"} 1764979200\n'),
+            { lastSyncAt: 1764979200000 },
+        );
     });
 });
 
