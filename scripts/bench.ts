@@ -44,7 +44,8 @@
 //        [--workload-nodes 3]: the cost to workloads on REAL nodes (network namespaces, the real
 //        kube-proxy; the ipvs before-state is the SIMULATED stand-in): per mode pair, a fresh cluster
 //        for the up and one for the runbook, a client in each node's namespace (20 new connections
-//        a second and one long-lived connection to demo/backend's ClusterIP) through the procedure;
+//        a second and one long-lived connection to demo/backend's ClusterIP, and 20 new connections
+//        a second to its NodePort on the node's own address) through the procedure;
 //        the gaps, the long-lived connection's fate (scripts/workload.ts), one table;
 //        [--services 1000,5000 [--endpoints-per-service 10]] runs every pair once per count with
 //        that many load Services seeded (scripts/serviceLoad.ts), so the real kube-proxy programs
@@ -113,6 +114,7 @@ import {
     startToRouted,
     workloadTable,
     type ClientRecord,
+    type Gap,
     type PodEvent,
     type Procedure,
     type WorkloadRun,
@@ -772,18 +774,23 @@ async function benchSize(n: number, opts: Options, kind: SizeResult["kind"] = "k
 export const IPVS_BEFORE_STATE =
     "the ipvs stand-in programs no traffic, so before the move no connection reaches the backend: the long-lived connection is opened only once the new mode routes (then held through the rest of the run, the finish's hand-back included), and the gap is counted from the moment the node's old kube-proxy was stopped to the first connection the new mode routes";
 
-/** Starts the workload client in each node's network namespace; stop() ends them and returns what each saw. */
+/**
+ * Starts the workload client in each node's network namespace (new connections to the ClusterIP
+ * and, with `nodePort`, to that NodePort on the node's own address); stop() ends them and returns
+ * what each saw.
+ */
 function startClients(
     state: ClusterState,
     ip: string,
     port: number,
+    nodePort?: number,
 ): { stop: () => Promise<Map<string, ClientRecord>> } {
     const clients = state.network!.nodes.map((n) => {
-        const child = spawn(
-            "ip",
-            ["netns", "exec", n.netns, process.execPath, join(__dirname, "workloadClient.js"), ip, String(port)],
-            { stdio: ["ignore", "pipe", "pipe"] },
-        );
+        const args = [join(__dirname, "workloadClient.js"), ip, String(port)];
+        if (nodePort !== undefined) args.push(n.ip, String(nodePort));
+        const child = spawn("ip", ["netns", "exec", n.netns, process.execPath, ...args], {
+            stdio: ["ignore", "pipe", "pipe"],
+        });
         let out = "";
         let err = "";
         child.stdout.on("data", (d) => (out += d));
@@ -1015,6 +1022,8 @@ async function procedureUnderTraffic(
     const svc = await kc.makeApiClient(k8s.CoreV1Api).readNamespacedService({ name: "backend", namespace: "demo" });
     const ip = svc.spec!.clusterIP!;
     const port = svc.spec!.ports![0].port;
+    // the reference cluster's backend is a NodePort Service: its NodePort on each node's own address
+    const nodePort = svc.spec!.ports![0].nodePort ?? undefined;
     const watch = await watchKubeProxyPods(kc);
     const sampler = kubeProxySampler(state);
     // the old mode settled first: with a Service load, the nodes' kube-proxy may still be on its first sync
@@ -1025,7 +1034,7 @@ async function procedureUnderTraffic(
     });
     progress(`workload ${run.pair}, ${run.procedure}: every node's kube-proxy synced (waited ${waited.toFixed(1)} s)`);
     run.settleSeconds = Math.round(waited * 10) / 10;
-    const clients = startClients(state, ip, port);
+    const clients = startClients(state, ip, port, nodePort);
     const up: UpRecord = { lines: [], steps: {} };
     const restarts: TrafficRecord["restarts"] = [];
     let records: Map<string, ClientRecord>;
@@ -1095,7 +1104,9 @@ function workloadNodeFigures(state: ClusterState, t: TrafficRecord, from: ProxyM
             from === "ipvs" ? (watch.firstStop(node.name) ?? r.stoppedAt) : undefined,
             from === "ipvs" ? "SIMULATED ipvs before it" : undefined,
         );
-        figures.gaps = figures.gaps.map((g) => ({ ...g, from: g.from - r.startedAt, to: g.to - r.startedAt }));
+        const relative = (gs: Gap[]) => gs.map((g) => ({ ...g, from: g.from - r.startedAt, to: g.to - r.startedAt }));
+        figures.gaps = relative(figures.gaps);
+        if (figures.nodePort) figures.nodePort.gaps = relative(figures.nodePort.gaps);
         const longest = figures.gaps.find((g) => g.ms === figures.longestGapMs);
         const startToRoutedMs = longest ? startToRouted(longest, events) : undefined;
         const kubeProxy = kubeProxyFigures(proxyProcesses(t.samples.get(node.name) ?? [], r.startedAt));
@@ -1157,7 +1168,7 @@ async function workloadRun(
         run.nodes.push(...workloadNodeFigures(state, traffic, from));
         run.poolSeconds = workloadPoolSeconds(state, traffic);
         progress(
-            `workload ${pair}${load}, ${procedure}: ${run.nodes.map((n) => `${n.node} gap ${n.longestGapMs} ms, first sync ${n.kubeProxy?.firstSyncSeconds ?? "-"} s, long-lived ${n.longLived}`).join("; ")}`,
+            `workload ${pair}${load}, ${procedure}: ${run.nodes.map((n) => `${n.node} gap ${n.longestGapMs} ms (NodePort ${n.nodePort?.longestGapMs ?? "-"} ms), first sync ${n.kubeProxy?.firstSyncSeconds ?? "-"} s, long-lived ${n.longLived}`).join("; ")}`,
         );
         return run;
     } finally {
