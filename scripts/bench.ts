@@ -904,7 +904,7 @@ async function kubeProxyModeUp(state: ClusterState, to: ProxyMode, pair: string,
  * node's namespace, only until a process's first sync is seen) the end of their last sync.
  */
 function kubeProxySampler(state: ClusterState): {
-    settled: (timeoutMs: number) => Promise<number>;
+    settled: (timeoutMs: number, startedAfter?: number) => Promise<number>;
     stop: () => Promise<Map<string, ProxySample[]>>;
 } {
     const hz = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
@@ -966,20 +966,26 @@ function kubeProxySampler(state: ClusterState): {
     };
     tick();
     const timer = setInterval(tick, 500);
-    /** every node's newest kube-proxy has finished a sync */
-    const allSynced = () =>
+    /** every node's newest kube-proxy has finished a sync (and, with `after`, started after it: epoch ms) */
+    const allSynced = (after = 0) =>
         [...samples.values()].every((list) => {
             const newest = list.reduce<ProxySample | undefined>(
                 (a, b) => (a === undefined || b.startedAt > a.startedAt ? b : a),
                 undefined,
             );
-            return newest !== undefined && synced.has(newest.pid);
+            return newest !== undefined && newest.startedAt > after && synced.has(newest.pid);
         });
     return {
-        /** Waits until every node's kube-proxy has synced (a cluster just started may still be on its first sync); returns the seconds waited. */
-        async settled(timeoutMs) {
+        /**
+         * Waits until every node's kube-proxy has synced (a cluster just started may still be on
+         * its first sync) and, with `startedAfter` (epoch ms), is a process started after it:
+         * after a procedure, the old kube-proxy, synced long ago, must not pass for the new one
+         * (the runbook's pod is Ready before the node's new process has even started). Returns
+         * the seconds waited.
+         */
+        async settled(timeoutMs, startedAfter) {
             const started = Date.now();
-            while (!allSynced()) {
+            while (!allSynced(startedAfter)) {
                 if (Date.now() - started > timeoutMs)
                     throw new Error(`the nodes' kube-proxy did not finish a sync within ${timeoutMs / 1000} s`);
                 await new Promise((r) => setTimeout(r, 500));
@@ -1037,14 +1043,22 @@ async function procedureUnderTraffic(
     let records: Map<string, ClientRecord>;
     let samples: Map<string, ProxySample[]>;
     const started = performance.now();
+    let procedureAt = Date.now();
     try {
         await new Promise((r) => setTimeout(r, 3000));
+        procedureAt = Date.now();
         if (run.procedure === "KubeProxyMode up") await kubeProxyModeUp(state, to, run.pair, up);
         else await runbook(state, to, (node, t0, t1) => restarts.push({ node, from: t0, to: t1 }));
         run.seconds = (performance.now() - started) / 1000;
-        // the runbook ends at the last pod's Ready, which may come before its first sync: the
-        // clients run on until every node's new kube-proxy has synced (at most 2 minutes), then 3 s
-        await sampler.settled(120_000).catch((e: Error) => progress(`workload ${run.pair}: ${e.message}`));
+        // the runbook ends at the last pod's Ready, which may come before its new kube-proxy has
+        // started, let alone synced: the clients run on until every node's kube-proxy is one
+        // started since the procedure began and has synced (at most 2 minutes), then 3 s. A
+        // process's start is read from /proc against the boot time in whole seconds, so it may
+        // read up to 1 s early: the old ones started 3 s and more before the procedure, the
+        // threshold is 1.5 s before it
+        await sampler
+            .settled(120_000, procedureAt - 1500)
+            .catch((e: Error) => progress(`workload ${run.pair}: ${e.message}`));
         await new Promise((r) => setTimeout(r, 3000));
     } catch (e) {
         run.seconds = (performance.now() - started) / 1000;
