@@ -932,8 +932,10 @@ function kubeProxySampler(state: ClusterState): {
                 node = byInode.get(readlinkSync(`/proc/${entry}/ns/net`));
                 if (!node) continue;
                 const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
-                // the real kube-proxy (not a cleanup run of it)
-                if (!/\/kube-proxy\0/.test(cmdline) || cmdline.includes("--cleanup")) continue;
+                // the real kube-proxy (not a cleanup run of it), or the SIMULATED ipvs stand-in the
+                // node agent runs for an ipvs pod (it answers the same last-sync metric): without
+                // it a node on ipvs has no kube-proxy to wait for, and the settle never ends
+                if (!/\/(kube-proxy|ipvsStandin\.js)\0/.test(cmdline) || cmdline.includes("--cleanup")) continue;
                 const stat = parseProcStat(readFileSync(`/proc/${entry}/stat`, "utf8"));
                 const rss = parseVmRss(readFileSync(`/proc/${entry}/status`, "utf8"));
                 if (!stat || rss === undefined) continue;
@@ -1181,6 +1183,12 @@ async function workloadRun(
         progress(
             `workload ${pair}${load}, ${procedure}: ${run.nodes.map((n) => `${n.node} gap ${n.longestGapMs} ms (NodePort ${n.nodePort?.longestGapMs ?? "-"} ms), first sync ${n.kubeProxy?.firstSyncSeconds ?? "-"} s, long-lived ${n.longLived}`).join("; ")}`,
         );
+        return run;
+    } catch (e) {
+        // the cluster's start or the old mode's settle failed: this run's row says so, and the
+        // bench goes on to the next (the runs before it are not lost)
+        run.error = (e as Error).message;
+        progress(`workload ${pair}${load}, ${procedure}: FAILED before the procedure: ${run.error.slice(0, 500)}`);
         return run;
     } finally {
         if (state) await clusterDown(state.name);
