@@ -942,6 +942,7 @@ function kubeProxySampler(state: ClusterState): {
                 sample = {
                     t: Date.now(),
                     pid: entry,
+                    ...(cmdline.includes("ipvsStandin.js") ? { standin: true } : {}),
                     startedAt: Math.round(bootMs + (stat.startTicks * 1000) / hz),
                     rssBytes: rss,
                     cpuSeconds: stat.cpuTicks / hz,

@@ -37,9 +37,10 @@ export function timelineRows(runs: readonly WorkloadRun[]): TimelineRow[] {
     for (const r of runs) {
         const run = runLabel(r);
         for (const n of r.nodes) {
-            // the kube-proxies started during the run: the old mode's, running from before, is not drawn
+            // the kube-proxies started during the run: the old mode's, running from before, is not drawn, nor
+            // a SIMULATED ipvs stand-in started again (the old mode's too)
             for (const p of n.kubeProxy?.processes ?? []) {
-                if (p.startedAt <= 0 || p.firstSyncAt === undefined) continue;
+                if (p.startedAt <= 0 || p.firstSyncAt === undefined || p.standin) continue;
                 rows.push({ run, node: n.node, what: KINDS.startup, from: s(p.startedAt), to: s(p.firstSyncAt) });
                 rows.push({ run, node: n.node, what: KINDS.sync, from: s(p.firstSyncAt) });
             }
