@@ -44,7 +44,8 @@
 //        [--workload-nodes 3]: the cost to workloads on REAL nodes (network namespaces, the real
 //        kube-proxy; the ipvs before-state is the SIMULATED stand-in): per mode pair, a fresh cluster
 //        for the up and one for the runbook, a client in each node's namespace (20 new connections
-//        a second and one long-lived connection to demo/backend's ClusterIP) through the procedure;
+//        a second and one long-lived connection to demo/backend's ClusterIP, and 20 new connections
+//        a second to its NodePort on the node's own address) through the procedure;
 //        the gaps, the long-lived connection's fate (scripts/workload.ts), one table;
 //        [--services 1000,5000 [--endpoints-per-service 10]] runs every pair once per count with
 //        that many load Services seeded (scripts/serviceLoad.ts), so the real kube-proxy programs
@@ -113,6 +114,7 @@ import {
     startToRouted,
     workloadTable,
     type ClientRecord,
+    type Gap,
     type PodEvent,
     type Procedure,
     type WorkloadRun,
@@ -772,18 +774,23 @@ async function benchSize(n: number, opts: Options, kind: SizeResult["kind"] = "k
 export const IPVS_BEFORE_STATE =
     "the ipvs stand-in programs no traffic, so before the move no connection reaches the backend: the long-lived connection is opened only once the new mode routes (then held through the rest of the run, the finish's hand-back included), and the gap is counted from the moment the node's old kube-proxy was stopped to the first connection the new mode routes";
 
-/** Starts the workload client in each node's network namespace; stop() ends them and returns what each saw. */
+/**
+ * Starts the workload client in each node's network namespace (new connections to the ClusterIP
+ * and, with `nodePort`, to that NodePort on the node's own address); stop() ends them and returns
+ * what each saw.
+ */
 function startClients(
     state: ClusterState,
     ip: string,
     port: number,
+    nodePort?: number,
 ): { stop: () => Promise<Map<string, ClientRecord>> } {
     const clients = state.network!.nodes.map((n) => {
-        const child = spawn(
-            "ip",
-            ["netns", "exec", n.netns, process.execPath, join(__dirname, "workloadClient.js"), ip, String(port)],
-            { stdio: ["ignore", "pipe", "pipe"] },
-        );
+        const args = [join(__dirname, "workloadClient.js"), ip, String(port)];
+        if (nodePort !== undefined) args.push(n.ip, String(nodePort));
+        const child = spawn("ip", ["netns", "exec", n.netns, process.execPath, ...args], {
+            stdio: ["ignore", "pipe", "pipe"],
+        });
         let out = "";
         let err = "";
         child.stdout.on("data", (d) => (out += d));
@@ -852,27 +859,24 @@ interface UpRecord {
 }
 
 /** The move under test as KubeProxyMode does it: `pulumi up` of a stack over the real-nodes cluster. */
-async function kubeProxyModeUp(
-    state: ClusterState,
-    from: ProxyMode,
-    to: ProxyMode,
-    pair: string,
-    record: UpRecord,
-): Promise<void> {
+async function kubeProxyModeUp(state: ClusterState, to: ProxyMode, pair: string, record: UpRecord): Promise<void> {
     const stack = await benchStack("kpm-bench-workload-");
     await setKubeconfig(stack, state);
     // real nodes: the built-in node checks run (the probe pod); one node at a time in each pool
     await setStackConfig(stack, {
         mode: to,
         nodePortAddresses: ["0.0.0.0/0"],
-        // ipvs -> iptables stops kube-proxy for the cleanup, and the runner refuses it without
-        // drain or allowUnroutedNode; the clients run in the node's own network (no pod to
-        // drain), and that gap is what this phase measures: accept it
+        // the tool refuses a pool that neither drains nor accepts the node's unrouted window when
+        // that window is long: ipvs -> iptables (kube-proxy stopped for the cleanup) and any move
+        // whose estimate at the load passes 15 s (to iptables at 1,000 Services and up,
+        // core/syncEstimate.ts). The clients run in the node's own network (no pod to drain), and
+        // that gap is what this phase measures: every pair accepts it (the setting only silences
+        // the refusal; the rollout runs the same)
         pools: ["canary", "workers"].map((p) => ({
             name: p,
             nodeSelector: `pool=${p}`,
             maxUnavailable: 1,
-            ...(from === "ipvs" && to === "iptables" ? { allowUnroutedNode: true } : {}),
+            allowUnroutedNode: true,
         })),
         // the connection check goes through the same Service the clients use
         verify: { service: "demo/backend" },
@@ -900,7 +904,7 @@ async function kubeProxyModeUp(
  * node's namespace, only until a process's first sync is seen) the end of their last sync.
  */
 function kubeProxySampler(state: ClusterState): {
-    settled: (timeoutMs: number) => Promise<number>;
+    settled: (timeoutMs: number, startedAfter?: number) => Promise<number>;
     stop: () => Promise<Map<string, ProxySample[]>>;
 } {
     const hz = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
@@ -928,14 +932,17 @@ function kubeProxySampler(state: ClusterState): {
                 node = byInode.get(readlinkSync(`/proc/${entry}/ns/net`));
                 if (!node) continue;
                 const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
-                // the real kube-proxy (not a cleanup run of it)
-                if (!/\/kube-proxy\0/.test(cmdline) || cmdline.includes("--cleanup")) continue;
+                // the real kube-proxy (not a cleanup run of it), or the SIMULATED ipvs stand-in the
+                // node agent runs for an ipvs pod (it answers the same last-sync metric): without
+                // it a node on ipvs has no kube-proxy to wait for, and the settle never ends
+                if (!/\/(kube-proxy|ipvsStandin\.js)\0/.test(cmdline) || cmdline.includes("--cleanup")) continue;
                 const stat = parseProcStat(readFileSync(`/proc/${entry}/stat`, "utf8"));
                 const rss = parseVmRss(readFileSync(`/proc/${entry}/status`, "utf8"));
                 if (!stat || rss === undefined) continue;
                 sample = {
                     t: Date.now(),
                     pid: entry,
+                    ...(cmdline.includes("ipvsStandin.js") ? { standin: true } : {}),
                     startedAt: Math.round(bootMs + (stat.startTicks * 1000) / hz),
                     rssBytes: rss,
                     cpuSeconds: stat.cpuTicks / hz,
@@ -962,20 +969,26 @@ function kubeProxySampler(state: ClusterState): {
     };
     tick();
     const timer = setInterval(tick, 500);
-    /** every node's newest kube-proxy has finished a sync */
-    const allSynced = () =>
+    /** every node's newest kube-proxy has finished a sync (and, with `after`, started after it: epoch ms) */
+    const allSynced = (after = 0) =>
         [...samples.values()].every((list) => {
             const newest = list.reduce<ProxySample | undefined>(
                 (a, b) => (a === undefined || b.startedAt > a.startedAt ? b : a),
                 undefined,
             );
-            return newest !== undefined && synced.has(newest.pid);
+            return newest !== undefined && newest.startedAt > after && synced.has(newest.pid);
         });
     return {
-        /** Waits until every node's kube-proxy has synced (a cluster just started may still be on its first sync); returns the seconds waited. */
-        async settled(timeoutMs) {
+        /**
+         * Waits until every node's kube-proxy has synced (a cluster just started may still be on
+         * its first sync) and, with `startedAfter` (epoch ms), is a process started after it:
+         * after a procedure, the old kube-proxy, synced long ago, must not pass for the new one
+         * (the runbook's pod is Ready before the node's new process has even started). Returns
+         * the seconds waited.
+         */
+        async settled(timeoutMs, startedAfter) {
             const started = Date.now();
-            while (!allSynced()) {
+            while (!allSynced(startedAfter)) {
                 if (Date.now() - started > timeoutMs)
                     throw new Error(`the nodes' kube-proxy did not finish a sync within ${timeoutMs / 1000} s`);
                 await new Promise((r) => setTimeout(r, 500));
@@ -1015,6 +1028,8 @@ async function procedureUnderTraffic(
     const svc = await kc.makeApiClient(k8s.CoreV1Api).readNamespacedService({ name: "backend", namespace: "demo" });
     const ip = svc.spec!.clusterIP!;
     const port = svc.spec!.ports![0].port;
+    // the reference cluster's backend is a NodePort Service: its NodePort on each node's own address
+    const nodePort = svc.spec!.ports![0].nodePort ?? undefined;
     const watch = await watchKubeProxyPods(kc);
     const sampler = kubeProxySampler(state);
     // the old mode settled first: with a Service load, the nodes' kube-proxy may still be on its first sync
@@ -1025,20 +1040,28 @@ async function procedureUnderTraffic(
     });
     progress(`workload ${run.pair}, ${run.procedure}: every node's kube-proxy synced (waited ${waited.toFixed(1)} s)`);
     run.settleSeconds = Math.round(waited * 10) / 10;
-    const clients = startClients(state, ip, port);
+    const clients = startClients(state, ip, port, nodePort);
     const up: UpRecord = { lines: [], steps: {} };
     const restarts: TrafficRecord["restarts"] = [];
     let records: Map<string, ClientRecord>;
     let samples: Map<string, ProxySample[]>;
     const started = performance.now();
+    let procedureAt = Date.now();
     try {
         await new Promise((r) => setTimeout(r, 3000));
-        if (run.procedure === "KubeProxyMode up") await kubeProxyModeUp(state, from, to, run.pair, up);
+        procedureAt = Date.now();
+        if (run.procedure === "KubeProxyMode up") await kubeProxyModeUp(state, to, run.pair, up);
         else await runbook(state, to, (node, t0, t1) => restarts.push({ node, from: t0, to: t1 }));
         run.seconds = (performance.now() - started) / 1000;
-        // the runbook ends at the last pod's Ready, which may come before its first sync: the
-        // clients run on until every node's new kube-proxy has synced (at most 2 minutes), then 3 s
-        await sampler.settled(120_000).catch((e: Error) => progress(`workload ${run.pair}: ${e.message}`));
+        // the runbook ends at the last pod's Ready, which may come before its new kube-proxy has
+        // started, let alone synced: the clients run on until every node's kube-proxy is one
+        // started since the procedure began and has synced (at most 2 minutes), then 3 s. A
+        // process's start is read from /proc against the boot time in whole seconds, so it may
+        // read up to 1 s early: the old ones started 3 s and more before the procedure, the
+        // threshold is 1.5 s before it
+        await sampler
+            .settled(120_000, procedureAt - 1500)
+            .catch((e: Error) => progress(`workload ${run.pair}: ${e.message}`));
         await new Promise((r) => setTimeout(r, 3000));
     } catch (e) {
         run.seconds = (performance.now() - started) / 1000;
@@ -1095,7 +1118,9 @@ function workloadNodeFigures(state: ClusterState, t: TrafficRecord, from: ProxyM
             from === "ipvs" ? (watch.firstStop(node.name) ?? r.stoppedAt) : undefined,
             from === "ipvs" ? "SIMULATED ipvs before it" : undefined,
         );
-        figures.gaps = figures.gaps.map((g) => ({ ...g, from: g.from - r.startedAt, to: g.to - r.startedAt }));
+        const relative = (gs: Gap[]) => gs.map((g) => ({ ...g, from: g.from - r.startedAt, to: g.to - r.startedAt }));
+        figures.gaps = relative(figures.gaps);
+        if (figures.nodePort) figures.nodePort.gaps = relative(figures.nodePort.gaps);
         const longest = figures.gaps.find((g) => g.ms === figures.longestGapMs);
         const startToRoutedMs = longest ? startToRouted(longest, events) : undefined;
         const kubeProxy = kubeProxyFigures(proxyProcesses(t.samples.get(node.name) ?? [], r.startedAt));
@@ -1157,8 +1182,14 @@ async function workloadRun(
         run.nodes.push(...workloadNodeFigures(state, traffic, from));
         run.poolSeconds = workloadPoolSeconds(state, traffic);
         progress(
-            `workload ${pair}${load}, ${procedure}: ${run.nodes.map((n) => `${n.node} gap ${n.longestGapMs} ms, first sync ${n.kubeProxy?.firstSyncSeconds ?? "-"} s, long-lived ${n.longLived}`).join("; ")}`,
+            `workload ${pair}${load}, ${procedure}: ${run.nodes.map((n) => `${n.node} gap ${n.longestGapMs} ms (NodePort ${n.nodePort?.longestGapMs ?? "-"} ms), first sync ${n.kubeProxy?.firstSyncSeconds ?? "-"} s, long-lived ${n.longLived}`).join("; ")}`,
         );
+        return run;
+    } catch (e) {
+        // the cluster's start or the old mode's settle failed: this run's row says so, and the
+        // bench goes on to the next (the runs before it are not lost)
+        run.error = (e as Error).message;
+        progress(`workload ${pair}${load}, ${procedure}: FAILED before the procedure: ${run.error.slice(0, 500)}`);
         return run;
     } finally {
         if (state) await clusterDown(state.name);

@@ -3,6 +3,8 @@
 // (scripts/bench.ts: kubeProxySampler) and reads here, per node: each process's first full sync
 // (its start to the end of its first sync), its memory and CPU time, and the rollout's own
 // first-sync lines (the `pulumi up` log) to set beside them.
+import { fullSyncTotals } from "../components/core/firstSync.js";
+import { metricValues, parseMetrics } from "../components/core/probe.js";
 import type { StepLine } from "./nodePhases.js";
 
 /** What /proc/<pid>/stat says of a process: its start (clock ticks after boot) and CPU time (ticks). */
@@ -36,20 +38,19 @@ export function parseBootTime(text: string): number | undefined {
  * From kube-proxy's /metrics text: the end of its last sync (epoch ms; the latest over the IP
  * families of kubeproxy_sync_proxy_rules_last_timestamp_seconds, undefined before any sync) and
  * how many full syncs it made and their summed duration (kubeproxy_sync_full_proxy_rules_duration_seconds;
- * iptables and nftables report it, the SIMULATED ipvs stand-in does not).
+ * iptables and nftables report it, the SIMULATED ipvs stand-in does not). The text is read and
+ * the histogram summed by the product's own functions (core/probe.ts, core/firstSync.ts), the
+ * ones the rollout reads a node's metrics with.
  */
 export function parseSyncMetrics(text: string): { lastSyncAt?: number; fullCount?: number; fullSumSeconds?: number } {
-    const values = (name: string) =>
-        [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "gm"))]
-            .map((m) => Number(m[1]))
-            .filter(Number.isFinite);
-    const last = values("kubeproxy_sync_proxy_rules_last_timestamp_seconds").filter((v) => v > 0);
-    const count = values("kubeproxy_sync_full_proxy_rules_duration_seconds_count");
-    const sum = values("kubeproxy_sync_full_proxy_rules_duration_seconds_sum");
+    const metrics = parseMetrics(text.split("\n"));
+    const last = metricValues(metrics, "kubeproxy_sync_proxy_rules_last_timestamp_seconds").filter(
+        (v) => Number.isFinite(v) && v > 0,
+    );
+    const full = fullSyncTotals(metrics);
     return {
         ...(last.length ? { lastSyncAt: Math.round(Math.max(...last) * 1000) } : {}),
-        ...(count.length ? { fullCount: count.reduce((a, b) => a + b, 0) } : {}),
-        ...(sum.length ? { fullSumSeconds: sum.reduce((a, b) => a + b, 0) } : {}),
+        ...(full ? { fullCount: full.count, fullSumSeconds: full.sum } : {}),
     };
 }
 
@@ -61,6 +62,8 @@ export interface ProxySample {
     startedAt: number;
     rssBytes: number;
     cpuSeconds: number;
+    /** the SIMULATED ipvs stand-in, not a real kube-proxy */
+    standin?: boolean;
     /** from its metrics, read until its first sync is seen: the end of its last sync, its full syncs */
     lastSyncAt?: number;
     fullCount?: number;
@@ -71,6 +74,8 @@ export interface ProxySample {
 export interface ProxyProcess {
     pid: string;
     startedAt: number;
+    /** the SIMULATED ipvs stand-in, not a real kube-proxy */
+    standin?: true;
     /** the end of its first sync, when a sample saw it */
     firstSyncAt?: number;
     /** its start to the end of its first sync, in seconds: kube-proxy's start-up and its first full sync */
@@ -113,6 +118,7 @@ export function proxyProcesses(samples: readonly ProxySample[], origin: number):
                 rssMB: mb(last.rssBytes),
                 cpuSeconds: Math.round(last.cpuSeconds * 100) / 100,
                 peakRssMB: mb(Math.max(...list.map((s) => s.rssBytes))),
+                ...(list.some((s) => s.standin) ? { standin: true as const } : {}),
             };
             // known when the process started after the origin, or was seen before its first sync (the
             // old mode's, on a cluster just started); otherwise its last sync is not its first
@@ -145,7 +151,7 @@ export interface KubeProxyFigures {
     oldFirstSyncSeconds?: number;
     /** the kube-proxy running at the end: the new mode */
     after?: ProxyUse;
-    /** the first kube-proxy started after the first sample (the new mode's): its start to its first sync, seconds */
+    /** the first kube-proxy started after the first sample that synced (the new mode's): its start to its first sync, seconds */
     firstSyncSeconds?: number;
     /** that sync's own duration, from kube-proxy's histogram */
     firstFullSyncRulesSeconds?: number;
@@ -160,10 +166,14 @@ const use = (p: ProxyProcess): ProxyUse => ({
     ageSeconds: seconds2(p.lastSampleAt - p.startedAt),
 });
 
-/** The figures from a node's processes: the one running from the start is the old mode's, the first started later the new mode's. */
+/**
+ * The figures from a node's processes: the one running from the start is the old mode's, the
+ * first started later the new mode's. A SIMULATED ipvs stand-in started later is the old mode's
+ * again (the bench moves only to iptables or nftables), never the new mode's.
+ */
 export function kubeProxyFigures(processes: ProxyProcess[]): KubeProxyFigures {
     const old = processes.find((p) => p.startedAt <= 0);
-    const fresh = processes.filter((p) => p.startedAt > 0);
+    const fresh = processes.filter((p) => p.startedAt > 0 && !p.standin);
     const first = fresh[0];
     const now = fresh[fresh.length - 1];
     return {
@@ -191,7 +201,8 @@ export interface RolloutSync {
 
 const NODE = /node (\S+): (.*)$/;
 const OLD_MEAN = /^old mode's mean full sync: ([\d.]+)s$/;
-const FIRST_SYNC = /^first sync in \S+ mode done ([\d.]+)s after kube-proxy started$/;
+// "into the wait" since the rollout's wording was corrected; "after kube-proxy started" before
+const FIRST_SYNC = /^first sync in \S+ mode done ([\d.]+)s (?:into the wait|after kube-proxy started)$/;
 
 /** Per node, the rollout's first-sync lines (the first of each kind), from the steps' lines. */
 export function rolloutSyncs(lines: readonly StepLine[]): Map<string, RolloutSync> {

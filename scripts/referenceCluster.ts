@@ -677,14 +677,17 @@ async function seedWorkload(kc: k8s.KubeConfig): Promise<void> {
     });
 }
 
-/** Real nodes' backend: a selectorless Service with an EndpointSlice to the backend namespace's real address. */
+/**
+ * Real nodes' backend: a selectorless NodePort Service (a ClusterIP and a NodePort on every node,
+ * the port the API server picks) with an EndpointSlice to the backend namespace's real address.
+ */
 async function seedBackend(kc: k8s.KubeConfig, network: RealNetwork): Promise<void> {
     const b = network.backend;
     await kc.makeApiClient(k8s.CoreV1Api).createNamespacedService({
         namespace: "demo",
         body: {
             metadata: { name: "backend", namespace: "demo" },
-            spec: { ports: [{ name: "http", port: 80, targetPort: b.port, protocol: "TCP" }] },
+            spec: { type: "NodePort", ports: [{ name: "http", port: 80, targetPort: b.port, protocol: "TCP" }] },
         },
     });
     await kc.makeApiClient(k8s.DiscoveryV1Api).createNamespacedEndpointSlice({

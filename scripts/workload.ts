@@ -1,6 +1,8 @@
 // The cost of a move to a node's workloads, from what a client on the node saw (pure: no I/O).
-// scripts/workloadClient.ts records the series inside the node's network namespace; the bench's
-// `workload` phase turns each series into figures here and prints them with workloadTable().
+// scripts/workloadClient.ts records the series inside the node's network namespace (new
+// connections to the backend's ClusterIP and, when given, to its NodePort on the node's own
+// address); the bench's `workload` phase turns each series into figures here and prints them
+// with workloadTable().
 import type { KubeProxyFigures, RolloutSync } from "./kubeProxySamples.js";
 import { markdownTable } from "./markdownTable.js";
 
@@ -14,8 +16,12 @@ export interface Attempt {
 export interface ClientRecord {
     startedAt: number;
     stoppedAt: number;
-    /** new connections, one every 50 ms, in start order */
+    /** new connections to the ClusterIP, one every 50 ms, in start order */
     attempts: Attempt[];
+    /** new connections to the NodePort on the node's own address, at the same rate (absent: not asked, or a record written before) */
+    nodePortAttempts?: Attempt[];
+    /** that NodePort's address, "ip:port" */
+    nodePortTarget?: string;
     /** the long-lived connection: when it was first opened (null: never), when it closed or failed (null: still open at the stop) */
     stream: {
         openedAt: number | null;
@@ -95,7 +101,30 @@ export function startToRouted(gap: Pick<Gap, "to">, events: PodEvent[]): number 
     return added.length ? gap.to - Math.max(...added) : undefined;
 }
 
-/** Figures of one node under one procedure and mode pair. */
+/** New connections to one address (the ClusterIP, or the NodePort) through a run. */
+export interface ConnectionFigures {
+    attempts: number;
+    failed: number;
+    /** every gap (epoch ms here; ms from the client's start in the bench's output) */
+    gaps: Gap[];
+    /** longest gap in ms (0: none), and whether new connections came back before the client stopped */
+    longestGapMs: number;
+    recovered: boolean;
+}
+
+/** The figures of one series of attempts; `routeFrom`: see longestGap. */
+export function connectionFigures(attempts: Attempt[], end: number, routeFrom?: number): ConnectionFigures {
+    const gap = longestGap(attempts, end, routeFrom);
+    return {
+        attempts: attempts.length,
+        failed: attempts.filter((a) => !a.ok).length,
+        gaps: gaps(attempts, end, routeFrom),
+        longestGapMs: gap?.ms ?? 0,
+        recovered: gap?.recovered ?? true,
+    };
+}
+
+/** Figures of one node under one procedure and mode pair (the ClusterIP's at the top level, as before the NodePort's were added). */
 export interface NodeWorkloadFigures {
     node: string;
     /** its pool, for its pool's wall time */
@@ -107,6 +136,8 @@ export interface NodeWorkloadFigures {
     /** longest gap in ms (0: none), and whether new connections came back before the client stopped */
     longestGapMs: number;
     recovered: boolean;
+    /** new connections to the NodePort on the node's own address (`target`, ip:port); absent in figures from before they were measured */
+    nodePort?: ConnectionFigures & { target?: string };
     /** "survived" | "broke: <why>" | "not held: <why>" */
     longLived: string;
     /** longest time without data on the long-lived connection while it was open (the backend writes every 100 ms) */
@@ -135,8 +166,7 @@ export function nodeFigures(
     routeFrom?: number,
     unroutableBefore?: string,
 ): NodeWorkloadFigures {
-    const all = gaps(r.attempts, r.stoppedAt, routeFrom);
-    const gap = longestGap(r.attempts, r.stoppedAt, routeFrom);
+    const clusterIp = connectionFigures(r.attempts, r.stoppedAt, routeFrom);
     let longLived: string;
     const s = r.stream;
     if (s.openedAt === null) longLived = `not held: never opened${s.why ? ` (${s.why})` : ""}`;
@@ -150,11 +180,15 @@ export function nodeFigures(
     else longLived = "survived";
     return {
         node,
-        attempts: r.attempts.length,
-        failed: r.attempts.filter((a) => !a.ok).length,
-        gaps: all,
-        longestGapMs: gap?.ms ?? 0,
-        recovered: gap?.recovered ?? true,
+        ...clusterIp,
+        ...(r.nodePortAttempts
+            ? {
+                  nodePort: {
+                      ...(r.nodePortTarget ? { target: r.nodePortTarget } : {}),
+                      ...connectionFigures(r.nodePortAttempts, r.stoppedAt, routeFrom),
+                  },
+              }
+            : {}),
         longLived,
         longestStallMs: s.openedAt === null ? null : s.longestStallMs,
         ...(s.localAddress ? { localAddress: s.localAddress } : {}),
@@ -179,16 +213,22 @@ export interface WorkloadRun {
     poolSeconds?: Record<string, number>;
 }
 
+/** A longest gap in ms, "(not recovered)" when the series ended in it. */
+const gapText = (c: Pick<ConnectionFigures, "longestGapMs" | "recovered">) =>
+    c.longestGapMs === 0 ? "0" : `${c.longestGapMs}${c.recovered ? "" : " (not recovered)"}`;
+
 /** One markdown table: a row per run and node. */
 export function workloadTable(runs: WorkloadRun[]): string {
     const head = [
         "mode pair",
         "procedure",
         "node",
-        "new conns (failed)",
+        "ClusterIP new conns (failed)",
         "gaps",
-        "longest gap ms",
+        "ClusterIP longest gap ms",
         "its kube-proxy's start to routed ms",
+        "NodePort new conns (failed)",
+        "NodePort longest gap ms",
         "long-lived connection",
         "longest stall ms",
         "run s",
@@ -205,6 +245,8 @@ export function workloadTable(runs: WorkloadRun[]): string {
                 "-",
                 "-",
                 "-",
+                "-",
+                "-",
                 `run failed: ${r.error.split("\n")[0]}`,
                 "-",
                 r.seconds.toFixed(0),
@@ -216,8 +258,10 @@ export function workloadTable(runs: WorkloadRun[]): string {
                 n.node,
                 `${n.attempts} (${n.failed})`,
                 String(n.gaps.length),
-                n.longestGapMs === 0 ? "0" : `${n.longestGapMs}${n.recovered ? "" : " (not recovered)"}`,
+                gapText(n),
                 n.startToRoutedMs === undefined ? "-" : String(n.startToRoutedMs),
+                n.nodePort ? `${n.nodePort.attempts} (${n.nodePort.failed})` : "-",
+                n.nodePort ? gapText(n.nodePort) : "-",
                 n.longLived,
                 n.longestStallMs === null ? "-" : String(n.longestStallMs),
                 r.seconds.toFixed(0),
@@ -232,7 +276,7 @@ export function workloadTable(runs: WorkloadRun[]): string {
 const num = (x: number | undefined, digits = 1) => (x === undefined ? "-" : x.toFixed(digits));
 
 /**
- * The production-shape table: a row per run and node with the load's size, the longest gap, the
+ * The production-shape table: a row per run and node with the load's size, the longest gaps (ClusterIP, NodePort), the
  * old mode's first full sync (when the bench saw it: on the cluster it just started), the new mode's (from kube-proxy's metrics, and under the up also the rollout's log),
  * kube-proxy's memory and CPU time in the old mode and the new, the node's verification (up
  * only) and its pool's wall time.
@@ -243,7 +287,8 @@ export function scaleTable(runs: WorkloadRun[]): string {
         "mode pair",
         "procedure",
         "node",
-        "longest gap ms",
+        "ClusterIP longest gap ms",
+        "NodePort longest gap ms",
         "old mode's first full sync s",
         "first full sync s (metrics)",
         "first sync s (rollout log)",
@@ -258,7 +303,7 @@ export function scaleTable(runs: WorkloadRun[]): string {
         const services = r.services === undefined ? "0" : String(r.services);
         const pair = r.simulated ? `${r.pair} (SIMULATED before-state)` : r.pair;
         if (r.error)
-            rows.push([services, pair, r.procedure, "-", ...Array(8).fill("-"), `failed: ${r.error.split("\n")[0]}`]);
+            rows.push([services, pair, r.procedure, "-", ...Array(9).fill("-"), `failed: ${r.error.split("\n")[0]}`]);
         for (const n of r.nodes) {
             const k = n.kubeProxy;
             const use = (u: { rssMB: number; cpuSeconds: number } | undefined) =>
@@ -269,7 +314,8 @@ export function scaleTable(runs: WorkloadRun[]): string {
                 pair,
                 r.procedure,
                 n.node,
-                n.longestGapMs === 0 ? "0" : `${n.longestGapMs}${n.recovered ? "" : " (not recovered)"}`,
+                gapText(n),
+                n.nodePort ? gapText(n.nodePort) : "-",
                 num(k?.oldFirstSyncSeconds, 2),
                 num(k?.firstSyncSeconds, 2),
                 num(n.rolloutSync?.moveFirstSyncSeconds, 0),

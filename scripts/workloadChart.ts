@@ -1,7 +1,8 @@
 // The workload phase's timeline as a chart: per run (Service count, procedure, mode pair) a row of
 // lanes, one per node, on a time axis from the node's client start: a bar for each new kube-proxy's
-// start to its first sync, a bar for each gap in which new connections to the ClusterIP failed, and
-// a marker at each first sync. timelineSpec() is pure (figures in, a vega-lite spec out);
+// start to its first sync, a bar for each gap in which new connections to the ClusterIP failed and,
+// when the run measured it, one for each gap in new connections to the NodePort (figures written
+// before it was measured have none), and a marker at each first sync. timelineSpec() is pure (figures in, a vega-lite spec out);
 // renderSvg() compiles it to vega and renders an SVG headless (renderer "none": no canvas, no
 // native dependencies). The bench writes it beside its JSON (scripts/bench.ts, --out).
 import type { WorkloadRun } from "./workload.js";
@@ -9,7 +10,8 @@ import type { WorkloadRun } from "./workload.js";
 /** What a bar or marker of the timeline stands for. */
 export const KINDS = {
     startup: "kube-proxy start to first sync",
-    gap: "new connections failing",
+    gap: "new connections to the ClusterIP failing",
+    nodePortGap: "new connections to the NodePort failing",
     sync: "first sync",
 } as const;
 
@@ -35,13 +37,16 @@ export function timelineRows(runs: readonly WorkloadRun[]): TimelineRow[] {
     for (const r of runs) {
         const run = runLabel(r);
         for (const n of r.nodes) {
-            // the kube-proxies started during the run: the old mode's, running from before, is not drawn
+            // the kube-proxies started during the run: the old mode's, running from before, is not drawn, nor
+            // a SIMULATED ipvs stand-in started again (the old mode's too)
             for (const p of n.kubeProxy?.processes ?? []) {
-                if (p.startedAt <= 0 || p.firstSyncAt === undefined) continue;
+                if (p.startedAt <= 0 || p.firstSyncAt === undefined || p.standin) continue;
                 rows.push({ run, node: n.node, what: KINDS.startup, from: s(p.startedAt), to: s(p.firstSyncAt) });
                 rows.push({ run, node: n.node, what: KINDS.sync, from: s(p.firstSyncAt) });
             }
             for (const g of n.gaps) rows.push({ run, node: n.node, what: KINDS.gap, from: s(g.from), to: s(g.to) });
+            for (const g of n.nodePort?.gaps ?? [])
+                rows.push({ run, node: n.node, what: KINDS.nodePortGap, from: s(g.from), to: s(g.to) });
         }
     }
     return rows;
@@ -57,8 +62,8 @@ export function timelineSpec(runs: readonly WorkloadRun[], title = "Each node th
         type: "nominal",
         title: null,
         scale: {
-            domain: [KINDS.startup, KINDS.gap, KINDS.sync],
-            range: ["#9ecae1", "#d62728", "#08306b"],
+            domain: [KINDS.startup, KINDS.gap, KINDS.nodePortGap, KINDS.sync],
+            range: ["#9ecae1", "#d62728", "#ff9896", "#08306b"],
         },
         legend: { orient: "bottom", labelLimit: 400 },
     };
@@ -68,7 +73,7 @@ export function timelineSpec(runs: readonly WorkloadRun[], title = "Each node th
         title: {
             text: title,
             subtitle:
-                "bars: a new kube-proxy's start to its first sync, and the gaps in new connections to the ClusterIP",
+                "bars: a new kube-proxy's start to its first sync, and the gaps in new connections to the ClusterIP and to the NodePort",
         },
         data: { values: timelineRows(runs) },
         facet: {
@@ -85,10 +90,14 @@ export function timelineSpec(runs: readonly WorkloadRun[], title = "Each node th
             layer: [
                 {
                     transform: [{ filter: `datum.what !== '${KINDS.sync}'` }],
-                    mark: { type: "bar", height: 8 },
+                    mark: { type: "bar", height: 6 },
                     encoding: {
                         y: { field: "node", type: "nominal", title: null },
-                        yOffset: { field: "what", type: "nominal", scale: { domain: [KINDS.startup, KINDS.gap] } },
+                        yOffset: {
+                            field: "what",
+                            type: "nominal",
+                            scale: { domain: [KINDS.startup, KINDS.gap, KINDS.nodePortGap] },
+                        },
                         x,
                         x2: { field: "to" },
                         color,

@@ -1,17 +1,19 @@
 // A node's workload during a move, run inside the node's network namespace (`ip netns exec`):
-//   node dist/scripts/workloadClient.js <service ip> <port>
+//   node dist/scripts/workloadClient.js <service ip> <port> [<node ip> <node port>]
 // opens a new connection to the Service every 50 ms (20 a second: connect, GET /, the backend's
-// answer within 1 s, else failed) and holds one long-lived connection (GET /stream: the backend
+// answer within 1 s, else failed), with a node address and port also one to the Service's NodePort
+// on the node's own address at the same rate (recorded apart), and holds one long-lived connection (GET /stream: the backend
 // writes a line every 100 ms; opened again 500 ms after a failure, or after 2 s without an answer,
 // until it first carries data, never after).
 // On SIGTERM it prints what it saw as one JSON line (a ClientRecord, scripts/workload.ts) and exits.
 import { connect, type Socket } from "node:net";
 import type { Attempt, ClientRecord } from "./workload.js";
 
-const [host, portText] = process.argv.slice(2);
+const [host, portText, nodeHost, nodePortText] = process.argv.slice(2);
 const port = Number(portText);
-if (!host || !Number.isInteger(port)) {
-    process.stderr.write("usage: workloadClient.js <service ip> <port>\n");
+const nodePort = nodePortText === undefined ? undefined : Number(nodePortText);
+if (!host || !Number.isInteger(port) || (nodePort !== undefined && (!nodeHost || !Number.isInteger(nodePort)))) {
+    process.stderr.write("usage: workloadClient.js <service ip> <port> [<node ip> <node port>]\n");
     process.exit(2);
 }
 
@@ -22,11 +24,12 @@ const record: ClientRecord = {
     stoppedAt: 0,
     attempts: [],
     stream: { openedAt: null, closedAt: null, lastDataAt: null, longestStallMs: 0 },
+    ...(nodePort !== undefined ? { nodePortAttempts: [], nodePortTarget: `${nodeHost}:${nodePort}` } : {}),
 };
 
-function attempt(): void {
+function attempt(list: Attempt[], host: string, port: number): void {
     const a: Attempt = { t: Date.now(), ok: false };
-    record.attempts.push(a);
+    list.push(a);
     const socket = connect({ host, port });
     let answer = "";
     const done = () => {
@@ -84,7 +87,10 @@ function openStream(): void {
     socket.on("close", () => ended("closed by the peer"));
 }
 
-const ticker = setInterval(attempt, ATTEMPT_EVERY_MS);
+const ticker = setInterval(() => {
+    attempt(record.attempts, host, port);
+    if (nodePort !== undefined) attempt(record.nodePortAttempts!, nodeHost, nodePort);
+}, ATTEMPT_EVERY_MS);
 openStream();
 process.on("SIGTERM", () => {
     clearInterval(ticker);

@@ -256,7 +256,7 @@ function probeSections(text: string): Record<string, string[]> {
 }
 
 /** Prometheus text lines as name{labels} -> value. */
-function parseMetrics(lines: string[]): Record<string, number> {
+export function parseMetrics(lines: string[]): Record<string, number> {
     const metrics: Record<string, number> = {};
     for (const l of lines) {
         const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)/.exec(l);
@@ -482,7 +482,7 @@ function leftoversCheck(report: ProbeReport, expect: ProbeExpectations): CheckRe
 }
 
 /** The values of one metric, every label set (parseMetrics keys them name{labels}). */
-function metricValues(metrics: Record<string, number>, name: string): number[] {
+export function metricValues(metrics: Record<string, number>, name: string): number[] {
     return Object.entries(metrics)
         .filter(([k]) => k.split("{")[0] === name)
         .map(([, v]) => v);

@@ -46,6 +46,26 @@ describe("kube-proxy samples: reading /proc and the metrics", () => {
             fullSumSeconds: 0.834,
         });
         assert.deepEqual(parseSyncMetrics("process_cpu_seconds_total 3\n"), {}, "no sync yet, or no answer");
+        assert.deepEqual(parseSyncMetrics(""), {}, "curl's empty output");
+    });
+
+    it("sums the full-sync histogram over the families as the rollout does (core's fullSyncTotals), and ignores other histograms", () => {
+        const text = [
+            'kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv4"} 1764979210',
+            'kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv6"} 1764979211.25',
+            'kubeproxy_sync_full_proxy_rules_duration_seconds_sum{ip_family="IPv4"} 1.5',
+            'kubeproxy_sync_full_proxy_rules_duration_seconds_count{ip_family="IPv4"} 2',
+            'kubeproxy_sync_full_proxy_rules_duration_seconds_sum{ip_family="IPv6"} 0.5',
+            'kubeproxy_sync_full_proxy_rules_duration_seconds_count{ip_family="IPv6"} 1',
+            'kubeproxy_sync_proxy_rules_duration_seconds_sum{ip_family="IPv4"} 9',
+            'kubeproxy_sync_proxy_rules_duration_seconds_count{ip_family="IPv4"} 7',
+        ].join("\n");
+        assert.deepEqual(parseSyncMetrics(text), { lastSyncAt: 1764979211250, fullCount: 3, fullSumSeconds: 2 });
+        // the SIMULATED ipvs stand-in: a last sync, no full-sync histogram
+        assert.deepEqual(
+            parseSyncMetrics('kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv4"} 1764979200\n'),
+            { lastSyncAt: 1764979200000 },
+        );
     });
 });
 
@@ -136,6 +156,30 @@ describe("kube-proxy samples: a node's processes through a move", () => {
         assert.equal(f.firstSyncSeconds, 2.4, "the new mode's as before");
     });
 
+    it("never takes a SIMULATED ipvs stand-in started later for the new mode's kube-proxy", () => {
+        // stand-ins started again during the move (about a second each, one synced at once)
+        const withStandins = [
+            ...samples.slice(0, 2).map((s) => ({ ...s, standin: true })),
+            sample(11_500, "150", 11_000, { rssBytes: 20e6, cpuSeconds: 0, standin: true }),
+            sample(12_000, "160", 11_900, { rssBytes: 20e6, cpuSeconds: 0, standin: true, lastSyncAt: 11_950 }),
+            ...samples.slice(2),
+        ];
+        const processes = proxyProcesses(withStandins, 10_000);
+        assert.deepEqual(
+            processes.map((p) => [p.pid, p.standin ?? false]),
+            [
+                ["100", true],
+                ["150", true],
+                ["160", true],
+                ["200", false],
+            ],
+        );
+        const f = kubeProxyFigures(processes);
+        assert.equal(f.firstSyncSeconds, 2.4, "process 200's, not the stand-in 160's");
+        assert.equal(f.firstFullSyncRulesSeconds, 1.234);
+        assert.deepEqual(f.after, { rssMB: 75, cpuSeconds: 2.6, ageSeconds: 7 });
+    });
+
     it("has no first sync when no new kube-proxy's sync was seen", () => {
         const f = kubeProxyFigures(proxyProcesses(samples.slice(0, 4), 10_000));
         assert.equal(f.firstSyncSeconds, undefined);
@@ -154,7 +198,7 @@ describe("kube-proxy samples: the rollout's lines and the pools' time", () => {
             {
                 t: 2,
                 step: "pool-canary",
-                text: "pool canary node canary-1: waiting for the first sync in nftables mode (deadline 2m0s: ...)\npool canary node canary-1: first sync in nftables mode done 3s after kube-proxy started",
+                text: "pool canary node canary-1: waiting for the first sync in nftables mode (deadline 2m0s: ...)\npool canary node canary-1: first sync in nftables mode done 3s into the wait",
             },
             {
                 t: 3,

@@ -1,7 +1,9 @@
 // The bench's workload figures (scripts/workload.ts): the longest gap in which new connections
-// failed, from a series of probe results, and the table the bench prints.
+// failed, from a series of probe results (the ClusterIP's and the NodePort's), and the tables the
+// bench prints.
 import assert from "node:assert/strict";
 import {
+    connectionFigures,
     gaps,
     longestGap,
     startToRouted,
@@ -138,6 +140,52 @@ describe("workload figures: a node's long-lived connection", () => {
     });
 });
 
+describe("workload figures: the NodePort's new connections", () => {
+    const record: ClientRecord = {
+        startedAt: 0,
+        stoppedAt: 3000,
+        attempts: series(60, (i) => i >= 20 && i < 24),
+        nodePortAttempts: series(60, (i) => i < 10 || (i >= 20 && i < 30)),
+        nodePortTarget: "10.89.0.10:31080",
+        stream: { openedAt: 10, closedAt: null, lastDataAt: 2990, longestStallMs: 110 },
+    };
+
+    it("figures them apart from the ClusterIP's, which keep their names", () => {
+        const f = nodeFigures("canary-1", record);
+        assert.equal(f.longestGapMs, 200);
+        assert.equal(f.attempts, 60);
+        assert.equal(f.failed, 4);
+        assert.deepEqual(f.nodePort, {
+            target: "10.89.0.10:31080",
+            attempts: 60,
+            failed: 20,
+            gaps: [
+                { from: 0, to: 500, ms: 500, recovered: true },
+                { from: 1000, to: 1500, ms: 500, recovered: true },
+            ],
+            longestGapMs: 500,
+            recovered: true,
+        });
+    });
+
+    it("counts them from routeFrom as the ClusterIP's (a before-state that carries no traffic)", () => {
+        const f = nodeFigures("canary-1", record, 1200, "SIMULATED ipvs before it");
+        assert.deepEqual(f.nodePort?.gaps, [{ from: 1200, to: 1500, ms: 300, recovered: true }]);
+        assert.deepEqual(connectionFigures(record.nodePortAttempts!, record.stoppedAt, 1200), {
+            attempts: 60,
+            failed: 20,
+            gaps: f.nodePort!.gaps,
+            longestGapMs: 300,
+            recovered: true,
+        });
+    });
+
+    it("has none for a record written before they were measured", () => {
+        const { nodePortAttempts: _a, nodePortTarget: _t, ...old } = record;
+        assert.equal(nodeFigures("canary-1", old).nodePort, undefined);
+    });
+});
+
 describe("workload figures: the new kube-proxy's start to routed", () => {
     it("runs from the last kube-proxy pod added before the gap ended to the gap's end", () => {
         const events = [
@@ -159,8 +207,16 @@ describe("workload figures: the table", () => {
             attempts: series(40, (i) => i === 5 || i === 6),
             stream: { openedAt: 10, closedAt: null, lastDataAt: 1990, longestStallMs: 120 },
         });
+        // the NodePort's series: 4 failed in a row (200 ms); a record from before it was measured has none
+        const withNodePort = nodeFigures("canary-1", {
+            startedAt: 0,
+            stoppedAt: 2000,
+            attempts: series(40, (i) => i === 5 || i === 6),
+            nodePortAttempts: series(40, (i) => i >= 5 && i < 9),
+            stream: { openedAt: 10, closedAt: null, lastDataAt: 1990, longestStallMs: 120 },
+        });
         const text = workloadTable([
-            { pair: "iptables -> nftables", procedure: "KubeProxyMode up", seconds: 41.2, nodes: [node] },
+            { pair: "iptables -> nftables", procedure: "KubeProxyMode up", seconds: 41.2, nodes: [withNodePort] },
             {
                 pair: "ipvs -> nftables",
                 procedure: "kubectl runbook",
@@ -179,11 +235,11 @@ describe("workload figures: the table", () => {
         assert.equal(
             text,
             [
-                "| mode pair | procedure | node | new conns (failed) | gaps | longest gap ms | its kube-proxy's start to routed ms | long-lived connection | longest stall ms | run s |",
-                "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-                "| iptables -> nftables | KubeProxyMode up | canary-1 | 40 (2) | 1 | 100 | - | survived | 120 | 41 |",
-                "| ipvs -> nftables (SIMULATED before-state) | kubectl runbook | canary-1 | 40 (2) | 1 | 100 | - | survived | 120 | 10 |",
-                "| ipvs -> iptables | KubeProxyMode up | - | - | - | - | - | run failed: rollout failed: node canary-1 | - | 3 |",
+                "| mode pair | procedure | node | ClusterIP new conns (failed) | gaps | ClusterIP longest gap ms | its kube-proxy's start to routed ms | NodePort new conns (failed) | NodePort longest gap ms | long-lived connection | longest stall ms | run s |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+                "| iptables -> nftables | KubeProxyMode up | canary-1 | 40 (2) | 1 | 100 | - | 40 (4) | 200 | survived | 120 | 41 |",
+                "| ipvs -> nftables (SIMULATED before-state) | kubectl runbook | canary-1 | 40 (2) | 1 | 100 | - | - | - | survived | 120 | 10 |",
+                "| ipvs -> iptables | KubeProxyMode up | - | - | - | - | - | - | - | run failed: rollout failed: node canary-1 | - | 3 |",
                 "",
                 "SIMULATED: ipvs -> nftables: the stand-in programs no traffic",
             ].join("\n"),
@@ -198,6 +254,7 @@ describe("workload figures: the production-shape table", () => {
                 startedAt: 0,
                 stoppedAt: 2000,
                 attempts: series(40, (i) => i >= 5 && i < 20),
+                nodePortAttempts: series(40, (i) => i >= 20),
                 stream: { openedAt: 10, closedAt: null, lastDataAt: 1990, longestStallMs: 120 },
             }),
             pool: "workers",
@@ -226,10 +283,10 @@ describe("workload figures: the production-shape table", () => {
         assert.equal(
             text,
             [
-                "| Services | mode pair | procedure | node | longest gap ms | old mode's first full sync s | first full sync s (metrics) | first sync s (rollout log) | CPU s to first sync | old kube-proxy MB / CPU s | new kube-proxy MB / CPU s | verification s | pool s |",
-                "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-                "| 1000 | iptables -> nftables | KubeProxyMode up | workers-1 | 750 | 31.20 | 2.46 | 3 | 2.20 | 61 / 12.3 | 49 / 3.1 | 9.3 | 15.8 |",
-                "| 0 | iptables -> nftables | kubectl runbook | - | - | - | - | - | - | - | - | - | failed: boom |",
+                "| Services | mode pair | procedure | node | ClusterIP longest gap ms | NodePort longest gap ms | old mode's first full sync s | first full sync s (metrics) | first sync s (rollout log) | CPU s to first sync | old kube-proxy MB / CPU s | new kube-proxy MB / CPU s | verification s | pool s |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+                "| 1000 | iptables -> nftables | KubeProxyMode up | workers-1 | 750 | 1000 (not recovered) | 31.20 | 2.46 | 3 | 2.20 | 61 / 12.3 | 49 / 3.1 | 9.3 | 15.8 |",
+                "| 0 | iptables -> nftables | kubectl runbook | - | - | - | - | - | - | - | - | - | - | failed: boom |",
             ].join("\n"),
         );
     });

@@ -28,6 +28,13 @@ const runs: WorkloadRun[] = [
                 gaps: [{ from: 3400, to: 4400, ms: 1000, recovered: true }],
                 longestGapMs: 1000,
                 recovered: true,
+                nodePort: {
+                    attempts: 200,
+                    failed: 30,
+                    gaps: [{ from: 3400, to: 4900, ms: 1500, recovered: true }],
+                    longestGapMs: 1500,
+                    recovered: true,
+                },
                 longLived: "survived",
                 longestStallMs: 110,
                 kubeProxy: {
@@ -47,13 +54,23 @@ describe("workload chart: the timeline", () => {
         );
     });
 
-    it("draws each new kube-proxy's start to first sync, a marker at the sync and each gap, in seconds; not the old one, nor one not yet synced", () => {
+    it("draws each new kube-proxy's start to first sync, a marker at the sync and each gap (ClusterIP, NodePort), in seconds; not the old one, nor one not yet synced", () => {
         const run = runLabel(runs[0]);
         assert.deepEqual(timelineRows(runs), [
             { run, node: "canary-1", what: KINDS.startup, from: 3.3, to: 4.35 },
             { run, node: "canary-1", what: KINDS.sync, from: 4.35 },
             { run, node: "canary-1", what: KINDS.gap, from: 3.4, to: 4.4 },
+            { run, node: "canary-1", what: KINDS.nodePortGap, from: 3.4, to: 4.9 },
         ]);
+    });
+
+    it("draws no NodePort bars for figures written before the NodePort was measured (an older bench.json)", () => {
+        const { nodePort: _n, ...old } = runs[0].nodes[0];
+        const rows = timelineRows([{ ...runs[0], nodes: [old] }]);
+        assert.deepEqual(
+            rows.map((r) => r.what),
+            [KINDS.startup, KINDS.sync, KINDS.gap],
+        );
     });
 
     it("is a vega-lite spec faceted by run, bars and markers in layers, the colours fixed per kind", () => {
@@ -62,7 +79,7 @@ describe("workload chart: the timeline", () => {
             facet: { row: { field: string } };
             spec: { layer: { mark: { type: string } }[] };
         };
-        assert.equal(spec.data.values.length, 3);
+        assert.equal(spec.data.values.length, 4);
         assert.equal(spec.facet.row.field, "run");
         assert.deepEqual(
             spec.spec.layer.map((l) => l.mark.type),
@@ -70,7 +87,7 @@ describe("workload chart: the timeline", () => {
         );
         assert.match(
             JSON.stringify(spec),
-            /"domain":\["kube-proxy start to first sync","new connections failing","first sync"\]/,
+            /"domain":\["kube-proxy start to first sync","new connections to the ClusterIP failing","new connections to the NodePort failing","first sync"\]/,
         );
     });
 
@@ -81,11 +98,12 @@ describe("workload chart: the timeline", () => {
             svg,
             /1000 Services · kubectl runbook · iptables -&gt; nftables|1000 Services · kubectl runbook · iptables -> nftables/,
         );
-        // the marks: vega names their groups by role; two bars, one point
-        const bars = svg.match(/<path [^>]*fill="#(9ecae1|d62728)"[^>]*>/g) ?? [];
-        assert.ok(bars.length >= 2, `two bars (a start-up, a gap), got ${bars.length}`);
+        // the marks: vega names their groups by role; three bars, one point
+        const bars = svg.match(/<path [^>]*fill="#(9ecae1|d62728|ff9896)"[^>]*>/g) ?? [];
+        assert.ok(bars.length >= 3, `three bars (a start-up, a ClusterIP gap, a NodePort gap), got ${bars.length}`);
         assert.match(svg, /role-mark[^"]*layer_1_marks|mark-symbol/);
-        assert.match(svg, /new connections failing/);
+        assert.match(svg, /new connections to the ClusterIP failing/);
+        assert.match(svg, /new connections to the NodePort failing/);
         assert.match(svg, /seconds from the node's client start/);
     });
 });
