@@ -60,7 +60,7 @@
 // Progress goes to stderr; the table (or with --json one object) to stdout.
 import { markdownTable } from "./markdownTable.js";
 import { previewFigures, type PreviewFigures, type PreviewRun } from "./previewFigures.js";
-import { execFile, execFileSync, spawn } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import {
     appendFileSync,
     mkdirSync,
@@ -112,6 +112,7 @@ import {
     nodeFigures,
     scaleTable,
     startToRouted,
+    startWorkloadClient,
     workloadTable,
     type ClientRecord,
     type Gap,
@@ -786,35 +787,15 @@ function startClients(
     nodePort?: number,
 ): { stop: () => Promise<Map<string, ClientRecord>> } {
     const clients = state.network!.nodes.map((n) => {
-        const args = [join(__dirname, "workloadClient.js"), ip, String(port)];
-        if (nodePort !== undefined) args.push(n.ip, String(nodePort));
-        const child = spawn("ip", ["netns", "exec", n.netns, process.execPath, ...args], {
-            stdio: ["ignore", "pipe", "pipe"],
-        });
-        let out = "";
-        let err = "";
-        child.stdout.on("data", (d) => (out += d));
-        child.stderr.on("data", (d) => (err += d));
-        const exited = new Promise<ClientRecord>((resolve, reject) =>
-            child.on("exit", (code) => {
-                try {
-                    resolve(JSON.parse(out) as ClientRecord);
-                } catch {
-                    reject(
-                        new Error(
-                            `the workload client on ${n.name} exited (${code}) without its record: ${err.trim()}`,
-                        ),
-                    );
-                }
-            }),
-        );
-        return { node: n.name, child, exited };
+        const targets = [ip, String(port), ...(nodePort !== undefined ? [n.ip, String(nodePort)] : [])];
+        return { node: n.name, client: startWorkloadClient(n.netns, `on ${n.name}`, targets) };
     });
     return {
         async stop() {
-            for (const c of clients) c.child.kill("SIGTERM");
+            // all stopped first, then each record read
+            const records = clients.map((c) => ({ node: c.node, record: c.client.stop() }));
             const out = new Map<string, ClientRecord>();
-            for (const c of clients) out.set(c.node, await c.exited);
+            for (const c of records) out.set(c.node, await c.record);
             return out;
         },
     };

@@ -26,13 +26,12 @@
 // The machine is shared (2 cores, other clusters and benches running): every time is an upper bound.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { readFileSync, readdirSync, readlinkSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { parseProcStat } from "./kubeProxySamples.js";
 import { markdownTable } from "./markdownTable.js";
 import { clusterDown, clusterUp, readState, type ClusterState } from "./referenceCluster.js";
-import { gaps, type ClientRecord, type Gap } from "./workload.js";
+import { gaps, startWorkloadClient, type ClientRecord, type Gap } from "./workload.js";
 
 type BridgeKind = "none" | "next" | "same";
 const BRIDGE = "kpm-bridge";
@@ -134,28 +133,7 @@ async function moveTo(ctx: Ctx, mode: string): Promise<number> {
 }
 
 function startClient(ctx: Ctx, host: string, port: number): { stop: () => Promise<ClientRecord> } {
-    const child = spawn(
-        "ip",
-        ["netns", "exec", ctx.ns, process.execPath, join(__dirname, "workloadClient.js"), host, String(port)],
-        { stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let out = "";
-    child.stdout.on("data", (d) => (out += d));
-    const exited = new Promise<ClientRecord>((resolve, reject) =>
-        child.on("exit", (code) => {
-            try {
-                resolve(JSON.parse(out) as ClientRecord);
-            } catch {
-                reject(new Error(`workload client ${host}:${port} exited (${code}) without its record`));
-            }
-        }),
-    );
-    return {
-        stop: () => {
-            child.kill("SIGTERM");
-            return exited;
-        },
-    };
+    return startWorkloadClient(ctx.ns, `${host}:${port}`, [host, String(port)]);
 }
 
 /** A selectorless Service in demo whose EndpointSlice points at the backend namespace. */

@@ -5,6 +5,8 @@
 // with workloadTable().
 import type { KubeProxyFigures, RolloutSync } from "./kubeProxySamples.js";
 import { markdownTable } from "./markdownTable.js";
+import { spawn } from "node:child_process";
+import { join } from "node:path";
 
 /** One new-connection attempt: when it started (epoch ms) and whether it got the backend's answer in time. */
 export interface Attempt {
@@ -328,4 +330,41 @@ export function scaleTable(runs: WorkloadRun[]): string {
         }
     }
     return markdownTable(head, rows);
+}
+
+/**
+ * Runs the workload client (workloadClient.ts) in a network namespace against `targets` (host and
+ * port pairs: the Service, then optionally a NodePort); stop() ends it and returns what it saw.
+ */
+export function startWorkloadClient(
+    netns: string,
+    who: string,
+    targets: string[],
+): { stop: () => Promise<ClientRecord> } {
+    const child = spawn(
+        "ip",
+        ["netns", "exec", netns, process.execPath, join(__dirname, "workloadClient.js"), ...targets],
+        {
+            stdio: ["ignore", "pipe", "pipe"],
+        },
+    );
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    const exited = new Promise<ClientRecord>((resolve, reject) =>
+        child.on("exit", (code) => {
+            try {
+                resolve(JSON.parse(out) as ClientRecord);
+            } catch {
+                reject(new Error(`the workload client ${who} exited (${code}) without its record: ${err.trim()}`));
+            }
+        }),
+    );
+    return {
+        stop: () => {
+            child.kill("SIGTERM");
+            return exited;
+        },
+    };
 }
