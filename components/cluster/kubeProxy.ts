@@ -84,7 +84,8 @@ function parseMove(text: string | undefined): NodeMove | undefined {
                 typeof seconds === "number" && Number.isFinite(seconds) && seconds >= 0
                     ? { seconds, metric: m.baseline.metric === "all" ? ("all" as const) : ("full" as const) }
                     : undefined;
-            return { to: m.to, from: m.from, phase: m.phase, ...(baseline ? { baseline } : {}) };
+            const bridge = typeof m.bridge === "string" && m.bridge !== "" ? { bridge: m.bridge as string } : {};
+            return { to: m.to, from: m.from, phase: m.phase, ...(baseline ? { baseline } : {}), ...bridge };
         }
     } catch {
         /* not ours: ignored */

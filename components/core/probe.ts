@@ -15,18 +15,21 @@ import {
     KUBE_PROXY_OBJECTS,
 } from "./kubeProxyObjects.js";
 import { nameList } from "./text.js";
+import { BRIDGE_NFT_TABLES, BRIDGE_TABLE, bridgeCopyAwk, natChainsAwk } from "./bridge.js";
 
 const CLEANUP_AWK = cleanupAwkProgram();
 const IPSETS = KUBE_PROXY_IPSETS.join(" ");
 const NFT_TABLE = KUBE_PROXY_OBJECTS.nftablesTable.name;
 const NFT_FAMILIES = KUBE_PROXY_OBJECTS.nftablesTable.families.join(" ");
+const BRIDGE_AWK = bridgeCopyAwk();
+const NAT_CHAINS_AWK = natChainsAwk();
 
 /** Section markers of the probe's output. */
 const MARK = "### kpm:";
 
 /**
  * Runs in the probe pod (busybox with the host's root at /host, or directly in the node's
- * network namespace). Env: KPM_ACTION (probe|cleanup|await-sync: samples until deleted), KPM_MODE (cleanup: the mode the node's
+ * network namespace). Env: KPM_ACTION (probe|cleanup|await-sync: samples until deleted|bridge|unbridge: core/bridge.ts), KPM_MODE (cleanup: the mode the node's
  * kube-proxy runs now, whose objects stay; empty when kube-proxy is stopped), KPM_OWNED_IPS
  * (cleanup: Service ClusterIPs/external IPs, space-separated; IPVS virtual servers on them are
  * kube-proxy's like those on kube-ipvs0), KPM_METRICS (host:port of kube-proxy's metrics
@@ -127,11 +130,33 @@ if [ "$KPM_ACTION" = cleanup ]; then
     tables=$(host nft list tables 2>&1) || err "nft list tables failed: $(first "$tables")"
     for fam in ${NFT_FAMILIES}; do
       if [ "$KPM_MODE" != nftables ] && echo "$tables" | grep -qx "table $fam ${NFT_TABLE}"; then if out=$(host nft delete table $fam ${NFT_TABLE} 2>&1); then echo "removed nftables table $fam ${NFT_TABLE}"; else err "nft delete table $fam ${NFT_TABLE} failed: $out"; fi; fi
+      if echo "$tables" | grep -qx "table $fam ${BRIDGE_TABLE}"; then if out=$(host nft delete table $fam ${BRIDGE_TABLE} 2>&1); then echo "removed nftables table $fam ${BRIDGE_TABLE} (a bridge the rollout left)"; else err "nft delete table $fam ${BRIDGE_TABLE} failed: $out"; fi; fi
     done
-    echo "$tables" | grep '^table ' | grep -v -x -E -e "table ip6? ${NFT_TABLE}" -e 'table ip6? (filter|nat|mangle|raw|security)' | sed 's/^table /not ours, left alone: nftables table /'
+    echo "$tables" | grep '^table ' | grep -v -x -E -e "table ip6? ${NFT_TABLE}" -e "table ip6? ${BRIDGE_TABLE}" -e 'table ip6? (filter|nat|mangle|raw|security)' | sed 's/^table /not ours, left alone: nftables table /'
   else echo "nft is not on the node: no nftables table checked"; fi
   section end
   exit $fail
+fi
+if [ "$KPM_ACTION" = bridge ] || [ "$KPM_ACTION" = unbridge ]; then
+  # bridge: any earlier copy deleted, kube-proxy's tables copied as ${BRIDGE_TABLE} (nft -f is one
+  # transaction: all or nothing), both tables' nat base chains listed for the check; unbridge: deleted
+  section bridge
+  if has nft; then
+    for fam in ${NFT_FAMILIES}; do
+      if host nft list table $fam ${BRIDGE_TABLE} >/dev/null 2>&1; then
+        if out=$(host nft delete table $fam ${BRIDGE_TABLE} 2>&1); then echo "deleted $fam"; else echo "error nft delete table $fam ${BRIDGE_TABLE}: $(first "$out")"; fi
+      fi
+      [ "$KPM_ACTION" = bridge ] || continue
+      if listed=$(host nft list table $fam ${NFT_TABLE} 2>/dev/null); then
+        if out=$(echo "$listed" | awk '${BRIDGE_AWK}' | host nft -f - 2>&1); then echo "copied $fam"; else echo "error nft -f (the copy of $fam ${NFT_TABLE}): $(first "$out")"; fi
+        echo "$listed" | awk -v f=$fam -v t=${NFT_TABLE} '${NAT_CHAINS_AWK}'
+        host nft list table $fam ${BRIDGE_TABLE} 2>/dev/null | awk -v f=$fam -v t=${BRIDGE_TABLE} '${NAT_CHAINS_AWK}'
+      else echo "none $fam"; fi
+    done
+    if tables=$(host nft list tables 2>&1); then echo "$tables" | grep -x -E "table ip6? ${BRIDGE_TABLE}" | sed 's/^table /present /'; else echo "error nft list tables: $(first "$tables")"; fi
+  else echo "missing nft"; fi
+  section end
+  exit 0
 fi
 if [ "$KPM_ACTION" = await-sync ]; then
   # samples kube-proxy until the pod is deleted: /proxyMode, the families that finished a sync, and
@@ -466,6 +491,9 @@ function leftoversCheck(report: ProbeReport, expect: ProbeExpectations): CheckRe
     const kubeProxyTables = report.nftTables.filter((t) => (KUBE_PROXY_NFT_TABLES as string[]).includes(t));
     if (expect.mode !== "nftables" && kubeProxyTables.length)
         leftovers.push(`nftables tables ${kubeProxyTables.join(", ")}`);
+    // verification runs after the bridge's delete: a copy still there routes stale rules for good
+    const bridges = report.nftTables.filter((t) => BRIDGE_NFT_TABLES.includes(t));
+    if (bridges.length) leftovers.push(`nftables tables ${bridges.join(", ")} (a bridge the rollout did not remove)`);
     const tail = `${notes.length ? `; ${notes.join("; ")}` : ""}${foreign.length ? `; not ours, left alone: ${nameList([...new Set(foreign)], 6)}` : ""}`;
     const left = leftovers.length ? `left behind: ${leftovers.join("; ")}` : "";
     if (blind.length)

@@ -86,6 +86,11 @@ export interface NodeMove {
     phase: MovePhase;
     /** the origin's mean sync, read before the restart: a resumed move's first-sync deadline */
     baseline?: SyncBaseline;
+    /**
+     * the bridge table (core/bridge.ts) this move may have left on the node: written before the
+     * copy is made, cleared only after its delete is confirmed, so every path can delete it
+     */
+    bridge?: string;
 }
 
 /**
@@ -141,7 +146,7 @@ export type LeaseClaim = { acquired: true; writtenAt: number } | { acquired: fal
 export interface ProbeRun {
     image: string;
     /** await-sync samples the node's kube-proxy until `onLine` stops it (or its timeout) */
-    action: "probe" | "cleanup" | "await-sync";
+    action: "probe" | "cleanup" | "await-sync" | "bridge" | "unbridge";
     env: Record<string, string>;
     timeoutSeconds: number;
     /** the probe pod's priority class (verify.priorityClassName); none by default */

@@ -43,6 +43,8 @@ import {
     type RolloutCluster,
     type RolloutNode,
 } from "./cluster.js";
+import { copyBridge, movesBridged, removeBridge } from "./bridge.js";
+import { BRIDGE_TABLE } from "../core/bridge.js";
 import { awaitFirstSync, limitsFor, readFullSyncTotals, readSyncBaseline, type FirstSyncRun } from "./firstSync.js";
 import { realClock, type Clock } from "./clock.js";
 import { rememberKubeconfigCredentials } from "../cluster/credentials.js";
@@ -491,12 +493,26 @@ async function rollBack(
     log: Log,
     unanswered = false,
     limits?: FirstSyncLimits,
+    bridges = false,
 ): Promise<string> {
     log(`rolling back to ${describePlacement(move.from)} (${originMode})`);
-    await ctx.cluster.writeNode(node, { move: { ...move, phase: "rolling-back" }, placement: move.from });
+    let rollback: NodeMove = { ...move, phase: "rolling-back" };
+    if (bridges) {
+        // a rollback to iptables has the same window as the move: bridged the same way, but a
+        // bridge that cannot be made does not stop the rollback (whatever was copied is deleted)
+        rollback = { ...rollback, bridge: BRIDGE_TABLE };
+        await ctx.cluster.writeNode(node, { move: rollback });
+        const v = await copyBridge(firstSyncRun(ctx), node).catch((e: unknown) => ({
+            ok: false,
+            detail: (e as Error).message,
+        }));
+        log(v.ok ? v.detail : `rolling back without a bridge: ${v.detail}`);
+    }
+    await ctx.cluster.writeNode(node, { move: rollback, placement: move.from });
     await ctx.cluster.waitForKubeProxy(node, move.from, ctx.spec.verify.podTimeoutSeconds);
     if (ctx.spec.verify.nodeChecks)
         await firstSync(ctx, node, originMode, limits ?? limitsFor(firstSyncRun(ctx), {}, {}), log, "after rollback: ");
+    await dropBridge(ctx, node, rollback, log);
     const back = await verifyNode(ctx, node, originMode, { cleanLeftovers: false, log });
     const mode = back.find((c) => c.check === "mode");
     if (mode && !mode.ok) throw new Error(`after rollback: ${mode.detail}`);
@@ -510,6 +526,40 @@ async function rollBack(
         ? await uncordonWords(ctx, node, unanswered, { lifted: "uncordoned", kept: "left cordoned" })
         : "left cordoned as it was before";
     return `node ${node} was rolled back to ${originMode} mode (${describePlacement(move.from)}) and ${cordon}`;
+}
+
+/** Makes the bridge before a move's restart; a bridge that cannot be made, or is wrong, fails the move before it. */
+async function makeBridge(ctx: Context, node: string, log: Log): Promise<void> {
+    const v = await copyBridge(firstSyncRun(ctx), node);
+    if (!v.ok) throw new CheckFailed("bridge", v.detail);
+    log(v.detail);
+}
+
+/** Deletes the bridge a move recorded, then forgets it; throws CheckFailed("bridge") while one is left. */
+async function dropBridge(ctx: Context, node: string, move: NodeMove, log: Log): Promise<NodeMove> {
+    if (!move.bridge) return move;
+    const v = await removeBridge(firstSyncRun(ctx), node);
+    if (!v.ok) throw new CheckFailed("bridge", v.detail);
+    log(v.detail);
+    const rest: NodeMove = { ...move, bridge: undefined };
+    await ctx.cluster.writeNode(node, { move: rest });
+    return rest;
+}
+
+/**
+ * Whether putting a node back on its origin bridges: it runs nftables mode (on `current`) and
+ * goes back to iptables mode, with node checks on (the probe pod makes the copy).
+ */
+async function rollbackBridges(
+    ctx: Context,
+    inst: Installation,
+    current: string | null,
+    move: NodeMove,
+    originMode: ProxyMode,
+): Promise<boolean> {
+    if (!ctx.spec.verify.nodeChecks || originMode !== "iptables") return false;
+    if (current === move.from || current === MARKS.holdValue) return false;
+    return movesBridged(await modeOfPlacement(ctx, inst, current), originMode);
 }
 
 /** ipvs -> iptables: iptables mode does not remove ipvs state, so stop kube-proxy on the node, clean, then start the new one. */
@@ -542,28 +592,30 @@ async function recoverNode(
 ): Promise<string> {
     const { node, step, check, ours, cordoned, unanswered, limits } = at;
     try {
-        if (step === "start" || step === "drain") {
-            // nothing on the node changed: release it and forget the move
+        if (step === "start" || step === "drain" || step === "bridge") {
+            // kube-proxy was not restarted: delete any copy, release the node, forget the move
+            await dropBridge(ctx, node, move, log);
             await ctx.cluster.writeNode(node, { move: null, ...(ours ? { uncordon: true as const } : {}) });
             const cordon = ours
                 ? await uncordonWords(ctx, node, unanswered, { lifted: "was uncordoned", kept: "stays cordoned" })
                 : cordoned
                   ? "stays cordoned as before"
                   : "was not cordoned";
-            return `node ${node} was not changed (${check === "interrupted" ? "stopped before its restart" : `its ${step === "drain" ? "drain" : "move"} failed`}) and ${cordon}`;
+            const what = step === "drain" ? "drain" : step === "bridge" ? "bridge" : "move";
+            return `node ${node} was not changed (${check === "interrupted" ? "stopped before its restart" : `its ${what} failed`}) and ${cordon}`;
         }
-        if (ctx.spec.onFailure === "rollback-node" || check === "interrupted")
-            return await rollBack(
-                ctx,
-                node,
-                move,
-                await modeOfPlacement(ctx, inst, move.from),
-                ours,
-                log,
-                unanswered,
-                limits,
-            );
-        return `onFailure is "stop": node ${node} is left on ${describePlacement(move.to)} and cordoned for inspection; the next run rolls it back to ${describePlacement(move.from)} if it fails again`;
+        if (ctx.spec.onFailure === "rollback-node" || check === "interrupted") {
+            const originMode = await modeOfPlacement(ctx, inst, move.from);
+            const bridges = await rollbackBridges(ctx, inst, move.to, move, originMode);
+            return await rollBack(ctx, node, move, originMode, ours, log, unanswered, limits, bridges);
+        }
+        // left for inspection on the failed mode: a copy of the old rules must not route there for good
+        const bridge = await dropBridge(ctx, node, move, log).then(
+            () => "",
+            (be: unknown) =>
+                `; ITS BRIDGE COULD NOT BE REMOVED (${(be as Error).message}): nftables table ${move.bridge} routes stale rules until the next run removes it`,
+        );
+        return `onFailure is "stop": node ${node} is left on ${describePlacement(move.to)} and cordoned for inspection; the next run rolls it back to ${describePlacement(move.from)} if it fails again${bridge}`;
     } catch (re) {
         if (re instanceof LeaseLost)
             return `node ${node} is left as it is, mid-move and cordoned (the rollout lease was lost, so nothing more was written); the next run finishes its move or puts it back on ${describePlacement(move.from)}`;
@@ -655,14 +707,18 @@ async function moveNode(
         if (ctx.spec.verify.nodeChecks)
             ({ limits, baseline } = await nodeSyncLimits(ctx, pool, n, wanted, [fromMode, target.mode], log));
         if (baseline.seconds !== undefined) move = { ...move, baseline };
+        // the bridge is recorded before it is made; a move resumed past its restart keeps the one it made
+        const bridges = ctx.spec.verify.nodeChecks && movesBridged(fromMode, target.mode) && n.placement !== wanted;
+        if (bridges) move = { ...move, bridge: BRIDGE_TABLE };
+        else if (n.move?.to === wanted && n.move.bridge) move = { ...move, bridge: n.move.bridge };
         if (n.move?.to === wanted)
             log(`resuming a move a previous run left in phase ${n.move.phase} (origin ${describePlacement(origin)})`);
         const podTimeout = ctx.spec.verify.podTimeoutSeconds;
-        const switching: NodeMove = { ...move, phase: "switching" };
+        let switching: NodeMove = { ...move, phase: "switching" };
         const drains = pool.drain && !handBack;
         const cleansIpvs =
             fromMode === "ipvs" && target.mode === "iptables" && ctx.spec.verify.nodeChecks && n.placement !== wanted;
-        if (!drains && !cleansIpvs) {
+        if (!drains && !cleansIpvs && !bridges) {
             // nothing to do between the cordon and the restart: the memory (already switching), the
             // cordon and the placement in one write. An answer lost on the way is handled as a
             // restart that failed: rolled back to the origin (harmless if the write never landed)
@@ -689,6 +745,12 @@ async function moveNode(
                 step = "restart";
                 await ctx.cluster.writeNode(node, { placement: wanted });
             } else {
+                if (bridges) {
+                    step = "bridge";
+                    await makeBridge(ctx, node, log);
+                    interrupted();
+                    step = "restart";
+                }
                 // the phase and the placement in one write: the memory never lags the label
                 await ctx.cluster.writeNode(node, { move: switching, placement: wanted });
             }
@@ -700,6 +762,11 @@ async function moveNode(
         interrupted();
         step = "verify";
         const firstSeconds = limits ? await firstSync(ctx, node, target.mode, limits, log) : undefined;
+        // the new mode routes: the bridge goes before the checks, which count it as left behind
+        if (switching.bridge) {
+            switching = await dropBridge(ctx, node, switching, log);
+            move = { ...move, bridge: undefined };
+        }
         interrupted();
         const checks = await checkNode(ctx, pool, node, target.mode, log);
         // from here on the node is good: an interruption lets it finish
@@ -754,8 +821,10 @@ async function reconcile(
             );
             if (n.placement !== n.move.from) {
                 const mode = await modeOfPlacement(ctx, inst, n.move.from);
-                log(await rollBack(ctx, n.name, n.move, mode, n.cordonedByRollout, log));
+                const bridges = await rollbackBridges(ctx, inst, n.placement, n.move, mode);
+                log(await rollBack(ctx, n.name, n.move, mode, n.cordonedByRollout, log, false, undefined, bridges));
             } else {
+                await dropBridge(ctx, n.name, n.move, log);
                 await ctx.cluster.writeNode(n.name, {
                     move: null,
                     ...(n.cordonedByRollout ? { uncordon: true as const } : {}),
@@ -765,8 +834,10 @@ async function reconcile(
             // the previous run had judged the move failed: finish that rollback; the plan retries the node
             log(`a previous run was rolling the node back; finishing that`);
             const mode = await modeOfPlacement(ctx, inst, n.move.from);
-            log(await rollBack(ctx, n.name, n.move, mode, n.cordonedByRollout, log));
+            const bridges = await rollbackBridges(ctx, inst, n.placement, n.move, mode);
+            log(await rollBack(ctx, n.name, n.move, mode, n.cordonedByRollout, log, false, undefined, bridges));
         } else if (doneHere && (n.move || n.cordonedByRollout)) {
+            if (n.move) await dropBridge(ctx, n.name, n.move, log);
             await ctx.cluster.writeNode(n.name, {
                 ...(n.move ? { move: null } : {}),
                 ...(n.cordonedByRollout ? { uncordon: true as const } : {}),
@@ -1125,7 +1196,9 @@ async function soakFailure(
             // still runs the configuration every node ran before the rollout
             const move: NodeMove = { to: n.placement, from: null, phase: "rolling-back" };
             const ours = await ctx.cluster.startMove(n.name, move);
-            rolledBack = await rollBack(ctx, n.name, move, await modeOfPlacement(ctx, inst, null), ours, log);
+            const originMode = await modeOfPlacement(ctx, inst, null);
+            const bridges = await rollbackBridges(ctx, inst, n.placement, move, originMode);
+            rolledBack = await rollBack(ctx, n.name, move, originMode, ours, log, false, undefined, bridges);
         } catch (re) {
             rolledBack = `ROLLBACK OF ${n.name} FAILED: ${(re as Error).message}; the node is left cordoned for inspection`;
         }

@@ -3,17 +3,20 @@
 // take tens of seconds. Verification waits for the new mode's first sync by kube-proxy's own
 // signals: a kube-proxy stalled mid-start (SIGSTOP) fails its node, which is rolled back; one
 // merely slowed (stopped and continued in turns) passes; every built-in check runs; what the
-// moves measured stays on the nodes for the next preview's estimate.
+// moves measured stays on the nodes for the next preview's estimate; the move back to iptables
+// keeps new connections answering through its window (the bridge) and leaves no copy behind.
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { realNodesSupported } from "../../scripts/realNodes.js";
 import { MARKS } from "../../components/core/plan.js";
+import { longestGap, startWorkloadClient } from "../../scripts/workload.js";
 import {
     BUILT_IN_CHECKS,
     backendClusterIP,
     clients,
     kubeProxyPids,
+    netns,
     onNode,
     startCluster,
     stopCluster,
@@ -239,5 +242,40 @@ describe(`@e2e production shape: ${SERVICES} Services on REAL nodes, verificatio
             p.stdout + p.stderr,
             /estimate: ~[\dms]+ per node \(.*first sync in iptables mode ~[\dms]+; .*\), ~[\dms]+ for the pool, from the moving nodes' measured syncs/,
         );
+    });
+
+    it("up back to iptables bridges each node: new connections to a ClusterIP answer through iptables mode's first sync, and no kpm-bridge is left", async () => {
+        const c = cluster!;
+        const ip = await backendClusterIP(c);
+        // a workload on the canary: 20 new connections a second to the ClusterIP
+        const client = startWorkloadClient(netns(c, "canary-1"), "canary-1", [ip, "80"]);
+        const done = await ws!.stack.up({ onOutput }).then(
+            () => undefined,
+            (e: Error) => e,
+        );
+        const record = await client.stop();
+        assert.equal(done, undefined, String(done));
+        const out = lines.join("");
+        for (const n of c.nodes) {
+            assert.match(
+                out,
+                new RegExp(`node ${n.name}: bridge ip kpm-bridge routes until iptables mode's first sync`),
+            );
+            assert.match(out, new RegExp(`node ${n.name}: bridge ip kpm-bridge(, ip6 kpm-bridge)? removed`));
+            assert.doesNotMatch(
+                onNode(c, n.name, ["nft", "list", "tables"]).out,
+                /kpm-bridge/,
+                `${n.name}: no copy left`,
+            );
+            assert.equal(onNode(c, n.name, ["curl", "-s", "-m", "5", "127.0.0.1:10249/proxyMode"]).out, "iptables");
+        }
+        const first = Number(/node canary-1: first sync in iptables mode done (\d+)s into the wait/.exec(out)?.[1]);
+        const gap = longestGap(record.attempts, record.stoppedAt);
+        process.stderr.write(
+            `    canary-1: iptables first sync ${first}s; ${record.attempts.length} new connections, ${record.attempts.filter((a) => !a.ok).length} failed, longest gap ${gap?.ms ?? 0} ms\n`,
+        );
+        // unbridged, every new connection fails for the whole first sync
+        assert.ok((gap?.ms ?? 0) < 5000, `longest gap ${gap?.ms} ms through a first sync of ${first}s`);
+        assert.ok(record.attempts.length > 100, `${record.attempts.length} attempts`);
     });
 });

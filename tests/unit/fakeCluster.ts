@@ -96,6 +96,8 @@ export interface Faults {
     afterWrite?: (what: string, node?: string) => void;
     /** the run dies while the probe pod on this node runs: the pod is left behind */
     dieDuringProbeOn?: (node: string) => boolean;
+    /** the bridge's copy (nft -f) or its delete fails on the node, as nft would say it */
+    bridgeFaultOn?: (node: string, action: "bridge" | "unbridge") => string | undefined;
 }
 
 export function kubeProxyConfig(mode: ProxyMode | ""): string {
@@ -402,8 +404,10 @@ export class FakeCluster implements RolloutCluster {
             throw new Crash(`probe on ${node}`);
         }
         this.probePods.splice(this.probePods.indexOf(pod), 1);
+        if (run.action === "bridge" || run.action === "unbridge") return this.bridgeRun(node, run.action);
         if (run.action === "cleanup") {
             this.cleaned.add(node);
+            if (this.bridged.delete(node)) this.history.push(`bridge deleted by the cleanup ${node}`);
             return { output: "### kpm:cleanup\nremoved kube-ipvs0\n\n### kpm:end\n", succeeded: true };
         }
         const n = this.node(node);
@@ -426,6 +430,7 @@ export class FakeCluster implements RolloutCluster {
         const leftovers = mode !== "ipvs" && this.faults.ipvsLeftoversOn?.(node) === true && !this.cleaned.has(node);
         const fault = this.faults.probeFaultOn?.(node, n.placement);
         const output = probeOutput(mode, this.clock.now() / 1000, {
+            bridged: this.bridged.has(node),
             fullSyncs: this.fullSyncs(node),
             ipvsLeftovers: leftovers,
             syncAgeSeconds: fault === "stale sync" ? 3600 : 2,
@@ -433,6 +438,40 @@ export class FakeCluster implements RolloutCluster {
             connected: run.env.KPM_SERVICE_IP !== undefined,
         });
         return { output, succeeded: true };
+    }
+
+    /** the nodes that hold a bridge table (ip kpm-bridge) */
+    readonly bridged = new Set<string>();
+
+    /** The probe's bridge and unbridge actions (core/bridge.ts's output): a copy only of an nftables mode's table. */
+    private bridgeRun(node: string, action: "bridge" | "unbridge"): { output: string; succeeded: boolean } {
+        const out = ["### kpm:bridge"];
+        const fault = this.faults.bridgeFaultOn?.(node, action);
+        if (this.bridged.has(node)) {
+            if (fault && action === "unbridge") out.push(`error nft delete table ip kpm-bridge: ${fault}`);
+            else {
+                this.bridged.delete(node);
+                this.history.push(`bridge deleted ${node}`);
+                out.push("deleted ip");
+            }
+        }
+        if (action === "bridge") {
+            if (this.modeOf(this.node(node).placement) !== "nftables") out.push("none ip", "none ip6");
+            else if (fault) out.push(`error nft -f (the copy of ip kube-proxy): ${fault}`);
+            else {
+                this.bridged.add(node);
+                this.history.push(`bridge copied ${node}`);
+                out.push(
+                    "copied ip",
+                    "nat ip kube-proxy nat-prerouting prerouting dstnat",
+                    "nat ip kpm-bridge nat-prerouting prerouting dstnat + 1",
+                    "none ip6",
+                );
+            }
+        }
+        if (this.bridged.has(node)) out.push("present ip kpm-bridge");
+        out.push("### kpm:end", "");
+        return { output: out.join("\n"), succeeded: true };
     }
 
     private readonly syncTotals = new Map<string, { sum: number; count: number }>();
@@ -558,9 +597,12 @@ export function probeOutput(
         rules: present = true,
         connected = false,
         fullSyncs = { sum: 8, count: 4 },
+        bridged = false,
     } = {},
 ): string {
-    const rules = present && mode === "nftables" ? "table ip kube-proxy" : "";
+    const rules = [present && mode === "nftables" ? "table ip kube-proxy" : "", bridged ? "table ip kpm-bridge" : ""]
+        .filter((t) => t)
+        .join("\n");
     const chains = present && mode === "iptables" ? "chain IPv4 nft nat KUBE-SERVICES" : "";
     const ipvs0 =
         mode === "ipvs" || ipvsLeftovers ? "present\n    inet 10.96.0.1/32 scope global kube-ipvs0" : "absent";

@@ -236,7 +236,7 @@ describe("the probe and its cleanup, run as the script they are (stand-in host t
         writeFileSync(join(state, "kube-ipvs0"), "10.96.0.1/32\nfd00::1/128\n");
         writeFileSync(
             join(state, "nft"),
-            ["ip kube-proxy", "ip6 kube-proxy", "inet kube-router-lb", "ip filter"].join("\n") + "\n",
+            ["ip kube-proxy", "ip6 kube-proxy", "ip kpm-bridge", "inet kube-router-lb", "ip filter"].join("\n") + "\n",
         );
         writeFileSync(join(state, "calls.log"), "");
         const read = (f: string) => readFileSync(join(state, f), "utf8");
