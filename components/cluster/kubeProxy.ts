@@ -44,17 +44,24 @@ import {
     type WaitOptions,
 } from "../rollout/cluster.js";
 import { realClock } from "../rollout/clock.js";
-import { apiErrorMessage, apiStatus, Cluster, clusterName, type PodListPage, watchRefused } from "./client.js";
+import { apiErrorMessage, apiStatus, Cluster, clusterName, type PodListPage } from "./client.js";
 import { asSeen, marksPatch, patchAsRead, type NodeAsSeen, type PatchOperation } from "./nodePatch.js";
 import { KubeProxyPodCache, kubeProxyPodOf, slimPod } from "./podCache.js";
-import type { ServerRecovery } from "./retry.js";
-import { isApiTimeout, type Watcher } from "./timeouts.js";
+import { Changes, changesOfPodsOn } from "./changes.js";
+import {
+    createUnlessExists,
+    eachAtMost,
+    FIELD_MANAGER,
+    isNotFound,
+    JSON_PATCH,
+    MERGE,
+    NotFound,
+    sleep,
+    type KubeProxyClient,
+} from "./kubeProxyClient.js";
 
 export type { KubeProxyPod, Names };
-
-const MERGE = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
-const JSON_PATCH = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.JsonPatch);
-export const FIELD_MANAGER = "kube-proxy-mode";
+export { FIELD_MANAGER, NotFound, sleep };
 
 export interface Installation extends RolloutInstallation {
     configMap: k8s.V1ConfigMap;
@@ -92,8 +99,6 @@ function parseMove(text: string | undefined): NodeMove | undefined {
     return undefined;
 }
 
-export class NotFound extends Error {}
-
 /** Why a drain gave up: the pods still on the node, and what blocked their evictions. */
 function drainTimedOut(node: string, timeoutSeconds: number, left: DrainPod[], blockedBy: Map<string, string>): string {
     const blocked = [...blockedBy.entries()].map(([pod, why]) => `${pod}: ${why}`);
@@ -120,21 +125,6 @@ function leaseHolder(lease: k8s.V1Lease | undefined): LeaseHolder {
     };
 }
 
-function isNotFound(e: unknown): boolean {
-    return apiStatus(e) === 404;
-}
-
-/** Creates an object; false when it already exists (the objects are content-addressed, so it is the same one). */
-async function createUnlessExists(create: () => Promise<unknown>): Promise<boolean> {
-    try {
-        await create();
-        return true;
-    } catch (e) {
-        if (apiStatus(e) === 409) return false;
-        throw e;
-    }
-}
-
 /**
  * kube-proxy pods per page of a list. Half kubectl's chunk size: each page is parsed whole (JSON,
  * about 6.4 KB a pod) before it is reduced, and the larger the page, the more of it is left for
@@ -150,30 +140,26 @@ const POD_PAGE = 250;
 const POD_PATCHES_AT_ONCE = 16;
 const ACCESS_REVIEWS_AT_ONCE = 8;
 
-/** Runs fn on every item, at most `limit` at a time; the first failure rejects, and no item starts after it. */
-async function eachAtMost<T>(limit: number, items: T[], fn: (item: T) => Promise<void>): Promise<void> {
-    let next = 0;
-    let failed = false;
-    const worker = async () => {
-        while (!failed && next < items.length)
-            await fn(items[next++]).catch((e: unknown) => {
-                failed = true;
-                throw e;
-            });
-    };
-    await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
-export function sleep(ms: number): Promise<void> {
-    return new Promise((r) => setTimeout(r, ms));
-}
-
 export class KubeProxyCluster extends Cluster implements RolloutCluster {
+    /** what the parts of this class share: this cluster's API clients, watch and names */
+    private readonly client: KubeProxyClient;
+
     constructor(
         kc: k8s.KubeConfig,
         readonly names: Names,
     ) {
         super(kc);
+        this.client = {
+            names,
+            core: this.core,
+            podLists: this.podLists,
+            apps: this.apps,
+            policy: this.policy,
+            server: this.server,
+            watcher: () => this.watcher(),
+            api: (kind) => this.api(kind),
+            eachNode: (reduce) => this.eachNode(reduce),
+        };
     }
 
     async installation(): Promise<Installation> {
@@ -441,7 +427,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         const first = decideDrain(await onNode(), opts);
         if (first.refused.length) throw new Error(describeRefusal(node, first.refused));
         for (const s of first.skipped) log(`drain skips ${s.pod}: ${s.reason}`);
-        const changes = this.changesOfPodsOn(node);
+        const changes = changesOfPodsOn(this.client, node);
         await changes.start();
         const blockedBy = new Map<string, string>();
         try {
@@ -680,7 +666,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
                 spec: probePodSpec(node, { ...opts, tolerations, activeDeadlineSeconds }),
             },
         });
-        const changes = this.changesOfPodsOn(node, namespace);
+        const changes = changesOfPodsOn(this.client, node, namespace);
         try {
             // inside the try: a refused watch still deletes the pod
             await changes.start();
@@ -1086,16 +1072,6 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         );
     }
 
-    /** Changes of the pods on one node, in one namespace or in all. */
-    private changesOfPodsOn(node: string, namespace?: string): Changes {
-        return new Changes(
-            this.watcher(),
-            namespace ? `/api/v1/namespaces/${namespace}/pods` : "/api/v1/pods",
-            `spec.nodeName=${node}`,
-            this.server,
-        );
-    }
-
     /**
      * The installer's DaemonSet once `ready` holds for it: read, then read again at each change a
      * watch of that one object reports (at most 5 s apart); `timedOut` words the error after
@@ -1320,95 +1296,6 @@ function leaseContended(what: "renew" | "release"): Error {
     return new Error(
         `could not ${what} the rollout Lease: it changed under every one of ${LEASE_WRITE_ATTEMPTS} attempts (409 Conflict each time)`,
     );
-}
-
-/**
- * Wakes a waiter when the objects a watch selects change (pods on a node, by spec.nodeName; one
- * DaemonSet, by metadata.name), so drains, probe waits and the restore's waits react at once
- * instead of polling. A watch that cannot start (the server away) or ends only makes next() fall
- * back to its timeout; a watch the server refuses (401/403, not a restart's warm-up) is a missing
- * permission, and start() fails naming it instead of waiting out every timeout. The server ends
- * each watch after its window, and one gone silent is given up (timeouts.ts): either is started
- * again a second later, and the waiters woken to read what they may have missed.
- */
-export class Changes {
-    private waiters: (() => void)[] = [];
-    private request: { abort(): void } | undefined;
-    private dirty = false;
-    private stopped = false;
-    private restart?: NodeJS.Timeout;
-
-    constructor(
-        private readonly watcher: Watcher,
-        private readonly path: string,
-        private readonly fieldSelector: string,
-        private readonly server: ServerRecovery,
-    ) {}
-
-    async start(): Promise<void> {
-        let ended = false;
-        let failure: unknown;
-        let request: { abort(): void } | undefined;
-        try {
-            request = await this.watcher.watch(
-                this.path,
-                { fieldSelector: this.fieldSelector },
-                () => this.wake(),
-                (err) => {
-                    ended = true;
-                    failure = err;
-                    this.request = undefined;
-                    if (err === null || (isApiTimeout(err) && err.kind === "watch")) this.startAgain();
-                },
-            );
-        } catch (e) {
-            ended = true;
-            failure = e;
-        }
-        if (this.stopped) return void request?.abort();
-        if (!ended) return void (this.request = request);
-        this.server.saw(failure);
-        if (this.server.refuses(failure)) throw watchRefused(this.path, failure);
-    }
-
-    private startAgain(): void {
-        if (this.stopped || this.restart) return;
-        this.wake();
-        this.restart = setTimeout(() => {
-            this.restart = undefined;
-            if (!this.stopped) this.start().catch(() => undefined);
-        }, 1000);
-    }
-
-    private wake(): void {
-        this.dirty = true;
-        for (const w of this.waiters.splice(0)) w();
-    }
-
-    /** Resolves at the next change (or at once if one came since the last call), or after ms. */
-    next(ms: number): Promise<void> {
-        if (this.dirty) {
-            this.dirty = false;
-            return Promise.resolve();
-        }
-        return new Promise((resolve) => {
-            const done = () => {
-                clearTimeout(t);
-                this.dirty = false;
-                resolve();
-            };
-            const t = setTimeout(done, ms);
-            this.waiters.push(done);
-        });
-    }
-
-    stop(): void {
-        this.stopped = true;
-        clearTimeout(this.restart);
-        this.request?.abort();
-        this.request = undefined;
-        this.wake();
-    }
 }
 
 /** The probe pod's spec (pure, so its privileges are reviewed and tested in one place). */
