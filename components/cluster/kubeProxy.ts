@@ -34,7 +34,6 @@ import {
     type Installation as RolloutInstallation,
     type KubeProxyPod,
     type LeaseClaim,
-    type LeaseHolder,
     type Names,
     type NodeChange,
     type ProbeRun,
@@ -43,9 +42,9 @@ import {
     type RolloutNode,
     type WaitOptions,
 } from "../rollout/cluster.js";
-import { realClock } from "../rollout/clock.js";
 import { apiErrorMessage, apiStatus, Cluster, clusterName, type PodListPage } from "./client.js";
 import { asSeen, marksPatch, patchAsRead, type NodeAsSeen, type PatchOperation } from "./nodePatch.js";
+import { RolloutLease } from "./lease.js";
 import { KubeProxyPodCache, kubeProxyPodOf, slimPod } from "./podCache.js";
 import { Changes, changesOfPodsOn } from "./changes.js";
 import {
@@ -72,14 +71,6 @@ export interface Installation extends RolloutInstallation {
 }
 
 export { LEASE_NAME };
-
-/**
- * A Lease's times are MicroTime (RFC 3339 with microseconds), which the API server insists on;
- * client-node would send a Date with milliseconds, so they travel as text.
- */
-function microTime(d: Date): Date {
-    return d.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z") as unknown as Date;
-}
 
 function parseMove(text: string | undefined): NodeMove | undefined {
     if (!text) return undefined;
@@ -108,23 +99,6 @@ function drainTimedOut(node: string, timeoutSeconds: number, left: DrainPod[], b
     );
 }
 
-/** Whether the Lease's last renewal, as its holder's clock wrote it, is older than its duration by this machine's clock. */
-function leaseLooksExpired(lease: k8s.V1Lease, now: Date): boolean {
-    const s = lease.spec ?? {};
-    const renewed = s.renewTime ? new Date(s.renewTime).getTime() : 0;
-    return renewed + (s.leaseDurationSeconds ?? 0) * 1000 < now.getTime();
-}
-
-/** Who holds the Lease, as a refusal names it. */
-function leaseHolder(lease: k8s.V1Lease | undefined): LeaseHolder {
-    const s = lease?.spec ?? {};
-    return {
-        holder: s.holderIdentity ?? "unknown",
-        renewedAt: s.renewTime ? new Date(s.renewTime).toISOString() : "never",
-        durationSeconds: s.leaseDurationSeconds ?? 0,
-    };
-}
-
 /**
  * kube-proxy pods per page of a list. Half kubectl's chunk size: each page is parsed whole (JSON,
  * about 6.4 KB a pod) before it is reduced, and the larger the page, the more of it is left for
@@ -143,6 +117,7 @@ const ACCESS_REVIEWS_AT_ONCE = 8;
 export class KubeProxyCluster extends Cluster implements RolloutCluster {
     /** what the parts of this class share: this cluster's API clients, watch and names */
     private readonly client: KubeProxyClient;
+    private readonly lease: RolloutLease;
 
     constructor(
         kc: k8s.KubeConfig,
@@ -160,6 +135,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             api: (kind) => this.api(kind),
             eachNode: (reduce) => this.eachNode(reduce),
         };
+        this.lease = new RolloutLease(this.client);
     }
 
     async installation(): Promise<Installation> {
@@ -1138,164 +1114,22 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         return (this.extensionsApi ??= this.api(k8s.ApiextensionsV1Api)).readCustomResourceDefinition({ name });
     }
 
-    private coordinationApi?: k8s.CoordinationV1Api;
-    private get coordination(): k8s.CoordinationV1Api {
-        return (this.coordinationApi ??= this.api(k8s.CoordinationV1Api));
-    }
-
-    private async readLease(): Promise<k8s.V1Lease | undefined> {
-        try {
-            return await this.coordination.readNamespacedLease({ name: LEASE_NAME, namespace: this.names.namespace });
-        } catch (e) {
-            if (isNotFound(e)) return undefined;
-            throw e;
-        }
-    }
-
-    /**
-     * Takes the rollout's Lease for `holder`, unless another holder renewed it within its duration.
-     * A Lease's renewTime is written by its holder's clock, which may run behind this machine's: one
-     * that looks expired here is watched for its whole duration on this machine's own clock, and
-     * taken over (compare-and-swap on the version watched) only if it did not change meanwhile; one
-     * that changed is alive, and the run refuses, naming its holder.
-     */
-    async acquireLease(
+    acquireLease(
         holder: string,
         durationSeconds: number,
-        log: (line: string) => void = () => undefined,
+        log?: (line: string) => void,
         signal?: AbortSignal,
     ): Promise<LeaseClaim> {
-        let writtenAt = 0;
-        const spec = (): k8s.V1LeaseSpec => {
-            writtenAt = performance.now();
-            const now = new Date();
-            return {
-                holderIdentity: holder,
-                leaseDurationSeconds: durationSeconds,
-                acquireTime: microTime(now),
-                renewTime: microTime(now),
-            };
-        };
-        for (let attempt = 0; attempt < 3; attempt++) {
-            const lease = await this.readLease();
-            if (!lease) {
-                if (await this.createLease(spec())) return { acquired: true, writtenAt };
-                continue;
-            }
-            const held = lease.spec?.holderIdentity;
-            if (held && held !== holder) {
-                if (!leaseLooksExpired(lease, new Date())) return { acquired: false, current: leaseHolder(lease) };
-                const seconds = lease.spec?.leaseDurationSeconds ?? 0;
-                const current = leaseHolder(lease);
-                log(
-                    `the rollout lease of ${current.holder} (renewed ${current.renewedAt}, lasts ${seconds}s) has expired by this machine's clock; ` +
-                        `watching it for ${seconds}s on this machine's own clock before taking it over, in case its holder's clock runs behind`,
-                );
-                await realClock.sleep(seconds * 1000, signal);
-                // told to stop while watching: the Lease is left as it is
-                if (signal?.aborted) return { acquired: false, current };
-                const again = await this.readLease();
-                if (again?.metadata?.resourceVersion !== lease.metadata?.resourceVersion) {
-                    if (again?.spec?.holderIdentity && again.spec.holderIdentity !== holder)
-                        return { acquired: false, current: leaseHolder(again) };
-                    continue; // released or gone meanwhile: decide again
-                }
-            }
-            if (await this.takeOverLease(lease, spec())) return { acquired: true, writtenAt };
-        }
-        return { acquired: false, current: leaseHolder(await this.readLease()) };
+        return this.lease.acquire(holder, durationSeconds, log, signal);
     }
 
-    /** Creates the Lease; false when another run created it first. */
-    private async createLease(spec: k8s.V1LeaseSpec): Promise<boolean> {
-        const namespace = this.names.namespace;
-        return createUnlessExists(() =>
-            this.coordination.createNamespacedLease({
-                namespace,
-                fieldManager: FIELD_MANAGER,
-                body: {
-                    metadata: {
-                        name: LEASE_NAME,
-                        namespace,
-                        labels: { [MARKS.managedByLabel]: MARKS.managedByValue },
-                    },
-                    spec,
-                },
-            }),
-        );
+    renewLease(holder: string): Promise<boolean> {
+        return this.lease.renew(holder);
     }
 
-    /** Replaces a free Lease with ours; false when another run took it over first (409). */
-    private takeOverLease(lease: k8s.V1Lease, spec: k8s.V1LeaseSpec): Promise<boolean> {
-        // two runs taking over at once: the compare-and-swap lets one win
-        return this.replaceLeaseUnlessChanged({
-            ...lease,
-            spec: { ...spec, leaseTransitions: (lease.spec?.leaseTransitions ?? 0) + 1 },
-        });
+    releaseLease(holder: string): Promise<void> {
+        return this.lease.release(holder);
     }
-
-    /**
-     * Renews the Lease if `holder` still holds it; false when it does not. A 409 means another
-     * write landed between the read and the replace (a takeover, or this run's own release): read
-     * again and decide on what is there now.
-     */
-    async renewLease(holder: string): Promise<boolean> {
-        for (let attempt = 0; attempt < LEASE_WRITE_ATTEMPTS; attempt++) {
-            const lease = await this.readLease();
-            if (!lease || lease.spec?.holderIdentity !== holder) return false;
-            const renewed = await this.replaceLeaseUnlessChanged({
-                ...lease,
-                spec: { ...lease.spec, renewTime: microTime(new Date()) },
-            });
-            if (renewed) return true;
-        }
-        throw leaseContended("renew");
-    }
-
-    /**
-     * Frees the Lease if `holder` still holds it. A 409 means a write landed between the read and
-     * the replace (most often this run's own renewal, still in flight when the run ended): read
-     * again and release what is there, rather than leave the next run waiting out the lease.
-     */
-    async releaseLease(holder: string): Promise<void> {
-        for (let attempt = 0; attempt < LEASE_WRITE_ATTEMPTS; attempt++) {
-            const lease = await this.readLease();
-            if (!lease || lease.spec?.holderIdentity !== holder) return;
-            // no holder, no renewal: how often it changed hands is kept, as client-go's release keeps it
-            const { leaseDurationSeconds, leaseTransitions } = lease.spec;
-            const released = await this.replaceLeaseUnlessChanged({
-                ...lease,
-                spec: { leaseDurationSeconds, leaseTransitions },
-            });
-            if (released) return;
-        }
-        throw leaseContended("release");
-    }
-
-    /** Replaces the Lease read as `lease` (its resourceVersion makes it a compare-and-swap); false on a 409. */
-    private async replaceLeaseUnlessChanged(lease: k8s.V1Lease): Promise<boolean> {
-        try {
-            await this.coordination.replaceNamespacedLease({
-                name: LEASE_NAME,
-                namespace: this.names.namespace,
-                fieldManager: FIELD_MANAGER,
-                body: lease,
-            });
-            return true;
-        } catch (e) {
-            if (apiStatus(e) !== 409) throw e;
-            return false;
-        }
-    }
-}
-
-/** How often a renewal or a release re-reads the Lease after a 409 before it gives up. */
-const LEASE_WRITE_ATTEMPTS = 5;
-
-function leaseContended(what: "renew" | "release"): Error {
-    return new Error(
-        `could not ${what} the rollout Lease: it changed under every one of ${LEASE_WRITE_ATTEMPTS} attempts (409 Conflict each time)`,
-    );
 }
 
 /** The probe pod's spec (pure, so its privileges are reviewed and tested in one place). */
