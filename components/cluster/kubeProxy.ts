@@ -44,6 +44,7 @@ import {
 } from "../rollout/cluster.js";
 import { apiErrorMessage, apiStatus, Cluster, clusterName, type PodListPage } from "./client.js";
 import { asSeen, marksPatch, patchAsRead, type NodeAsSeen, type PatchOperation } from "./nodePatch.js";
+import { AccessReviews } from "./accessReview.js";
 import { RolloutLease } from "./lease.js";
 import { KubeProxyPodCache, kubeProxyPodOf, slimPod } from "./podCache.js";
 import { Changes, changesOfPodsOn } from "./changes.js";
@@ -112,12 +113,12 @@ const POD_PAGE = 250;
 
 /** How many of the restore's pod label patches (those the hand-back did not make) are in flight at once. */
 const POD_PATCHES_AT_ONCE = 16;
-const ACCESS_REVIEWS_AT_ONCE = 8;
 
 export class KubeProxyCluster extends Cluster implements RolloutCluster {
     /** what the parts of this class share: this cluster's API clients, watch and names */
     private readonly client: KubeProxyClient;
     private readonly lease: RolloutLease;
+    private readonly accessReviews: AccessReviews;
 
     constructor(
         kc: k8s.KubeConfig,
@@ -136,6 +137,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             eachNode: (reduce) => this.eachNode(reduce),
         };
         this.lease = new RolloutLease(this.client);
+        this.accessReviews = new AccessReviews(this.client);
     }
 
     async installation(): Promise<Installation> {
@@ -1079,32 +1081,8 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         }
     }
 
-    private authorizationApi?: k8s.AuthorizationV1Api;
-
-    /** One SelfSubjectAccessReview per access, a few at a time; the denied ones, in their order. */
-    async deniedAccesses(wanted: Access[]): Promise<AccessReview> {
-        const api = (this.authorizationApi ??= this.api(k8s.AuthorizationV1Api));
-        const refused = new Set<Access>();
-        await eachAtMost(ACCESS_REVIEWS_AT_ONCE, wanted, async (a) => {
-            const review = await api.createSelfSubjectAccessReview({
-                body: {
-                    apiVersion: "authorization.k8s.io/v1",
-                    kind: "SelfSubjectAccessReview",
-                    spec: { resourceAttributes: { ...a } },
-                },
-            });
-            if (review.status?.allowed !== true) refused.add(a);
-        });
-        const denied = wanted.filter((a) => refused.has(a));
-        if (!denied.length) return { denied };
-        // who is denied, for the message (a cluster that will not say is not an error)
-        const user = await this.api(k8s.AuthenticationV1Api)
-            .createSelfSubjectReview({
-                body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
-            })
-            .then((r) => r.status?.userInfo?.username)
-            .catch(() => undefined);
-        return { user, denied };
+    deniedAccesses(wanted: Access[]): Promise<AccessReview> {
+        return this.accessReviews.denied(wanted);
     }
 
     private extensionsApi?: k8s.ApiextensionsV1Api;
