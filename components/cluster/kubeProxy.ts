@@ -19,8 +19,6 @@ import { nodeFacts } from "../core/nodes.js";
 import { parseNodeSyncs } from "../core/firstSync.js";
 import { LEASE_NAME, MARKS, ROLLOUT_OWNER, rolloutObjectName, type NodeState } from "../core/plan.js";
 import type { Access, AccessReview } from "../core/rbac.js";
-import { PROBE_SCRIPT } from "../core/probe.js";
-import { probePodLifetime, probePodsToSweep } from "../core/probePods.js";
 import {
     podVerdict,
     type Installation as RolloutInstallation,
@@ -39,8 +37,9 @@ import { asSeen, marksPatch, patchAsRead, type NodeAsSeen, type PatchOperation }
 import { AccessReviews } from "./accessReview.js";
 import { NodeDrain } from "./drain.js";
 import { RolloutLease } from "./lease.js";
+import { ProbePods } from "./probePod.js";
 import { KubeProxyPodCache, kubeProxyPodOf, slimPod } from "./podCache.js";
-import { Changes, changesOfPodsOn } from "./changes.js";
+import { Changes } from "./changes.js";
 import {
     createUnlessExists,
     eachAtMost,
@@ -104,6 +103,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
     private readonly lease: RolloutLease;
     private readonly accessReviews: AccessReviews;
     private readonly nodeDrain: NodeDrain;
+    private readonly probePods: ProbePods;
 
     constructor(
         kc: k8s.KubeConfig,
@@ -124,6 +124,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         this.lease = new RolloutLease(this.client);
         this.accessReviews = new AccessReviews(this.client);
         this.nodeDrain = new NodeDrain(this.client);
+        this.probePods = new ProbePods(this.client);
     }
 
     async installation(): Promise<Installation> {
@@ -514,119 +515,17 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         );
     }
 
-    /**
-     * The tolerations the probe pod gets: those of the installer's kube-proxy DaemonSet (its
-     * saved spec during a rollout), so the probe lands where kube-proxy runs and nowhere else.
-     */
-    async probeTolerations(): Promise<k8s.V1Toleration[]> {
-        const ds = await this.apps.readNamespacedDaemonSet({
-            name: this.names.daemonSet,
-            namespace: this.names.namespace,
-        });
-        const saved = ds.metadata?.annotations?.[MARKS.originalSpecAnnotation];
-        const spec = saved ? (JSON.parse(saved) as k8s.V1DaemonSetSpec) : ds.spec;
-        return spec?.template?.spec?.tolerations ?? [];
+    /** the probe pod's tolerations: the installer DaemonSet's (probePod.ts) */
+    probeTolerations(): Promise<k8s.V1Toleration[]> {
+        return this.probePods.tolerations();
     }
 
-    /**
-     * Runs the probe (or the cleanup) in a short-lived pod pinned to the node; returns its output
-     * and whether it succeeded. The pod is privileged with the host network and the node's root
-     * at /host (the probe reads the host's tables through chroot /host and the host network's
-     * /proc/net); it does not share the host's PID namespace, tolerates only what the kube-proxy
-     * DaemonSet tolerates, and runs at the default priority unless priorityClassName is given.
-     */
-    async runProbe(node: string, opts: ProbeRun): Promise<{ output: string; succeeded: boolean }> {
-        const namespace = this.names.namespace;
-        const name = `kpm-${opts.action}-${node.replace(/[^a-z0-9-]/g, "-").slice(0, 30)}-${Math.random().toString(36).slice(2, 8)}`;
-        const tolerations = await this.probeTolerations();
-        // a run that dies leaves the pod: its deadline stops it, its labels let the next run sweep it
-        const { activeDeadlineSeconds, staleAfter } = probePodLifetime(opts.timeoutSeconds, Date.now());
-        await this.core.createNamespacedPod({
-            namespace,
-            fieldManager: FIELD_MANAGER,
-            body: {
-                metadata: {
-                    name,
-                    namespace,
-                    labels: {
-                        [MARKS.managedByLabel]: MARKS.managedByValue,
-                        [MARKS.probeLabel]: opts.action,
-                        [MARKS.staleAfterLabel]: String(staleAfter),
-                    },
-                    ...(opts.run ? { annotations: { [MARKS.runAnnotation]: opts.run } } : {}),
-                },
-                spec: probePodSpec(node, { ...opts, tolerations, activeDeadlineSeconds }),
-            },
-        });
-        const changes = changesOfPodsOn(this.client, node, namespace);
-        try {
-            // inside the try: a refused watch still deletes the pod
-            await changes.start();
-            const deadline = Date.now() + opts.timeoutSeconds * 1000;
-            let read = 0;
-            for (;;) {
-                const p = await this.core.readNamespacedPod({ name, namespace });
-                const phase = p.status?.phase;
-                if (phase === "Succeeded" || phase === "Failed") {
-                    const output = await this.core.readNamespacedPodLog({ name, namespace });
-                    return { output, succeeded: phase === "Succeeded" };
-                }
-                if (phase === "Running" && opts.onLine) {
-                    // the whole log each time: a sampler writes a short line every few seconds
-                    const output = await this.core.readNamespacedPodLog({ name, namespace });
-                    const lines = output.split("\n");
-                    const complete = lines.slice(read, -1);
-                    read += complete.length;
-                    if (complete.some((l) => opts.onLine!(l))) return { output, succeeded: true };
-                }
-                if (Date.now() > deadline) {
-                    throw new Error(
-                        `the ${opts.action} pod ${name} on ${node} did not finish within ${opts.timeoutSeconds}s (phase ${phase ?? "unknown"}); the node may not run pods from image ${opts.image}`,
-                    );
-                }
-                await changes.next(2000);
-            }
-        } finally {
-            changes.stop();
-            await this.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
-        }
+    runProbe(node: string, opts: ProbeRun): Promise<{ output: string; succeeded: boolean }> {
+        return this.probePods.run(node, opts);
     }
 
-    /**
-     * Deletes the probe pods a dead run left in kube-proxy's namespace (only the tool's: its
-     * managed-by and probe labels), as core/probePods.ts probePodsToSweep decides for the run that
-     * holds the lease as `holder`; each deletion is logged with why.
-     */
-    async sweepProbePods(holder: string, log: (line: string) => void): Promise<void> {
-        const namespace = this.names.namespace;
-        const pods = (
-            await this.core.listNamespacedPod({
-                namespace,
-                labelSelector: `${MARKS.managedByLabel}=${MARKS.managedByValue},${MARKS.probeLabel}`,
-            })
-        ).items;
-        const seen = pods.map((p) => ({
-            name: p.metadata?.name ?? "",
-            uid: p.metadata?.uid,
-            staleAfter: p.metadata?.labels?.[MARKS.staleAfterLabel],
-            run: p.metadata?.annotations?.[MARKS.runAnnotation],
-            createdAt: p.metadata?.creationTimestamp ? new Date(p.metadata.creationTimestamp).toISOString() : undefined,
-        }));
-        for (const { name, why } of probePodsToSweep(seen, { holder, nowMs: Date.now() })) {
-            const uid = seen.find((p) => p.name === name)?.uid;
-            try {
-                // the uid precondition: only the pod judged, never one made since under its name
-                await this.core.deleteNamespacedPod({
-                    name,
-                    namespace,
-                    gracePeriodSeconds: 0,
-                    body: { preconditions: { uid } },
-                });
-                log(`probe pod ${namespace}/${name}: deleted (${why})`);
-            } catch (e) {
-                if (!isNotFound(e)) throw e;
-            }
-        }
+    sweepProbePods(holder: string, log: (line: string) => void): Promise<void> {
+        return this.probePods.sweep(holder, log);
     }
 
     /** Writes the canonical ConfigMap's configuration key. */
@@ -1022,39 +921,4 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
     releaseLease(holder: string): Promise<void> {
         return this.lease.release(holder);
     }
-}
-
-/** The probe pod's spec (pure, so its privileges are reviewed and tested in one place). */
-export function probePodSpec(
-    node: string,
-    opts: {
-        image: string;
-        action: ProbeRun["action"];
-        env: Record<string, string>;
-        tolerations: k8s.V1Toleration[];
-        priorityClassName?: string;
-        /** the kubelet stops the pod this long after it started it, should its run die (core/probePods.ts probePodLifetime) */
-        activeDeadlineSeconds: number;
-    },
-): k8s.V1PodSpec {
-    return {
-        nodeName: node,
-        hostNetwork: true,
-        restartPolicy: "Never",
-        activeDeadlineSeconds: opts.activeDeadlineSeconds,
-        ...(opts.priorityClassName ? { priorityClassName: opts.priorityClassName } : {}),
-        tolerations: opts.tolerations,
-        automountServiceAccountToken: false,
-        containers: [
-            {
-                name: "probe",
-                image: opts.image,
-                command: ["sh", "-c", PROBE_SCRIPT],
-                env: Object.entries({ KPM_ACTION: opts.action, ...opts.env }).map(([n, value]) => ({ name: n, value })),
-                securityContext: { privileged: true },
-                volumeMounts: [{ name: "host", mountPath: "/host" }],
-            },
-        ],
-        volumes: [{ name: "host", hostPath: { path: "/" } }],
-    };
 }
