@@ -1,14 +1,11 @@
 // kube-proxy as it lives in the cluster: the installer's ConfigMap and DaemonSet, node
 // placement, cordon/drain, the probe pod. Every mutation the rollout makes goes through here.
 import * as k8s from "../libraries/kubernetesClient.js";
-import { parseCurrentConfig, type CurrentConfig } from "../core/config.js";
 import {
-    canonicalDuringRollout,
     handBackRevision,
     podIsOfRevision,
     REVISION_LABELS,
     revisionLabels,
-    targetDaemonSetSpec,
     templateGenerationAfterRestore,
     templateGenerationOf,
     templateOfRevisionData,
@@ -17,10 +14,9 @@ import {
 import type { DrainOptions } from "../core/drain.js";
 import { nodeFacts } from "../core/nodes.js";
 import { parseNodeSyncs } from "../core/firstSync.js";
-import { LEASE_NAME, MARKS, ROLLOUT_OWNER, rolloutObjectName, type NodeState } from "../core/plan.js";
+import { LEASE_NAME, MARKS, ROLLOUT_OWNER, type NodeState } from "../core/plan.js";
 import type { Access, AccessReview } from "../core/rbac.js";
 import {
-    type Installation as RolloutInstallation,
     type KubeProxyPod,
     type LeaseClaim,
     type Names,
@@ -35,13 +31,12 @@ import { apiStatus, Cluster, clusterName } from "./client.js";
 import { asSeen, marksPatch, patchAsRead, type NodeAsSeen, type PatchOperation } from "./nodePatch.js";
 import { AccessReviews } from "./accessReview.js";
 import { NodeDrain } from "./drain.js";
+import { InstallerDaemonSet, type Installation } from "./installerDaemonSet.js";
 import { RolloutLease } from "./lease.js";
 import { ProbePods } from "./probePod.js";
 import { KubeProxyPods } from "./kubeProxyPods.js";
 import { kubeProxyPodOf } from "./podCache.js";
-import { Changes } from "./changes.js";
 import {
-    createUnlessExists,
     eachAtMost,
     FIELD_MANAGER,
     isNotFound,
@@ -52,16 +47,8 @@ import {
     type KubeProxyClient,
 } from "./kubeProxyClient.js";
 
-export type { KubeProxyPod, Names };
+export type { Installation, KubeProxyPod, Names };
 export { FIELD_MANAGER, NotFound, sleep };
-
-export interface Installation extends RolloutInstallation {
-    configMap: k8s.V1ConfigMap;
-    daemonSet: k8s.V1DaemonSet;
-    current: CurrentConfig;
-    /** the installer's DaemonSet spec (saved at the first rollout step, else the live one) */
-    originalSpec: k8s.V1DaemonSetSpec;
-}
 
 export { LEASE_NAME };
 
@@ -89,6 +76,7 @@ const POD_PATCHES_AT_ONCE = 16;
 export class KubeProxyCluster extends Cluster implements RolloutCluster {
     /** what the parts of this class share: this cluster's API clients, watch and names */
     private readonly client: KubeProxyClient;
+    private readonly installer: InstallerDaemonSet;
     private readonly lease: RolloutLease;
     private readonly accessReviews: AccessReviews;
     private readonly nodeDrain: NodeDrain;
@@ -111,6 +99,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             api: (kind) => this.api(kind),
             eachNode: (reduce) => this.eachNode(reduce),
         };
+        this.installer = new InstallerDaemonSet(this.client);
         this.lease = new RolloutLease(this.client);
         this.accessReviews = new AccessReviews(this.client);
         this.nodeDrain = new NodeDrain(this.client);
@@ -118,42 +107,25 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         this.pods = new KubeProxyPods(this.client, (pod, node) => this.labelForRestore(pod, node));
     }
 
-    async installation(): Promise<Installation> {
-        const { namespace, configMap: cmName, daemonSet: dsName } = this.names;
-        let daemonSet: k8s.V1DaemonSet;
-        try {
-            daemonSet = await this.apps.readNamespacedDaemonSet({ name: dsName, namespace });
-        } catch (e) {
-            if (isNotFound(e)) {
-                throw new NotFound(
-                    `no DaemonSet ${namespace}/${dsName}: kube-proxy is not installed here (a CNI such as Cilium or Calico eBPF may implement Services), so there is nothing to migrate; if it runs under another name, set target.daemonSet`,
-                );
-            }
-            throw e;
-        }
-        let configMap: k8s.V1ConfigMap;
-        try {
-            configMap = await this.core.readNamespacedConfigMap({ name: cmName, namespace });
-        } catch (e) {
-            if (isNotFound(e))
-                throw new NotFound(
-                    `no ConfigMap ${namespace}/${cmName}: set target.flavor (kubeadm keeps kube-proxy, EKS kube-proxy-config) or target.configMap`,
-                );
-            throw e;
-        }
-        const current = parseCurrentConfig(
-            JSON.stringify({ ...configMap, kind: "ConfigMap" }),
-            `ConfigMap ${namespace}/${cmName}`,
-        );
-        const saved = daemonSet.metadata?.annotations?.[MARKS.originalSpecAnnotation];
-        return {
-            names: this.names,
-            configMap,
-            daemonSet,
-            current,
-            originalSpec: saved ? (JSON.parse(saved) as k8s.V1DaemonSetSpec) : daemonSet.spec!,
-            inRollout: saved !== undefined,
-        };
+    /** the installer's ConfigMap and DaemonSet (installerDaemonSet.ts) */
+    installation(): Promise<Installation> {
+        return this.installer.installation();
+    }
+
+    configurationOf(hash: string): Promise<string | undefined> {
+        return this.installer.configurationOf(hash);
+    }
+
+    prepare(target: { hash: string; config: string }, log: (l: string) => void): Promise<void> {
+        return this.installer.prepare(target, log);
+    }
+
+    writeCanonicalConfig(config: string): Promise<void> {
+        return this.installer.writeCanonicalConfig(config);
+    }
+
+    waitForDaemonSetRollout(timeoutSeconds: number, log: (l: string) => void): Promise<void> {
+        return this.installer.waitForRollout(timeoutSeconds, log);
     }
 
     get identity(): string | undefined {
@@ -185,20 +157,6 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         return this.nodes();
     }
 
-    /** one read a call: the runner keeps each configuration's mode (configurationMode in rollout/runner.ts) */
-    async configurationOf(hash: string): Promise<string | undefined> {
-        try {
-            const cm = await this.core.readNamespacedConfigMap({
-                name: rolloutObjectName(this.names.configMap, hash),
-                namespace: this.names.namespace,
-            });
-            return cm.data?.[this.names.key];
-        } catch (e) {
-            if (isNotFound(e)) return undefined;
-            throw e;
-        }
-    }
-
     async serviceEndpoint(namespace: string, name: string): Promise<{ ip: string; port: number } | undefined> {
         const svc = await this.core.readNamespacedService({ name, namespace });
         const ip = svc.spec?.clusterIP;
@@ -222,88 +180,6 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
 
     async node(name: string): Promise<k8s.V1Node> {
         return this.core.readNode({ name });
-    }
-
-    /** Makes the per-node rollout possible: the canonical DaemonSet leaves labelled nodes alone, and the target's ConfigMap and DaemonSet exist. Idempotent. */
-    async prepare(target: { hash: string; config: string }, log: (l: string) => void): Promise<void> {
-        const { namespace } = this.names;
-        const inst = await this.installation();
-        if (!inst.inRollout) {
-            await this.updateDaemonSet((ds) => {
-                // saved once: a second run never saves the rollout's shape as the installer's
-                if (ds.metadata?.annotations?.[MARKS.originalSpecAnnotation]) return;
-                ds.metadata!.annotations = {
-                    ...(ds.metadata!.annotations ?? {}),
-                    [MARKS.originalSpecAnnotation]: JSON.stringify(ds.spec),
-                };
-                ds.spec = canonicalDuringRollout(ds.spec!);
-            });
-            log(
-                `DaemonSet ${namespace}/${this.names.daemonSet}: switched to OnDelete and kept off nodes labelled ${MARKS.configLabel} (its spec is saved for the finish)`,
-            );
-        }
-        const cmName = rolloutObjectName(this.names.configMap, target.hash);
-        const labels = { [MARKS.managedByLabel]: MARKS.managedByValue, [MARKS.configLabel]: target.hash };
-        const ownerReferences = [await this.rolloutOwner()];
-        const cmCreated = await createUnlessExists(() =>
-            this.core.createNamespacedConfigMap({
-                namespace,
-                fieldManager: FIELD_MANAGER,
-                body: {
-                    metadata: { name: cmName, namespace, labels, ownerReferences },
-                    data: { ...(inst.configMap.data ?? {}), [this.names.key]: target.config },
-                },
-            }),
-        );
-        if (cmCreated) log(`ConfigMap ${namespace}/${cmName}: created with the target configuration`);
-        const dsName = rolloutObjectName(this.names.daemonSet, target.hash);
-        const dsCreated = await createUnlessExists(() =>
-            this.apps.createNamespacedDaemonSet({
-                namespace,
-                fieldManager: FIELD_MANAGER,
-                body: {
-                    metadata: {
-                        name: dsName,
-                        namespace,
-                        labels: { ...(inst.daemonSet.metadata?.labels ?? {}), ...labels },
-                        ownerReferences,
-                    },
-                    spec: targetDaemonSetSpec(inst.originalSpec, {
-                        hash: target.hash,
-                        canonicalConfigMap: this.names.configMap,
-                    }),
-                },
-            }),
-        );
-        if (dsCreated)
-            log(
-                `DaemonSet ${namespace}/${dsName}: created; it runs only on nodes labelled ${MARKS.configLabel}=${target.hash}`,
-            );
-    }
-
-    /** The owner of the rollout's ConfigMaps and DaemonSets (core/plan.ts ROLLOUT_OWNER), created when missing. */
-    private async rolloutOwner(): Promise<k8s.V1OwnerReference> {
-        const { namespace } = this.names;
-        let owner: k8s.V1ConfigMap | undefined;
-        await createUnlessExists(async () => {
-            owner = await this.core.createNamespacedConfigMap({
-                namespace,
-                fieldManager: FIELD_MANAGER,
-                body: {
-                    metadata: {
-                        name: ROLLOUT_OWNER,
-                        namespace,
-                        labels: { [MARKS.managedByLabel]: MARKS.managedByValue },
-                    },
-                    data: {
-                        purpose:
-                            "owns the rollout's ConfigMaps and DaemonSets; kube-proxy-mode's finish deletes it, and with it them. Deleting it mid-rollout removes the kube-proxy of every node not yet handed back.",
-                    },
-                },
-            });
-        });
-        owner ??= await this.core.readNamespacedConfigMap({ name: ROLLOUT_OWNER, namespace });
-        return { apiVersion: "v1", kind: "ConfigMap", name: ROLLOUT_OWNER, uid: owner.metadata!.uid! };
     }
 
     /** each node as this client last saw it (see NodeAsSeen): the base of its next patch made against the node as read */
@@ -405,30 +281,10 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         return this.probePods.sweep(holder, log);
     }
 
-    /** Writes the canonical ConfigMap's configuration key. */
-    async writeCanonicalConfig(config: string): Promise<void> {
-        await this.core.patchNamespacedConfigMap(
-            {
-                name: this.names.configMap,
-                namespace: this.names.namespace,
-                body: { data: { [this.names.key]: config } },
-                fieldManager: FIELD_MANAGER,
-            },
-            MERGE,
-        );
-    }
-
     /** The template generation the restore will give the installer's DaemonSet, read once per run. */
     private generationAfterRestore?: Promise<string | undefined>;
     /** The revision hash the restore will count current, once prepareHandBack has made the pods the hand-back starts carry it. */
     private restoreHash?: string;
-
-    /** The installer DaemonSet's ControllerRevisions (those it owns, by its uid). */
-    private async revisionsOf(ds: k8s.V1DaemonSet): Promise<k8s.V1ControllerRevision[]> {
-        return (await this.apps.listNamespacedControllerRevision({ namespace: this.names.namespace })).items.filter(
-            (r) => r.metadata?.ownerReferences?.some((o) => o.uid === ds.metadata?.uid),
-        );
-    }
 
     /**
      * Before the finish's hand-back: makes the DaemonSet controller start the hand-back's pods
@@ -446,7 +302,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         const saved = ds.metadata?.annotations?.[MARKS.originalSpecAnnotation];
         if (!saved) return;
         const installers = JSON.parse(saved) as k8s.V1DaemonSetSpec;
-        const revisions: TemplateRevision[] = (await this.revisionsOf(ds)).map((r) => ({
+        const revisions: TemplateRevision[] = (await this.installer.revisionsOf(ds)).map((r) => ({
             name: r.metadata!.name!,
             hash: r.metadata?.labels?.[REVISION_LABELS.hash],
             revision: r.revision,
@@ -484,7 +340,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
     /** Puts back the hash of every revision prepareHandBack relabelled (the restore's last step). */
     private async putBackRevisionHashes(ds: k8s.V1DaemonSet, log: (l: string) => void): Promise<void> {
         const { namespace } = this.names;
-        for (const r of await this.revisionsOf(ds)) {
+        for (const r of await this.installer.revisionsOf(ds)) {
             const own = r.metadata?.annotations?.[MARKS.revisionHashAnnotation];
             if (!own) continue;
             await this.apps.patchNamespacedControllerRevision(
@@ -566,7 +422,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             const original = JSON.parse(saved);
             // 1. the installer's template under OnDelete: the controller records its revision and
             //    replaces no pod (every node already runs the installer's pod on this ConfigMap)
-            const staged = await this.updateDaemonSet((d) => {
+            const staged = await this.installer.update((d) => {
                 d.spec = { ...original, updateStrategy: { type: "OnDelete" } };
             });
             // 2. the pods differ from that template only by the rollout's node-affinity term, which a
@@ -574,7 +430,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             //    its update strategy back restarts no node a third time
             const { kept, labelled } = await this.markPodsCurrent(staged);
             // 3. the installer's spec, byte for byte
-            await this.updateDaemonSet((d) => {
+            await this.installer.update((d) => {
                 d.spec = original;
                 delete d.metadata!.annotations![MARKS.originalSpecAnnotation];
             });
@@ -638,25 +494,6 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         for (const o of first) log(`${o.kind} ${namespace}/${o.meta?.name}: deleted`);
     }
 
-    /** Read-modify-replace of the installer's DaemonSet, read again when its controller wrote in between (409). */
-    private async updateDaemonSet(mutate: (ds: k8s.V1DaemonSet) => void): Promise<k8s.V1DaemonSet> {
-        const { namespace } = this.names;
-        for (let attempt = 1; ; attempt++) {
-            const ds = await this.apps.readNamespacedDaemonSet({ name: this.names.daemonSet, namespace });
-            mutate(ds);
-            try {
-                return await this.apps.replaceNamespacedDaemonSet({
-                    name: this.names.daemonSet,
-                    namespace,
-                    body: ds,
-                    fieldManager: FIELD_MANAGER,
-                });
-            } catch (e) {
-                if (apiStatus(e) !== 409 || attempt >= 10) throw e;
-            }
-        }
-    }
-
     /**
      * Labels the installer DaemonSet's running pods that its controller does not yet count as of
      * its current revision (podIsOfRevision: the hash or the template generation), once the
@@ -665,13 +502,13 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
     private async markPodsCurrent(ds: k8s.V1DaemonSet): Promise<{ kept: number; labelled: number }> {
         const { namespace } = this.names;
         // the controller has seen the template once its status says so (woken by a watch)
-        const live = await this.untilDaemonSet(
+        const live = await this.installer.until(
             (d) => (d.status?.observedGeneration ?? 0) >= (ds.metadata?.generation ?? 0),
             60,
             () =>
                 `the DaemonSet controller did not record the installer's revision of ${namespace}/${this.names.daemonSet} within 60s`,
         );
-        const newest = async () => (await this.revisionsOf(live)).sort((x, y) => y.revision - x.revision)[0];
+        const newest = async () => (await this.installer.revisionsOf(live)).sort((x, y) => y.revision - x.revision)[0];
         let controllerRevision = await newest();
         for (let tries = 1; !controllerRevision && tries < 20; tries++) {
             await sleep(500);
@@ -712,63 +549,6 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             );
         });
         return { kept: pods.length, labelled: stale.length };
-    }
-
-    /** Waits until the installer's DaemonSet has rolled every pod to its current spec (woken by a watch). */
-    async waitForDaemonSetRollout(timeoutSeconds: number, log: (l: string) => void): Promise<void> {
-        let said = "";
-        const line = (ds: k8s.V1DaemonSet) => {
-            const s = ds.status;
-            return `DaemonSet ${this.names.daemonSet}: ${s?.updatedNumberScheduled ?? 0}/${s?.desiredNumberScheduled ?? 0} updated, ${s?.numberAvailable ?? 0} available`;
-        };
-        const done = (ds: k8s.V1DaemonSet) => {
-            const s = ds.status;
-            const want = s?.desiredNumberScheduled ?? 0;
-            const now = line(ds);
-            if (now !== said) log((said = now));
-            return (
-                (s?.observedGeneration ?? 0) >= (ds.metadata?.generation ?? 0) &&
-                (s?.updatedNumberScheduled ?? 0) === want &&
-                (s?.numberAvailable ?? 0) === want
-            );
-        };
-        await this.untilDaemonSet(
-            done,
-            timeoutSeconds,
-            () =>
-                `the installer's DaemonSet did not finish rolling within ${timeoutSeconds}s: ${said || "no status yet"}`,
-        );
-    }
-
-    /**
-     * The installer's DaemonSet once `ready` holds for it: read, then read again at each change a
-     * watch of that one object reports (at most 5 s apart); `timedOut` words the error after
-     * `timeoutSeconds`.
-     */
-    private async untilDaemonSet(
-        ready: (ds: k8s.V1DaemonSet) => boolean,
-        timeoutSeconds: number,
-        timedOut: () => string,
-    ): Promise<k8s.V1DaemonSet> {
-        const { namespace, daemonSet: name } = this.names;
-        const deadline = Date.now() + timeoutSeconds * 1000;
-        const changes = new Changes(
-            this.watcher(),
-            `/apis/apps/v1/namespaces/${namespace}/daemonsets`,
-            `metadata.name=${name}`,
-            this.server,
-        );
-        await changes.start();
-        try {
-            for (;;) {
-                const ds = await this.apps.readNamespacedDaemonSet({ name, namespace });
-                if (ready(ds)) return ds;
-                if (Date.now() > deadline) throw new Error(timedOut());
-                await changes.next(Math.min(5000, Math.max(0, deadline - Date.now())));
-            }
-        } finally {
-            changes.stop();
-        }
     }
 
     deniedAccesses(wanted: Access[]): Promise<AccessReview> {
