@@ -2,59 +2,39 @@
 // placement, cordon/drain, the probe pod. Every mutation the rollout makes goes through here.
 import * as k8s from "../libraries/kubernetesClient.js";
 import type { DrainOptions } from "../core/drain.js";
-import { nodeFacts } from "../core/nodes.js";
-import { parseNodeSyncs } from "../core/firstSync.js";
-import { LEASE_NAME, MARKS, type NodeState } from "../core/plan.js";
+import { LEASE_NAME, type NodeState } from "../core/plan.js";
 import type { Access, AccessReview } from "../core/rbac.js";
-import {
-    type KubeProxyPod,
-    type LeaseClaim,
-    type Names,
-    type NodeChange,
-    type ProbeRun,
-    type NodeMove,
-    type RolloutCluster,
-    type RolloutNode,
-    type WaitOptions,
+import type {
+    KubeProxyPod,
+    LeaseClaim,
+    Names,
+    NodeChange,
+    NodeMove,
+    ProbeRun,
+    RolloutCluster,
+    RolloutNode,
+    WaitOptions,
 } from "../rollout/cluster.js";
-import { apiStatus, Cluster, clusterName } from "./client.js";
-import { asSeen, marksPatch, patchAsRead, type NodeAsSeen, type PatchOperation } from "./nodePatch.js";
 import { AccessReviews } from "./accessReview.js";
+import { Cluster, clusterName } from "./client.js";
 import { NodeDrain } from "./drain.js";
 import { HandBack } from "./handBack.js";
 import { InstallerDaemonSet, type Installation } from "./installerDaemonSet.js";
+import { FIELD_MANAGER, NotFound, sleep, type KubeProxyClient } from "./kubeProxyClient.js";
+import { KubeProxyPods } from "./kubeProxyPods.js";
 import { RolloutLease } from "./lease.js";
 import { ProbePods } from "./probePod.js";
-import { KubeProxyPods } from "./kubeProxyPods.js";
-import { FIELD_MANAGER, JSON_PATCH, MERGE, NotFound, sleep, type KubeProxyClient } from "./kubeProxyClient.js";
+import { RolloutNodes } from "./rolloutNodes.js";
 
+// the names its importers took from this file before its parts had files of their own
 export type { Installation, KubeProxyPod, Names };
-export { FIELD_MANAGER, NotFound, sleep };
-
-export { LEASE_NAME };
-
-function parseMove(text: string | undefined): NodeMove | undefined {
-    if (!text) return undefined;
-    try {
-        const m = JSON.parse(text);
-        if (m && typeof m === "object" && "to" in m && "from" in m && typeof m.phase === "string") {
-            const seconds = m.baseline?.seconds;
-            const baseline =
-                typeof seconds === "number" && Number.isFinite(seconds) && seconds >= 0
-                    ? { seconds, metric: m.baseline.metric === "all" ? ("all" as const) : ("full" as const) }
-                    : undefined;
-            return { to: m.to, from: m.from, phase: m.phase, ...(baseline ? { baseline } : {}) };
-        }
-    } catch {
-        /* not ours: ignored */
-    }
-    return undefined;
-}
+export { FIELD_MANAGER, LEASE_NAME, NotFound, sleep };
 
 export class KubeProxyCluster extends Cluster implements RolloutCluster {
     /** what the parts of this class share: this cluster's API clients, watch and names */
     private readonly client: KubeProxyClient;
     private readonly installer: InstallerDaemonSet;
+    private readonly rolloutNodes: RolloutNodes;
     private readonly lease: RolloutLease;
     private readonly accessReviews: AccessReviews;
     private readonly nodeDrain: NodeDrain;
@@ -79,6 +59,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             eachNode: (reduce) => this.eachNode(reduce),
         };
         this.installer = new InstallerDaemonSet(this.client);
+        this.rolloutNodes = new RolloutNodes(this.client);
         this.lease = new RolloutLease(this.client);
         this.accessReviews = new AccessReviews(this.client);
         this.nodeDrain = new NodeDrain(this.client);
@@ -113,25 +94,9 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         return clusterName(this.kc);
     }
 
-    /** Every node with the rollout's memory of it: placement, verification, the move in progress, cordon. */
+    /** every node with the rollout's memory of it (rolloutNodes.ts) */
     override async nodes(): Promise<RolloutNode[]> {
-        return this.eachNode((n) => {
-            if (n.metadata?.name) this.seen.set(n.metadata.name, asSeen(n));
-            const a = n.metadata?.annotations ?? {};
-            const [verified, verifiedAt] = (a[MARKS.verifiedAnnotation] ?? "").split("@");
-            return {
-                ...nodeFacts(n),
-                placement: n.metadata?.labels?.[MARKS.configLabel] ?? null,
-                verified: verified || undefined,
-                verifiedAt: verifiedAt || undefined,
-                checks: a[MARKS.checksAnnotation],
-                move: parseMove(a[MARKS.moveAnnotation]),
-                syncs: parseNodeSyncs(a[MARKS.syncAnnotation]),
-                unschedulable: n.spec?.unschedulable === true,
-                cordonedByRollout:
-                    n.spec?.unschedulable === true && a[MARKS.cordonedAnnotation] === MARKS.managedByValue,
-            };
-        });
+        return this.rolloutNodes.list();
     }
 
     async nodeStates(): Promise<NodeState[]> {
@@ -163,61 +128,12 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         return this.core.readNode({ name });
     }
 
-    /** each node as this client last saw it (see NodeAsSeen): the base of its next patch made against the node as read */
-    private readonly seen = new Map<string, NodeAsSeen>();
-
-    /**
-     * The move's memory and the cordon (and the placement, when given) in one patch, made against
-     * the node as read (see patchNodeAsRead): a node someone cordons in between is read again, so a
-     * cordon that is not the rollout's is never taken for its own.
-     */
-    async startMove(node: string, move: NodeMove, placement?: string | null): Promise<boolean> {
-        let ours = false;
-        await this.patchNodeAsRead(node, (n) => {
-            ours = !n.unschedulable || n.annotations?.[MARKS.cordonedAnnotation] === MARKS.managedByValue;
-            return patchAsRead(
-                {
-                    move,
-                    placement, // undefined: the placement label is left as it is
-                    ...(n.unschedulable ? {} : { cordon: true }),
-                },
-                n,
-            );
-        });
-        return ours;
+    startMove(node: string, move: NodeMove, placement?: string | null): Promise<boolean> {
+        return this.rolloutNodes.startMove(node, move, placement);
     }
 
-    /**
-     * One patch of the node: the parts of `change` that are given, together. An uncordon is made
-     * against the node as read, as the cordon was, since it rewrites the node's taints: a taint
-     * someone adds in between is read again, never lost.
-     */
-    async writeNode(node: string, change: NodeChange): Promise<void> {
-        if (!change.uncordon) {
-            this.seen.set(node, asSeen(await this.core.patchNode({ name: node, body: marksPatch(change) }, MERGE)));
-            return;
-        }
-        await this.patchNodeAsRead(node, (n) => patchAsRead(change, n));
-    }
-
-    /**
-     * A JSON Patch built from the node as this client last saw it (a list, a read, the answer to its
-     * own last patch; read now if it has not seen it), whose tests hold what it depends on
-     * (nodePatch.ts): when the server refuses it (422, a test failed: the node changed there), the
-     * node is read and the patch built again, up to 5 times. So a node is patched without a read
-     * unless what the patch depends on changed, and never from a stale view of it; a write of
-     * something else (the kubelet's status) does not get in the way.
-     */
-    private async patchNodeAsRead(node: string, build: (n: NodeAsSeen) => PatchOperation[]): Promise<void> {
-        for (let attempt = 1; ; attempt++) {
-            const n = (attempt === 1 ? this.seen.get(node) : undefined) ?? asSeen(await this.node(node));
-            try {
-                this.seen.set(node, asSeen(await this.core.patchNode({ name: node, body: build(n) }, JSON_PATCH)));
-                return;
-            } catch (e) {
-                if (apiStatus(e) !== 422 || attempt >= 5) throw e;
-            }
-        }
+    writeNode(node: string, change: NodeChange): Promise<void> {
+        return this.rolloutNodes.write(node, change);
     }
 
     /** evicts what kubectl drain would (drain.ts NodeDrain) */
