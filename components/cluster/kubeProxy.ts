@@ -1,5 +1,7 @@
-// kube-proxy as it lives in the cluster: the installer's ConfigMap and DaemonSet, node
-// placement, cordon/drain, the probe pod. Every mutation the rollout makes goes through here.
+// kube-proxy as it lives in the cluster, as the rollout sees it (RolloutCluster): every mutation
+// the rollout makes goes through here. One client (kubeProxyClient.ts) shared by one part per
+// concern: installerDaemonSet.ts, rolloutNodes.ts, drain.ts, kubeProxyPods.ts, probePod.ts,
+// handBack.ts, lease.ts, accessReview.ts; changes.ts wakes their waits.
 import * as k8s from "../libraries/kubernetesClient.js";
 import type { DrainOptions } from "../core/drain.js";
 import { LEASE_NAME, type NodeState } from "../core/plan.js";
@@ -64,7 +66,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         this.accessReviews = new AccessReviews(this.client);
         this.nodeDrain = new NodeDrain(this.client);
         this.probePods = new ProbePods(this.client);
-        // the wait labels through the hand-back, which lists through the pods: the arrow is a function
+        // the pods' wait labels through the hand-back, which lists the pods: a function, not an import, carries the first
         this.pods = new KubeProxyPods(this.client, (pod, node) => this.handBack.labelForRestore(pod, node));
         this.handBack = new HandBack(this.client, this.installer, this.pods);
     }
