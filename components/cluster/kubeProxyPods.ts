@@ -19,7 +19,7 @@ import { KubeProxyPodCache, kubeProxyPodOf, slimPod } from "./podCache.js";
 const POD_PAGE = 250;
 
 /**
- * The hand-back's label of a settled pod (KubeProxyCluster's labelForRestore): the node's pods as
+ * The hand-back's label of a settled pod (handBack.ts HandBack.labelForRestore): the node's pods as
  * the write's answer shows them, or undefined when there was nothing to write.
  */
 export type LabelForRestore = (pod: KubeProxyPod, node: string) => Promise<KubeProxyPod[] | undefined>;
