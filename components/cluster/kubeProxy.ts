@@ -1,261 +1,108 @@
-// kube-proxy as it lives in the cluster: the installer's ConfigMap and DaemonSet, node
-// placement, cordon/drain, the probe pod. Every mutation the rollout makes goes through here.
+// kube-proxy as it lives in the cluster, as the rollout sees it (RolloutCluster): every mutation
+// the rollout makes goes through here. One client (kubeProxyClient.ts) shared by one part per
+// concern: installerDaemonSet.ts, rolloutNodes.ts, drain.ts, kubeProxyPods.ts, probePod.ts,
+// handBack.ts, lease.ts, accessReview.ts; changes.ts wakes their waits.
 import * as k8s from "../libraries/kubernetesClient.js";
-import { parseCurrentConfig, type CurrentConfig } from "../core/config.js";
-import {
-    canonicalDuringRollout,
-    handBackRevision,
-    podIsOfRevision,
-    REVISION_LABELS,
-    revisionLabels,
-    targetDaemonSetSpec,
-    templateGenerationAfterRestore,
-    templateGenerationOf,
-    templateOfRevisionData,
-    type TemplateRevision,
-} from "../core/daemonset.js";
-import {
-    blockingPdbs,
-    decideDrain,
-    describeRefusal,
-    drainDeadline,
-    podName,
-    type DrainOptions,
-    type DrainPod,
-} from "../core/drain.js";
-import { nodeFacts } from "../core/nodes.js";
-import { parseNodeSyncs } from "../core/firstSync.js";
-import { LEASE_NAME, MARKS, ROLLOUT_OWNER, rolloutObjectName, type NodeState } from "../core/plan.js";
+import type { DrainOptions } from "../core/drain.js";
+import { LEASE_NAME, type NodeState } from "../core/plan.js";
 import type { Access, AccessReview } from "../core/rbac.js";
-import { PROBE_SCRIPT } from "../core/probe.js";
-import { probePodLifetime, probePodsToSweep } from "../core/probePods.js";
-import {
-    podVerdict,
-    type Installation as RolloutInstallation,
-    type KubeProxyPod,
-    type LeaseClaim,
-    type LeaseHolder,
-    type Names,
-    type NodeChange,
-    type ProbeRun,
-    type NodeMove,
-    type RolloutCluster,
-    type RolloutNode,
-    type WaitOptions,
+import type {
+    KubeProxyPod,
+    LeaseClaim,
+    Names,
+    NodeChange,
+    NodeMove,
+    ProbeRun,
+    RolloutCluster,
+    RolloutNode,
+    WaitOptions,
 } from "../rollout/cluster.js";
-import { realClock } from "../rollout/clock.js";
-import { apiErrorMessage, apiStatus, Cluster, clusterName, type PodListPage, watchRefused } from "./client.js";
-import { asSeen, marksPatch, patchAsRead, type NodeAsSeen, type PatchOperation } from "./nodePatch.js";
-import { KubeProxyPodCache, kubeProxyPodOf, slimPod } from "./podCache.js";
-import type { ServerRecovery } from "./retry.js";
-import { isApiTimeout, type Watcher } from "./timeouts.js";
+import { AccessReviews } from "./accessReview.js";
+import { Cluster, clusterName } from "./client.js";
+import { NodeDrain } from "./drain.js";
+import { HandBack } from "./handBack.js";
+import { InstallerDaemonSet, type Installation } from "./installerDaemonSet.js";
+import { FIELD_MANAGER, NotFound, sleep, type KubeProxyClient } from "./kubeProxyClient.js";
+import { KubeProxyPods } from "./kubeProxyPods.js";
+import { RolloutLease } from "./lease.js";
+import { ProbePods } from "./probePod.js";
+import { RolloutNodes } from "./rolloutNodes.js";
 
-export type { KubeProxyPod, Names };
-
-const MERGE = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
-const JSON_PATCH = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.JsonPatch);
-export const FIELD_MANAGER = "kube-proxy-mode";
-
-export interface Installation extends RolloutInstallation {
-    configMap: k8s.V1ConfigMap;
-    daemonSet: k8s.V1DaemonSet;
-    current: CurrentConfig;
-    /** the installer's DaemonSet spec (saved at the first rollout step, else the live one) */
-    originalSpec: k8s.V1DaemonSetSpec;
-}
-
-export { LEASE_NAME };
-
-/**
- * A Lease's times are MicroTime (RFC 3339 with microseconds), which the API server insists on;
- * client-node would send a Date with milliseconds, so they travel as text.
- */
-function microTime(d: Date): Date {
-    return d.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z") as unknown as Date;
-}
-
-function parseMove(text: string | undefined): NodeMove | undefined {
-    if (!text) return undefined;
-    try {
-        const m = JSON.parse(text);
-        if (m && typeof m === "object" && "to" in m && "from" in m && typeof m.phase === "string") {
-            const seconds = m.baseline?.seconds;
-            const baseline =
-                typeof seconds === "number" && Number.isFinite(seconds) && seconds >= 0
-                    ? { seconds, metric: m.baseline.metric === "all" ? ("all" as const) : ("full" as const) }
-                    : undefined;
-            const bridge = typeof m.bridge === "string" && m.bridge !== "" ? { bridge: m.bridge as string } : {};
-            return { to: m.to, from: m.from, phase: m.phase, ...(baseline ? { baseline } : {}), ...bridge };
-        }
-    } catch {
-        /* not ours: ignored */
-    }
-    return undefined;
-}
-
-export class NotFound extends Error {}
-
-/** Why a drain gave up: the pods still on the node, and what blocked their evictions. */
-function drainTimedOut(node: string, timeoutSeconds: number, left: DrainPod[], blockedBy: Map<string, string>): string {
-    const blocked = [...blockedBy.entries()].map(([pod, why]) => `${pod}: ${why}`);
-    return (
-        `drain of ${node} timed out after ${timeoutSeconds}s with ${left.length} pod(s) left (${left.map(podName).join(", ")})` +
-        (blocked.length ? `; ${blocked.join("; ")}` : "")
-    );
-}
-
-/** Whether the Lease's last renewal, as its holder's clock wrote it, is older than its duration by this machine's clock. */
-function leaseLooksExpired(lease: k8s.V1Lease, now: Date): boolean {
-    const s = lease.spec ?? {};
-    const renewed = s.renewTime ? new Date(s.renewTime).getTime() : 0;
-    return renewed + (s.leaseDurationSeconds ?? 0) * 1000 < now.getTime();
-}
-
-/** Who holds the Lease, as a refusal names it. */
-function leaseHolder(lease: k8s.V1Lease | undefined): LeaseHolder {
-    const s = lease?.spec ?? {};
-    return {
-        holder: s.holderIdentity ?? "unknown",
-        renewedAt: s.renewTime ? new Date(s.renewTime).toISOString() : "never",
-        durationSeconds: s.leaseDurationSeconds ?? 0,
-    };
-}
-
-function isNotFound(e: unknown): boolean {
-    return apiStatus(e) === 404;
-}
-
-/** Creates an object; false when it already exists (the objects are content-addressed, so it is the same one). */
-async function createUnlessExists(create: () => Promise<unknown>): Promise<boolean> {
-    try {
-        await create();
-        return true;
-    } catch (e) {
-        if (apiStatus(e) === 409) return false;
-        throw e;
-    }
-}
-
-/**
- * kube-proxy pods per page of a list. Half kubectl's chunk size: each page is parsed whole (JSON,
- * about 6.4 KB a pod) before it is reduced, and the larger the page, the more of it is left for
- * a full collection (the likely cause; the collector's work was not measured). Listing the 5,000
- * kube-proxy pods of the reference cluster (SIMULATED kwok nodes) three times, then its nodes, in
- * a fresh process, three runs each (2026-12-05): pages of 500 raised the process's peak memory by
- * 106-109 MB and took a median 804 ms a list, pages of 250 by 52-54 MB in a median 750 ms (pages
- * of 200: 51-53 MB, 786 ms; docs/scale.md).
- */
-const POD_PAGE = 250;
-
-/** How many of the restore's pod label patches (those the hand-back did not make) are in flight at once. */
-const POD_PATCHES_AT_ONCE = 16;
-const ACCESS_REVIEWS_AT_ONCE = 8;
-
-/** Runs fn on every item, at most `limit` at a time; the first failure rejects, and no item starts after it. */
-async function eachAtMost<T>(limit: number, items: T[], fn: (item: T) => Promise<void>): Promise<void> {
-    let next = 0;
-    let failed = false;
-    const worker = async () => {
-        while (!failed && next < items.length)
-            await fn(items[next++]).catch((e: unknown) => {
-                failed = true;
-                throw e;
-            });
-    };
-    await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
-export function sleep(ms: number): Promise<void> {
-    return new Promise((r) => setTimeout(r, ms));
-}
+// the names its importers took from this file before its parts had files of their own
+export type { Installation, KubeProxyPod, Names };
+export { FIELD_MANAGER, LEASE_NAME, NotFound, sleep };
 
 export class KubeProxyCluster extends Cluster implements RolloutCluster {
+    /** what the parts of this class share: this cluster's API clients, watch and names */
+    private readonly client: KubeProxyClient;
+    private readonly installer: InstallerDaemonSet;
+    private readonly rolloutNodes: RolloutNodes;
+    private readonly lease: RolloutLease;
+    private readonly accessReviews: AccessReviews;
+    private readonly nodeDrain: NodeDrain;
+    private readonly probePods: ProbePods;
+    private readonly pods: KubeProxyPods;
+    private readonly handBack: HandBack;
+
     constructor(
         kc: k8s.KubeConfig,
         readonly names: Names,
     ) {
         super(kc);
+        this.client = {
+            names,
+            core: this.core,
+            podLists: this.podLists,
+            apps: this.apps,
+            policy: this.policy,
+            server: this.server,
+            watcher: () => this.watcher(),
+            api: (kind) => this.api(kind),
+            eachNode: (reduce) => this.eachNode(reduce),
+        };
+        this.installer = new InstallerDaemonSet(this.client);
+        this.rolloutNodes = new RolloutNodes(this.client);
+        this.lease = new RolloutLease(this.client);
+        this.accessReviews = new AccessReviews(this.client);
+        this.nodeDrain = new NodeDrain(this.client);
+        this.probePods = new ProbePods(this.client);
+        // the pods' wait labels through the hand-back, which lists the pods: a function, not an import, carries the first
+        this.pods = new KubeProxyPods(this.client, (pod, node) => this.handBack.labelForRestore(pod, node));
+        this.handBack = new HandBack(this.client, this.installer, this.pods);
     }
 
-    async installation(): Promise<Installation> {
-        const { namespace, configMap: cmName, daemonSet: dsName } = this.names;
-        let daemonSet: k8s.V1DaemonSet;
-        try {
-            daemonSet = await this.apps.readNamespacedDaemonSet({ name: dsName, namespace });
-        } catch (e) {
-            if (isNotFound(e)) {
-                throw new NotFound(
-                    `no DaemonSet ${namespace}/${dsName}: kube-proxy is not installed here (a CNI such as Cilium or Calico eBPF may implement Services), so there is nothing to migrate; if it runs under another name, set target.daemonSet`,
-                );
-            }
-            throw e;
-        }
-        let configMap: k8s.V1ConfigMap;
-        try {
-            configMap = await this.core.readNamespacedConfigMap({ name: cmName, namespace });
-        } catch (e) {
-            if (isNotFound(e))
-                throw new NotFound(
-                    `no ConfigMap ${namespace}/${cmName}: set target.flavor (kubeadm keeps kube-proxy, EKS kube-proxy-config) or target.configMap`,
-                );
-            throw e;
-        }
-        const current = parseCurrentConfig(
-            JSON.stringify({ ...configMap, kind: "ConfigMap" }),
-            `ConfigMap ${namespace}/${cmName}`,
-        );
-        const saved = daemonSet.metadata?.annotations?.[MARKS.originalSpecAnnotation];
-        return {
-            names: this.names,
-            configMap,
-            daemonSet,
-            current,
-            originalSpec: saved ? (JSON.parse(saved) as k8s.V1DaemonSetSpec) : daemonSet.spec!,
-            inRollout: saved !== undefined,
-        };
+    /** the installer's ConfigMap and DaemonSet (installerDaemonSet.ts) */
+    installation(): Promise<Installation> {
+        return this.installer.installation();
+    }
+
+    configurationOf(hash: string): Promise<string | undefined> {
+        return this.installer.configurationOf(hash);
+    }
+
+    prepare(target: { hash: string; config: string }, log: (l: string) => void): Promise<void> {
+        return this.installer.prepare(target, log);
+    }
+
+    writeCanonicalConfig(config: string): Promise<void> {
+        return this.installer.writeCanonicalConfig(config);
+    }
+
+    waitForDaemonSetRollout(timeoutSeconds: number, log: (l: string) => void): Promise<void> {
+        return this.installer.waitForRollout(timeoutSeconds, log);
     }
 
     get identity(): string | undefined {
         return clusterName(this.kc);
     }
 
-    /** Every node with the rollout's memory of it: placement, verification, the move in progress, cordon. */
+    /** every node with the rollout's memory of it (rolloutNodes.ts) */
     override async nodes(): Promise<RolloutNode[]> {
-        return this.eachNode((n) => {
-            if (n.metadata?.name) this.seen.set(n.metadata.name, asSeen(n));
-            const a = n.metadata?.annotations ?? {};
-            const [verified, verifiedAt] = (a[MARKS.verifiedAnnotation] ?? "").split("@");
-            return {
-                ...nodeFacts(n),
-                placement: n.metadata?.labels?.[MARKS.configLabel] ?? null,
-                verified: verified || undefined,
-                verifiedAt: verifiedAt || undefined,
-                checks: a[MARKS.checksAnnotation],
-                move: parseMove(a[MARKS.moveAnnotation]),
-                syncs: parseNodeSyncs(a[MARKS.syncAnnotation]),
-                unschedulable: n.spec?.unschedulable === true,
-                cordonedByRollout:
-                    n.spec?.unschedulable === true && a[MARKS.cordonedAnnotation] === MARKS.managedByValue,
-            };
-        });
+        return this.rolloutNodes.list();
     }
 
     async nodeStates(): Promise<NodeState[]> {
         return this.nodes();
-    }
-
-    /** one read a call: the runner keeps each configuration's mode (configurationMode in rollout/runner.ts) */
-    async configurationOf(hash: string): Promise<string | undefined> {
-        try {
-            const cm = await this.core.readNamespacedConfigMap({
-                name: rolloutObjectName(this.names.configMap, hash),
-                namespace: this.names.namespace,
-            });
-            return cm.data?.[this.names.key];
-        } catch (e) {
-            if (isNotFound(e)) return undefined;
-            throw e;
-        }
     }
 
     async serviceEndpoint(namespace: string, name: string): Promise<{ ip: string; port: number } | undefined> {
@@ -283,877 +130,67 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         return this.core.readNode({ name });
     }
 
-    /** Makes the per-node rollout possible: the canonical DaemonSet leaves labelled nodes alone, and the target's ConfigMap and DaemonSet exist. Idempotent. */
-    async prepare(target: { hash: string; config: string }, log: (l: string) => void): Promise<void> {
-        const { namespace } = this.names;
-        const inst = await this.installation();
-        if (!inst.inRollout) {
-            await this.updateDaemonSet((ds) => {
-                // saved once: a second run never saves the rollout's shape as the installer's
-                if (ds.metadata?.annotations?.[MARKS.originalSpecAnnotation]) return;
-                ds.metadata!.annotations = {
-                    ...(ds.metadata!.annotations ?? {}),
-                    [MARKS.originalSpecAnnotation]: JSON.stringify(ds.spec),
-                };
-                ds.spec = canonicalDuringRollout(ds.spec!);
-            });
-            log(
-                `DaemonSet ${namespace}/${this.names.daemonSet}: switched to OnDelete and kept off nodes labelled ${MARKS.configLabel} (its spec is saved for the finish)`,
-            );
-        }
-        const cmName = rolloutObjectName(this.names.configMap, target.hash);
-        const labels = { [MARKS.managedByLabel]: MARKS.managedByValue, [MARKS.configLabel]: target.hash };
-        const ownerReferences = [await this.rolloutOwner()];
-        const cmCreated = await createUnlessExists(() =>
-            this.core.createNamespacedConfigMap({
-                namespace,
-                fieldManager: FIELD_MANAGER,
-                body: {
-                    metadata: { name: cmName, namespace, labels, ownerReferences },
-                    data: { ...(inst.configMap.data ?? {}), [this.names.key]: target.config },
-                },
-            }),
-        );
-        if (cmCreated) log(`ConfigMap ${namespace}/${cmName}: created with the target configuration`);
-        const dsName = rolloutObjectName(this.names.daemonSet, target.hash);
-        const dsCreated = await createUnlessExists(() =>
-            this.apps.createNamespacedDaemonSet({
-                namespace,
-                fieldManager: FIELD_MANAGER,
-                body: {
-                    metadata: {
-                        name: dsName,
-                        namespace,
-                        labels: { ...(inst.daemonSet.metadata?.labels ?? {}), ...labels },
-                        ownerReferences,
-                    },
-                    spec: targetDaemonSetSpec(inst.originalSpec, {
-                        hash: target.hash,
-                        canonicalConfigMap: this.names.configMap,
-                    }),
-                },
-            }),
-        );
-        if (dsCreated)
-            log(
-                `DaemonSet ${namespace}/${dsName}: created; it runs only on nodes labelled ${MARKS.configLabel}=${target.hash}`,
-            );
+    startMove(node: string, move: NodeMove, placement?: string | null): Promise<boolean> {
+        return this.rolloutNodes.startMove(node, move, placement);
     }
 
-    /** The owner of the rollout's ConfigMaps and DaemonSets (core/plan.ts ROLLOUT_OWNER), created when missing. */
-    private async rolloutOwner(): Promise<k8s.V1OwnerReference> {
-        const { namespace } = this.names;
-        let owner: k8s.V1ConfigMap | undefined;
-        await createUnlessExists(async () => {
-            owner = await this.core.createNamespacedConfigMap({
-                namespace,
-                fieldManager: FIELD_MANAGER,
-                body: {
-                    metadata: {
-                        name: ROLLOUT_OWNER,
-                        namespace,
-                        labels: { [MARKS.managedByLabel]: MARKS.managedByValue },
-                    },
-                    data: {
-                        purpose:
-                            "owns the rollout's ConfigMaps and DaemonSets; kube-proxy-mode's finish deletes it, and with it them. Deleting it mid-rollout removes the kube-proxy of every node not yet handed back.",
-                    },
-                },
-            });
-        });
-        owner ??= await this.core.readNamespacedConfigMap({ name: ROLLOUT_OWNER, namespace });
-        return { apiVersion: "v1", kind: "ConfigMap", name: ROLLOUT_OWNER, uid: owner.metadata!.uid! };
+    writeNode(node: string, change: NodeChange): Promise<void> {
+        return this.rolloutNodes.write(node, change);
     }
 
-    /** each node as this client last saw it (see NodeAsSeen): the base of its next patch made against the node as read */
-    private readonly seen = new Map<string, NodeAsSeen>();
-
-    /**
-     * The move's memory and the cordon (and the placement, when given) in one patch, made against
-     * the node as read (see patchNodeAsRead): a node someone cordons in between is read again, so a
-     * cordon that is not the rollout's is never taken for its own.
-     */
-    async startMove(node: string, move: NodeMove, placement?: string | null): Promise<boolean> {
-        let ours = false;
-        await this.patchNodeAsRead(node, (n) => {
-            ours = !n.unschedulable || n.annotations?.[MARKS.cordonedAnnotation] === MARKS.managedByValue;
-            return patchAsRead(
-                {
-                    move,
-                    placement, // undefined: the placement label is left as it is
-                    ...(n.unschedulable ? {} : { cordon: true }),
-                },
-                n,
-            );
-        });
-        return ours;
-    }
-
-    /**
-     * One patch of the node: the parts of `change` that are given, together. An uncordon is made
-     * against the node as read, as the cordon was, since it rewrites the node's taints: a taint
-     * someone adds in between is read again, never lost.
-     */
-    async writeNode(node: string, change: NodeChange): Promise<void> {
-        if (!change.uncordon) {
-            this.seen.set(node, asSeen(await this.core.patchNode({ name: node, body: marksPatch(change) }, MERGE)));
-            return;
-        }
-        await this.patchNodeAsRead(node, (n) => patchAsRead(change, n));
-    }
-
-    /**
-     * A JSON Patch built from the node as this client last saw it (a list, a read, the answer to its
-     * own last patch; read now if it has not seen it), whose tests hold what it depends on
-     * (nodePatch.ts): when the server refuses it (422, a test failed: the node changed there), the
-     * node is read and the patch built again, up to 5 times. So a node is patched without a read
-     * unless what the patch depends on changed, and never from a stale view of it; a write of
-     * something else (the kubelet's status) does not get in the way.
-     */
-    private async patchNodeAsRead(node: string, build: (n: NodeAsSeen) => PatchOperation[]): Promise<void> {
-        for (let attempt = 1; ; attempt++) {
-            const n = (attempt === 1 ? this.seen.get(node) : undefined) ?? asSeen(await this.node(node));
-            try {
-                this.seen.set(node, asSeen(await this.core.patchNode({ name: node, body: build(n) }, JSON_PATCH)));
-                return;
-            } catch (e) {
-                if (apiStatus(e) !== 422 || attempt >= 5) throw e;
-            }
-        }
-    }
-
-    /**
-     * Drains a node with kubectl drain's rules (core/drain.ts decides): DaemonSet, mirror and
-     * finished pods stay; bare pods and emptyDir pods are refused, naming each, unless the pool's
-     * drain options allow them, before anything is evicted. Evictions go through the Eviction API
-     * with each pod's own grace period, so PodDisruptionBudgets hold; a blocked eviction names the
-     * PDB that covers the pod. Returns when no such pod is left on the node (terminating pods gone).
-     * timeoutSeconds 0 waits for ever, as kubectl's.
-     */
-    async drain(
-        node: string,
-        timeoutSeconds: number,
-        log: (l: string) => void,
-        opts: DrainOptions = { force: false, deleteEmptyDirData: false },
-    ): Promise<void> {
-        const deadline = drainDeadline(Date.now(), timeoutSeconds);
-        const onNode = async () =>
-            (await this.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` })).items;
-        const first = decideDrain(await onNode(), opts);
-        if (first.refused.length) throw new Error(describeRefusal(node, first.refused));
-        for (const s of first.skipped) log(`drain skips ${s.pod}: ${s.reason}`);
-        const changes = this.changesOfPodsOn(node);
-        await changes.start();
-        const blockedBy = new Map<string, string>();
-        try {
-            for (;;) {
-                const decision = decideDrain(await onNode(), opts);
-                // a pod that arrived since the first look and is not ours to evict stops the drain too
-                if (decision.refused.length) throw new Error(describeRefusal(node, decision.refused));
-                const left = decision.evict;
-                if (left.length === 0) return;
-                if (Date.now() > deadline) throw new Error(drainTimedOut(node, timeoutSeconds, left, blockedBy));
-                for (const p of left) if (!p.metadata?.deletionTimestamp) await this.evict(p, blockedBy, log);
-                // the watch wakes us when a pod on the node changes; retry a blocked eviction every 5s
-                await changes.next(Math.min(5000, Math.max(0, deadline - Date.now()) + 100));
-            }
-        } finally {
-            changes.stop();
-        }
-    }
-
-    /**
-     * Evicts one pod through the Eviction API with its own grace period. An eviction a
-     * PodDisruptionBudget refuses (429) is not an error: the first refusal of a pod is recorded in
-     * `blockedBy` with the budgets that cover it (and logged); the drain retries it.
-     */
-    private async evict(pod: DrainPod, blockedBy: Map<string, string>, log: (l: string) => void): Promise<void> {
-        const name = pod.metadata!.name!;
-        const namespace = pod.metadata!.namespace!;
-        try {
-            const grace = pod.spec?.terminationGracePeriodSeconds;
-            await this.core.createNamespacedPodEviction({
-                name,
-                namespace,
-                body: {
-                    apiVersion: "policy/v1",
-                    kind: "Eviction",
-                    metadata: { name, namespace },
-                    ...(grace !== undefined ? { deleteOptions: { gracePeriodSeconds: grace } } : {}),
-                },
-            });
-            blockedBy.delete(podName(pod));
-            log(`evicted ${podName(pod)}${grace !== undefined ? ` (grace period ${grace}s)` : ""}`);
-        } catch (e) {
-            if (apiStatus(e) === 429) {
-                if (!blockedBy.has(podName(pod))) {
-                    const pdbs = blockingPdbs(
-                        (await this.policy.listNamespacedPodDisruptionBudget({ namespace })).items,
-                        pod,
-                    );
-                    const why = `eviction refused by PodDisruptionBudget ${pdbs.length ? pdbs.join(", ") : "(none found selecting it)"}: ${apiErrorMessage(e)}`;
-                    blockedBy.set(podName(pod), why);
-                    log(`${podName(pod)}: ${why}; waiting`);
-                }
-            } else if (!isNotFound(e)) throw e;
-        }
+    /** evicts what kubectl drain would (drain.ts NodeDrain) */
+    drain(node: string, timeoutSeconds: number, log: (l: string) => void, opts?: DrainOptions): Promise<void> {
+        return this.nodeDrain.drain(node, timeoutSeconds, log, opts);
     }
 
     /** kube-proxy's pods on one node; without a node, on every node (one list). */
-    async kubeProxyPods(node?: string): Promise<KubeProxyPod[]> {
-        const { items } = await this.eachKubeProxyPod(
-            (p) => kubeProxyPodOf(p, node),
-            node ? `spec.nodeName=${node}` : undefined,
-        );
-        return items;
+    kubeProxyPods(node?: string): Promise<KubeProxyPod[]> {
+        return this.pods.list(node);
     }
 
-    /**
-     * kube-proxy's pods, a page at a time (`limit`/`continue`: one consistent list), each reduced
-     * as its page arrives: a list of every full pod (about 6.4 KB of JSON each) is never held at once.
-     * Returns the reduced pods and the list's resourceVersion (a watch starts from it).
-     */
-    private async eachKubeProxyPod<T>(
-        reduce: (p: k8s.V1Pod) => T,
-        fieldSelector?: string,
-    ): Promise<{ items: T[]; resourceVersion?: string }> {
-        const items: T[] = [];
-        let token: string | undefined;
-        let resourceVersion: string | undefined;
-        do {
-            const page = (await this.podLists.listNamespacedPod({
-                namespace: this.names.namespace,
-                labelSelector: this.names.podSelector,
-                fieldSelector,
-                limit: POD_PAGE,
-                _continue: token,
-            })) as unknown as PodListPage;
-            for (const p of page.items) items.push(reduce(p));
-            resourceVersion = page.metadata?.resourceVersion;
-            token = page.metadata?.continue || undefined;
-        } while (token);
-        return { items, resourceVersion };
+    podLog(name: string, previous = false): Promise<string> {
+        return this.pods.podLog(name, previous);
     }
 
-    async podLog(name: string, previous = false): Promise<string> {
-        try {
-            return await this.core.readNamespacedPodLog({
-                name,
-                namespace: this.names.namespace,
-                previous,
-                tailLines: 200,
-            });
-        } catch (e) {
-            return `(no log: ${apiErrorMessage(e)})`;
-        }
-    }
-
-    private podCache?: KubeProxyPodCache;
-
-    /** kube-proxy's pods on every node, from one informer started at the run's first wait. */
-    private async pods(): Promise<KubeProxyPodCache> {
-        const list = async (): Promise<k8s.V1PodList> => {
-            const { items, resourceVersion } = await this.eachKubeProxyPod(slimPod);
-            return { metadata: { resourceVersion }, items };
-        };
-        this.podCache ??= new KubeProxyPodCache(
-            this.watcher(),
-            list,
-            this.names.namespace,
-            this.names.podSelector,
-            this.server,
-        );
-        await this.podCache.start();
-        return this.podCache;
-    }
-
-    close(): void {
-        this.podCache?.close();
-        this.podCache = undefined;
-    }
-
-    /**
-     * Waits until the node runs exactly one kube-proxy, from the DaemonSet for `placement`,
-     * Running and Ready (and then still so, with no restart, for `settleSeconds`); or, for
-     * "hold", none. Fails early, with kube-proxy's own log, when the new process crashes. Waits
-     * on the run's pod informer, woken by its events; the verdict it reaches there is then
-     * confirmed by one read of the node's pods, so a watch that died without a word (a network
-     * partition keeps its socket open) can delay a wait but never pass it. A hand-back's wait
-     * (`labelForRestore`) that labels its pod confirms instead with the answer of that write.
-     */
-    async waitForKubeProxy(
+    /** until the node runs the one settled kube-proxy `placement` wants (kubeProxyPods.ts waitFor) */
+    waitForKubeProxy(
         node: string,
         placement: string | null,
         timeoutSeconds: number,
-        { settleSeconds = 3, labelForRestore = false }: WaitOptions & { settleSeconds?: number } = {},
+        options?: WaitOptions & { settleSeconds?: number },
     ): Promise<KubeProxyPod | undefined> {
-        const owner = placement === null ? this.names.daemonSet : rolloutObjectName(this.names.daemonSet, placement);
-        const hold = placement === MARKS.holdValue;
-        const settleMs = settleSeconds * 1000;
-        const deadline = Date.now() + timeoutSeconds * 1000;
-        const cache = await this.pods();
-        let last = "";
-        let settledSince: number | undefined;
-        for (;;) {
-            if (cache.refusal) throw cache.refusal;
-            if (cache.unanswered) throw cache.unanswered;
-            const verdict = cache.synced ? podVerdict(cache.onNode(node), owner, hold) : undefined;
-            let wait = Math.min(5000, deadline - Date.now() + 10);
-            if (verdict?.kind === "running") {
-                // kube-proxy that cannot run its mode exits within a second or two of starting
-                // (unknown gate, old kernel, missing nft): watch it briefly before trusting Ready
-                settledSince ??= Date.now();
-                wait = settledSince + settleMs - Date.now();
-                last = `pod ${verdict.pod.name} is Running, watching it for ${settleSeconds}s`;
-            } else settledSince = undefined;
-            if (verdict?.kind === "failing") throw await this.failing(node, verdict.pod);
-            if (verdict?.kind === "gone" || (verdict?.kind === "running" && wait <= 0)) {
-                const labelled =
-                    labelForRestore && verdict.kind === "running"
-                        ? await this.labelForRestore(verdict.pod, node)
-                        : undefined;
-                const fresh = podVerdict(labelled ?? (await this.kubeProxyPods(node)), owner, hold);
-                if (fresh.kind === "failing") throw await this.failing(node, fresh.pod);
-                if (fresh.kind === "gone" && verdict.kind === "gone") return undefined;
-                if (fresh.kind === "running" && verdict.kind === "running" && fresh.pod.name === verdict.pod.name)
-                    return fresh.pod;
-                // the API server disagrees with the watch: wait for the watch to catch up
-                settledSince = undefined;
-                last = `the API server's pods differ from the watch's (${fresh.kind === "waiting" ? fresh.detail : fresh.kind})`;
-                wait = 1000;
-            } else if (verdict?.kind === "waiting") last = verdict.detail;
-            else if (!verdict) last = "the watch of kube-proxy's pods is reconnecting";
-            if (Date.now() > deadline)
-                throw new Error(`kube-proxy on ${node} did not settle on ${owner} within ${timeoutSeconds}s: ${last}`);
-            await cache.next(node, wait);
-        }
+        return this.pods.waitFor(node, placement, timeoutSeconds, options);
     }
 
-    /** The error of a kube-proxy pod that crashed or cannot start, with the end of its log. */
-    private async failing(node: string, p: KubeProxyPod): Promise<Error> {
-        const log = (await this.podLog(p.name, p.restarts > 0)).trim().split("\n").slice(-8).join("\n");
-        return new Error(
-            `kube-proxy pod ${p.name} on ${node} is failing (${p.problem ?? p.phase}, ${p.restarts} restart(s)); its log ends:\n${log}`,
-        );
+    /** Stops the run's pod informer. */
+    close(): void {
+        this.pods.close();
     }
 
-    /**
-     * The tolerations the probe pod gets: those of the installer's kube-proxy DaemonSet (its
-     * saved spec during a rollout), so the probe lands where kube-proxy runs and nowhere else.
-     */
-    async probeTolerations(): Promise<k8s.V1Toleration[]> {
-        const ds = await this.apps.readNamespacedDaemonSet({
-            name: this.names.daemonSet,
-            namespace: this.names.namespace,
-        });
-        const saved = ds.metadata?.annotations?.[MARKS.originalSpecAnnotation];
-        const spec = saved ? (JSON.parse(saved) as k8s.V1DaemonSetSpec) : ds.spec;
-        return spec?.template?.spec?.tolerations ?? [];
+    /** the probe pod's tolerations: the installer DaemonSet's (probePod.ts) */
+    probeTolerations(): Promise<k8s.V1Toleration[]> {
+        return this.probePods.tolerations();
     }
 
-    /**
-     * Runs the probe (or the cleanup) in a short-lived pod pinned to the node; returns its output
-     * and whether it succeeded. The pod is privileged with the host network and the node's root
-     * at /host (the probe reads the host's tables through chroot /host and the host network's
-     * /proc/net); it does not share the host's PID namespace, tolerates only what the kube-proxy
-     * DaemonSet tolerates, and runs at the default priority unless priorityClassName is given.
-     */
-    async runProbe(node: string, opts: ProbeRun): Promise<{ output: string; succeeded: boolean }> {
-        const namespace = this.names.namespace;
-        const name = `kpm-${opts.action}-${node.replace(/[^a-z0-9-]/g, "-").slice(0, 30)}-${Math.random().toString(36).slice(2, 8)}`;
-        const tolerations = await this.probeTolerations();
-        // a run that dies leaves the pod: its deadline stops it, its labels let the next run sweep it
-        const { activeDeadlineSeconds, staleAfter } = probePodLifetime(opts.timeoutSeconds, Date.now());
-        await this.core.createNamespacedPod({
-            namespace,
-            fieldManager: FIELD_MANAGER,
-            body: {
-                metadata: {
-                    name,
-                    namespace,
-                    labels: {
-                        [MARKS.managedByLabel]: MARKS.managedByValue,
-                        [MARKS.probeLabel]: opts.action,
-                        [MARKS.staleAfterLabel]: String(staleAfter),
-                    },
-                    ...(opts.run ? { annotations: { [MARKS.runAnnotation]: opts.run } } : {}),
-                },
-                spec: probePodSpec(node, { ...opts, tolerations, activeDeadlineSeconds }),
-            },
-        });
-        const changes = this.changesOfPodsOn(node, namespace);
-        try {
-            // inside the try: a refused watch still deletes the pod
-            await changes.start();
-            const deadline = Date.now() + opts.timeoutSeconds * 1000;
-            let read = 0;
-            for (;;) {
-                const p = await this.core.readNamespacedPod({ name, namespace });
-                const phase = p.status?.phase;
-                if (phase === "Succeeded" || phase === "Failed") {
-                    const output = await this.core.readNamespacedPodLog({ name, namespace });
-                    return { output, succeeded: phase === "Succeeded" };
-                }
-                if (phase === "Running" && opts.onLine) {
-                    // the whole log each time: a sampler writes a short line every few seconds
-                    const output = await this.core.readNamespacedPodLog({ name, namespace });
-                    const lines = output.split("\n");
-                    const complete = lines.slice(read, -1);
-                    read += complete.length;
-                    if (complete.some((l) => opts.onLine!(l))) return { output, succeeded: true };
-                }
-                if (Date.now() > deadline) {
-                    throw new Error(
-                        `the ${opts.action} pod ${name} on ${node} did not finish within ${opts.timeoutSeconds}s (phase ${phase ?? "unknown"}); the node may not run pods from image ${opts.image}`,
-                    );
-                }
-                await changes.next(2000);
-            }
-        } finally {
-            changes.stop();
-            await this.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
-        }
+    runProbe(node: string, opts: ProbeRun): Promise<{ output: string; succeeded: boolean }> {
+        return this.probePods.run(node, opts);
     }
 
-    /**
-     * Deletes the probe pods a dead run left in kube-proxy's namespace (only the tool's: its
-     * managed-by and probe labels), as core/probePods.ts probePodsToSweep decides for the run that
-     * holds the lease as `holder`; each deletion is logged with why.
-     */
-    async sweepProbePods(holder: string, log: (line: string) => void): Promise<void> {
-        const namespace = this.names.namespace;
-        const pods = (
-            await this.core.listNamespacedPod({
-                namespace,
-                labelSelector: `${MARKS.managedByLabel}=${MARKS.managedByValue},${MARKS.probeLabel}`,
-            })
-        ).items;
-        const seen = pods.map((p) => ({
-            name: p.metadata?.name ?? "",
-            uid: p.metadata?.uid,
-            staleAfter: p.metadata?.labels?.[MARKS.staleAfterLabel],
-            run: p.metadata?.annotations?.[MARKS.runAnnotation],
-            createdAt: p.metadata?.creationTimestamp ? new Date(p.metadata.creationTimestamp).toISOString() : undefined,
-        }));
-        for (const { name, why } of probePodsToSweep(seen, { holder, nowMs: Date.now() })) {
-            const uid = seen.find((p) => p.name === name)?.uid;
-            try {
-                // the uid precondition: only the pod judged, never one made since under its name
-                await this.core.deleteNamespacedPod({
-                    name,
-                    namespace,
-                    gracePeriodSeconds: 0,
-                    body: { preconditions: { uid } },
-                });
-                log(`probe pod ${namespace}/${name}: deleted (${why})`);
-            } catch (e) {
-                if (!isNotFound(e)) throw e;
-            }
-        }
+    sweepProbePods(holder: string, log: (line: string) => void): Promise<void> {
+        return this.probePods.sweep(holder, log);
     }
 
-    /** Writes the canonical ConfigMap's configuration key. */
-    async writeCanonicalConfig(config: string): Promise<void> {
-        await this.core.patchNamespacedConfigMap(
-            {
-                name: this.names.configMap,
-                namespace: this.names.namespace,
-                body: { data: { [this.names.key]: config } },
-                fieldManager: FIELD_MANAGER,
-            },
-            MERGE,
-        );
+    /** the finish (handBack.ts) */
+    prepareHandBack(log: (l: string) => void): Promise<void> {
+        return this.handBack.prepare(log);
     }
 
-    /** The template generation the restore will give the installer's DaemonSet, read once per run. */
-    private generationAfterRestore?: Promise<string | undefined>;
-    /** The revision hash the restore will count current, once prepareHandBack has made the pods the hand-back starts carry it. */
-    private restoreHash?: string;
-
-    /** The installer DaemonSet's ControllerRevisions (those it owns, by its uid). */
-    private async revisionsOf(ds: k8s.V1DaemonSet): Promise<k8s.V1ControllerRevision[]> {
-        return (await this.apps.listNamespacedControllerRevision({ namespace: this.names.namespace })).items.filter(
-            (r) => r.metadata?.ownerReferences?.some((o) => o.uid === ds.metadata?.uid),
-        );
+    restoreInstallation(log: (l: string) => void): Promise<void> {
+        return this.handBack.restore(log);
     }
 
-    /**
-     * Before the finish's hand-back: makes the DaemonSet controller start the hand-back's pods
-     * with the revision hash the restore will count current (core/daemonset.ts handBackRevision),
-     * by relabelling the installer DaemonSet's current revision (its template in the rollout's
-     * shape) with the hash of the revision that recorded the installer's own template. Its own hash
-     * is kept in an annotation, and the restore puts it back. Then the hand-back writes to no pod;
-     * a pod started with another hash (before the controller saw the relabel, or by a rollback)
-     * is labelled with the template generation as before. Nothing is written when the installer's
-     * revision is gone (the log says so) or the DaemonSet is not in the rollout's shape.
-     */
-    async prepareHandBack(log: (l: string) => void): Promise<void> {
-        const { namespace } = this.names;
-        const ds = await this.apps.readNamespacedDaemonSet({ name: this.names.daemonSet, namespace });
-        const saved = ds.metadata?.annotations?.[MARKS.originalSpecAnnotation];
-        if (!saved) return;
-        const installers = JSON.parse(saved) as k8s.V1DaemonSetSpec;
-        const revisions: TemplateRevision[] = (await this.revisionsOf(ds)).map((r) => ({
-            name: r.metadata!.name!,
-            hash: r.metadata?.labels?.[REVISION_LABELS.hash],
-            revision: r.revision,
-            template: templateOfRevisionData(r.data),
-        }));
-        const { relabel, restoreHash } = handBackRevision(revisions, ds.spec?.template, installers.template);
-        if (!restoreHash) {
-            log(
-                `DaemonSet ${namespace}/${this.names.daemonSet}: no ControllerRevision records the installer's own template (revisionHistoryLimit ${ds.spec?.revisionHistoryLimit ?? "unset"}); each hand-back labels its pod for the restore`,
-            );
-            return;
-        }
-        if (relabel) {
-            await this.apps.patchNamespacedControllerRevision(
-                {
-                    name: relabel.name,
-                    namespace,
-                    body: {
-                        metadata: {
-                            labels: { [REVISION_LABELS.hash]: relabel.to },
-                            annotations: { [MARKS.revisionHashAnnotation]: relabel.from },
-                        },
-                    },
-                    fieldManager: FIELD_MANAGER,
-                },
-                MERGE,
-            );
-            log(
-                `ControllerRevision ${namespace}/${relabel.name}: the pods the hand-back starts get hash ${relabel.to}, the installer's revision's, so the restore writes to none (its own ${relabel.from} is put back then)`,
-            );
-        }
-        this.restoreHash = restoreHash;
-    }
-
-    /** Puts back the hash of every revision prepareHandBack relabelled (the restore's last step). */
-    private async putBackRevisionHashes(ds: k8s.V1DaemonSet, log: (l: string) => void): Promise<void> {
-        const { namespace } = this.names;
-        for (const r of await this.revisionsOf(ds)) {
-            const own = r.metadata?.annotations?.[MARKS.revisionHashAnnotation];
-            if (!own) continue;
-            await this.apps.patchNamespacedControllerRevision(
-                {
-                    name: r.metadata!.name!,
-                    namespace,
-                    body: {
-                        metadata: {
-                            labels: { [REVISION_LABELS.hash]: own },
-                            annotations: { [MARKS.revisionHashAnnotation]: null },
-                        },
-                    },
-                    fieldManager: FIELD_MANAGER,
-                },
-                MERGE,
-            );
-            log(`ControllerRevision ${namespace}/${r.metadata!.name}: its own hash ${own} put back`);
-        }
-    }
-
-    /**
-     * Labels a kube-proxy pod the hand-back started, unless it was born with the hash the restore
-     * counts current (prepareHandBack), with the template generation the restore will give the
-     * installer's DaemonSet (templateGenerationAfterRestore), so the restore finds it current by
-     * the controller's rule (podIsOfRevision) and does not write to it: the finish's label
-     * patches happen inside the hand-back's batches, not after them. Until the restore the label
-     * changes nothing for the controller; if the DaemonSet's template changes in between, the
-     * label does not match the restore's generation and the restore labels the pod as it does any
-     * other.
-     *
-     * Returns the node's kube-proxy pods as the write's answer shows them: the pod as the API
-     * server holds it now, or none when it is gone (404). That answer confirms the hand-back's
-     * wait in place of a read of the node's pods: it is as fresh as a read of this pod, and the
-     * watch that showed no other pod on the node had delivered every event up to this pod's
-     * settling (a pod created after that would pass a read made now as well; the finish's final
-     * check lists every node's pods once more after the restore). Undefined when there is no
-     * label to write (the pod was born current, or the DaemonSet is not in the rollout's shape):
-     * the wait then reads the pods.
-     */
-    private async labelForRestore(pod: KubeProxyPod, node: string): Promise<KubeProxyPod[] | undefined> {
-        const { namespace } = this.names;
-        // started with the hash the restore counts current (prepareHandBack): nothing to write
-        if (this.restoreHash && pod.revisionHash === this.restoreHash) return undefined;
-        this.generationAfterRestore ??= this.apps
-            .readNamespacedDaemonSet({ name: this.names.daemonSet, namespace })
-            .then((ds) =>
-                ds.metadata?.annotations?.[MARKS.originalSpecAnnotation]
-                    ? templateGenerationAfterRestore(ds.metadata.annotations)
-                    : undefined,
-            );
-        const generation = await this.generationAfterRestore.catch((e: unknown) => {
-            this.generationAfterRestore = undefined;
-            throw e;
-        });
-        if (!generation) return undefined;
-        try {
-            const labelled = await this.core.patchNamespacedPod(
-                {
-                    name: pod.name,
-                    namespace,
-                    body: { metadata: { labels: revisionLabels({ templateGeneration: generation }) } },
-                },
-                MERGE,
-            );
-            return [kubeProxyPodOf(labelled, node)];
-        } catch (e) {
-            // a pod deleted since the watch showed it settled: not confirmed, the wait goes on
-            if (apiStatus(e) === 404) return [];
-            throw e;
-        }
-    }
-
-    /** Puts the installer's DaemonSet spec back and removes the rollout's DaemonSets and ConfigMaps. */
-    async restoreInstallation(log: (l: string) => void): Promise<void> {
-        const { namespace } = this.names;
-        const ds = await this.apps.readNamespacedDaemonSet({ name: this.names.daemonSet, namespace });
-        const saved = ds.metadata?.annotations?.[MARKS.originalSpecAnnotation];
-        if (saved) {
-            const original = JSON.parse(saved);
-            // 1. the installer's template under OnDelete: the controller records its revision and
-            //    replaces no pod (every node already runs the installer's pod on this ConfigMap)
-            const staged = await this.updateDaemonSet((d) => {
-                d.spec = { ...original, updateStrategy: { type: "OnDelete" } };
-            });
-            // 2. the pods differ from that template only by the rollout's node-affinity term, which a
-            //    running pod never reads again: mark them as of the installer's revision, so putting
-            //    its update strategy back restarts no node a third time
-            const { kept, labelled } = await this.markPodsCurrent(staged);
-            // 3. the installer's spec, byte for byte
-            await this.updateDaemonSet((d) => {
-                d.spec = original;
-                delete d.metadata!.annotations![MARKS.originalSpecAnnotation];
-            });
-            log(
-                `DaemonSet ${namespace}/${this.names.daemonSet}: restored to the installer's spec (${kept} running pod(s) kept: they already run its configuration; ${labelled} of them labelled as of its revision now, the others were of it already: started with its hash, or labelled at their hand-back)`,
-            );
-        }
-        // the revision the hand-back relabelled gets its own hash back (also when a run that died
-        // after the restore's last write left it)
-        await this.putBackRevisionHashes(ds, log);
-        await this.removeRolloutObjects(log);
-    }
-
-    /**
-     * Removes the rollout's DaemonSets and ConfigMaps: deletes their owner (ROLLOUT_OWNER), then
-     * waits until the garbage collector has removed them, naming each. One made before they had an
-     * owner (an earlier version of the tool) is deleted by name, which the shipped role no longer
-     * allows: the refusal names it.
-     */
-    private async removeRolloutObjects(log: (l: string) => void, timeoutSeconds = 60): Promise<void> {
-        const { namespace } = this.names;
-        const selector = `${MARKS.managedByLabel}=${MARKS.managedByValue},${MARKS.configLabel}`;
-        const owned = (o: k8s.V1ObjectMeta | undefined) =>
-            o?.ownerReferences?.some((r) => r.kind === "ConfigMap" && r.name === ROLLOUT_OWNER) === true;
-        const left = async () => [
-            ...(await this.apps.listNamespacedDaemonSet({ namespace, labelSelector: selector })).items.map((d) => ({
-                kind: "DaemonSet",
-                meta: d.metadata,
-            })),
-            ...(await this.core.listNamespacedConfigMap({ namespace, labelSelector: selector })).items.map((c) => ({
-                kind: "ConfigMap",
-                meta: c.metadata,
-            })),
-        ];
-        const first = await left();
-        for (const o of first.filter((x) => !owned(x.meta))) {
-            const name = o.meta!.name!;
-            if (o.kind === "DaemonSet") await this.apps.deleteNamespacedDaemonSet({ name, namespace });
-            else await this.core.deleteNamespacedConfigMap({ name, namespace });
-        }
-        try {
-            await this.core.deleteNamespacedConfigMap({
-                name: ROLLOUT_OWNER,
-                namespace,
-                propagationPolicy: "Background",
-            });
-        } catch (e) {
-            if (!isNotFound(e)) throw e;
-        }
-        const deadline = Date.now() + timeoutSeconds * 1000;
-        for (let now = first; ;) {
-            const names = new Set(now.map((o) => `${o.kind} ${namespace}/${o.meta?.name}`));
-            if (!names.size) break;
-            if (Date.now() > deadline)
-                throw new Error(
-                    `the garbage collector did not remove the rollout's ${[...names].join(", ")} within ${timeoutSeconds}s of the deletion of their owner ConfigMap ${namespace}/${ROLLOUT_OWNER} (is kube-controller-manager's garbage collector running?)`,
-                );
-            await sleep(500);
-            now = await left();
-        }
-        for (const o of first) log(`${o.kind} ${namespace}/${o.meta?.name}: deleted`);
-    }
-
-    /** Read-modify-replace of the installer's DaemonSet, read again when its controller wrote in between (409). */
-    private async updateDaemonSet(mutate: (ds: k8s.V1DaemonSet) => void): Promise<k8s.V1DaemonSet> {
-        const { namespace } = this.names;
-        for (let attempt = 1; ; attempt++) {
-            const ds = await this.apps.readNamespacedDaemonSet({ name: this.names.daemonSet, namespace });
-            mutate(ds);
-            try {
-                return await this.apps.replaceNamespacedDaemonSet({
-                    name: this.names.daemonSet,
-                    namespace,
-                    body: ds,
-                    fieldManager: FIELD_MANAGER,
-                });
-            } catch (e) {
-                if (apiStatus(e) !== 409 || attempt >= 10) throw e;
-            }
-        }
-    }
-
-    /**
-     * Labels the installer DaemonSet's running pods that its controller does not yet count as of
-     * its current revision (podIsOfRevision: the hash or the template generation), once the
-     * controller has recorded that revision. Returns how many pods it found and how many it labelled.
-     */
-    private async markPodsCurrent(ds: k8s.V1DaemonSet): Promise<{ kept: number; labelled: number }> {
-        const { namespace } = this.names;
-        // the controller has seen the template once its status says so (woken by a watch)
-        const live = await this.untilDaemonSet(
-            (d) => (d.status?.observedGeneration ?? 0) >= (ds.metadata?.generation ?? 0),
-            60,
-            () =>
-                `the DaemonSet controller did not record the installer's revision of ${namespace}/${this.names.daemonSet} within 60s`,
-        );
-        const newest = async () => (await this.revisionsOf(live)).sort((x, y) => y.revision - x.revision)[0];
-        let controllerRevision = await newest();
-        for (let tries = 1; !controllerRevision && tries < 20; tries++) {
-            await sleep(500);
-            controllerRevision = await newest();
-        }
-        if (!controllerRevision)
-            throw new Error(`the DaemonSet ${namespace}/${this.names.daemonSet} has no ControllerRevision of its own`);
-        const hash = controllerRevision.metadata?.labels?.[REVISION_LABELS.hash];
-        if (!hash)
-            throw new Error(
-                `ControllerRevision ${controllerRevision.metadata?.name} has no ${REVISION_LABELS.hash} label`,
-            );
-        const revision = {
-            hash,
-            templateGeneration: templateGenerationOf(live.metadata?.annotations),
-        };
-        // the installer's pods, each reduced to its name and whether the controller counts it current
-        const pods = (
-            await this.eachKubeProxyPod((p) => {
-                const m = p.metadata;
-                const installers =
-                    !m?.deletionTimestamp &&
-                    m?.ownerReferences?.some((o) => o.kind === "DaemonSet" && o.name === this.names.daemonSet);
-                if (!installers || !m?.name) return undefined;
-                return { name: m.name, current: podIsOfRevision(m.labels, revision) };
-            })
-        ).items.filter((p) => p !== undefined);
-        const stale = pods.filter((p) => !p.current);
-        // one patch per pod, a few at a time rather than one round trip after another
-        await eachAtMost(POD_PATCHES_AT_ONCE, stale, async (p) => {
-            await this.core.patchNamespacedPod(
-                {
-                    name: p.name,
-                    namespace,
-                    body: { metadata: { labels: revisionLabels(revision) } },
-                },
-                MERGE,
-            );
-        });
-        return { kept: pods.length, labelled: stale.length };
-    }
-
-    /** Waits until the installer's DaemonSet has rolled every pod to its current spec (woken by a watch). */
-    async waitForDaemonSetRollout(timeoutSeconds: number, log: (l: string) => void): Promise<void> {
-        let said = "";
-        const line = (ds: k8s.V1DaemonSet) => {
-            const s = ds.status;
-            return `DaemonSet ${this.names.daemonSet}: ${s?.updatedNumberScheduled ?? 0}/${s?.desiredNumberScheduled ?? 0} updated, ${s?.numberAvailable ?? 0} available`;
-        };
-        const done = (ds: k8s.V1DaemonSet) => {
-            const s = ds.status;
-            const want = s?.desiredNumberScheduled ?? 0;
-            const now = line(ds);
-            if (now !== said) log((said = now));
-            return (
-                (s?.observedGeneration ?? 0) >= (ds.metadata?.generation ?? 0) &&
-                (s?.updatedNumberScheduled ?? 0) === want &&
-                (s?.numberAvailable ?? 0) === want
-            );
-        };
-        await this.untilDaemonSet(
-            done,
-            timeoutSeconds,
-            () =>
-                `the installer's DaemonSet did not finish rolling within ${timeoutSeconds}s: ${said || "no status yet"}`,
-        );
-    }
-
-    /** Changes of the pods on one node, in one namespace or in all. */
-    private changesOfPodsOn(node: string, namespace?: string): Changes {
-        return new Changes(
-            this.watcher(),
-            namespace ? `/api/v1/namespaces/${namespace}/pods` : "/api/v1/pods",
-            `spec.nodeName=${node}`,
-            this.server,
-        );
-    }
-
-    /**
-     * The installer's DaemonSet once `ready` holds for it: read, then read again at each change a
-     * watch of that one object reports (at most 5 s apart); `timedOut` words the error after
-     * `timeoutSeconds`.
-     */
-    private async untilDaemonSet(
-        ready: (ds: k8s.V1DaemonSet) => boolean,
-        timeoutSeconds: number,
-        timedOut: () => string,
-    ): Promise<k8s.V1DaemonSet> {
-        const { namespace, daemonSet: name } = this.names;
-        const deadline = Date.now() + timeoutSeconds * 1000;
-        const changes = new Changes(
-            this.watcher(),
-            `/apis/apps/v1/namespaces/${namespace}/daemonsets`,
-            `metadata.name=${name}`,
-            this.server,
-        );
-        await changes.start();
-        try {
-            for (;;) {
-                const ds = await this.apps.readNamespacedDaemonSet({ name, namespace });
-                if (ready(ds)) return ds;
-                if (Date.now() > deadline) throw new Error(timedOut());
-                await changes.next(Math.min(5000, Math.max(0, deadline - Date.now())));
-            }
-        } finally {
-            changes.stop();
-        }
-    }
-
-    private authorizationApi?: k8s.AuthorizationV1Api;
-
-    /** One SelfSubjectAccessReview per access, a few at a time; the denied ones, in their order. */
-    async deniedAccesses(wanted: Access[]): Promise<AccessReview> {
-        const api = (this.authorizationApi ??= this.api(k8s.AuthorizationV1Api));
-        const refused = new Set<Access>();
-        await eachAtMost(ACCESS_REVIEWS_AT_ONCE, wanted, async (a) => {
-            const review = await api.createSelfSubjectAccessReview({
-                body: {
-                    apiVersion: "authorization.k8s.io/v1",
-                    kind: "SelfSubjectAccessReview",
-                    spec: { resourceAttributes: { ...a } },
-                },
-            });
-            if (review.status?.allowed !== true) refused.add(a);
-        });
-        const denied = wanted.filter((a) => refused.has(a));
-        if (!denied.length) return { denied };
-        // who is denied, for the message (a cluster that will not say is not an error)
-        const user = await this.api(k8s.AuthenticationV1Api)
-            .createSelfSubjectReview({
-                body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
-            })
-            .then((r) => r.status?.userInfo?.username)
-            .catch(() => undefined);
-        return { user, denied };
+    deniedAccesses(wanted: Access[]): Promise<AccessReview> {
+        return this.accessReviews.denied(wanted);
     }
 
     private extensionsApi?: k8s.ApiextensionsV1Api;
@@ -1163,286 +200,20 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
         return (this.extensionsApi ??= this.api(k8s.ApiextensionsV1Api)).readCustomResourceDefinition({ name });
     }
 
-    private coordinationApi?: k8s.CoordinationV1Api;
-    private get coordination(): k8s.CoordinationV1Api {
-        return (this.coordinationApi ??= this.api(k8s.CoordinationV1Api));
-    }
-
-    private async readLease(): Promise<k8s.V1Lease | undefined> {
-        try {
-            return await this.coordination.readNamespacedLease({ name: LEASE_NAME, namespace: this.names.namespace });
-        } catch (e) {
-            if (isNotFound(e)) return undefined;
-            throw e;
-        }
-    }
-
-    /**
-     * Takes the rollout's Lease for `holder`, unless another holder renewed it within its duration.
-     * A Lease's renewTime is written by its holder's clock, which may run behind this machine's: one
-     * that looks expired here is watched for its whole duration on this machine's own clock, and
-     * taken over (compare-and-swap on the version watched) only if it did not change meanwhile; one
-     * that changed is alive, and the run refuses, naming its holder.
-     */
-    async acquireLease(
+    acquireLease(
         holder: string,
         durationSeconds: number,
-        log: (line: string) => void = () => undefined,
+        log?: (line: string) => void,
         signal?: AbortSignal,
     ): Promise<LeaseClaim> {
-        let writtenAt = 0;
-        const spec = (): k8s.V1LeaseSpec => {
-            writtenAt = performance.now();
-            const now = new Date();
-            return {
-                holderIdentity: holder,
-                leaseDurationSeconds: durationSeconds,
-                acquireTime: microTime(now),
-                renewTime: microTime(now),
-            };
-        };
-        for (let attempt = 0; attempt < 3; attempt++) {
-            const lease = await this.readLease();
-            if (!lease) {
-                if (await this.createLease(spec())) return { acquired: true, writtenAt };
-                continue;
-            }
-            const held = lease.spec?.holderIdentity;
-            if (held && held !== holder) {
-                if (!leaseLooksExpired(lease, new Date())) return { acquired: false, current: leaseHolder(lease) };
-                const seconds = lease.spec?.leaseDurationSeconds ?? 0;
-                const current = leaseHolder(lease);
-                log(
-                    `the rollout lease of ${current.holder} (renewed ${current.renewedAt}, lasts ${seconds}s) has expired by this machine's clock; ` +
-                        `watching it for ${seconds}s on this machine's own clock before taking it over, in case its holder's clock runs behind`,
-                );
-                await realClock.sleep(seconds * 1000, signal);
-                // told to stop while watching: the Lease is left as it is
-                if (signal?.aborted) return { acquired: false, current };
-                const again = await this.readLease();
-                if (again?.metadata?.resourceVersion !== lease.metadata?.resourceVersion) {
-                    if (again?.spec?.holderIdentity && again.spec.holderIdentity !== holder)
-                        return { acquired: false, current: leaseHolder(again) };
-                    continue; // released or gone meanwhile: decide again
-                }
-            }
-            if (await this.takeOverLease(lease, spec())) return { acquired: true, writtenAt };
-        }
-        return { acquired: false, current: leaseHolder(await this.readLease()) };
+        return this.lease.acquire(holder, durationSeconds, log, signal);
     }
 
-    /** Creates the Lease; false when another run created it first. */
-    private async createLease(spec: k8s.V1LeaseSpec): Promise<boolean> {
-        const namespace = this.names.namespace;
-        return createUnlessExists(() =>
-            this.coordination.createNamespacedLease({
-                namespace,
-                fieldManager: FIELD_MANAGER,
-                body: {
-                    metadata: {
-                        name: LEASE_NAME,
-                        namespace,
-                        labels: { [MARKS.managedByLabel]: MARKS.managedByValue },
-                    },
-                    spec,
-                },
-            }),
-        );
+    renewLease(holder: string): Promise<boolean> {
+        return this.lease.renew(holder);
     }
 
-    /** Replaces a free Lease with ours; false when another run took it over first (409). */
-    private takeOverLease(lease: k8s.V1Lease, spec: k8s.V1LeaseSpec): Promise<boolean> {
-        // two runs taking over at once: the compare-and-swap lets one win
-        return this.replaceLeaseUnlessChanged({
-            ...lease,
-            spec: { ...spec, leaseTransitions: (lease.spec?.leaseTransitions ?? 0) + 1 },
-        });
+    releaseLease(holder: string): Promise<void> {
+        return this.lease.release(holder);
     }
-
-    /**
-     * Renews the Lease if `holder` still holds it; false when it does not. A 409 means another
-     * write landed between the read and the replace (a takeover, or this run's own release): read
-     * again and decide on what is there now.
-     */
-    async renewLease(holder: string): Promise<boolean> {
-        for (let attempt = 0; attempt < LEASE_WRITE_ATTEMPTS; attempt++) {
-            const lease = await this.readLease();
-            if (!lease || lease.spec?.holderIdentity !== holder) return false;
-            const renewed = await this.replaceLeaseUnlessChanged({
-                ...lease,
-                spec: { ...lease.spec, renewTime: microTime(new Date()) },
-            });
-            if (renewed) return true;
-        }
-        throw leaseContended("renew");
-    }
-
-    /**
-     * Frees the Lease if `holder` still holds it. A 409 means a write landed between the read and
-     * the replace (most often this run's own renewal, still in flight when the run ended): read
-     * again and release what is there, rather than leave the next run waiting out the lease.
-     */
-    async releaseLease(holder: string): Promise<void> {
-        for (let attempt = 0; attempt < LEASE_WRITE_ATTEMPTS; attempt++) {
-            const lease = await this.readLease();
-            if (!lease || lease.spec?.holderIdentity !== holder) return;
-            // no holder, no renewal: how often it changed hands is kept, as client-go's release keeps it
-            const { leaseDurationSeconds, leaseTransitions } = lease.spec;
-            const released = await this.replaceLeaseUnlessChanged({
-                ...lease,
-                spec: { leaseDurationSeconds, leaseTransitions },
-            });
-            if (released) return;
-        }
-        throw leaseContended("release");
-    }
-
-    /** Replaces the Lease read as `lease` (its resourceVersion makes it a compare-and-swap); false on a 409. */
-    private async replaceLeaseUnlessChanged(lease: k8s.V1Lease): Promise<boolean> {
-        try {
-            await this.coordination.replaceNamespacedLease({
-                name: LEASE_NAME,
-                namespace: this.names.namespace,
-                fieldManager: FIELD_MANAGER,
-                body: lease,
-            });
-            return true;
-        } catch (e) {
-            if (apiStatus(e) !== 409) throw e;
-            return false;
-        }
-    }
-}
-
-/** How often a renewal or a release re-reads the Lease after a 409 before it gives up. */
-const LEASE_WRITE_ATTEMPTS = 5;
-
-function leaseContended(what: "renew" | "release"): Error {
-    return new Error(
-        `could not ${what} the rollout Lease: it changed under every one of ${LEASE_WRITE_ATTEMPTS} attempts (409 Conflict each time)`,
-    );
-}
-
-/**
- * Wakes a waiter when the objects a watch selects change (pods on a node, by spec.nodeName; one
- * DaemonSet, by metadata.name), so drains, probe waits and the restore's waits react at once
- * instead of polling. A watch that cannot start (the server away) or ends only makes next() fall
- * back to its timeout; a watch the server refuses (401/403, not a restart's warm-up) is a missing
- * permission, and start() fails naming it instead of waiting out every timeout. The server ends
- * each watch after its window, and one gone silent is given up (timeouts.ts): either is started
- * again a second later, and the waiters woken to read what they may have missed.
- */
-export class Changes {
-    private waiters: (() => void)[] = [];
-    private request: { abort(): void } | undefined;
-    private dirty = false;
-    private stopped = false;
-    private restart?: NodeJS.Timeout;
-
-    constructor(
-        private readonly watcher: Watcher,
-        private readonly path: string,
-        private readonly fieldSelector: string,
-        private readonly server: ServerRecovery,
-    ) {}
-
-    async start(): Promise<void> {
-        let ended = false;
-        let failure: unknown;
-        let request: { abort(): void } | undefined;
-        try {
-            request = await this.watcher.watch(
-                this.path,
-                { fieldSelector: this.fieldSelector },
-                () => this.wake(),
-                (err) => {
-                    ended = true;
-                    failure = err;
-                    this.request = undefined;
-                    if (err === null || (isApiTimeout(err) && err.kind === "watch")) this.startAgain();
-                },
-            );
-        } catch (e) {
-            ended = true;
-            failure = e;
-        }
-        if (this.stopped) return void request?.abort();
-        if (!ended) return void (this.request = request);
-        this.server.saw(failure);
-        if (this.server.refuses(failure)) throw watchRefused(this.path, failure);
-    }
-
-    private startAgain(): void {
-        if (this.stopped || this.restart) return;
-        this.wake();
-        this.restart = setTimeout(() => {
-            this.restart = undefined;
-            if (!this.stopped) this.start().catch(() => undefined);
-        }, 1000);
-    }
-
-    private wake(): void {
-        this.dirty = true;
-        for (const w of this.waiters.splice(0)) w();
-    }
-
-    /** Resolves at the next change (or at once if one came since the last call), or after ms. */
-    next(ms: number): Promise<void> {
-        if (this.dirty) {
-            this.dirty = false;
-            return Promise.resolve();
-        }
-        return new Promise((resolve) => {
-            const done = () => {
-                clearTimeout(t);
-                this.dirty = false;
-                resolve();
-            };
-            const t = setTimeout(done, ms);
-            this.waiters.push(done);
-        });
-    }
-
-    stop(): void {
-        this.stopped = true;
-        clearTimeout(this.restart);
-        this.request?.abort();
-        this.request = undefined;
-        this.wake();
-    }
-}
-
-/** The probe pod's spec (pure, so its privileges are reviewed and tested in one place). */
-export function probePodSpec(
-    node: string,
-    opts: {
-        image: string;
-        action: ProbeRun["action"];
-        env: Record<string, string>;
-        tolerations: k8s.V1Toleration[];
-        priorityClassName?: string;
-        /** the kubelet stops the pod this long after it started it, should its run die (core/probePods.ts probePodLifetime) */
-        activeDeadlineSeconds: number;
-    },
-): k8s.V1PodSpec {
-    return {
-        nodeName: node,
-        hostNetwork: true,
-        restartPolicy: "Never",
-        activeDeadlineSeconds: opts.activeDeadlineSeconds,
-        ...(opts.priorityClassName ? { priorityClassName: opts.priorityClassName } : {}),
-        tolerations: opts.tolerations,
-        automountServiceAccountToken: false,
-        containers: [
-            {
-                name: "probe",
-                image: opts.image,
-                command: ["sh", "-c", PROBE_SCRIPT],
-                env: Object.entries({ KPM_ACTION: opts.action, ...opts.env }).map(([n, value]) => ({ name: n, value })),
-                securityContext: { privileged: true },
-                volumeMounts: [{ name: "host", mountPath: "/host" }],
-            },
-        ],
-        volumes: [{ name: "host", hostPath: { path: "/" } }],
-    };
 }

@@ -7,7 +7,7 @@
 // - A watch: its start as a request; then the server is asked to end it after WATCH_WINDOWS
 //   request timeouts (timeoutSeconds, and bookmarks meanwhile), and the watch is restarted; a watch
 //   over which nothing (an event, a bookmark, its end) came for one request timeout longer is
-//   taken for dead, abandoned and started again (podCache.ts, kubeProxy.ts Changes).
+//   taken for dead, abandoned and started again (podCache.ts, changes.ts Changes).
 // A request that timed out is not tried again: the server did not answer in many times the time
 // an answer takes, and the error says so, naming the server and the timeout.
 import * as k8s from "../libraries/kubernetesClient.js";

@@ -446,6 +446,9 @@ describe("the rollout's memory of each node, as the cluster client lists it (SIM
     it("reads the move's memory the rollout wrote, and ignores one that is not its (not JSON, or lacking to, from or a phase)", async () => {
         const ours = { to: "abc123", from: "def456", phase: "switching" };
         assert.deepEqual((await listed({ [MARKS.moveAnnotation]: JSON.stringify(ours) })).move, ours);
+        // the bridge a move made is read back, so the next run deletes it
+        const bridged = { ...ours, bridge: "kpm-bridge" };
+        assert.deepEqual((await listed({ [MARKS.moveAnnotation]: JSON.stringify(bridged) })).move, bridged);
         const notOurs = [
             "",
             "not json",

@@ -425,8 +425,8 @@ describe("waiting for kube-proxy on the pod informer (SIMULATED API server)", fu
             "the informer's five pages, one confirming read",
         );
         const held = (
-            cluster as unknown as { podCache: { informer: k8s.ObjectCache<k8s.V1Pod> } }
-        ).podCache.informer.list();
+            cluster as unknown as { pods: { podCache: { informer: k8s.ObjectCache<k8s.V1Pod> } } }
+        ).pods.podCache.informer.list();
         assert.equal(held.length, 1201);
         assert.ok(held.every(keysOnly), "the informer keeps only each pod's keys");
     });
@@ -440,9 +440,9 @@ describe("waiting for kube-proxy on the pod informer (SIMULATED API server)", fu
         await sleep(200);
         const cache = (
             cluster as unknown as {
-                podCache: { informer: k8s.ObjectCache<k8s.V1Pod>; onNode(node: string): KubeProxyPod[] };
+                pods: { podCache: { informer: k8s.ObjectCache<k8s.V1Pod>; onNode(node: string): KubeProxyPod[] } };
             }
-        ).podCache;
+        ).pods.podCache;
         const held = cache.informer.list();
         assert.deepEqual(
             held.map((p) => p.metadata?.name),

@@ -1,7 +1,7 @@
 // The probe pod asks for what the probe uses and no more: host network, privileged, the node's
 // root at /host; no hostPID, kube-proxy's own tolerations, default priority, a pinned image.
 import assert from "node:assert/strict";
-import { probePodSpec } from "../../components/cluster/kubeProxy.js";
+import { probePodSpec } from "../../components/cluster/probePod.js";
 import { PROBE_SCRIPT } from "../../components/core/probe.js";
 import { verifySchema } from "../../components/rollout/spec.js";
 
