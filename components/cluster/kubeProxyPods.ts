@@ -8,13 +8,8 @@ import type { KubeProxyClient } from "./kubeProxyClient.js";
 import { KubeProxyPodCache, kubeProxyPodOf, slimPod } from "./podCache.js";
 
 /**
- * kube-proxy pods per page of a list. Half kubectl's chunk size: each page is parsed whole (JSON,
- * about 6.4 KB a pod) before it is reduced, and the larger the page, the more of it is left for
- * a full collection (the likely cause; the collector's work was not measured). Listing the 5,000
- * kube-proxy pods of the reference cluster (SIMULATED kwok nodes) three times, then its nodes, in
- * a fresh process, three runs each (2026-12-05): pages of 500 raised the process's peak memory by
- * 106-109 MB and took a median 804 ms a list, pages of 250 by 52-54 MB in a median 750 ms (pages
- * of 200: 51-53 MB, 786 ms; docs/scale.md).
+ * kube-proxy pods per page of a list: half kubectl's chunk size, because each page is parsed
+ * whole before it is reduced; pages of 500 doubled the list's peak memory (docs/performance.md).
  */
 const POD_PAGE = 250;
 
