@@ -158,6 +158,25 @@ function flagSets(): Map<string, Record<string, FlagSpec & { short?: string }>> 
     return sets;
 }
 
+/**
+ * What a command's help says of each flag: the text after its "  --flag ARG" column, with the
+ * lines indented under it. Help that names two flags on one line gives both the same text.
+ */
+function flagHelp(help: string): Map<string, string> {
+    const said = new Map<string, string>();
+    const lines = help.split("\n");
+    for (let i = 0; i < lines.length; i++) {
+        const m = /^ {2,}(-\S.*?)(?: {2,}(\S.*))?$/.exec(lines[i]);
+        if (!m || !/^(-\w, )?--/.test(m[1])) continue;
+        let text = m[2] ?? "";
+        const column = m[2] ? lines[i].length - m[2].length : -1;
+        while (column > 0 && i + 1 < lines.length && /^ +\S/.test(lines[i + 1]) && lines[i + 1].search(/\S/) >= column)
+            text += " " + lines[++i].trim();
+        for (const f of m[1].matchAll(/--([a-z][a-z0-9-]*)/g)) if (!said.has(f[1])) said.set(f[1], text);
+    }
+    return said;
+}
+
 function takes(spec: FlagSpec): string {
     if (spec.type === "boolean") return "no value (a switch)";
     return spec.multiple ? "a value; repeatable" : "a value";
@@ -176,8 +195,10 @@ export async function cliPage(): Promise<string> {
     const sections: string[] = [];
     for (const { name } of commands) {
         const help = await run([name, "--help"]);
+        const said = flagHelp(help.text);
         const flags = Object.entries(sets.get(name) ?? {}).map(
-            ([flag, spec]) => `| ${spec.short ? `\`-${spec.short}\`, ` : ""}\`--${flag}\` | ${takes(spec)} |`,
+            ([flag, spec]) =>
+                `| ${spec.short ? `\`-${spec.short}\`, ` : ""}\`--${flag}\` | ${takes(spec)} | ${cell(said.get(flag) ?? "")} |`,
         );
         sections.push(
             `## ${name}`,
@@ -187,7 +208,12 @@ export async function cliPage(): Promise<string> {
             "```",
             "",
             ...(flags.length
-                ? ["| flag | takes |", "| --- | --- |", ...flags, "| `-h`, `--help` | no value: print the above |"]
+                ? [
+                      "| flag | takes | what (from --help) |",
+                      "| --- | --- | --- |",
+                      ...flags,
+                      "| `-h`, `--help` | no value | print the help above |",
+                  ]
                 : ["Flags: see the help above."]),
             "",
         );
