@@ -38,5 +38,6 @@ describe("docs/reference: the generated pages equal their sources (else: npm run
         assert.deepEqual(empty, [], "inputs without a description (add .describe() to the zod schema)");
         const cli = pages["docs/reference/cli.md"];
         assert.doesNotMatch(cli, /Flags: see the help above/, "a command without an exported *_FLAGS FlagSet");
+        assert.match(cli, /^\| \[render\]\(#render\) \|/m, "the commands are read from the usage's listing");
     });
 });
