@@ -8,7 +8,7 @@
 //   (the tool, each controller, kwok), as does --cluster NAME on a cluster started with --audit;
 //   --heap snapshots the runner's heap every 30 s of each up and reports its live heap, the memory
 //   it holds, apart from its RSS; each snapshot pauses the runner, so the up's times are slowed
-//   and not comparable with a run without it (docs/scale.md); --preview-runs N runs
+//   and not comparable with a run without it (docs/performance.md); --preview-runs N runs
 //   the two previews N times each (default 3), alternating, and reports each one's median (a busy
 //   machine moves one preview by a second or more)
 //   node dist/scripts/bench.js --core 5000     the preview's pure work alone (no cluster, no Pulumi):

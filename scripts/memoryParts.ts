@@ -2,7 +2,7 @@
 // after reading every node as a pool's step does (and keeping them, as the step does), and after
 // starting the informer of kube-proxy's pods that its waits read (one list and one watch). Each
 // figure is taken after a full garbage collection; the peaks are sampled every 5 ms. Set beside
-// the runner's peak in `npm run bench` (docs/scale.md), it tells what grows with the nodes from
+// the runner's peak in `npm run bench` (docs/performance.md), it tells what grows with the nodes from
 // what does not:
 //
 //   node --expose-gc dist/scripts/memoryParts.js --kubeconfig FILE

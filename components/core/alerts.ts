@@ -22,22 +22,22 @@ const K8S_LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
 
 export const alertsSchema = z
     .object({
-        /** create the PrometheusRule; default true once `alerts` is given */
-        enabled: z.boolean().default(true),
-        /** namespace of the PrometheusRule; default: the namespace kube-proxy lives in */
+        enabled: z
+            .boolean()
+            .default(true)
+            .describe(
+                "Create the PrometheusRule; a plain boolean, not an Output (whether the rule exists is part of the resource graph).",
+            ),
         namespace: z
             .string()
             .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "alerts.namespace must be a namespace name")
-            .optional(),
-        /** metadata.name of the PrometheusRule */
+            .optional()
+            .describe("Namespace of the PrometheusRule. Default: kube-proxy's namespace (target.namespace)."),
         name: z
             .string()
             .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, "alerts.name must be a DNS name")
-            .default("kube-proxy-mode"),
-        /**
-         * labels on the PrometheusRule object: what your Prometheus's ruleSelector matches
-         * (kube-prometheus-stack: release: <helm release name>)
-         */
+            .default("kube-proxy-mode")
+            .describe("metadata.name of the PrometheusRule."),
         labels: z
             .record(
                 z.string().regex(K8S_LABEL_KEY, "alerts.labels keys must be Kubernetes label keys"),
@@ -48,13 +48,19 @@ export const alertsSchema = z
                         "alerts.labels values must be Kubernetes label values (63 characters, alphanumerics, -_.)",
                     ),
             )
-            .default({}),
-        /** labels added to every alert (routing in Alertmanager: team, severity overrides) */
+            .default({})
+            .describe(
+                "Labels on the PrometheusRule: what your Prometheus's ruleSelector matches (kube-prometheus-stack: release: <helm release name>).",
+            ),
         alertLabels: z
             .record(z.string().regex(PROM_LABEL, "alerts.alertLabels keys must be Prometheus label names"), z.string())
-            .default({}),
-        /** the series label that names the node in your kube-proxy scrape (set it by relabelling) */
-        nodeLabel: z.string().regex(PROM_LABEL, "alerts.nodeLabel must be a Prometheus label name").default("node"),
+            .default({})
+            .describe("Labels added to every alert (Alertmanager routing: team, severity overrides)."),
+        nodeLabel: z
+            .string()
+            .regex(PROM_LABEL, "alerts.nodeLabel must be a Prometheus label name")
+            .default("node")
+            .describe("The series label naming the node in your kube-proxy scrape (set it by relabelling)."),
     })
     .strict();
 export type AlertsOptions = z.infer<typeof alertsSchema>;

@@ -8,17 +8,21 @@ import type { Finding, FindingCode } from "./types.js";
 
 const WHOLE = "maxUnavailable must be a whole number of at least 1";
 
+/** The pool's defaults: no soak; a drain gives up after 5 minutes. */
+export const POOL_DEFAULTS = { soakSeconds: 0, drainTimeoutSeconds: 300 } as const;
+
 /** A pool as the user declares it and the step's spec stores it: durations are text ("10m"). */
 export const poolInputSchema = z
     .object({
-        /** names the pool's rollout step; lower-case letters, digits and '-' */
         name: z
             .string({ message: "a pool needs a name, e.g. canary" })
             .regex(
                 /^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$/,
                 "pool name must be lower-case letters, digits and '-' (at most 42), e.g. canary",
+            )
+            .describe(
+                "The pool's name: lower-case letters, digits and '-' (at most 42); a plain string, not an Output (it names the pool's step).",
             ),
-        /** label selector of the pool's nodes, e.g. pool=canary */
         nodeSelector: z
             .string({ message: "nodeSelector is required (a label selector such as pool=canary)" })
             .trim()
@@ -29,34 +33,66 @@ export const poolInputSchema = z
                 } catch (e) {
                     ctx.addIssue({ code: "custom", message: (e as Error).message });
                 }
-            }),
-        /** nodes of this pool in flight at once; default 1 */
-        maxUnavailable: z.number({ message: WHOLE }).int(WHOLE).min(1, WHOLE).optional(),
-        /** wait after the pool before the next one; default 0s */
-        soak: durationSchema({ positive: false, waited: true }).optional(),
-        /** evict pods (respecting PodDisruptionBudgets) before moving a node; { force, deleteEmptyDirData } as kubectl drain's flags; default false */
+            })
+            .describe('Label selector of the pool\'s nodes, e.g. "pool=canary".'),
+        maxUnavailable: z
+            .number({ message: WHOLE })
+            .int(WHOLE)
+            .min(1, WHOLE)
+            .optional()
+            .describe("Nodes of this pool moved at once. Default: 1."),
+        soak: durationSchema({ positive: false, waited: true })
+            .optional()
+            .describe(
+                `Wait after the pool before the next one, a duration such as "10m". Default: ${POOL_DEFAULTS.soakSeconds}s.`,
+            ),
         drain: z
             .union(
                 [
                     z.boolean(),
-                    z.object({ force: z.boolean().optional(), deleteEmptyDirData: z.boolean().optional() }).strict(),
+                    z
+                        .object({
+                            force: z
+                                .boolean()
+                                .optional()
+                                .describe(
+                                    "Also evict pods without a controller (kubectl drain --force). Default: false.",
+                                ),
+                            deleteEmptyDirData: z
+                                .boolean()
+                                .optional()
+                                .describe(
+                                    "Also evict pods with emptyDir volumes, whose data is lost (kubectl drain --delete-emptydir-data). Default: false.",
+                                ),
+                        })
+                        .strict(),
                 ],
                 {
                     message: "drain must be true, false or { force: true|false, deleteEmptyDirData: true|false }",
                 },
             )
-            .optional(),
-        /** give up draining a node after this long ("0": no limit, as kubectl); default 5m */
-        drainTimeout: durationSchema({ positive: false, waited: true }).optional(),
-        /** how long a node's first sync in the new mode may take; default: from the node's old-mode sync (verify.firstSyncFactor) */
-        firstSyncTimeout: durationSchema({ positive: true, waited: true }).optional(),
-        /** an ipvs -> iptables move without drain leaves the node without Service routing for a while: say yes to that */
-        allowUnroutedNode: z.boolean({ message: "allowUnroutedNode must be true or false" }).optional(),
+            .optional()
+            .describe(
+                "Evict the node's pods (respecting PodDisruptionBudgets) before moving it: true, or { force, deleteEmptyDirData } as kubectl drain's flags (pods without a controller, and pods with emptyDir volumes, are refused without them). Default: false.",
+            ),
+        drainTimeout: durationSchema({ positive: false, waited: true })
+            .optional()
+            .describe(
+                `Give up draining a node after this long; "0" waits for ever (as kubectl). Default: ${POOL_DEFAULTS.drainTimeoutSeconds}s.`,
+            ),
+        firstSyncTimeout: durationSchema({ positive: true, waited: true })
+            .optional()
+            .describe(
+                "How long a node's first sync in the new mode may take, a duration such as \"15m\". Default: from the node's old-mode sync (verify.firstSyncFactor, at least verify.firstSyncMin).",
+            ),
+        allowUnroutedNode: z
+            .boolean({ message: "allowUnroutedNode must be true or false" })
+            .optional()
+            .describe(
+                "ipvs -> iptables without drain leaves each node without Service routing for a while: true accepts that gap. Default: false.",
+            ),
     })
     .strict();
-
-/** The pool's defaults: no soak; a drain gives up after 5 minutes. */
-export const POOL_DEFAULTS = { soakSeconds: 0, drainTimeoutSeconds: 300 } as const;
 
 /** A declared pool with its durations in seconds (defaults filled): what the planner and the runner read. */
 function poolSeconds({ soak, drainTimeout, firstSyncTimeout, ...pool }: PoolSpec) {

@@ -85,21 +85,24 @@ const STACK_NAME = /^[^/\s]+\/[^/\s]+\/[^/\s]+$/;
 /** The `promotion` input as written: `minSoak` is text. */
 export const promotionInputSchema = z
     .object({
-        /** the fully qualified upstream stack: <org>/<project>/<stack> (file backend: organization/<project>/<stack>) */
         after: z
             .string()
             .regex(
                 STACK_NAME,
                 'promotion.after must be a fully qualified stack name "<org>/<project>/<stack>" (with a file backend: "organization/<project>/<stack>")',
+            )
+            .describe(
+                'The stack that must have finished this target first: "<org>/<project>/<stack>" (file backend: "organization/<project>/<stack>").',
             ),
-        /** how long the upstream must have held the target, e.g. 24h; 0s only requires that it finished */
         minSoak: durationSchema({
             positive: false,
             required:
                 'promotion.minSoak is required: how long the upstream stack must have held the target, e.g. "24h" ("0s" only requires that it finished)',
-        }),
-        /** refuse when the upstream verified nodes with hooks only (verify.nodeChecks: false); default true */
-        requireNodeChecks: z.boolean().default(true),
+        }).describe('How long the upstream must have held the target, e.g. "24h" ("0s": finished is enough).'),
+        requireNodeChecks: z
+            .boolean()
+            .default(true)
+            .describe("Refuse an upstream whose nodes were verified by hooks only (verify.nodeChecks: false)."),
     })
     .strict();
 

@@ -99,14 +99,20 @@ export function describeIssues(issues: z.core.$ZodIssue[], prefix: string): stri
  */
 export const eksAddonSchema = z
     .strictObject({
-        /** the add-on's configurationValues, as given to AWS (JSON or YAML), e.g. {"mode":"nftables"} */
         configurationValues: z
             .string({
                 error: 'eksAddon.configurationValues must be the add-on\'s values as text, e.g. {"mode":"nftables"}',
             })
-            .optional(),
-        /** go on without the add-on's values: an add-on update may rewrite kube-proxy-config (unchecked) */
-        acknowledgeOverwrite: z.boolean({ error: "eksAddon.acknowledgeOverwrite must be true or false" }).optional(),
+            .optional()
+            .describe(
+                "The kube-proxy add-on's configurationValues as given to AWS (JSON or YAML text, e.g. the configurationValues of your aws.eks.Addon); they must set mode to the target mode.",
+            ),
+        acknowledgeOverwrite: z
+            .boolean({ error: "eksAddon.acknowledgeOverwrite must be true or false" })
+            .optional()
+            .describe(
+                "Go on without the add-on's values: an add-on update with resolveConflicts OVERWRITE may rewrite kube-proxy-config and move every node, unchecked (a warning in the preview). Default: false.",
+            ),
     })
     .refine((a) => a.configurationValues !== undefined || a.acknowledgeOverwrite === true, {
         error: 'give configurationValues (the add-on\'s values, e.g. {"mode":"nftables"}) or acknowledgeOverwrite: true',

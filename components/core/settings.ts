@@ -21,29 +21,49 @@ function refuseProtoKey(gates: unknown, ctx: z.RefinementCtx): unknown {
 
 export const desiredSettingsSchema = z
     .object({
-        mode: z.enum(PROXY_MODES, { error: modeMessage }),
+        mode: z
+            .enum(PROXY_MODES, { error: modeMessage })
+            .describe(
+                'The target mode: "iptables", "ipvs" or "nftables" (an unpinned mode follows upstream\'s default).',
+            ),
         featureGates: z
             .preprocess(
                 refuseProtoKey,
                 z.record(z.string().min(1), z.boolean({ error: "feature-gate values must be true or false" })),
             )
-            .optional(),
+            .optional()
+            .describe(
+                "kube-proxy feature gates to set; unknown names fail unless allowUnknownFeatureGates. Default: the current configuration's gates are kept.",
+            ),
         nodePortAddresses: z
             .array(
                 z.string({ error: "each nodePortAddresses entry must be a string (a CIDR or primary/localhost/all)" }),
             )
-            .optional(),
+            .optional()
+            .describe(
+                'Addresses NodePorts answer on: CIDRs, "primary" or "localhost". Default: the current configuration\'s value.',
+            ),
         conntrack: z
-            .object({ tcpBeLiberal: z.boolean({ error: "conntrack.tcpBeLiberal must be true or false" }).optional() })
+            .object({
+                tcpBeLiberal: z
+                    .boolean({ error: "conntrack.tcpBeLiberal must be true or false" })
+                    .optional()
+                    .describe("Accept out-of-window TCP packets. Default: the current configuration's value."),
+            })
             .strict()
-            .optional(),
+            .optional()
+            .describe("conntrack settings. Default: the current configuration's values."),
         kubernetesVersion: z
             .string()
             .refine((v) => parseKubeVersion(v) !== undefined, {
                 message: 'kubernetesVersion must look like "1.37" or "v1.37.2"',
             })
-            .optional(),
-        allowUnknownFeatureGates: z.boolean().optional(),
+            .optional()
+            .describe('The cluster\'s release, e.g. "1.37". Default: detected from the API server.'),
+        allowUnknownFeatureGates: z
+            .boolean()
+            .optional()
+            .describe("Accept feature gates this release does not know. Default: false."),
     })
     .strict();
 

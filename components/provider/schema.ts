@@ -17,17 +17,56 @@ const TYPE_PREFIX = `${PACKAGE_NAME}:index:`;
 const ref = (name: string) => ({ $ref: `#/types/${TYPE_PREFIX}${name}` });
 const ANY = { $ref: "pulumi.json#/Any" };
 
-/** Every input of KubeProxyModeArgs, as the component validates it (one zod object). */
+/**
+ * Every input of KubeProxyModeArgs, as the component validates it (one zod object). Each field's
+ * `.describe()` is its one description: the package schema and docs/reference/inputs.md read it.
+ */
 export const componentInputSchema = desiredSettingsSchema.extend({
-    target: targetSchema.optional(),
-    pools: z.array(poolInputSchema).min(1),
-    verify: verifyInputSchema.optional(),
-    onFailure: z.enum(["rollback-node", "stop"]).optional(),
-    kubeconfig: z.string().optional(),
-    context: z.string().optional(),
-    alerts: alertsSchema.optional(),
-    promotion: promotionInputSchema.optional(),
-    eksAddon: eksAddonSchema.optional(),
+    target: targetSchema
+        .optional()
+        .describe(
+            "Where kube-proxy's configuration and DaemonSet are; each field overrides the flavor's default (unknown fields are an error). Default: { flavor: \"kubeadm\" }.",
+        ),
+    pools: z
+        .array(poolInputSchema)
+        .min(1)
+        .describe(
+            "Rolled out in this order; every Linux node must be in exactly one. Each pool is a step in the resource graph: the list and the pool names must be plain values, known at preview (the other fields may be Outputs).",
+        ),
+    verify: verifyInputSchema.optional().describe("How each node is verified. Default: each field's default, below."),
+    onFailure: z
+        .enum(["rollback-node", "stop"])
+        .optional()
+        .describe(
+            'What a failed node gets: "rollback-node" (back to its previous configuration, uncordoned) or "stop" (left as it is). Default: "rollback-node".',
+        ),
+    kubeconfig: z
+        .string()
+        .optional()
+        .describe(
+            "Kubeconfig content for the cluster (kept secret; never empty). Required with an explicit k8s.Provider (pass the same kubeconfig): the component reads the cluster itself. The preview, the Kubernetes provider, the rollout steps and the hooks all use this one cluster. Default: the stack's kubernetes:kubeconfig (content or path), else the ambient kubeconfig ($KUBECONFIG or ~/.kube/config).",
+        ),
+    context: z
+        .string()
+        .optional()
+        .describe(
+            "The kubeconfig context to use. Default: the stack's kubernetes:context when kubeconfig is not given, else the kubeconfig's current context.",
+        ),
+    alerts: alertsSchema
+        .optional()
+        .describe(
+            "A PrometheusRule with the alerts for the weeks after the migration; a plain object (its fields other than enabled may be Outputs). The preview refuses without the PrometheusRule CRD: install the Prometheus Operator or set enabled: false. Default: no PrometheusRule.",
+        ),
+    promotion: promotionInputSchema
+        .optional()
+        .describe(
+            "A promotion gate: refuse to move until the `after` stack finished the same target and held it for minSoak. Default: no gate.",
+        ),
+    eksAddon: eksAddonSchema
+        .optional()
+        .describe(
+            'How the EKS managed add-on "kube-proxy" is configured, when EKS manages kube-proxy: its configurationValues (checked to set the target mode) or acknowledgeOverwrite: true. The preview refuses such a cluster without it (docs/eks.md). Default: none.',
+        ),
 });
 
 /** Names of the schema types, by their path among the inputs ("[]": an array's items). Others are derived from the path. */
@@ -38,33 +77,6 @@ const TYPE_NAMES: Record<string, string> = {
     "pools[]": "Pool",
     "pools[].drain": "PoolDrain",
     "verify.hooks[]": "Hook",
-};
-
-/** What each input does (the TypeScript API's documentation, in short). Only top-level inputs; nested types say what they are. */
-const INPUT_DOCS: Record<string, string> = {
-    mode: 'The target mode: "iptables", "ipvs" or "nftables" (an unpinned mode follows upstream\'s default).',
-    featureGates:
-        "kube-proxy feature gates to set; unknown names fail unless allowUnknownFeatureGates. Default: the current configuration's gates are kept.",
-    nodePortAddresses:
-        'Addresses NodePorts answer on: CIDRs, "primary" or "localhost". Default: the current configuration\'s value.',
-    conntrack:
-        "conntrack settings; tcpBeLiberal: accept out-of-window TCP packets. Default: the current configuration's value.",
-    kubernetesVersion: 'The cluster\'s release, e.g. "1.37". Default: detected from the API server.',
-    allowUnknownFeatureGates: "Accept feature gates this release does not know. Default: false.",
-    target: 'Where kube-proxy\'s configuration and DaemonSet are. Default: { flavor: "kubeadm" }.',
-    pools: "Rolled out in this order; every Linux node must be in exactly one. Each pool is a step in the resource graph: the list and the names must be known at preview.",
-    verify: "How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, first sync within 20 x the old mode's (at least 2m, a stall of 60s fails it), no hooks.",
-    onFailure:
-        'What a failed node gets: "rollback-node" (back to its previous configuration, uncordoned) or "stop" (left as it is). Default: "rollback-node".',
-    kubeconfig:
-        "Kubeconfig content for the cluster (kept secret; never empty). Default: the stack's kubernetes:kubeconfig, else the ambient kubeconfig.",
-    context:
-        "The kubeconfig context to use. Default: the stack's kubernetes:context without kubeconfig, else the kubeconfig's current context.",
-    alerts: "A PrometheusRule with the alerts for the weeks after the migration (the preview refuses without the PrometheusRule CRD; set enabled: false to go without). Default: none.",
-    promotion:
-        "A promotion gate: refuse to move until the `after` stack finished the same target and held it for minSoak. Default: no gate.",
-    eksAddon:
-        'How the EKS managed add-on "kube-proxy" is configured: its configurationValues (JSON or YAML text, which must set the target mode) or acknowledgeOverwrite: true. The preview refuses a cluster where EKS manages kube-proxy as an add-on without it. Default: none.',
 };
 
 const SECRET_INPUTS = new Set(["kubeconfig"]);
@@ -79,6 +91,7 @@ interface JsonSchemaNode {
     additionalProperties?: JsonSchemaNode;
     required?: string[];
     default?: unknown;
+    description?: string;
 }
 
 /** A Pulumi package-schema type or property (https://www.pulumi.com/docs/iac/extending-pulumi/schema/). */
@@ -170,7 +183,7 @@ const FINDING_TYPE: PulumiType = {
         severity: { type: "string", description: '"error", "warning" or "info".' },
         code: { type: "string", description: "Stable identifier of the rule that found it." },
         field: { type: "string", description: "The input or configuration field it is about." },
-        message: { type: "string" },
+        message: { type: "string", description: "What is wrong or worth knowing, in a sentence." },
         fix: { type: "string", description: "How to fix it, when there is a fix." },
         nodes: {
             type: "array",
@@ -223,20 +236,15 @@ function flatten(node: JsonSchemaNode, path: string, types: Record<string, Pulum
         return { type: "object", additionalProperties: flatten(node.additionalProperties ?? {}, `${path}{}`, types) };
     if (node.type !== undefined && ["string", "boolean", "integer", "number"].includes(node.type))
         return { type: node.type };
-    if (Object.keys(node).filter((k) => k !== "default").length === 0) return ANY;
+    if (Object.keys(node).filter((k) => k !== "default" && k !== "description").length === 0) return ANY;
     throw new Error(`schema: ${path}: JSON schema ${JSON.stringify(node)} has no package-schema form`);
 }
 
-function objectBody(
-    node: JsonSchemaNode,
-    path: string,
-    types: Record<string, PulumiType>,
-    docs: Record<string, string> = {},
-): ObjectBody {
+function objectBody(node: JsonSchemaNode, path: string, types: Record<string, PulumiType>): ObjectBody {
     const properties: Record<string, PulumiType> = {};
     for (const [key, child] of Object.entries(node.properties ?? {})) {
         const p: PulumiType = { ...flatten(child, path ? `${path}.${key}` : key, types) };
-        if (docs[key]) p.description = docs[key];
+        if (child.description) p.description = child.description;
         if (child.default !== undefined) p.default = child.default;
         if (!path && SECRET_INPUTS.has(key)) p.secret = true;
         // Pulumi's schema has defaults for primitives only
@@ -252,7 +260,7 @@ export function packageSchema(version: string): PackageSchema {
     const types: Record<string, PulumiType> = {};
     // zod's JSON schema, read as the nodes `flatten` knows (it throws on any other form)
     const json = z.toJSONSchema(componentInputSchema, { io: "input", unrepresentable: "any" }) as JsonSchemaNode;
-    const inputs = objectBody(json, "", types, INPUT_DOCS);
+    const inputs = objectBody(json, "", types);
     if (!(types[`${TYPE_PREFIX}ProxyMode`]?.enum ?? []).every((e, i) => e.value === PROXY_MODES[i]))
         throw new Error("schema: mode is not the proxy modes");
     types[`${TYPE_PREFIX}Finding`] = FINDING_TYPE;

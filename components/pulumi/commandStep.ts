@@ -97,7 +97,7 @@ function stepLauncher(): void {
     const main = findStepCli(cwd);
     if (!main || !fs.existsSync(main)) {
         process.stderr.write(
-            `cannot find the kube-proxy-mode CLI from ${cwd}: install the kube-proxy-mode package in the Pulumi project (npm install kube-proxy-mode), or set KPM_CLI to its dist/components/cli/main.js\n`,
+            `cannot find the kube-proxy-mode CLI from ${cwd}: install the kube-proxy-mode package in the Pulumi project from its packed tarball (npm install /path/to/kube-proxy-mode-<version>.tgz; a checkout's npm pack writes it; it is not on the npm registry), or set KPM_CLI to its dist/components/cli/main.js\n`,
         );
         process.exit(2);
     }

@@ -48,34 +48,41 @@ const selectorProblem = (text: string) => {
 
 const NUL = "holds a NUL character, which no process can receive; remove it";
 
+/** How long a hook may run when it says nothing: 5 minutes. */
+export const HOOK_TIMEOUT_SECONDS = 300;
+
 /** A hook as written: `timeout` is text. */
 export const hookInputSchema = z
     .object({
-        /** names the hook in logs and errors; unique among the hooks */
-        name: z.string().min(1, "hook name is required"),
-        /** argv of the hook, run without a shell; NODE, POOL, MODE and KUBECONFIG are in its environment */
+        name: z
+            .string()
+            .min(1, "hook name is required")
+            .describe("Names the hook in logs and errors; unique among verify.hooks."),
         command: z
             .array(z.string().refine((arg) => !arg.includes("\0"), NUL))
             .min(1, 'hook command is an argv list, e.g. ["./check-nodeport.sh"]')
             .refine((argv) => argv[0] !== "", {
                 path: [0],
                 message: 'the program is empty: the first item names the program to run, e.g. ["./check-nodeport.sh"]',
-            }),
-        /** how long the hook may run; default 5m */
-        timeout: durationSchema({ positive: true, waited: true }).optional(),
-        /** extra environment of the hook */
+            })
+            .describe(
+                "argv of the hook, run without a shell; NODE, POOL, MODE and KUBECONFIG (the rollout's own cluster) are in its environment.",
+            ),
+        timeout: durationSchema({ positive: true, waited: true })
+            .optional()
+            .describe(
+                `How long the hook may run, a duration such as "30s"; a hook that outlives it fails the node. Default: ${HOOK_TIMEOUT_SECONDS}s.`,
+            ),
         env: z
             .record(
                 z.string(),
                 z.string().refine((v) => !v.includes("\0"), NUL),
             )
-            .optional(),
+            .optional()
+            .describe("Extra environment of the hook. Default: none."),
     })
     .strict();
 export type HookInput = z.output<typeof hookInputSchema>;
-
-/** How long a hook may run when it says nothing: 5 minutes. */
-export const HOOK_TIMEOUT_SECONDS = 300;
 
 function hookSeconds({ timeout, ...hook }: HookInput) {
     return { ...hook, timeoutSeconds: secondsOf(timeout, HOOK_TIMEOUT_SECONDS) };
@@ -88,19 +95,25 @@ export type Hook = z.output<typeof hookSchema>;
 /** How nodes are verified, as written: `maxSyncAge` and `podTimeout` are text. */
 export const verifyInputSchema = z
     .object({
-        /** run the built-in node checks in a probe pod on each node (needs nodes that run pods) */
-        nodeChecks: z.boolean().default(true),
-        /** image of the probe pod: busybox with the host's tools via chroot, or any image with sh; pinned by digest */
-        image: nonEmpty("verify.image", "busybox:1.36").default(DEFAULT_PROBE_IMAGE),
-        /** priority class of the probe pod; default: none (the cluster's default priority) */
+        nodeChecks: z
+            .boolean()
+            .default(true)
+            .describe(
+                "Run the built-in node checks: a probe pod per node checks the mode kube-proxy chose, leftovers, rule sync and a Service connection (needs nodes that run pods).",
+            ),
+        image: nonEmpty("verify.image", "busybox:1.36")
+            .default(DEFAULT_PROBE_IMAGE)
+            .describe(
+                "Probe image: any image with sh (the host's tools run via chroot /host); the default is busybox 1.36 pinned by digest.",
+            ),
         priorityClassName: z
             .string()
             .superRefine((v, ctx) => {
                 const why = v === "" ? undefined : nameProblem(v, "PriorityClass", "subdomain");
                 if (why) ctx.addIssue({ code: "custom", message: `${why}; e.g. system-node-critical` });
             })
-            .optional(),
-        /** "namespace/name" of a Service to connect to from each node */
+            .optional()
+            .describe("Priority class of the probe pods. Default: none (the cluster's default priority)."),
         service: z
             .string()
             .superRefine((text, ctx) => {
@@ -111,27 +124,39 @@ export const verifyInputSchema = z
                         : (nameProblem(namespace, "namespace", "label") ?? nameProblem(name, "Service", "service"));
                 if (why) ctx.addIssue({ code: "custom", message: `${why}; e.g. default/kubernetes` });
             })
-            .default("default/kubernetes"),
-        /** a last rule sync older than this fails the node */
-        maxSyncAge: durationSchema({ positive: true }).default("5m"),
-        /** how long a new kube-proxy may take to become Ready */
-        podTimeout: durationSchema({ positive: true, waited: true }).default("3m"),
+            .default("default/kubernetes")
+            .describe('Service ("namespace/name") each node must reach through its ClusterIP.'),
+        maxSyncAge: durationSchema({ positive: true })
+            .default("5m")
+            .describe("A last rule sync older than this fails the node; a duration longer than 0."),
+        podTimeout: durationSchema({ positive: true, waited: true })
+            .default("3m")
+            .describe("How long a new kube-proxy may take to run and settle on a node; a duration longer than 0."),
         // the first-sync fields have no zod default, so specs stored before them keep their shape
-        /** the first sync's deadline: this many times the node's old-mode mean full sync (a pool's firstSyncTimeout wins); default 20 */
         firstSyncFactor: z
             .number({ message: "firstSyncFactor must be a number of at least 1, e.g. 20" })
             .min(1, "firstSyncFactor must be a number of at least 1, e.g. 20")
-            .optional(),
-        /** the first sync's deadline is never shorter than this; default 2m */
-        firstSyncMin: durationSchema({ positive: true, waited: true }).optional(),
-        /** kube-proxy using no CPU this long before its first sync fails the node; default 60s */
-        firstSyncStall: durationSchema({ positive: true, waited: true }).optional(),
+            .optional()
+            .describe(
+                `A node's first sync in its new mode may take this many times its old mode's mean full sync (read from its kube-proxy before the move); a pool's firstSyncTimeout wins; at least 1. Default: ${FIRST_SYNC_DEFAULTS.factor}.`,
+            ),
+        firstSyncMin: durationSchema({ positive: true, waited: true })
+            .optional()
+            .describe(
+                `The first sync's deadline is never shorter than this; a duration longer than 0. Default: ${FIRST_SYNC_DEFAULTS.minSeconds}s.`,
+            ),
+        firstSyncStall: durationSchema({ positive: true, waited: true })
+            .optional()
+            .describe(
+                `kube-proxy using no CPU this long before its first sync fails the node; a duration longer than 0. Default: ${FIRST_SYNC_DEFAULTS.stallSeconds}s.`,
+            ),
         hooks: z
             .array(hookInputSchema)
             .default([])
             .superRefine(
                 uniqueNames((name) => `hook name ${JSON.stringify(name)} is used twice; give each hook its own name`),
-            ),
+            )
+            .describe("Commands run per node after the built-in checks; a non-zero exit fails the node."),
     })
     .strict();
 export type VerifyInput = z.output<typeof verifyInputSchema>;
@@ -163,22 +188,27 @@ export type VerifySpec = z.output<typeof verifySchema>;
 /** Where kube-proxy's configuration and DaemonSet are; every field overrides the flavor's default. */
 export const targetSchema = z
     .object({
-        /** kubeadm (kube-system/kube-proxy, key config.conf) or eks (kube-system/kube-proxy-config, key config); default kubeadm */
-        flavor: z.enum(["kubeadm", "eks"], { message: 'target.flavor must be "kubeadm" or "eks"' }).optional(),
-        /** namespace of kube-proxy; default kube-system */
-        namespace: checked("target.namespace", "kube-system", (v) => nameProblem(v, "namespace", "label")).optional(),
-        /** the installer's ConfigMap; default kube-proxy (kubeadm) or kube-proxy-config (eks) */
-        configMap: checked("target.configMap", "kube-proxy", (v) =>
-            nameProblem(v, "ConfigMap", "subdomain"),
-        ).optional(),
-        /** the ConfigMap's key holding the configuration; default config.conf (kubeadm) or config (eks) */
-        key: checked("target.key", "config.conf", configMapKeyProblem).optional(),
-        /** the installer's DaemonSet; default kube-proxy */
-        daemonSet: checked("target.daemonSet", "kube-proxy", (v) =>
-            nameProblem(v, "DaemonSet", "subdomain"),
-        ).optional(),
-        /** label selector of kube-proxy's pods, as the API parses one; default k8s-app=kube-proxy */
-        podSelector: checked("target.podSelector", "k8s-app=kube-proxy", selectorProblem).optional(),
+        flavor: z
+            .enum(["kubeadm", "eks"], { message: 'target.flavor must be "kubeadm" or "eks"' })
+            .optional()
+            .describe(
+                'How the cluster installs kube-proxy: "kubeadm" (kube-system/kube-proxy, key config.conf) or "eks" (kube-system/kube-proxy-config, key config). Default: "kubeadm".',
+            ),
+        namespace: checked("target.namespace", "kube-system", (v) => nameProblem(v, "namespace", "label"))
+            .optional()
+            .describe('Namespace of kube-proxy. Default: "kube-system".'),
+        configMap: checked("target.configMap", "kube-proxy", (v) => nameProblem(v, "ConfigMap", "subdomain"))
+            .optional()
+            .describe('The installer\'s ConfigMap. Default: "kube-proxy" (kubeadm), "kube-proxy-config" (eks).'),
+        key: checked("target.key", "config.conf", configMapKeyProblem)
+            .optional()
+            .describe('The ConfigMap key holding the configuration. Default: "config.conf" (kubeadm), "config" (eks).'),
+        daemonSet: checked("target.daemonSet", "kube-proxy", (v) => nameProblem(v, "DaemonSet", "subdomain"))
+            .optional()
+            .describe('The installer\'s DaemonSet. Default: "kube-proxy".'),
+        podSelector: checked("target.podSelector", "k8s-app=kube-proxy", selectorProblem)
+            .optional()
+            .describe('Label selector of kube-proxy\'s pods, as the API parses one. Default: "k8s-app=kube-proxy".'),
     })
     .strict();
 export type TargetSpec = z.infer<typeof targetSchema>;

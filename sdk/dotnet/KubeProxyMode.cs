@@ -104,7 +104,7 @@ namespace Pulumi.KubeProxy
     public sealed class KubeProxyModeArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// A PrometheusRule with the alerts for the weeks after the migration (the preview refuses without the PrometheusRule CRD; set enabled: false to go without). Default: none.
+        /// A PrometheusRule with the alerts for the weeks after the migration; a plain object (its fields other than enabled may be Outputs). The preview refuses without the PrometheusRule CRD: install the Prometheus Operator or set enabled: false. Default: no PrometheusRule.
         /// </summary>
         [Input("alerts")]
         public Input<Inputs.AlertsArgs>? Alerts { get; set; }
@@ -116,19 +116,19 @@ namespace Pulumi.KubeProxy
         public Input<bool>? AllowUnknownFeatureGates { get; set; }
 
         /// <summary>
-        /// conntrack settings; tcpBeLiberal: accept out-of-window TCP packets. Default: the current configuration's value.
+        /// conntrack settings. Default: the current configuration's values.
         /// </summary>
         [Input("conntrack")]
         public Input<Inputs.ConntrackArgs>? Conntrack { get; set; }
 
         /// <summary>
-        /// The kubeconfig context to use. Default: the stack's kubernetes:context without kubeconfig, else the kubeconfig's current context.
+        /// The kubeconfig context to use. Default: the stack's kubernetes:context when kubeconfig is not given, else the kubeconfig's current context.
         /// </summary>
         [Input("context")]
         public Input<string>? Context { get; set; }
 
         /// <summary>
-        /// How the EKS managed add-on "kube-proxy" is configured: its configurationValues (JSON or YAML text, which must set the target mode) or acknowledgeOverwrite: true. The preview refuses a cluster where EKS manages kube-proxy as an add-on without it. Default: none.
+        /// How the EKS managed add-on "kube-proxy" is configured, when EKS manages kube-proxy: its configurationValues (checked to set the target mode) or acknowledgeOverwrite: true. The preview refuses such a cluster without it (docs/eks.md). Default: none.
         /// </summary>
         [Input("eksAddon")]
         public Input<Inputs.EksAddonArgs>? EksAddon { get; set; }
@@ -149,7 +149,7 @@ namespace Pulumi.KubeProxy
         private Input<string>? _kubeconfig;
 
         /// <summary>
-        /// Kubeconfig content for the cluster (kept secret; never empty). Default: the stack's kubernetes:kubeconfig, else the ambient kubeconfig.
+        /// Kubeconfig content for the cluster (kept secret; never empty). Required with an explicit k8s.Provider (pass the same kubeconfig): the component reads the cluster itself. The preview, the Kubernetes provider, the rollout steps and the hooks all use this one cluster. Default: the stack's kubernetes:kubeconfig (content or path), else the ambient kubeconfig ($KUBECONFIG or ~/.kube/config).
         /// </summary>
         public Input<string>? Kubeconfig
         {
@@ -195,7 +195,7 @@ namespace Pulumi.KubeProxy
         private InputList<Inputs.PoolArgs>? _pools;
 
         /// <summary>
-        /// Rolled out in this order; every Linux node must be in exactly one. Each pool is a step in the resource graph: the list and the names must be known at preview.
+        /// Rolled out in this order; every Linux node must be in exactly one. Each pool is a step in the resource graph: the list and the pool names must be plain values, known at preview (the other fields may be Outputs).
         /// </summary>
         public InputList<Inputs.PoolArgs> Pools
         {
@@ -210,13 +210,13 @@ namespace Pulumi.KubeProxy
         public Input<Inputs.PromotionArgs>? Promotion { get; set; }
 
         /// <summary>
-        /// Where kube-proxy's configuration and DaemonSet are. Default: { flavor: "kubeadm" }.
+        /// Where kube-proxy's configuration and DaemonSet are; each field overrides the flavor's default (unknown fields are an error). Default: { flavor: "kubeadm" }.
         /// </summary>
         [Input("target")]
         public Input<Inputs.TargetArgs>? Target { get; set; }
 
         /// <summary>
-        /// How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, first sync within 20 x the old mode's (at least 2m, a stall of 60s fails it), no hooks.
+        /// How each node is verified. Default: each field's default, below.
         /// </summary>
         [Input("verify")]
         public Input<Inputs.VerifyArgs>? Verify { get; set; }

@@ -127,7 +127,7 @@ export class KubeProxyMode extends pulumi.ComponentResource {
  */
 export interface KubeProxyModeArgs {
     /**
-     * A PrometheusRule with the alerts for the weeks after the migration (the preview refuses without the PrometheusRule CRD; set enabled: false to go without). Default: none.
+     * A PrometheusRule with the alerts for the weeks after the migration; a plain object (its fields other than enabled may be Outputs). The preview refuses without the PrometheusRule CRD: install the Prometheus Operator or set enabled: false. Default: no PrometheusRule.
      */
     alerts?: pulumi.Input<inputs.AlertsArgs | undefined>;
     /**
@@ -135,15 +135,15 @@ export interface KubeProxyModeArgs {
      */
     allowUnknownFeatureGates?: pulumi.Input<boolean | undefined>;
     /**
-     * conntrack settings; tcpBeLiberal: accept out-of-window TCP packets. Default: the current configuration's value.
+     * conntrack settings. Default: the current configuration's values.
      */
     conntrack?: pulumi.Input<inputs.ConntrackArgs | undefined>;
     /**
-     * The kubeconfig context to use. Default: the stack's kubernetes:context without kubeconfig, else the kubeconfig's current context.
+     * The kubeconfig context to use. Default: the stack's kubernetes:context when kubeconfig is not given, else the kubeconfig's current context.
      */
     context?: pulumi.Input<string | undefined>;
     /**
-     * How the EKS managed add-on "kube-proxy" is configured: its configurationValues (JSON or YAML text, which must set the target mode) or acknowledgeOverwrite: true. The preview refuses a cluster where EKS manages kube-proxy as an add-on without it. Default: none.
+     * How the EKS managed add-on "kube-proxy" is configured, when EKS manages kube-proxy: its configurationValues (checked to set the target mode) or acknowledgeOverwrite: true. The preview refuses such a cluster without it (docs/eks.md). Default: none.
      */
     eksAddon?: pulumi.Input<inputs.EksAddonArgs | undefined>;
     /**
@@ -151,7 +151,7 @@ export interface KubeProxyModeArgs {
      */
     featureGates?: pulumi.Input<{[key: string]: pulumi.Input<boolean>} | undefined>;
     /**
-     * Kubeconfig content for the cluster (kept secret; never empty). Default: the stack's kubernetes:kubeconfig, else the ambient kubeconfig.
+     * Kubeconfig content for the cluster (kept secret; never empty). Required with an explicit k8s.Provider (pass the same kubeconfig): the component reads the cluster itself. The preview, the Kubernetes provider, the rollout steps and the hooks all use this one cluster. Default: the stack's kubernetes:kubeconfig (content or path), else the ambient kubeconfig ($KUBECONFIG or ~/.kube/config).
      */
     kubeconfig?: pulumi.Input<string | undefined>;
     /**
@@ -171,7 +171,7 @@ export interface KubeProxyModeArgs {
      */
     onFailure?: pulumi.Input<enums.OnFailure | undefined>;
     /**
-     * Rolled out in this order; every Linux node must be in exactly one. Each pool is a step in the resource graph: the list and the names must be known at preview.
+     * Rolled out in this order; every Linux node must be in exactly one. Each pool is a step in the resource graph: the list and the pool names must be plain values, known at preview (the other fields may be Outputs).
      */
     pools: pulumi.Input<pulumi.Input<inputs.PoolArgs>[]>;
     /**
@@ -179,11 +179,11 @@ export interface KubeProxyModeArgs {
      */
     promotion?: pulumi.Input<inputs.PromotionArgs | undefined>;
     /**
-     * Where kube-proxy's configuration and DaemonSet are. Default: { flavor: "kubeadm" }.
+     * Where kube-proxy's configuration and DaemonSet are; each field overrides the flavor's default (unknown fields are an error). Default: { flavor: "kubeadm" }.
      */
     target?: pulumi.Input<inputs.TargetArgs | undefined>;
     /**
-     * How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, first sync within 20 x the old mode's (at least 2m, a stall of 60s fails it), no hooks.
+     * How each node is verified. Default: each field's default, below.
      */
     verify?: pulumi.Input<inputs.VerifyArgs | undefined>;
 }

@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { LocalWorkspace, PulumiCommand, type EngineEvent, type Stack } from "@pulumi/pulumi/automation";
 import * as YAML from "yaml";
@@ -53,6 +53,7 @@ type Language = "yaml" | "python" | "go";
 interface YamlProgram {
     name: string;
     resources: Record<string, { properties: Record<string, unknown> }>;
+    plugins?: { providers?: { name: string; path: string }[] };
 }
 
 interface LanguageStack {
@@ -63,9 +64,22 @@ interface LanguageStack {
 }
 
 /**
+ * An example's Pulumi.yaml for a copy elsewhere: its `plugins.providers` entry for kube-proxy-mode
+ * (../../bin, this checkout's bin/ from the example) made absolute, so the copy loads the same plugin.
+ */
+function projectWithPlugin(example: string): YamlProgram {
+    const project = YAML.parse(readFileSync(join(example, "Pulumi.yaml"), "utf8")) as YamlProgram;
+    const entry = project.plugins?.providers?.find((p) => p.name === "kube-proxy-mode");
+    assert.ok(entry, `${example}/Pulumi.yaml declares the kube-proxy-mode plugin under plugins.providers`);
+    assert.equal(resolve(example, entry.path), join(ROOT, "bin"), "the example's plugin path is this checkout's bin/");
+    entry.path = join(ROOT, "bin");
+    return project;
+}
+
+/**
  * The example of `language`, copied into a temporary Pulumi project with a file backend, run by
- * the engine with the toolchain's language host. The plugin comes from this checkout's bin/ (on
- * PATH, as `pulumi plugin install` would put it in the plugin cache).
+ * the engine with the toolchain's language host. The plugin comes from this checkout's bin/, as the
+ * example's Pulumi.yaml declares it (plugins.providers).
  */
 async function languageStack(language: Language, cluster: ClusterState): Promise<LanguageStack> {
     const bin = toolchain();
@@ -73,14 +87,15 @@ async function languageStack(language: Language, cluster: ClusterState): Promise
     const dir = mkdtempSync(join(tmpdir(), `kpm-e2e-${language}-`));
     let project: string;
     if (language === "yaml") {
-        const program = YAML.parse(readFileSync(join(example, "Pulumi.yaml"), "utf8")) as YamlProgram;
+        const program = projectWithPlugin(example);
         const props = program.resources["kube-proxy"].properties;
         props.pools = POOLS;
         props.verify = VERIFY;
         writeFileSync(join(dir, "Pulumi.yaml"), YAML.stringify(program));
         project = program.name;
     } else if (language === "go") {
-        for (const f of ["Pulumi.yaml", "main.go", "go.sum"]) copyFileSync(join(example, f), join(dir, f));
+        for (const f of ["main.go", "go.sum"]) copyFileSync(join(example, f), join(dir, f));
+        writeFileSync(join(dir, "Pulumi.yaml"), YAML.stringify(projectWithPlugin(example)));
         // the example's replace points at ../../sdk/go; from the copy, at this checkout's sdk/go
         const gomod = readFileSync(join(example, "go.mod"), "utf8").replace(
             /=> \.\.\/\.\.\/sdk\/go$/m,
@@ -88,7 +103,7 @@ async function languageStack(language: Language, cluster: ClusterState): Promise
         );
         assert.notEqual(gomod, readFileSync(join(example, "go.mod"), "utf8"), "the example's go.mod replaces the SDK");
         writeFileSync(join(dir, "go.mod"), gomod);
-        project = (YAML.parse(readFileSync(join(example, "Pulumi.yaml"), "utf8")) as YamlProgram).name;
+        project = projectWithPlugin(example).name;
         // The language host compiles the program on every preview and up; the first compile builds
         // the Pulumi Go SDK and the generated SDK. Done here once, so that the build cache makes
         // the host's compiles short; its time is printed (a figure, not an assertion).
@@ -99,9 +114,9 @@ async function languageStack(language: Language, cluster: ClusterState): Promise
             `    (go: the example's first build took ${((performance.now() - t0) / 1000).toFixed(1)} s)\n`,
         );
     } else {
-        for (const f of ["Pulumi.yaml", "__main__.py", "requirements.txt"])
-            copyFileSync(join(example, f), join(dir, f));
-        project = (YAML.parse(readFileSync(join(example, "Pulumi.yaml"), "utf8")) as YamlProgram).name;
+        for (const f of ["__main__.py", "requirements.txt"]) copyFileSync(join(example, f), join(dir, f));
+        writeFileSync(join(dir, "Pulumi.yaml"), YAML.stringify(projectWithPlugin(example)));
+        project = projectWithPlugin(example).name;
         // The generated SDK (sdk/python), installed as a user would (`pip install`), beside the
         // program rather than into the toolchain's shared venv; from a copy, so the build leaves
         // nothing in this checkout. pip fetches the build backend (setuptools, wheel) from PyPI.

@@ -125,7 +125,7 @@ describe("rollout step as a Command: the launcher", () => {
         assert.equal(lost.status, 2);
         assert.match(
             lost.stderr,
-            /cannot find the kube-proxy-mode CLI from .*: install the kube-proxy-mode package in the Pulumi project \(npm install kube-proxy-mode\), or set KPM_CLI/,
+            /cannot find the kube-proxy-mode CLI from .*: install the kube-proxy-mode package in the Pulumi project from its packed tarball \(npm install \/path\/to\/kube-proxy-mode-<version>\.tgz; .*not on the npm registry\), or set KPM_CLI/,
         );
     });
 });

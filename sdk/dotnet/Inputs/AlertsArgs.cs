@@ -14,29 +14,49 @@ namespace Pulumi.KubeProxy.Inputs
     {
         [Input("alertLabels")]
         private InputMap<string>? _alertLabels;
+
+        /// <summary>
+        /// Labels added to every alert (Alertmanager routing: team, severity overrides).
+        /// </summary>
         public InputMap<string> AlertLabels
         {
             get => _alertLabels ?? (_alertLabels = new InputMap<string>());
             set => _alertLabels = value;
         }
 
+        /// <summary>
+        /// Create the PrometheusRule; a plain boolean, not an Output (whether the rule exists is part of the resource graph).
+        /// </summary>
         [Input("enabled")]
         public Input<bool>? Enabled { get; set; }
 
         [Input("labels")]
         private InputMap<string>? _labels;
+
+        /// <summary>
+        /// Labels on the PrometheusRule: what your Prometheus's ruleSelector matches (kube-prometheus-stack: release: &lt;helm release name&gt;).
+        /// </summary>
         public InputMap<string> Labels
         {
             get => _labels ?? (_labels = new InputMap<string>());
             set => _labels = value;
         }
 
+        /// <summary>
+        /// metadata.name of the PrometheusRule.
+        /// </summary>
         [Input("name")]
         public Input<string>? Name { get; set; }
 
+        /// <summary>
+        /// Namespace of the PrometheusRule. Default: kube-proxy's namespace (target.namespace).
+        /// </summary>
         [Input("namespace")]
         public Input<string>? Namespace { get; set; }
 
+        /// <summary>
+        /// The series label naming the node in your kube-proxy scrape (set it by relabelling).
+        /// </summary>
         [Input("nodeLabel")]
         public Input<string>? NodeLabel { get; set; }
 

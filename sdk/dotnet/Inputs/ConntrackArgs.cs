@@ -12,6 +12,9 @@ namespace Pulumi.KubeProxy.Inputs
 
     public sealed class ConntrackArgs : global::Pulumi.ResourceArgs
     {
+        /// <summary>
+        /// Accept out-of-window TCP packets. Default: the current configuration's value.
+        /// </summary>
         [Input("tcpBeLiberal")]
         public Input<bool>? TcpBeLiberal { get; set; }
 

@@ -12,9 +12,15 @@ namespace Pulumi.KubeProxy.Inputs
 
     public sealed class EksAddonArgs : global::Pulumi.ResourceArgs
     {
+        /// <summary>
+        /// Go on without the add-on's values: an add-on update with resolveConflicts OVERWRITE may rewrite kube-proxy-config and move every node, unchecked (a warning in the preview). Default: false.
+        /// </summary>
         [Input("acknowledgeOverwrite")]
         public Input<bool>? AcknowledgeOverwrite { get; set; }
 
+        /// <summary>
+        /// The kube-proxy add-on's configurationValues as given to AWS (JSON or YAML text, e.g. the configurationValues of your aws.eks.Addon); they must set mode to the target mode.
+        /// </summary>
         [Input("configurationValues")]
         public Input<string>? ConfigurationValues { get; set; }
 

@@ -14,6 +14,10 @@ namespace Pulumi.KubeProxy.Inputs
     {
         [Input("command", required: true)]
         private InputList<string>? _command;
+
+        /// <summary>
+        /// argv of the hook, run without a shell; NODE, POOL, MODE and KUBECONFIG (the rollout's own cluster) are in its environment.
+        /// </summary>
         public InputList<string> Command
         {
             get => _command ?? (_command = new InputList<string>());
@@ -22,15 +26,25 @@ namespace Pulumi.KubeProxy.Inputs
 
         [Input("env")]
         private InputMap<string>? _env;
+
+        /// <summary>
+        /// Extra environment of the hook. Default: none.
+        /// </summary>
         public InputMap<string> Env
         {
             get => _env ?? (_env = new InputMap<string>());
             set => _env = value;
         }
 
+        /// <summary>
+        /// Names the hook in logs and errors; unique among verify.hooks.
+        /// </summary>
         [Input("name", required: true)]
         public Input<string> Name { get; set; } = null!;
 
+        /// <summary>
+        /// How long the hook may run, a duration such as "30s"; a hook that outlives it fails the node. Default: 300s.
+        /// </summary>
         [Input("timeout")]
         public Input<string>? Timeout { get; set; }
 

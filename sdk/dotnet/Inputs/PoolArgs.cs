@@ -12,27 +12,51 @@ namespace Pulumi.KubeProxy.Inputs
 
     public sealed class PoolArgs : global::Pulumi.ResourceArgs
     {
+        /// <summary>
+        /// ipvs -&gt; iptables without drain leaves each node without Service routing for a while: true accepts that gap. Default: false.
+        /// </summary>
         [Input("allowUnroutedNode")]
         public Input<bool>? AllowUnroutedNode { get; set; }
 
+        /// <summary>
+        /// Evict the node's pods (respecting PodDisruptionBudgets) before moving it: true, or { force, deleteEmptyDirData } as kubectl drain's flags (pods without a controller, and pods with emptyDir volumes, are refused without them). Default: false.
+        /// </summary>
         [Input("drain")]
         public Input<Inputs.PoolDrainArgs>? Drain { get; set; }
 
+        /// <summary>
+        /// Give up draining a node after this long; "0" waits for ever (as kubectl). Default: 300s.
+        /// </summary>
         [Input("drainTimeout")]
         public Input<string>? DrainTimeout { get; set; }
 
+        /// <summary>
+        /// How long a node's first sync in the new mode may take, a duration such as "15m". Default: from the node's old-mode sync (verify.firstSyncFactor, at least verify.firstSyncMin).
+        /// </summary>
         [Input("firstSyncTimeout")]
         public Input<string>? FirstSyncTimeout { get; set; }
 
+        /// <summary>
+        /// Nodes of this pool moved at once. Default: 1.
+        /// </summary>
         [Input("maxUnavailable")]
         public Input<int>? MaxUnavailable { get; set; }
 
+        /// <summary>
+        /// The pool's name: lower-case letters, digits and '-' (at most 42); a plain string, not an Output (it names the pool's step).
+        /// </summary>
         [Input("name", required: true)]
         public Input<string> Name { get; set; } = null!;
 
+        /// <summary>
+        /// Label selector of the pool's nodes, e.g. "pool=canary".
+        /// </summary>
         [Input("nodeSelector", required: true)]
         public Input<string> NodeSelector { get; set; } = null!;
 
+        /// <summary>
+        /// Wait after the pool before the next one, a duration such as "10m". Default: 0s.
+        /// </summary>
         [Input("soak")]
         public Input<string>? Soak { get; set; }
 

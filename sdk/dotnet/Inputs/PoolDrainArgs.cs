@@ -12,9 +12,15 @@ namespace Pulumi.KubeProxy.Inputs
 
     public sealed class PoolDrainArgs : global::Pulumi.ResourceArgs
     {
+        /// <summary>
+        /// Also evict pods with emptyDir volumes, whose data is lost (kubectl drain --delete-emptydir-data). Default: false.
+        /// </summary>
         [Input("deleteEmptyDirData")]
         public Input<bool>? DeleteEmptyDirData { get; set; }
 
+        /// <summary>
+        /// Also evict pods without a controller (kubectl drain --force). Default: false.
+        /// </summary>
         [Input("force")]
         public Input<bool>? Force { get; set; }
 

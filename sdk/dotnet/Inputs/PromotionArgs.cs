@@ -12,12 +12,21 @@ namespace Pulumi.KubeProxy.Inputs
 
     public sealed class PromotionArgs : global::Pulumi.ResourceArgs
     {
+        /// <summary>
+        /// The stack that must have finished this target first: "&lt;org&gt;/&lt;project&gt;/&lt;stack&gt;" (file backend: "organization/&lt;project&gt;/&lt;stack&gt;").
+        /// </summary>
         [Input("after", required: true)]
         public Input<string> After { get; set; } = null!;
 
+        /// <summary>
+        /// How long the upstream must have held the target, e.g. "24h" ("0s": finished is enough).
+        /// </summary>
         [Input("minSoak", required: true)]
         public Input<string> MinSoak { get; set; } = null!;
 
+        /// <summary>
+        /// Refuse an upstream whose nodes were verified by hooks only (verify.nodeChecks: false).
+        /// </summary>
         [Input("requireNodeChecks")]
         public Input<bool>? RequireNodeChecks { get; set; }
 

@@ -12,21 +12,39 @@ namespace Pulumi.KubeProxy.Inputs
 
     public sealed class TargetArgs : global::Pulumi.ResourceArgs
     {
+        /// <summary>
+        /// The installer's ConfigMap. Default: "kube-proxy" (kubeadm), "kube-proxy-config" (eks).
+        /// </summary>
         [Input("configMap")]
         public Input<string>? ConfigMap { get; set; }
 
+        /// <summary>
+        /// The installer's DaemonSet. Default: "kube-proxy".
+        /// </summary>
         [Input("daemonSet")]
         public Input<string>? DaemonSet { get; set; }
 
+        /// <summary>
+        /// How the cluster installs kube-proxy: "kubeadm" (kube-system/kube-proxy, key config.conf) or "eks" (kube-system/kube-proxy-config, key config). Default: "kubeadm".
+        /// </summary>
         [Input("flavor")]
         public Input<Pulumi.KubeProxy.Flavor>? Flavor { get; set; }
 
+        /// <summary>
+        /// The ConfigMap key holding the configuration. Default: "config.conf" (kubeadm), "config" (eks).
+        /// </summary>
         [Input("key")]
         public Input<string>? Key { get; set; }
 
+        /// <summary>
+        /// Namespace of kube-proxy. Default: "kube-system".
+        /// </summary>
         [Input("namespace")]
         public Input<string>? Namespace { get; set; }
 
+        /// <summary>
+        /// Label selector of kube-proxy's pods, as the API parses one. Default: "k8s-app=kube-proxy".
+        /// </summary>
         [Input("podSelector")]
         public Input<string>? PodSelector { get; set; }
 

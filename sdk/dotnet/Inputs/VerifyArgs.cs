@@ -12,38 +12,69 @@ namespace Pulumi.KubeProxy.Inputs
 
     public sealed class VerifyArgs : global::Pulumi.ResourceArgs
     {
+        /// <summary>
+        /// A node's first sync in its new mode may take this many times its old mode's mean full sync (read from its kube-proxy before the move); a pool's firstSyncTimeout wins; at least 1. Default: 20.
+        /// </summary>
         [Input("firstSyncFactor")]
         public Input<double>? FirstSyncFactor { get; set; }
 
+        /// <summary>
+        /// The first sync's deadline is never shorter than this; a duration longer than 0. Default: 120s.
+        /// </summary>
         [Input("firstSyncMin")]
         public Input<string>? FirstSyncMin { get; set; }
 
+        /// <summary>
+        /// kube-proxy using no CPU this long before its first sync fails the node; a duration longer than 0. Default: 60s.
+        /// </summary>
         [Input("firstSyncStall")]
         public Input<string>? FirstSyncStall { get; set; }
 
         [Input("hooks")]
         private InputList<Inputs.HookArgs>? _hooks;
+
+        /// <summary>
+        /// Commands run per node after the built-in checks; a non-zero exit fails the node.
+        /// </summary>
         public InputList<Inputs.HookArgs> Hooks
         {
             get => _hooks ?? (_hooks = new InputList<Inputs.HookArgs>());
             set => _hooks = value;
         }
 
+        /// <summary>
+        /// Probe image: any image with sh (the host's tools run via chroot /host); the default is busybox 1.36 pinned by digest.
+        /// </summary>
         [Input("image")]
         public Input<string>? Image { get; set; }
 
+        /// <summary>
+        /// A last rule sync older than this fails the node; a duration longer than 0.
+        /// </summary>
         [Input("maxSyncAge")]
         public Input<string>? MaxSyncAge { get; set; }
 
+        /// <summary>
+        /// Run the built-in node checks: a probe pod per node checks the mode kube-proxy chose, leftovers, rule sync and a Service connection (needs nodes that run pods).
+        /// </summary>
         [Input("nodeChecks")]
         public Input<bool>? NodeChecks { get; set; }
 
+        /// <summary>
+        /// How long a new kube-proxy may take to run and settle on a node; a duration longer than 0.
+        /// </summary>
         [Input("podTimeout")]
         public Input<string>? PodTimeout { get; set; }
 
+        /// <summary>
+        /// Priority class of the probe pods. Default: none (the cluster's default priority).
+        /// </summary>
         [Input("priorityClassName")]
         public Input<string>? PriorityClassName { get; set; }
 
+        /// <summary>
+        /// Service ("namespace/name") each node must reach through its ClusterIP.
+        /// </summary>
         [Input("service")]
         public Input<string>? Service { get; set; }
 

@@ -28,6 +28,9 @@ namespace Pulumi.KubeProxy.Outputs
         /// How to fix it, when there is a fix.
         /// </summary>
         public readonly string? Fix;
+        /// <summary>
+        /// What is wrong or worth knowing, in a sentence.
+        /// </summary>
         public readonly string Message;
         /// <summary>
         /// The nodes it is about, when it is about nodes.

@@ -73,19 +73,19 @@ func NewKubeProxyMode(ctx *pulumi.Context,
 }
 
 type kubeProxyModeArgs struct {
-	// A PrometheusRule with the alerts for the weeks after the migration (the preview refuses without the PrometheusRule CRD; set enabled: false to go without). Default: none.
+	// A PrometheusRule with the alerts for the weeks after the migration; a plain object (its fields other than enabled may be Outputs). The preview refuses without the PrometheusRule CRD: install the Prometheus Operator or set enabled: false. Default: no PrometheusRule.
 	Alerts *Alerts `pulumi:"alerts"`
 	// Accept feature gates this release does not know. Default: false.
 	AllowUnknownFeatureGates *bool `pulumi:"allowUnknownFeatureGates"`
-	// conntrack settings; tcpBeLiberal: accept out-of-window TCP packets. Default: the current configuration's value.
+	// conntrack settings. Default: the current configuration's values.
 	Conntrack *Conntrack `pulumi:"conntrack"`
-	// The kubeconfig context to use. Default: the stack's kubernetes:context without kubeconfig, else the kubeconfig's current context.
+	// The kubeconfig context to use. Default: the stack's kubernetes:context when kubeconfig is not given, else the kubeconfig's current context.
 	Context *string `pulumi:"context"`
-	// How the EKS managed add-on "kube-proxy" is configured: its configurationValues (JSON or YAML text, which must set the target mode) or acknowledgeOverwrite: true. The preview refuses a cluster where EKS manages kube-proxy as an add-on without it. Default: none.
+	// How the EKS managed add-on "kube-proxy" is configured, when EKS manages kube-proxy: its configurationValues (checked to set the target mode) or acknowledgeOverwrite: true. The preview refuses such a cluster without it (docs/eks.md). Default: none.
 	EksAddon *EksAddon `pulumi:"eksAddon"`
 	// kube-proxy feature gates to set; unknown names fail unless allowUnknownFeatureGates. Default: the current configuration's gates are kept.
 	FeatureGates map[string]bool `pulumi:"featureGates"`
-	// Kubeconfig content for the cluster (kept secret; never empty). Default: the stack's kubernetes:kubeconfig, else the ambient kubeconfig.
+	// Kubeconfig content for the cluster (kept secret; never empty). Required with an explicit k8s.Provider (pass the same kubeconfig): the component reads the cluster itself. The preview, the Kubernetes provider, the rollout steps and the hooks all use this one cluster. Default: the stack's kubernetes:kubeconfig (content or path), else the ambient kubeconfig ($KUBECONFIG or ~/.kube/config).
 	Kubeconfig *string `pulumi:"kubeconfig"`
 	// The cluster's release, e.g. "1.37". Default: detected from the API server.
 	KubernetesVersion *string `pulumi:"kubernetesVersion"`
@@ -95,31 +95,31 @@ type kubeProxyModeArgs struct {
 	NodePortAddresses []string `pulumi:"nodePortAddresses"`
 	// What a failed node gets: "rollback-node" (back to its previous configuration, uncordoned) or "stop" (left as it is). Default: "rollback-node".
 	OnFailure *OnFailure `pulumi:"onFailure"`
-	// Rolled out in this order; every Linux node must be in exactly one. Each pool is a step in the resource graph: the list and the names must be known at preview.
+	// Rolled out in this order; every Linux node must be in exactly one. Each pool is a step in the resource graph: the list and the pool names must be plain values, known at preview (the other fields may be Outputs).
 	Pools []Pool `pulumi:"pools"`
 	// A promotion gate: refuse to move until the `after` stack finished the same target and held it for minSoak. Default: no gate.
 	Promotion *Promotion `pulumi:"promotion"`
-	// Where kube-proxy's configuration and DaemonSet are. Default: { flavor: "kubeadm" }.
+	// Where kube-proxy's configuration and DaemonSet are; each field overrides the flavor's default (unknown fields are an error). Default: { flavor: "kubeadm" }.
 	Target *Target `pulumi:"target"`
-	// How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, first sync within 20 x the old mode's (at least 2m, a stall of 60s fails it), no hooks.
+	// How each node is verified. Default: each field's default, below.
 	Verify *Verify `pulumi:"verify"`
 }
 
 // The set of arguments for constructing a KubeProxyMode resource.
 type KubeProxyModeArgs struct {
-	// A PrometheusRule with the alerts for the weeks after the migration (the preview refuses without the PrometheusRule CRD; set enabled: false to go without). Default: none.
+	// A PrometheusRule with the alerts for the weeks after the migration; a plain object (its fields other than enabled may be Outputs). The preview refuses without the PrometheusRule CRD: install the Prometheus Operator or set enabled: false. Default: no PrometheusRule.
 	Alerts AlertsPtrInput
 	// Accept feature gates this release does not know. Default: false.
 	AllowUnknownFeatureGates pulumi.BoolPtrInput
-	// conntrack settings; tcpBeLiberal: accept out-of-window TCP packets. Default: the current configuration's value.
+	// conntrack settings. Default: the current configuration's values.
 	Conntrack ConntrackPtrInput
-	// The kubeconfig context to use. Default: the stack's kubernetes:context without kubeconfig, else the kubeconfig's current context.
+	// The kubeconfig context to use. Default: the stack's kubernetes:context when kubeconfig is not given, else the kubeconfig's current context.
 	Context pulumi.StringPtrInput
-	// How the EKS managed add-on "kube-proxy" is configured: its configurationValues (JSON or YAML text, which must set the target mode) or acknowledgeOverwrite: true. The preview refuses a cluster where EKS manages kube-proxy as an add-on without it. Default: none.
+	// How the EKS managed add-on "kube-proxy" is configured, when EKS manages kube-proxy: its configurationValues (checked to set the target mode) or acknowledgeOverwrite: true. The preview refuses such a cluster without it (docs/eks.md). Default: none.
 	EksAddon EksAddonPtrInput
 	// kube-proxy feature gates to set; unknown names fail unless allowUnknownFeatureGates. Default: the current configuration's gates are kept.
 	FeatureGates pulumi.BoolMapInput
-	// Kubeconfig content for the cluster (kept secret; never empty). Default: the stack's kubernetes:kubeconfig, else the ambient kubeconfig.
+	// Kubeconfig content for the cluster (kept secret; never empty). Required with an explicit k8s.Provider (pass the same kubeconfig): the component reads the cluster itself. The preview, the Kubernetes provider, the rollout steps and the hooks all use this one cluster. Default: the stack's kubernetes:kubeconfig (content or path), else the ambient kubeconfig ($KUBECONFIG or ~/.kube/config).
 	Kubeconfig pulumi.StringPtrInput
 	// The cluster's release, e.g. "1.37". Default: detected from the API server.
 	KubernetesVersion pulumi.StringPtrInput
@@ -129,13 +129,13 @@ type KubeProxyModeArgs struct {
 	NodePortAddresses pulumi.StringArrayInput
 	// What a failed node gets: "rollback-node" (back to its previous configuration, uncordoned) or "stop" (left as it is). Default: "rollback-node".
 	OnFailure OnFailurePtrInput
-	// Rolled out in this order; every Linux node must be in exactly one. Each pool is a step in the resource graph: the list and the names must be known at preview.
+	// Rolled out in this order; every Linux node must be in exactly one. Each pool is a step in the resource graph: the list and the pool names must be plain values, known at preview (the other fields may be Outputs).
 	Pools PoolArrayInput
 	// A promotion gate: refuse to move until the `after` stack finished the same target and held it for minSoak. Default: no gate.
 	Promotion PromotionPtrInput
-	// Where kube-proxy's configuration and DaemonSet are. Default: { flavor: "kubeadm" }.
+	// Where kube-proxy's configuration and DaemonSet are; each field overrides the flavor's default (unknown fields are an error). Default: { flavor: "kubeadm" }.
 	Target TargetPtrInput
-	// How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, first sync within 20 x the old mode's (at least 2m, a stall of 60s fails it), no hooks.
+	// How each node is verified. Default: each field's default, below.
 	Verify VerifyPtrInput
 }
 

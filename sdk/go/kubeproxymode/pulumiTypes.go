@@ -14,12 +14,18 @@ import (
 var _ = internal.GetEnvOrDefault
 
 type Alerts struct {
+	// Labels added to every alert (Alertmanager routing: team, severity overrides).
 	AlertLabels map[string]string `pulumi:"alertLabels"`
-	Enabled     *bool             `pulumi:"enabled"`
-	Labels      map[string]string `pulumi:"labels"`
-	Name        *string           `pulumi:"name"`
-	Namespace   *string           `pulumi:"namespace"`
-	NodeLabel   *string           `pulumi:"nodeLabel"`
+	// Create the PrometheusRule; a plain boolean, not an Output (whether the rule exists is part of the resource graph).
+	Enabled *bool `pulumi:"enabled"`
+	// Labels on the PrometheusRule: what your Prometheus's ruleSelector matches (kube-prometheus-stack: release: <helm release name>).
+	Labels map[string]string `pulumi:"labels"`
+	// metadata.name of the PrometheusRule.
+	Name *string `pulumi:"name"`
+	// Namespace of the PrometheusRule. Default: kube-proxy's namespace (target.namespace).
+	Namespace *string `pulumi:"namespace"`
+	// The series label naming the node in your kube-proxy scrape (set it by relabelling).
+	NodeLabel *string `pulumi:"nodeLabel"`
 }
 
 // Defaults sets the appropriate defaults for Alerts
@@ -55,12 +61,18 @@ type AlertsInput interface {
 }
 
 type AlertsArgs struct {
+	// Labels added to every alert (Alertmanager routing: team, severity overrides).
 	AlertLabels pulumi.StringMapInput `pulumi:"alertLabels"`
-	Enabled     pulumi.BoolPtrInput   `pulumi:"enabled"`
-	Labels      pulumi.StringMapInput `pulumi:"labels"`
-	Name        pulumi.StringPtrInput `pulumi:"name"`
-	Namespace   pulumi.StringPtrInput `pulumi:"namespace"`
-	NodeLabel   pulumi.StringPtrInput `pulumi:"nodeLabel"`
+	// Create the PrometheusRule; a plain boolean, not an Output (whether the rule exists is part of the resource graph).
+	Enabled pulumi.BoolPtrInput `pulumi:"enabled"`
+	// Labels on the PrometheusRule: what your Prometheus's ruleSelector matches (kube-prometheus-stack: release: <helm release name>).
+	Labels pulumi.StringMapInput `pulumi:"labels"`
+	// metadata.name of the PrometheusRule.
+	Name pulumi.StringPtrInput `pulumi:"name"`
+	// Namespace of the PrometheusRule. Default: kube-proxy's namespace (target.namespace).
+	Namespace pulumi.StringPtrInput `pulumi:"namespace"`
+	// The series label naming the node in your kube-proxy scrape (set it by relabelling).
+	NodeLabel pulumi.StringPtrInput `pulumi:"nodeLabel"`
 }
 
 // Defaults sets the appropriate defaults for AlertsArgs
@@ -157,26 +169,32 @@ func (o AlertsOutput) ToAlertsPtrOutputWithContext(ctx context.Context) AlertsPt
 	}).(AlertsPtrOutput)
 }
 
+// Labels added to every alert (Alertmanager routing: team, severity overrides).
 func (o AlertsOutput) AlertLabels() pulumi.StringMapOutput {
 	return o.ApplyT(func(v Alerts) map[string]string { return v.AlertLabels }).(pulumi.StringMapOutput)
 }
 
+// Create the PrometheusRule; a plain boolean, not an Output (whether the rule exists is part of the resource graph).
 func (o AlertsOutput) Enabled() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v Alerts) *bool { return v.Enabled }).(pulumi.BoolPtrOutput)
 }
 
+// Labels on the PrometheusRule: what your Prometheus's ruleSelector matches (kube-prometheus-stack: release: <helm release name>).
 func (o AlertsOutput) Labels() pulumi.StringMapOutput {
 	return o.ApplyT(func(v Alerts) map[string]string { return v.Labels }).(pulumi.StringMapOutput)
 }
 
+// metadata.name of the PrometheusRule.
 func (o AlertsOutput) Name() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Alerts) *string { return v.Name }).(pulumi.StringPtrOutput)
 }
 
+// Namespace of the PrometheusRule. Default: kube-proxy's namespace (target.namespace).
 func (o AlertsOutput) Namespace() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Alerts) *string { return v.Namespace }).(pulumi.StringPtrOutput)
 }
 
+// The series label naming the node in your kube-proxy scrape (set it by relabelling).
 func (o AlertsOutput) NodeLabel() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Alerts) *string { return v.NodeLabel }).(pulumi.StringPtrOutput)
 }
@@ -205,6 +223,7 @@ func (o AlertsPtrOutput) Elem() AlertsOutput {
 	}).(AlertsOutput)
 }
 
+// Labels added to every alert (Alertmanager routing: team, severity overrides).
 func (o AlertsPtrOutput) AlertLabels() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *Alerts) map[string]string {
 		if v == nil {
@@ -214,6 +233,7 @@ func (o AlertsPtrOutput) AlertLabels() pulumi.StringMapOutput {
 	}).(pulumi.StringMapOutput)
 }
 
+// Create the PrometheusRule; a plain boolean, not an Output (whether the rule exists is part of the resource graph).
 func (o AlertsPtrOutput) Enabled() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *Alerts) *bool {
 		if v == nil {
@@ -223,6 +243,7 @@ func (o AlertsPtrOutput) Enabled() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
+// Labels on the PrometheusRule: what your Prometheus's ruleSelector matches (kube-prometheus-stack: release: <helm release name>).
 func (o AlertsPtrOutput) Labels() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *Alerts) map[string]string {
 		if v == nil {
@@ -232,6 +253,7 @@ func (o AlertsPtrOutput) Labels() pulumi.StringMapOutput {
 	}).(pulumi.StringMapOutput)
 }
 
+// metadata.name of the PrometheusRule.
 func (o AlertsPtrOutput) Name() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Alerts) *string {
 		if v == nil {
@@ -241,6 +263,7 @@ func (o AlertsPtrOutput) Name() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// Namespace of the PrometheusRule. Default: kube-proxy's namespace (target.namespace).
 func (o AlertsPtrOutput) Namespace() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Alerts) *string {
 		if v == nil {
@@ -250,6 +273,7 @@ func (o AlertsPtrOutput) Namespace() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// The series label naming the node in your kube-proxy scrape (set it by relabelling).
 func (o AlertsPtrOutput) NodeLabel() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Alerts) *string {
 		if v == nil {
@@ -260,6 +284,7 @@ func (o AlertsPtrOutput) NodeLabel() pulumi.StringPtrOutput {
 }
 
 type Conntrack struct {
+	// Accept out-of-window TCP packets. Default: the current configuration's value.
 	TcpBeLiberal *bool `pulumi:"tcpBeLiberal"`
 }
 
@@ -275,6 +300,7 @@ type ConntrackInput interface {
 }
 
 type ConntrackArgs struct {
+	// Accept out-of-window TCP packets. Default: the current configuration's value.
 	TcpBeLiberal pulumi.BoolPtrInput `pulumi:"tcpBeLiberal"`
 }
 
@@ -355,6 +381,7 @@ func (o ConntrackOutput) ToConntrackPtrOutputWithContext(ctx context.Context) Co
 	}).(ConntrackPtrOutput)
 }
 
+// Accept out-of-window TCP packets. Default: the current configuration's value.
 func (o ConntrackOutput) TcpBeLiberal() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v Conntrack) *bool { return v.TcpBeLiberal }).(pulumi.BoolPtrOutput)
 }
@@ -383,6 +410,7 @@ func (o ConntrackPtrOutput) Elem() ConntrackOutput {
 	}).(ConntrackOutput)
 }
 
+// Accept out-of-window TCP packets. Default: the current configuration's value.
 func (o ConntrackPtrOutput) TcpBeLiberal() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *Conntrack) *bool {
 		if v == nil {
@@ -393,8 +421,10 @@ func (o ConntrackPtrOutput) TcpBeLiberal() pulumi.BoolPtrOutput {
 }
 
 type EksAddon struct {
-	AcknowledgeOverwrite *bool   `pulumi:"acknowledgeOverwrite"`
-	ConfigurationValues  *string `pulumi:"configurationValues"`
+	// Go on without the add-on's values: an add-on update with resolveConflicts OVERWRITE may rewrite kube-proxy-config and move every node, unchecked (a warning in the preview). Default: false.
+	AcknowledgeOverwrite *bool `pulumi:"acknowledgeOverwrite"`
+	// The kube-proxy add-on's configurationValues as given to AWS (JSON or YAML text, e.g. the configurationValues of your aws.eks.Addon); they must set mode to the target mode.
+	ConfigurationValues *string `pulumi:"configurationValues"`
 }
 
 // EksAddonInput is an input type that accepts EksAddonArgs and EksAddonOutput values.
@@ -409,8 +439,10 @@ type EksAddonInput interface {
 }
 
 type EksAddonArgs struct {
-	AcknowledgeOverwrite pulumi.BoolPtrInput   `pulumi:"acknowledgeOverwrite"`
-	ConfigurationValues  pulumi.StringPtrInput `pulumi:"configurationValues"`
+	// Go on without the add-on's values: an add-on update with resolveConflicts OVERWRITE may rewrite kube-proxy-config and move every node, unchecked (a warning in the preview). Default: false.
+	AcknowledgeOverwrite pulumi.BoolPtrInput `pulumi:"acknowledgeOverwrite"`
+	// The kube-proxy add-on's configurationValues as given to AWS (JSON or YAML text, e.g. the configurationValues of your aws.eks.Addon); they must set mode to the target mode.
+	ConfigurationValues pulumi.StringPtrInput `pulumi:"configurationValues"`
 }
 
 func (EksAddonArgs) ElementType() reflect.Type {
@@ -490,10 +522,12 @@ func (o EksAddonOutput) ToEksAddonPtrOutputWithContext(ctx context.Context) EksA
 	}).(EksAddonPtrOutput)
 }
 
+// Go on without the add-on's values: an add-on update with resolveConflicts OVERWRITE may rewrite kube-proxy-config and move every node, unchecked (a warning in the preview). Default: false.
 func (o EksAddonOutput) AcknowledgeOverwrite() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v EksAddon) *bool { return v.AcknowledgeOverwrite }).(pulumi.BoolPtrOutput)
 }
 
+// The kube-proxy add-on's configurationValues as given to AWS (JSON or YAML text, e.g. the configurationValues of your aws.eks.Addon); they must set mode to the target mode.
 func (o EksAddonOutput) ConfigurationValues() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v EksAddon) *string { return v.ConfigurationValues }).(pulumi.StringPtrOutput)
 }
@@ -522,6 +556,7 @@ func (o EksAddonPtrOutput) Elem() EksAddonOutput {
 	}).(EksAddonOutput)
 }
 
+// Go on without the add-on's values: an add-on update with resolveConflicts OVERWRITE may rewrite kube-proxy-config and move every node, unchecked (a warning in the preview). Default: false.
 func (o EksAddonPtrOutput) AcknowledgeOverwrite() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *EksAddon) *bool {
 		if v == nil {
@@ -531,6 +566,7 @@ func (o EksAddonPtrOutput) AcknowledgeOverwrite() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
+// The kube-proxy add-on's configurationValues as given to AWS (JSON or YAML text, e.g. the configurationValues of your aws.eks.Addon); they must set mode to the target mode.
 func (o EksAddonPtrOutput) ConfigurationValues() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *EksAddon) *string {
 		if v == nil {
@@ -547,8 +583,9 @@ type Finding struct {
 	// The input or configuration field it is about.
 	Field string `pulumi:"field"`
 	// How to fix it, when there is a fix.
-	Fix     *string `pulumi:"fix"`
-	Message string  `pulumi:"message"`
+	Fix *string `pulumi:"fix"`
+	// What is wrong or worth knowing, in a sentence.
+	Message string `pulumi:"message"`
 	// The nodes it is about, when it is about nodes.
 	Nodes []string `pulumi:"nodes"`
 	// "error", "warning" or "info".
@@ -585,6 +622,7 @@ func (o FindingOutput) Fix() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Finding) *string { return v.Fix }).(pulumi.StringPtrOutput)
 }
 
+// What is wrong or worth knowing, in a sentence.
 func (o FindingOutput) Message() pulumi.StringOutput {
 	return o.ApplyT(func(v Finding) string { return v.Message }).(pulumi.StringOutput)
 }
@@ -620,10 +658,14 @@ func (o FindingArrayOutput) Index(i pulumi.IntInput) FindingOutput {
 }
 
 type Hook struct {
-	Command []string          `pulumi:"command"`
-	Env     map[string]string `pulumi:"env"`
-	Name    string            `pulumi:"name"`
-	Timeout *string           `pulumi:"timeout"`
+	// argv of the hook, run without a shell; NODE, POOL, MODE and KUBECONFIG (the rollout's own cluster) are in its environment.
+	Command []string `pulumi:"command"`
+	// Extra environment of the hook. Default: none.
+	Env map[string]string `pulumi:"env"`
+	// Names the hook in logs and errors; unique among verify.hooks.
+	Name string `pulumi:"name"`
+	// How long the hook may run, a duration such as "30s"; a hook that outlives it fails the node. Default: 300s.
+	Timeout *string `pulumi:"timeout"`
 }
 
 // HookInput is an input type that accepts HookArgs and HookOutput values.
@@ -638,10 +680,14 @@ type HookInput interface {
 }
 
 type HookArgs struct {
+	// argv of the hook, run without a shell; NODE, POOL, MODE and KUBECONFIG (the rollout's own cluster) are in its environment.
 	Command pulumi.StringArrayInput `pulumi:"command"`
-	Env     pulumi.StringMapInput   `pulumi:"env"`
-	Name    pulumi.StringInput      `pulumi:"name"`
-	Timeout pulumi.StringPtrInput   `pulumi:"timeout"`
+	// Extra environment of the hook. Default: none.
+	Env pulumi.StringMapInput `pulumi:"env"`
+	// Names the hook in logs and errors; unique among verify.hooks.
+	Name pulumi.StringInput `pulumi:"name"`
+	// How long the hook may run, a duration such as "30s"; a hook that outlives it fails the node. Default: 300s.
+	Timeout pulumi.StringPtrInput `pulumi:"timeout"`
 }
 
 func (HookArgs) ElementType() reflect.Type {
@@ -695,18 +741,22 @@ func (o HookOutput) ToHookOutputWithContext(ctx context.Context) HookOutput {
 	return o
 }
 
+// argv of the hook, run without a shell; NODE, POOL, MODE and KUBECONFIG (the rollout's own cluster) are in its environment.
 func (o HookOutput) Command() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v Hook) []string { return v.Command }).(pulumi.StringArrayOutput)
 }
 
+// Extra environment of the hook. Default: none.
 func (o HookOutput) Env() pulumi.StringMapOutput {
 	return o.ApplyT(func(v Hook) map[string]string { return v.Env }).(pulumi.StringMapOutput)
 }
 
+// Names the hook in logs and errors; unique among verify.hooks.
 func (o HookOutput) Name() pulumi.StringOutput {
 	return o.ApplyT(func(v Hook) string { return v.Name }).(pulumi.StringOutput)
 }
 
+// How long the hook may run, a duration such as "30s"; a hook that outlives it fails the node. Default: 300s.
 func (o HookOutput) Timeout() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Hook) *string { return v.Timeout }).(pulumi.StringPtrOutput)
 }
@@ -732,14 +782,22 @@ func (o HookArrayOutput) Index(i pulumi.IntInput) HookOutput {
 }
 
 type Pool struct {
-	AllowUnroutedNode *bool      `pulumi:"allowUnroutedNode"`
-	Drain             *PoolDrain `pulumi:"drain"`
-	DrainTimeout      *string    `pulumi:"drainTimeout"`
-	FirstSyncTimeout  *string    `pulumi:"firstSyncTimeout"`
-	MaxUnavailable    *int       `pulumi:"maxUnavailable"`
-	Name              string     `pulumi:"name"`
-	NodeSelector      string     `pulumi:"nodeSelector"`
-	Soak              *string    `pulumi:"soak"`
+	// ipvs -> iptables without drain leaves each node without Service routing for a while: true accepts that gap. Default: false.
+	AllowUnroutedNode *bool `pulumi:"allowUnroutedNode"`
+	// Evict the node's pods (respecting PodDisruptionBudgets) before moving it: true, or { force, deleteEmptyDirData } as kubectl drain's flags (pods without a controller, and pods with emptyDir volumes, are refused without them). Default: false.
+	Drain *PoolDrain `pulumi:"drain"`
+	// Give up draining a node after this long; "0" waits for ever (as kubectl). Default: 300s.
+	DrainTimeout *string `pulumi:"drainTimeout"`
+	// How long a node's first sync in the new mode may take, a duration such as "15m". Default: from the node's old-mode sync (verify.firstSyncFactor, at least verify.firstSyncMin).
+	FirstSyncTimeout *string `pulumi:"firstSyncTimeout"`
+	// Nodes of this pool moved at once. Default: 1.
+	MaxUnavailable *int `pulumi:"maxUnavailable"`
+	// The pool's name: lower-case letters, digits and '-' (at most 42); a plain string, not an Output (it names the pool's step).
+	Name string `pulumi:"name"`
+	// Label selector of the pool's nodes, e.g. "pool=canary".
+	NodeSelector string `pulumi:"nodeSelector"`
+	// Wait after the pool before the next one, a duration such as "10m". Default: 0s.
+	Soak *string `pulumi:"soak"`
 }
 
 // PoolInput is an input type that accepts PoolArgs and PoolOutput values.
@@ -754,14 +812,22 @@ type PoolInput interface {
 }
 
 type PoolArgs struct {
-	AllowUnroutedNode pulumi.BoolPtrInput   `pulumi:"allowUnroutedNode"`
-	Drain             PoolDrainPtrInput     `pulumi:"drain"`
-	DrainTimeout      pulumi.StringPtrInput `pulumi:"drainTimeout"`
-	FirstSyncTimeout  pulumi.StringPtrInput `pulumi:"firstSyncTimeout"`
-	MaxUnavailable    pulumi.IntPtrInput    `pulumi:"maxUnavailable"`
-	Name              pulumi.StringInput    `pulumi:"name"`
-	NodeSelector      pulumi.StringInput    `pulumi:"nodeSelector"`
-	Soak              pulumi.StringPtrInput `pulumi:"soak"`
+	// ipvs -> iptables without drain leaves each node without Service routing for a while: true accepts that gap. Default: false.
+	AllowUnroutedNode pulumi.BoolPtrInput `pulumi:"allowUnroutedNode"`
+	// Evict the node's pods (respecting PodDisruptionBudgets) before moving it: true, or { force, deleteEmptyDirData } as kubectl drain's flags (pods without a controller, and pods with emptyDir volumes, are refused without them). Default: false.
+	Drain PoolDrainPtrInput `pulumi:"drain"`
+	// Give up draining a node after this long; "0" waits for ever (as kubectl). Default: 300s.
+	DrainTimeout pulumi.StringPtrInput `pulumi:"drainTimeout"`
+	// How long a node's first sync in the new mode may take, a duration such as "15m". Default: from the node's old-mode sync (verify.firstSyncFactor, at least verify.firstSyncMin).
+	FirstSyncTimeout pulumi.StringPtrInput `pulumi:"firstSyncTimeout"`
+	// Nodes of this pool moved at once. Default: 1.
+	MaxUnavailable pulumi.IntPtrInput `pulumi:"maxUnavailable"`
+	// The pool's name: lower-case letters, digits and '-' (at most 42); a plain string, not an Output (it names the pool's step).
+	Name pulumi.StringInput `pulumi:"name"`
+	// Label selector of the pool's nodes, e.g. "pool=canary".
+	NodeSelector pulumi.StringInput `pulumi:"nodeSelector"`
+	// Wait after the pool before the next one, a duration such as "10m". Default: 0s.
+	Soak pulumi.StringPtrInput `pulumi:"soak"`
 }
 
 func (PoolArgs) ElementType() reflect.Type {
@@ -815,34 +881,42 @@ func (o PoolOutput) ToPoolOutputWithContext(ctx context.Context) PoolOutput {
 	return o
 }
 
+// ipvs -> iptables without drain leaves each node without Service routing for a while: true accepts that gap. Default: false.
 func (o PoolOutput) AllowUnroutedNode() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v Pool) *bool { return v.AllowUnroutedNode }).(pulumi.BoolPtrOutput)
 }
 
+// Evict the node's pods (respecting PodDisruptionBudgets) before moving it: true, or { force, deleteEmptyDirData } as kubectl drain's flags (pods without a controller, and pods with emptyDir volumes, are refused without them). Default: false.
 func (o PoolOutput) Drain() PoolDrainPtrOutput {
 	return o.ApplyT(func(v Pool) *PoolDrain { return v.Drain }).(PoolDrainPtrOutput)
 }
 
+// Give up draining a node after this long; "0" waits for ever (as kubectl). Default: 300s.
 func (o PoolOutput) DrainTimeout() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Pool) *string { return v.DrainTimeout }).(pulumi.StringPtrOutput)
 }
 
+// How long a node's first sync in the new mode may take, a duration such as "15m". Default: from the node's old-mode sync (verify.firstSyncFactor, at least verify.firstSyncMin).
 func (o PoolOutput) FirstSyncTimeout() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Pool) *string { return v.FirstSyncTimeout }).(pulumi.StringPtrOutput)
 }
 
+// Nodes of this pool moved at once. Default: 1.
 func (o PoolOutput) MaxUnavailable() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Pool) *int { return v.MaxUnavailable }).(pulumi.IntPtrOutput)
 }
 
+// The pool's name: lower-case letters, digits and '-' (at most 42); a plain string, not an Output (it names the pool's step).
 func (o PoolOutput) Name() pulumi.StringOutput {
 	return o.ApplyT(func(v Pool) string { return v.Name }).(pulumi.StringOutput)
 }
 
+// Label selector of the pool's nodes, e.g. "pool=canary".
 func (o PoolOutput) NodeSelector() pulumi.StringOutput {
 	return o.ApplyT(func(v Pool) string { return v.NodeSelector }).(pulumi.StringOutput)
 }
 
+// Wait after the pool before the next one, a duration such as "10m". Default: 0s.
 func (o PoolOutput) Soak() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Pool) *string { return v.Soak }).(pulumi.StringPtrOutput)
 }
@@ -868,8 +942,10 @@ func (o PoolArrayOutput) Index(i pulumi.IntInput) PoolOutput {
 }
 
 type PoolDrain struct {
+	// Also evict pods with emptyDir volumes, whose data is lost (kubectl drain --delete-emptydir-data). Default: false.
 	DeleteEmptyDirData *bool `pulumi:"deleteEmptyDirData"`
-	Force              *bool `pulumi:"force"`
+	// Also evict pods without a controller (kubectl drain --force). Default: false.
+	Force *bool `pulumi:"force"`
 }
 
 // PoolDrainInput is an input type that accepts PoolDrainArgs and PoolDrainOutput values.
@@ -884,8 +960,10 @@ type PoolDrainInput interface {
 }
 
 type PoolDrainArgs struct {
+	// Also evict pods with emptyDir volumes, whose data is lost (kubectl drain --delete-emptydir-data). Default: false.
 	DeleteEmptyDirData pulumi.BoolPtrInput `pulumi:"deleteEmptyDirData"`
-	Force              pulumi.BoolPtrInput `pulumi:"force"`
+	// Also evict pods without a controller (kubectl drain --force). Default: false.
+	Force pulumi.BoolPtrInput `pulumi:"force"`
 }
 
 func (PoolDrainArgs) ElementType() reflect.Type {
@@ -965,10 +1043,12 @@ func (o PoolDrainOutput) ToPoolDrainPtrOutputWithContext(ctx context.Context) Po
 	}).(PoolDrainPtrOutput)
 }
 
+// Also evict pods with emptyDir volumes, whose data is lost (kubectl drain --delete-emptydir-data). Default: false.
 func (o PoolDrainOutput) DeleteEmptyDirData() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v PoolDrain) *bool { return v.DeleteEmptyDirData }).(pulumi.BoolPtrOutput)
 }
 
+// Also evict pods without a controller (kubectl drain --force). Default: false.
 func (o PoolDrainOutput) Force() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v PoolDrain) *bool { return v.Force }).(pulumi.BoolPtrOutput)
 }
@@ -997,6 +1077,7 @@ func (o PoolDrainPtrOutput) Elem() PoolDrainOutput {
 	}).(PoolDrainOutput)
 }
 
+// Also evict pods with emptyDir volumes, whose data is lost (kubectl drain --delete-emptydir-data). Default: false.
 func (o PoolDrainPtrOutput) DeleteEmptyDirData() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *PoolDrain) *bool {
 		if v == nil {
@@ -1006,6 +1087,7 @@ func (o PoolDrainPtrOutput) DeleteEmptyDirData() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
+// Also evict pods without a controller (kubectl drain --force). Default: false.
 func (o PoolDrainPtrOutput) Force() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *PoolDrain) *bool {
 		if v == nil {
@@ -1016,9 +1098,12 @@ func (o PoolDrainPtrOutput) Force() pulumi.BoolPtrOutput {
 }
 
 type Promotion struct {
-	After             string `pulumi:"after"`
-	MinSoak           string `pulumi:"minSoak"`
-	RequireNodeChecks *bool  `pulumi:"requireNodeChecks"`
+	// The stack that must have finished this target first: "<org>/<project>/<stack>" (file backend: "organization/<project>/<stack>").
+	After string `pulumi:"after"`
+	// How long the upstream must have held the target, e.g. "24h" ("0s": finished is enough).
+	MinSoak string `pulumi:"minSoak"`
+	// Refuse an upstream whose nodes were verified by hooks only (verify.nodeChecks: false).
+	RequireNodeChecks *bool `pulumi:"requireNodeChecks"`
 }
 
 // Defaults sets the appropriate defaults for Promotion
@@ -1046,8 +1131,11 @@ type PromotionInput interface {
 }
 
 type PromotionArgs struct {
-	After             pulumi.StringInput  `pulumi:"after"`
-	MinSoak           pulumi.StringInput  `pulumi:"minSoak"`
+	// The stack that must have finished this target first: "<org>/<project>/<stack>" (file backend: "organization/<project>/<stack>").
+	After pulumi.StringInput `pulumi:"after"`
+	// How long the upstream must have held the target, e.g. "24h" ("0s": finished is enough).
+	MinSoak pulumi.StringInput `pulumi:"minSoak"`
+	// Refuse an upstream whose nodes were verified by hooks only (verify.nodeChecks: false).
 	RequireNodeChecks pulumi.BoolPtrInput `pulumi:"requireNodeChecks"`
 }
 
@@ -1139,14 +1227,17 @@ func (o PromotionOutput) ToPromotionPtrOutputWithContext(ctx context.Context) Pr
 	}).(PromotionPtrOutput)
 }
 
+// The stack that must have finished this target first: "<org>/<project>/<stack>" (file backend: "organization/<project>/<stack>").
 func (o PromotionOutput) After() pulumi.StringOutput {
 	return o.ApplyT(func(v Promotion) string { return v.After }).(pulumi.StringOutput)
 }
 
+// How long the upstream must have held the target, e.g. "24h" ("0s": finished is enough).
 func (o PromotionOutput) MinSoak() pulumi.StringOutput {
 	return o.ApplyT(func(v Promotion) string { return v.MinSoak }).(pulumi.StringOutput)
 }
 
+// Refuse an upstream whose nodes were verified by hooks only (verify.nodeChecks: false).
 func (o PromotionOutput) RequireNodeChecks() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v Promotion) *bool { return v.RequireNodeChecks }).(pulumi.BoolPtrOutput)
 }
@@ -1175,6 +1266,7 @@ func (o PromotionPtrOutput) Elem() PromotionOutput {
 	}).(PromotionOutput)
 }
 
+// The stack that must have finished this target first: "<org>/<project>/<stack>" (file backend: "organization/<project>/<stack>").
 func (o PromotionPtrOutput) After() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Promotion) *string {
 		if v == nil {
@@ -1184,6 +1276,7 @@ func (o PromotionPtrOutput) After() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// How long the upstream must have held the target, e.g. "24h" ("0s": finished is enough).
 func (o PromotionPtrOutput) MinSoak() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Promotion) *string {
 		if v == nil {
@@ -1193,6 +1286,7 @@ func (o PromotionPtrOutput) MinSoak() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// Refuse an upstream whose nodes were verified by hooks only (verify.nodeChecks: false).
 func (o PromotionPtrOutput) RequireNodeChecks() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *Promotion) *bool {
 		if v == nil {
@@ -1203,11 +1297,17 @@ func (o PromotionPtrOutput) RequireNodeChecks() pulumi.BoolPtrOutput {
 }
 
 type Target struct {
-	ConfigMap   *string `pulumi:"configMap"`
-	DaemonSet   *string `pulumi:"daemonSet"`
-	Flavor      *Flavor `pulumi:"flavor"`
-	Key         *string `pulumi:"key"`
-	Namespace   *string `pulumi:"namespace"`
+	// The installer's ConfigMap. Default: "kube-proxy" (kubeadm), "kube-proxy-config" (eks).
+	ConfigMap *string `pulumi:"configMap"`
+	// The installer's DaemonSet. Default: "kube-proxy".
+	DaemonSet *string `pulumi:"daemonSet"`
+	// How the cluster installs kube-proxy: "kubeadm" (kube-system/kube-proxy, key config.conf) or "eks" (kube-system/kube-proxy-config, key config). Default: "kubeadm".
+	Flavor *Flavor `pulumi:"flavor"`
+	// The ConfigMap key holding the configuration. Default: "config.conf" (kubeadm), "config" (eks).
+	Key *string `pulumi:"key"`
+	// Namespace of kube-proxy. Default: "kube-system".
+	Namespace *string `pulumi:"namespace"`
+	// Label selector of kube-proxy's pods, as the API parses one. Default: "k8s-app=kube-proxy".
 	PodSelector *string `pulumi:"podSelector"`
 }
 
@@ -1223,11 +1323,17 @@ type TargetInput interface {
 }
 
 type TargetArgs struct {
-	ConfigMap   pulumi.StringPtrInput `pulumi:"configMap"`
-	DaemonSet   pulumi.StringPtrInput `pulumi:"daemonSet"`
-	Flavor      FlavorPtrInput        `pulumi:"flavor"`
-	Key         pulumi.StringPtrInput `pulumi:"key"`
-	Namespace   pulumi.StringPtrInput `pulumi:"namespace"`
+	// The installer's ConfigMap. Default: "kube-proxy" (kubeadm), "kube-proxy-config" (eks).
+	ConfigMap pulumi.StringPtrInput `pulumi:"configMap"`
+	// The installer's DaemonSet. Default: "kube-proxy".
+	DaemonSet pulumi.StringPtrInput `pulumi:"daemonSet"`
+	// How the cluster installs kube-proxy: "kubeadm" (kube-system/kube-proxy, key config.conf) or "eks" (kube-system/kube-proxy-config, key config). Default: "kubeadm".
+	Flavor FlavorPtrInput `pulumi:"flavor"`
+	// The ConfigMap key holding the configuration. Default: "config.conf" (kubeadm), "config" (eks).
+	Key pulumi.StringPtrInput `pulumi:"key"`
+	// Namespace of kube-proxy. Default: "kube-system".
+	Namespace pulumi.StringPtrInput `pulumi:"namespace"`
+	// Label selector of kube-proxy's pods, as the API parses one. Default: "k8s-app=kube-proxy".
 	PodSelector pulumi.StringPtrInput `pulumi:"podSelector"`
 }
 
@@ -1308,26 +1414,32 @@ func (o TargetOutput) ToTargetPtrOutputWithContext(ctx context.Context) TargetPt
 	}).(TargetPtrOutput)
 }
 
+// The installer's ConfigMap. Default: "kube-proxy" (kubeadm), "kube-proxy-config" (eks).
 func (o TargetOutput) ConfigMap() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Target) *string { return v.ConfigMap }).(pulumi.StringPtrOutput)
 }
 
+// The installer's DaemonSet. Default: "kube-proxy".
 func (o TargetOutput) DaemonSet() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Target) *string { return v.DaemonSet }).(pulumi.StringPtrOutput)
 }
 
+// How the cluster installs kube-proxy: "kubeadm" (kube-system/kube-proxy, key config.conf) or "eks" (kube-system/kube-proxy-config, key config). Default: "kubeadm".
 func (o TargetOutput) Flavor() FlavorPtrOutput {
 	return o.ApplyT(func(v Target) *Flavor { return v.Flavor }).(FlavorPtrOutput)
 }
 
+// The ConfigMap key holding the configuration. Default: "config.conf" (kubeadm), "config" (eks).
 func (o TargetOutput) Key() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Target) *string { return v.Key }).(pulumi.StringPtrOutput)
 }
 
+// Namespace of kube-proxy. Default: "kube-system".
 func (o TargetOutput) Namespace() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Target) *string { return v.Namespace }).(pulumi.StringPtrOutput)
 }
 
+// Label selector of kube-proxy's pods, as the API parses one. Default: "k8s-app=kube-proxy".
 func (o TargetOutput) PodSelector() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Target) *string { return v.PodSelector }).(pulumi.StringPtrOutput)
 }
@@ -1356,6 +1468,7 @@ func (o TargetPtrOutput) Elem() TargetOutput {
 	}).(TargetOutput)
 }
 
+// The installer's ConfigMap. Default: "kube-proxy" (kubeadm), "kube-proxy-config" (eks).
 func (o TargetPtrOutput) ConfigMap() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Target) *string {
 		if v == nil {
@@ -1365,6 +1478,7 @@ func (o TargetPtrOutput) ConfigMap() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// The installer's DaemonSet. Default: "kube-proxy".
 func (o TargetPtrOutput) DaemonSet() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Target) *string {
 		if v == nil {
@@ -1374,6 +1488,7 @@ func (o TargetPtrOutput) DaemonSet() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// How the cluster installs kube-proxy: "kubeadm" (kube-system/kube-proxy, key config.conf) or "eks" (kube-system/kube-proxy-config, key config). Default: "kubeadm".
 func (o TargetPtrOutput) Flavor() FlavorPtrOutput {
 	return o.ApplyT(func(v *Target) *Flavor {
 		if v == nil {
@@ -1383,6 +1498,7 @@ func (o TargetPtrOutput) Flavor() FlavorPtrOutput {
 	}).(FlavorPtrOutput)
 }
 
+// The ConfigMap key holding the configuration. Default: "config.conf" (kubeadm), "config" (eks).
 func (o TargetPtrOutput) Key() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Target) *string {
 		if v == nil {
@@ -1392,6 +1508,7 @@ func (o TargetPtrOutput) Key() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// Namespace of kube-proxy. Default: "kube-system".
 func (o TargetPtrOutput) Namespace() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Target) *string {
 		if v == nil {
@@ -1401,6 +1518,7 @@ func (o TargetPtrOutput) Namespace() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// Label selector of kube-proxy's pods, as the API parses one. Default: "k8s-app=kube-proxy".
 func (o TargetPtrOutput) PodSelector() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Target) *string {
 		if v == nil {
@@ -1411,16 +1529,26 @@ func (o TargetPtrOutput) PodSelector() pulumi.StringPtrOutput {
 }
 
 type Verify struct {
-	FirstSyncFactor   *float64 `pulumi:"firstSyncFactor"`
-	FirstSyncMin      *string  `pulumi:"firstSyncMin"`
-	FirstSyncStall    *string  `pulumi:"firstSyncStall"`
-	Hooks             []Hook   `pulumi:"hooks"`
-	Image             *string  `pulumi:"image"`
-	MaxSyncAge        *string  `pulumi:"maxSyncAge"`
-	NodeChecks        *bool    `pulumi:"nodeChecks"`
-	PodTimeout        *string  `pulumi:"podTimeout"`
-	PriorityClassName *string  `pulumi:"priorityClassName"`
-	Service           *string  `pulumi:"service"`
+	// A node's first sync in its new mode may take this many times its old mode's mean full sync (read from its kube-proxy before the move); a pool's firstSyncTimeout wins; at least 1. Default: 20.
+	FirstSyncFactor *float64 `pulumi:"firstSyncFactor"`
+	// The first sync's deadline is never shorter than this; a duration longer than 0. Default: 120s.
+	FirstSyncMin *string `pulumi:"firstSyncMin"`
+	// kube-proxy using no CPU this long before its first sync fails the node; a duration longer than 0. Default: 60s.
+	FirstSyncStall *string `pulumi:"firstSyncStall"`
+	// Commands run per node after the built-in checks; a non-zero exit fails the node.
+	Hooks []Hook `pulumi:"hooks"`
+	// Probe image: any image with sh (the host's tools run via chroot /host); the default is busybox 1.36 pinned by digest.
+	Image *string `pulumi:"image"`
+	// A last rule sync older than this fails the node; a duration longer than 0.
+	MaxSyncAge *string `pulumi:"maxSyncAge"`
+	// Run the built-in node checks: a probe pod per node checks the mode kube-proxy chose, leftovers, rule sync and a Service connection (needs nodes that run pods).
+	NodeChecks *bool `pulumi:"nodeChecks"`
+	// How long a new kube-proxy may take to run and settle on a node; a duration longer than 0.
+	PodTimeout *string `pulumi:"podTimeout"`
+	// Priority class of the probe pods. Default: none (the cluster's default priority).
+	PriorityClassName *string `pulumi:"priorityClassName"`
+	// Service ("namespace/name") each node must reach through its ClusterIP.
+	Service *string `pulumi:"service"`
 }
 
 // Defaults sets the appropriate defaults for Verify
@@ -1464,16 +1592,26 @@ type VerifyInput interface {
 }
 
 type VerifyArgs struct {
-	FirstSyncFactor   pulumi.Float64PtrInput `pulumi:"firstSyncFactor"`
-	FirstSyncMin      pulumi.StringPtrInput  `pulumi:"firstSyncMin"`
-	FirstSyncStall    pulumi.StringPtrInput  `pulumi:"firstSyncStall"`
-	Hooks             HookArrayInput         `pulumi:"hooks"`
-	Image             pulumi.StringPtrInput  `pulumi:"image"`
-	MaxSyncAge        pulumi.StringPtrInput  `pulumi:"maxSyncAge"`
-	NodeChecks        pulumi.BoolPtrInput    `pulumi:"nodeChecks"`
-	PodTimeout        pulumi.StringPtrInput  `pulumi:"podTimeout"`
-	PriorityClassName pulumi.StringPtrInput  `pulumi:"priorityClassName"`
-	Service           pulumi.StringPtrInput  `pulumi:"service"`
+	// A node's first sync in its new mode may take this many times its old mode's mean full sync (read from its kube-proxy before the move); a pool's firstSyncTimeout wins; at least 1. Default: 20.
+	FirstSyncFactor pulumi.Float64PtrInput `pulumi:"firstSyncFactor"`
+	// The first sync's deadline is never shorter than this; a duration longer than 0. Default: 120s.
+	FirstSyncMin pulumi.StringPtrInput `pulumi:"firstSyncMin"`
+	// kube-proxy using no CPU this long before its first sync fails the node; a duration longer than 0. Default: 60s.
+	FirstSyncStall pulumi.StringPtrInput `pulumi:"firstSyncStall"`
+	// Commands run per node after the built-in checks; a non-zero exit fails the node.
+	Hooks HookArrayInput `pulumi:"hooks"`
+	// Probe image: any image with sh (the host's tools run via chroot /host); the default is busybox 1.36 pinned by digest.
+	Image pulumi.StringPtrInput `pulumi:"image"`
+	// A last rule sync older than this fails the node; a duration longer than 0.
+	MaxSyncAge pulumi.StringPtrInput `pulumi:"maxSyncAge"`
+	// Run the built-in node checks: a probe pod per node checks the mode kube-proxy chose, leftovers, rule sync and a Service connection (needs nodes that run pods).
+	NodeChecks pulumi.BoolPtrInput `pulumi:"nodeChecks"`
+	// How long a new kube-proxy may take to run and settle on a node; a duration longer than 0.
+	PodTimeout pulumi.StringPtrInput `pulumi:"podTimeout"`
+	// Priority class of the probe pods. Default: none (the cluster's default priority).
+	PriorityClassName pulumi.StringPtrInput `pulumi:"priorityClassName"`
+	// Service ("namespace/name") each node must reach through its ClusterIP.
+	Service pulumi.StringPtrInput `pulumi:"service"`
 }
 
 // Defaults sets the appropriate defaults for VerifyArgs
@@ -1576,42 +1714,52 @@ func (o VerifyOutput) ToVerifyPtrOutputWithContext(ctx context.Context) VerifyPt
 	}).(VerifyPtrOutput)
 }
 
+// A node's first sync in its new mode may take this many times its old mode's mean full sync (read from its kube-proxy before the move); a pool's firstSyncTimeout wins; at least 1. Default: 20.
 func (o VerifyOutput) FirstSyncFactor() pulumi.Float64PtrOutput {
 	return o.ApplyT(func(v Verify) *float64 { return v.FirstSyncFactor }).(pulumi.Float64PtrOutput)
 }
 
+// The first sync's deadline is never shorter than this; a duration longer than 0. Default: 120s.
 func (o VerifyOutput) FirstSyncMin() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Verify) *string { return v.FirstSyncMin }).(pulumi.StringPtrOutput)
 }
 
+// kube-proxy using no CPU this long before its first sync fails the node; a duration longer than 0. Default: 60s.
 func (o VerifyOutput) FirstSyncStall() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Verify) *string { return v.FirstSyncStall }).(pulumi.StringPtrOutput)
 }
 
+// Commands run per node after the built-in checks; a non-zero exit fails the node.
 func (o VerifyOutput) Hooks() HookArrayOutput {
 	return o.ApplyT(func(v Verify) []Hook { return v.Hooks }).(HookArrayOutput)
 }
 
+// Probe image: any image with sh (the host's tools run via chroot /host); the default is busybox 1.36 pinned by digest.
 func (o VerifyOutput) Image() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Verify) *string { return v.Image }).(pulumi.StringPtrOutput)
 }
 
+// A last rule sync older than this fails the node; a duration longer than 0.
 func (o VerifyOutput) MaxSyncAge() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Verify) *string { return v.MaxSyncAge }).(pulumi.StringPtrOutput)
 }
 
+// Run the built-in node checks: a probe pod per node checks the mode kube-proxy chose, leftovers, rule sync and a Service connection (needs nodes that run pods).
 func (o VerifyOutput) NodeChecks() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v Verify) *bool { return v.NodeChecks }).(pulumi.BoolPtrOutput)
 }
 
+// How long a new kube-proxy may take to run and settle on a node; a duration longer than 0.
 func (o VerifyOutput) PodTimeout() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Verify) *string { return v.PodTimeout }).(pulumi.StringPtrOutput)
 }
 
+// Priority class of the probe pods. Default: none (the cluster's default priority).
 func (o VerifyOutput) PriorityClassName() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Verify) *string { return v.PriorityClassName }).(pulumi.StringPtrOutput)
 }
 
+// Service ("namespace/name") each node must reach through its ClusterIP.
 func (o VerifyOutput) Service() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Verify) *string { return v.Service }).(pulumi.StringPtrOutput)
 }
@@ -1640,6 +1788,7 @@ func (o VerifyPtrOutput) Elem() VerifyOutput {
 	}).(VerifyOutput)
 }
 
+// A node's first sync in its new mode may take this many times its old mode's mean full sync (read from its kube-proxy before the move); a pool's firstSyncTimeout wins; at least 1. Default: 20.
 func (o VerifyPtrOutput) FirstSyncFactor() pulumi.Float64PtrOutput {
 	return o.ApplyT(func(v *Verify) *float64 {
 		if v == nil {
@@ -1649,6 +1798,7 @@ func (o VerifyPtrOutput) FirstSyncFactor() pulumi.Float64PtrOutput {
 	}).(pulumi.Float64PtrOutput)
 }
 
+// The first sync's deadline is never shorter than this; a duration longer than 0. Default: 120s.
 func (o VerifyPtrOutput) FirstSyncMin() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Verify) *string {
 		if v == nil {
@@ -1658,6 +1808,7 @@ func (o VerifyPtrOutput) FirstSyncMin() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// kube-proxy using no CPU this long before its first sync fails the node; a duration longer than 0. Default: 60s.
 func (o VerifyPtrOutput) FirstSyncStall() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Verify) *string {
 		if v == nil {
@@ -1667,6 +1818,7 @@ func (o VerifyPtrOutput) FirstSyncStall() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// Commands run per node after the built-in checks; a non-zero exit fails the node.
 func (o VerifyPtrOutput) Hooks() HookArrayOutput {
 	return o.ApplyT(func(v *Verify) []Hook {
 		if v == nil {
@@ -1676,6 +1828,7 @@ func (o VerifyPtrOutput) Hooks() HookArrayOutput {
 	}).(HookArrayOutput)
 }
 
+// Probe image: any image with sh (the host's tools run via chroot /host); the default is busybox 1.36 pinned by digest.
 func (o VerifyPtrOutput) Image() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Verify) *string {
 		if v == nil {
@@ -1685,6 +1838,7 @@ func (o VerifyPtrOutput) Image() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// A last rule sync older than this fails the node; a duration longer than 0.
 func (o VerifyPtrOutput) MaxSyncAge() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Verify) *string {
 		if v == nil {
@@ -1694,6 +1848,7 @@ func (o VerifyPtrOutput) MaxSyncAge() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// Run the built-in node checks: a probe pod per node checks the mode kube-proxy chose, leftovers, rule sync and a Service connection (needs nodes that run pods).
 func (o VerifyPtrOutput) NodeChecks() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *Verify) *bool {
 		if v == nil {
@@ -1703,6 +1858,7 @@ func (o VerifyPtrOutput) NodeChecks() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
+// How long a new kube-proxy may take to run and settle on a node; a duration longer than 0.
 func (o VerifyPtrOutput) PodTimeout() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Verify) *string {
 		if v == nil {
@@ -1712,6 +1868,7 @@ func (o VerifyPtrOutput) PodTimeout() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// Priority class of the probe pods. Default: none (the cluster's default priority).
 func (o VerifyPtrOutput) PriorityClassName() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Verify) *string {
 		if v == nil {
@@ -1721,6 +1878,7 @@ func (o VerifyPtrOutput) PriorityClassName() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// Service ("namespace/name") each node must reach through its ClusterIP.
 func (o VerifyPtrOutput) Service() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Verify) *string {
 		if v == nil {

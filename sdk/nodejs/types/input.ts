@@ -9,11 +9,29 @@ import * as enums from "../types/enums";
 import * as utilities from "../utilities";
 
 export interface AlertsArgs {
+    /**
+     * Labels added to every alert (Alertmanager routing: team, severity overrides).
+     */
     alertLabels?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
+    /**
+     * Create the PrometheusRule; a plain boolean, not an Output (whether the rule exists is part of the resource graph).
+     */
     enabled?: pulumi.Input<boolean | undefined>;
+    /**
+     * Labels on the PrometheusRule: what your Prometheus's ruleSelector matches (kube-prometheus-stack: release: <helm release name>).
+     */
     labels?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
+    /**
+     * metadata.name of the PrometheusRule.
+     */
     name?: pulumi.Input<string | undefined>;
+    /**
+     * Namespace of the PrometheusRule. Default: kube-proxy's namespace (target.namespace).
+     */
     namespace?: pulumi.Input<string | undefined>;
+    /**
+     * The series label naming the node in your kube-proxy scrape (set it by relabelling).
+     */
     nodeLabel?: pulumi.Input<string | undefined>;
 }
 /**
@@ -29,40 +47,100 @@ export function alertsArgsProvideDefaults(val: AlertsArgs): AlertsArgs {
 }
 
 export interface ConntrackArgs {
+    /**
+     * Accept out-of-window TCP packets. Default: the current configuration's value.
+     */
     tcpBeLiberal?: pulumi.Input<boolean | undefined>;
 }
 
 export interface EksAddonArgs {
+    /**
+     * Go on without the add-on's values: an add-on update with resolveConflicts OVERWRITE may rewrite kube-proxy-config and move every node, unchecked (a warning in the preview). Default: false.
+     */
     acknowledgeOverwrite?: pulumi.Input<boolean | undefined>;
+    /**
+     * The kube-proxy add-on's configurationValues as given to AWS (JSON or YAML text, e.g. the configurationValues of your aws.eks.Addon); they must set mode to the target mode.
+     */
     configurationValues?: pulumi.Input<string | undefined>;
 }
 
 export interface HookArgs {
+    /**
+     * argv of the hook, run without a shell; NODE, POOL, MODE and KUBECONFIG (the rollout's own cluster) are in its environment.
+     */
     command: pulumi.Input<pulumi.Input<string>[]>;
+    /**
+     * Extra environment of the hook. Default: none.
+     */
     env?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
+    /**
+     * Names the hook in logs and errors; unique among verify.hooks.
+     */
     name: pulumi.Input<string>;
+    /**
+     * How long the hook may run, a duration such as "30s"; a hook that outlives it fails the node. Default: 300s.
+     */
     timeout?: pulumi.Input<string | undefined>;
 }
 
 export interface PoolArgs {
+    /**
+     * ipvs -> iptables without drain leaves each node without Service routing for a while: true accepts that gap. Default: false.
+     */
     allowUnroutedNode?: pulumi.Input<boolean | undefined>;
+    /**
+     * Evict the node's pods (respecting PodDisruptionBudgets) before moving it: true, or { force, deleteEmptyDirData } as kubectl drain's flags (pods without a controller, and pods with emptyDir volumes, are refused without them). Default: false.
+     */
     drain?: pulumi.Input<inputs.PoolDrainArgs | undefined>;
+    /**
+     * Give up draining a node after this long; "0" waits for ever (as kubectl). Default: 300s.
+     */
     drainTimeout?: pulumi.Input<string | undefined>;
+    /**
+     * How long a node's first sync in the new mode may take, a duration such as "15m". Default: from the node's old-mode sync (verify.firstSyncFactor, at least verify.firstSyncMin).
+     */
     firstSyncTimeout?: pulumi.Input<string | undefined>;
+    /**
+     * Nodes of this pool moved at once. Default: 1.
+     */
     maxUnavailable?: pulumi.Input<number | undefined>;
+    /**
+     * The pool's name: lower-case letters, digits and '-' (at most 42); a plain string, not an Output (it names the pool's step).
+     */
     name: pulumi.Input<string>;
+    /**
+     * Label selector of the pool's nodes, e.g. "pool=canary".
+     */
     nodeSelector: pulumi.Input<string>;
+    /**
+     * Wait after the pool before the next one, a duration such as "10m". Default: 0s.
+     */
     soak?: pulumi.Input<string | undefined>;
 }
 
 export interface PoolDrainArgs {
+    /**
+     * Also evict pods with emptyDir volumes, whose data is lost (kubectl drain --delete-emptydir-data). Default: false.
+     */
     deleteEmptyDirData?: pulumi.Input<boolean | undefined>;
+    /**
+     * Also evict pods without a controller (kubectl drain --force). Default: false.
+     */
     force?: pulumi.Input<boolean | undefined>;
 }
 
 export interface PromotionArgs {
+    /**
+     * The stack that must have finished this target first: "<org>/<project>/<stack>" (file backend: "organization/<project>/<stack>").
+     */
     after: pulumi.Input<string>;
+    /**
+     * How long the upstream must have held the target, e.g. "24h" ("0s": finished is enough).
+     */
     minSoak: pulumi.Input<string>;
+    /**
+     * Refuse an upstream whose nodes were verified by hooks only (verify.nodeChecks: false).
+     */
     requireNodeChecks?: pulumi.Input<boolean | undefined>;
 }
 /**
@@ -76,24 +154,72 @@ export function promotionArgsProvideDefaults(val: PromotionArgs): PromotionArgs 
 }
 
 export interface TargetArgs {
+    /**
+     * The installer's ConfigMap. Default: "kube-proxy" (kubeadm), "kube-proxy-config" (eks).
+     */
     configMap?: pulumi.Input<string | undefined>;
+    /**
+     * The installer's DaemonSet. Default: "kube-proxy".
+     */
     daemonSet?: pulumi.Input<string | undefined>;
+    /**
+     * How the cluster installs kube-proxy: "kubeadm" (kube-system/kube-proxy, key config.conf) or "eks" (kube-system/kube-proxy-config, key config). Default: "kubeadm".
+     */
     flavor?: pulumi.Input<enums.Flavor | undefined>;
+    /**
+     * The ConfigMap key holding the configuration. Default: "config.conf" (kubeadm), "config" (eks).
+     */
     key?: pulumi.Input<string | undefined>;
+    /**
+     * Namespace of kube-proxy. Default: "kube-system".
+     */
     namespace?: pulumi.Input<string | undefined>;
+    /**
+     * Label selector of kube-proxy's pods, as the API parses one. Default: "k8s-app=kube-proxy".
+     */
     podSelector?: pulumi.Input<string | undefined>;
 }
 
 export interface VerifyArgs {
+    /**
+     * A node's first sync in its new mode may take this many times its old mode's mean full sync (read from its kube-proxy before the move); a pool's firstSyncTimeout wins; at least 1. Default: 20.
+     */
     firstSyncFactor?: pulumi.Input<number | undefined>;
+    /**
+     * The first sync's deadline is never shorter than this; a duration longer than 0. Default: 120s.
+     */
     firstSyncMin?: pulumi.Input<string | undefined>;
+    /**
+     * kube-proxy using no CPU this long before its first sync fails the node; a duration longer than 0. Default: 60s.
+     */
     firstSyncStall?: pulumi.Input<string | undefined>;
+    /**
+     * Commands run per node after the built-in checks; a non-zero exit fails the node.
+     */
     hooks?: pulumi.Input<pulumi.Input<inputs.HookArgs>[] | undefined>;
+    /**
+     * Probe image: any image with sh (the host's tools run via chroot /host); the default is busybox 1.36 pinned by digest.
+     */
     image?: pulumi.Input<string | undefined>;
+    /**
+     * A last rule sync older than this fails the node; a duration longer than 0.
+     */
     maxSyncAge?: pulumi.Input<string | undefined>;
+    /**
+     * Run the built-in node checks: a probe pod per node checks the mode kube-proxy chose, leftovers, rule sync and a Service connection (needs nodes that run pods).
+     */
     nodeChecks?: pulumi.Input<boolean | undefined>;
+    /**
+     * How long a new kube-proxy may take to run and settle on a node; a duration longer than 0.
+     */
     podTimeout?: pulumi.Input<string | undefined>;
+    /**
+     * Priority class of the probe pods. Default: none (the cluster's default priority).
+     */
     priorityClassName?: pulumi.Input<string | undefined>;
+    /**
+     * Service ("namespace/name") each node must reach through its ClusterIP.
+     */
     service?: pulumi.Input<string | undefined>;
 }
 /**

@@ -24,6 +24,9 @@ export interface Finding {
      * How to fix it, when there is a fix.
      */
     fix?: string;
+    /**
+     * What is wrong or worth knowing, in a sentence.
+     */
     message: string;
     /**
      * The nodes it is about, when it is about nodes.

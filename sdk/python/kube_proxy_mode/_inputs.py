@@ -38,11 +38,29 @@ __all__ = [
 
 class AlertsArgsDict(TypedDict):
     alert_labels: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
+    """
+    Labels added to every alert (Alertmanager routing: team, severity overrides).
+    """
     enabled: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Create the PrometheusRule; a plain boolean, not an Output (whether the rule exists is part of the resource graph).
+    """
     labels: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
+    """
+    Labels on the PrometheusRule: what your Prometheus's ruleSelector matches (kube-prometheus-stack: release: <helm release name>).
+    """
     name: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    metadata.name of the PrometheusRule.
+    """
     namespace: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Namespace of the PrometheusRule. Default: kube-proxy's namespace (target.namespace).
+    """
     node_label: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The series label naming the node in your kube-proxy scrape (set it by relabelling).
+    """
 
 @pulumi.input_type
 class AlertsArgs:
@@ -53,6 +71,14 @@ class AlertsArgs:
                  name: pulumi.Input[Optional[_builtins.str]] = None,
                  namespace: pulumi.Input[Optional[_builtins.str]] = None,
                  node_label: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] alert_labels: Labels added to every alert (Alertmanager routing: team, severity overrides).
+        :param pulumi.Input[_builtins.bool] enabled: Create the PrometheusRule; a plain boolean, not an Output (whether the rule exists is part of the resource graph).
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] labels: Labels on the PrometheusRule: what your Prometheus's ruleSelector matches (kube-prometheus-stack: release: <helm release name>).
+        :param pulumi.Input[_builtins.str] name: metadata.name of the PrometheusRule.
+        :param pulumi.Input[_builtins.str] namespace: Namespace of the PrometheusRule. Default: kube-proxy's namespace (target.namespace).
+        :param pulumi.Input[_builtins.str] node_label: The series label naming the node in your kube-proxy scrape (set it by relabelling).
+        """
         if alert_labels is not None:
             pulumi.set(__self__, "alert_labels", alert_labels)
         if enabled is None:
@@ -75,6 +101,9 @@ class AlertsArgs:
     @_builtins.property
     @pulumi.getter(name="alertLabels")
     def alert_labels(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
+        """
+        Labels added to every alert (Alertmanager routing: team, severity overrides).
+        """
         return pulumi.get(self, "alert_labels")
 
     @alert_labels.setter
@@ -84,6 +113,9 @@ class AlertsArgs:
     @_builtins.property
     @pulumi.getter
     def enabled(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Create the PrometheusRule; a plain boolean, not an Output (whether the rule exists is part of the resource graph).
+        """
         return pulumi.get(self, "enabled")
 
     @enabled.setter
@@ -93,6 +125,9 @@ class AlertsArgs:
     @_builtins.property
     @pulumi.getter
     def labels(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
+        """
+        Labels on the PrometheusRule: what your Prometheus's ruleSelector matches (kube-prometheus-stack: release: <helm release name>).
+        """
         return pulumi.get(self, "labels")
 
     @labels.setter
@@ -102,6 +137,9 @@ class AlertsArgs:
     @_builtins.property
     @pulumi.getter
     def name(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        metadata.name of the PrometheusRule.
+        """
         return pulumi.get(self, "name")
 
     @name.setter
@@ -111,6 +149,9 @@ class AlertsArgs:
     @_builtins.property
     @pulumi.getter
     def namespace(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Namespace of the PrometheusRule. Default: kube-proxy's namespace (target.namespace).
+        """
         return pulumi.get(self, "namespace")
 
     @namespace.setter
@@ -120,6 +161,9 @@ class AlertsArgs:
     @_builtins.property
     @pulumi.getter(name="nodeLabel")
     def node_label(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The series label naming the node in your kube-proxy scrape (set it by relabelling).
+        """
         return pulumi.get(self, "node_label")
 
     @node_label.setter
@@ -129,17 +173,26 @@ class AlertsArgs:
 
 class ConntrackArgsDict(TypedDict):
     tcp_be_liberal: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Accept out-of-window TCP packets. Default: the current configuration's value.
+    """
 
 @pulumi.input_type
 class ConntrackArgs:
     def __init__(__self__, *,
                  tcp_be_liberal: pulumi.Input[Optional[_builtins.bool]] = None):
+        """
+        :param pulumi.Input[_builtins.bool] tcp_be_liberal: Accept out-of-window TCP packets. Default: the current configuration's value.
+        """
         if tcp_be_liberal is not None:
             pulumi.set(__self__, "tcp_be_liberal", tcp_be_liberal)
 
     @_builtins.property
     @pulumi.getter(name="tcpBeLiberal")
     def tcp_be_liberal(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Accept out-of-window TCP packets. Default: the current configuration's value.
+        """
         return pulumi.get(self, "tcp_be_liberal")
 
     @tcp_be_liberal.setter
@@ -149,13 +202,23 @@ class ConntrackArgs:
 
 class EksAddonArgsDict(TypedDict):
     acknowledge_overwrite: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Go on without the add-on's values: an add-on update with resolveConflicts OVERWRITE may rewrite kube-proxy-config and move every node, unchecked (a warning in the preview). Default: false.
+    """
     configuration_values: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The kube-proxy add-on's configurationValues as given to AWS (JSON or YAML text, e.g. the configurationValues of your aws.eks.Addon); they must set mode to the target mode.
+    """
 
 @pulumi.input_type
 class EksAddonArgs:
     def __init__(__self__, *,
                  acknowledge_overwrite: pulumi.Input[Optional[_builtins.bool]] = None,
                  configuration_values: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        :param pulumi.Input[_builtins.bool] acknowledge_overwrite: Go on without the add-on's values: an add-on update with resolveConflicts OVERWRITE may rewrite kube-proxy-config and move every node, unchecked (a warning in the preview). Default: false.
+        :param pulumi.Input[_builtins.str] configuration_values: The kube-proxy add-on's configurationValues as given to AWS (JSON or YAML text, e.g. the configurationValues of your aws.eks.Addon); they must set mode to the target mode.
+        """
         if acknowledge_overwrite is not None:
             pulumi.set(__self__, "acknowledge_overwrite", acknowledge_overwrite)
         if configuration_values is not None:
@@ -164,6 +227,9 @@ class EksAddonArgs:
     @_builtins.property
     @pulumi.getter(name="acknowledgeOverwrite")
     def acknowledge_overwrite(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Go on without the add-on's values: an add-on update with resolveConflicts OVERWRITE may rewrite kube-proxy-config and move every node, unchecked (a warning in the preview). Default: false.
+        """
         return pulumi.get(self, "acknowledge_overwrite")
 
     @acknowledge_overwrite.setter
@@ -173,6 +239,9 @@ class EksAddonArgs:
     @_builtins.property
     @pulumi.getter(name="configurationValues")
     def configuration_values(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The kube-proxy add-on's configurationValues as given to AWS (JSON or YAML text, e.g. the configurationValues of your aws.eks.Addon); they must set mode to the target mode.
+        """
         return pulumi.get(self, "configuration_values")
 
     @configuration_values.setter
@@ -182,9 +251,21 @@ class EksAddonArgs:
 
 class HookArgsDict(TypedDict):
     command: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]
+    """
+    argv of the hook, run without a shell; NODE, POOL, MODE and KUBECONFIG (the rollout's own cluster) are in its environment.
+    """
     name: pulumi.Input[_builtins.str]
+    """
+    Names the hook in logs and errors; unique among verify.hooks.
+    """
     env: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
+    """
+    Extra environment of the hook. Default: none.
+    """
     timeout: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    How long the hook may run, a duration such as "30s"; a hook that outlives it fails the node. Default: 300s.
+    """
 
 @pulumi.input_type
 class HookArgs:
@@ -193,6 +274,12 @@ class HookArgs:
                  name: pulumi.Input[_builtins.str],
                  env: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  timeout: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] command: argv of the hook, run without a shell; NODE, POOL, MODE and KUBECONFIG (the rollout's own cluster) are in its environment.
+        :param pulumi.Input[_builtins.str] name: Names the hook in logs and errors; unique among verify.hooks.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] env: Extra environment of the hook. Default: none.
+        :param pulumi.Input[_builtins.str] timeout: How long the hook may run, a duration such as "30s"; a hook that outlives it fails the node. Default: 300s.
+        """
         pulumi.set(__self__, "command", command)
         pulumi.set(__self__, "name", name)
         if env is not None:
@@ -203,6 +290,9 @@ class HookArgs:
     @_builtins.property
     @pulumi.getter
     def command(self) -> pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]:
+        """
+        argv of the hook, run without a shell; NODE, POOL, MODE and KUBECONFIG (the rollout's own cluster) are in its environment.
+        """
         return pulumi.get(self, "command")
 
     @command.setter
@@ -212,6 +302,9 @@ class HookArgs:
     @_builtins.property
     @pulumi.getter
     def name(self) -> pulumi.Input[_builtins.str]:
+        """
+        Names the hook in logs and errors; unique among verify.hooks.
+        """
         return pulumi.get(self, "name")
 
     @name.setter
@@ -221,6 +314,9 @@ class HookArgs:
     @_builtins.property
     @pulumi.getter
     def env(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
+        """
+        Extra environment of the hook. Default: none.
+        """
         return pulumi.get(self, "env")
 
     @env.setter
@@ -230,6 +326,9 @@ class HookArgs:
     @_builtins.property
     @pulumi.getter
     def timeout(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        How long the hook may run, a duration such as "30s"; a hook that outlives it fails the node. Default: 300s.
+        """
         return pulumi.get(self, "timeout")
 
     @timeout.setter
@@ -239,13 +338,37 @@ class HookArgs:
 
 class PoolArgsDict(TypedDict):
     name: pulumi.Input[_builtins.str]
+    """
+    The pool's name: lower-case letters, digits and '-' (at most 42); a plain string, not an Output (it names the pool's step).
+    """
     node_selector: pulumi.Input[_builtins.str]
+    """
+    Label selector of the pool's nodes, e.g. "pool=canary".
+    """
     allow_unrouted_node: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    ipvs -> iptables without drain leaves each node without Service routing for a while: true accepts that gap. Default: false.
+    """
     drain: NotRequired[pulumi.Input[Optional['PoolDrainArgsDict']]]
+    """
+    Evict the node's pods (respecting PodDisruptionBudgets) before moving it: true, or { force, deleteEmptyDirData } as kubectl drain's flags (pods without a controller, and pods with emptyDir volumes, are refused without them). Default: false.
+    """
     drain_timeout: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Give up draining a node after this long; "0" waits for ever (as kubectl). Default: 300s.
+    """
     first_sync_timeout: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    How long a node's first sync in the new mode may take, a duration such as "15m". Default: from the node's old-mode sync (verify.firstSyncFactor, at least verify.firstSyncMin).
+    """
     max_unavailable: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    Nodes of this pool moved at once. Default: 1.
+    """
     soak: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Wait after the pool before the next one, a duration such as "10m". Default: 0s.
+    """
 
 @pulumi.input_type
 class PoolArgs:
@@ -258,6 +381,16 @@ class PoolArgs:
                  first_sync_timeout: pulumi.Input[Optional[_builtins.str]] = None,
                  max_unavailable: pulumi.Input[Optional[_builtins.int]] = None,
                  soak: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        :param pulumi.Input[_builtins.str] name: The pool's name: lower-case letters, digits and '-' (at most 42); a plain string, not an Output (it names the pool's step).
+        :param pulumi.Input[_builtins.str] node_selector: Label selector of the pool's nodes, e.g. "pool=canary".
+        :param pulumi.Input[_builtins.bool] allow_unrouted_node: ipvs -> iptables without drain leaves each node without Service routing for a while: true accepts that gap. Default: false.
+        :param pulumi.Input['PoolDrainArgs'] drain: Evict the node's pods (respecting PodDisruptionBudgets) before moving it: true, or { force, deleteEmptyDirData } as kubectl drain's flags (pods without a controller, and pods with emptyDir volumes, are refused without them). Default: false.
+        :param pulumi.Input[_builtins.str] drain_timeout: Give up draining a node after this long; "0" waits for ever (as kubectl). Default: 300s.
+        :param pulumi.Input[_builtins.str] first_sync_timeout: How long a node's first sync in the new mode may take, a duration such as "15m". Default: from the node's old-mode sync (verify.firstSyncFactor, at least verify.firstSyncMin).
+        :param pulumi.Input[_builtins.int] max_unavailable: Nodes of this pool moved at once. Default: 1.
+        :param pulumi.Input[_builtins.str] soak: Wait after the pool before the next one, a duration such as "10m". Default: 0s.
+        """
         pulumi.set(__self__, "name", name)
         pulumi.set(__self__, "node_selector", node_selector)
         if allow_unrouted_node is not None:
@@ -276,6 +409,9 @@ class PoolArgs:
     @_builtins.property
     @pulumi.getter
     def name(self) -> pulumi.Input[_builtins.str]:
+        """
+        The pool's name: lower-case letters, digits and '-' (at most 42); a plain string, not an Output (it names the pool's step).
+        """
         return pulumi.get(self, "name")
 
     @name.setter
@@ -285,6 +421,9 @@ class PoolArgs:
     @_builtins.property
     @pulumi.getter(name="nodeSelector")
     def node_selector(self) -> pulumi.Input[_builtins.str]:
+        """
+        Label selector of the pool's nodes, e.g. "pool=canary".
+        """
         return pulumi.get(self, "node_selector")
 
     @node_selector.setter
@@ -294,6 +433,9 @@ class PoolArgs:
     @_builtins.property
     @pulumi.getter(name="allowUnroutedNode")
     def allow_unrouted_node(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        ipvs -> iptables without drain leaves each node without Service routing for a while: true accepts that gap. Default: false.
+        """
         return pulumi.get(self, "allow_unrouted_node")
 
     @allow_unrouted_node.setter
@@ -303,6 +445,9 @@ class PoolArgs:
     @_builtins.property
     @pulumi.getter
     def drain(self) -> pulumi.Input[Optional['PoolDrainArgs']]:
+        """
+        Evict the node's pods (respecting PodDisruptionBudgets) before moving it: true, or { force, deleteEmptyDirData } as kubectl drain's flags (pods without a controller, and pods with emptyDir volumes, are refused without them). Default: false.
+        """
         return pulumi.get(self, "drain")
 
     @drain.setter
@@ -312,6 +457,9 @@ class PoolArgs:
     @_builtins.property
     @pulumi.getter(name="drainTimeout")
     def drain_timeout(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Give up draining a node after this long; "0" waits for ever (as kubectl). Default: 300s.
+        """
         return pulumi.get(self, "drain_timeout")
 
     @drain_timeout.setter
@@ -321,6 +469,9 @@ class PoolArgs:
     @_builtins.property
     @pulumi.getter(name="firstSyncTimeout")
     def first_sync_timeout(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        How long a node's first sync in the new mode may take, a duration such as "15m". Default: from the node's old-mode sync (verify.firstSyncFactor, at least verify.firstSyncMin).
+        """
         return pulumi.get(self, "first_sync_timeout")
 
     @first_sync_timeout.setter
@@ -330,6 +481,9 @@ class PoolArgs:
     @_builtins.property
     @pulumi.getter(name="maxUnavailable")
     def max_unavailable(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        Nodes of this pool moved at once. Default: 1.
+        """
         return pulumi.get(self, "max_unavailable")
 
     @max_unavailable.setter
@@ -339,6 +493,9 @@ class PoolArgs:
     @_builtins.property
     @pulumi.getter
     def soak(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Wait after the pool before the next one, a duration such as "10m". Default: 0s.
+        """
         return pulumi.get(self, "soak")
 
     @soak.setter
@@ -348,13 +505,23 @@ class PoolArgs:
 
 class PoolDrainArgsDict(TypedDict):
     delete_empty_dir_data: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Also evict pods with emptyDir volumes, whose data is lost (kubectl drain --delete-emptydir-data). Default: false.
+    """
     force: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Also evict pods without a controller (kubectl drain --force). Default: false.
+    """
 
 @pulumi.input_type
 class PoolDrainArgs:
     def __init__(__self__, *,
                  delete_empty_dir_data: pulumi.Input[Optional[_builtins.bool]] = None,
                  force: pulumi.Input[Optional[_builtins.bool]] = None):
+        """
+        :param pulumi.Input[_builtins.bool] delete_empty_dir_data: Also evict pods with emptyDir volumes, whose data is lost (kubectl drain --delete-emptydir-data). Default: false.
+        :param pulumi.Input[_builtins.bool] force: Also evict pods without a controller (kubectl drain --force). Default: false.
+        """
         if delete_empty_dir_data is not None:
             pulumi.set(__self__, "delete_empty_dir_data", delete_empty_dir_data)
         if force is not None:
@@ -363,6 +530,9 @@ class PoolDrainArgs:
     @_builtins.property
     @pulumi.getter(name="deleteEmptyDirData")
     def delete_empty_dir_data(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Also evict pods with emptyDir volumes, whose data is lost (kubectl drain --delete-emptydir-data). Default: false.
+        """
         return pulumi.get(self, "delete_empty_dir_data")
 
     @delete_empty_dir_data.setter
@@ -372,6 +542,9 @@ class PoolDrainArgs:
     @_builtins.property
     @pulumi.getter
     def force(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Also evict pods without a controller (kubectl drain --force). Default: false.
+        """
         return pulumi.get(self, "force")
 
     @force.setter
@@ -381,8 +554,17 @@ class PoolDrainArgs:
 
 class PromotionArgsDict(TypedDict):
     after: pulumi.Input[_builtins.str]
+    """
+    The stack that must have finished this target first: "<org>/<project>/<stack>" (file backend: "organization/<project>/<stack>").
+    """
     min_soak: pulumi.Input[_builtins.str]
+    """
+    How long the upstream must have held the target, e.g. "24h" ("0s": finished is enough).
+    """
     require_node_checks: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Refuse an upstream whose nodes were verified by hooks only (verify.nodeChecks: false).
+    """
 
 @pulumi.input_type
 class PromotionArgs:
@@ -390,6 +572,11 @@ class PromotionArgs:
                  after: pulumi.Input[_builtins.str],
                  min_soak: pulumi.Input[_builtins.str],
                  require_node_checks: pulumi.Input[Optional[_builtins.bool]] = None):
+        """
+        :param pulumi.Input[_builtins.str] after: The stack that must have finished this target first: "<org>/<project>/<stack>" (file backend: "organization/<project>/<stack>").
+        :param pulumi.Input[_builtins.str] min_soak: How long the upstream must have held the target, e.g. "24h" ("0s": finished is enough).
+        :param pulumi.Input[_builtins.bool] require_node_checks: Refuse an upstream whose nodes were verified by hooks only (verify.nodeChecks: false).
+        """
         pulumi.set(__self__, "after", after)
         pulumi.set(__self__, "min_soak", min_soak)
         if require_node_checks is None:
@@ -400,6 +587,9 @@ class PromotionArgs:
     @_builtins.property
     @pulumi.getter
     def after(self) -> pulumi.Input[_builtins.str]:
+        """
+        The stack that must have finished this target first: "<org>/<project>/<stack>" (file backend: "organization/<project>/<stack>").
+        """
         return pulumi.get(self, "after")
 
     @after.setter
@@ -409,6 +599,9 @@ class PromotionArgs:
     @_builtins.property
     @pulumi.getter(name="minSoak")
     def min_soak(self) -> pulumi.Input[_builtins.str]:
+        """
+        How long the upstream must have held the target, e.g. "24h" ("0s": finished is enough).
+        """
         return pulumi.get(self, "min_soak")
 
     @min_soak.setter
@@ -418,6 +611,9 @@ class PromotionArgs:
     @_builtins.property
     @pulumi.getter(name="requireNodeChecks")
     def require_node_checks(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Refuse an upstream whose nodes were verified by hooks only (verify.nodeChecks: false).
+        """
         return pulumi.get(self, "require_node_checks")
 
     @require_node_checks.setter
@@ -427,11 +623,29 @@ class PromotionArgs:
 
 class TargetArgsDict(TypedDict):
     config_map: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The installer's ConfigMap. Default: "kube-proxy" (kubeadm), "kube-proxy-config" (eks).
+    """
     daemon_set: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The installer's DaemonSet. Default: "kube-proxy".
+    """
     flavor: NotRequired[pulumi.Input[Optional['Flavor']]]
+    """
+    How the cluster installs kube-proxy: "kubeadm" (kube-system/kube-proxy, key config.conf) or "eks" (kube-system/kube-proxy-config, key config). Default: "kubeadm".
+    """
     key: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The ConfigMap key holding the configuration. Default: "config.conf" (kubeadm), "config" (eks).
+    """
     namespace: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Namespace of kube-proxy. Default: "kube-system".
+    """
     pod_selector: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Label selector of kube-proxy's pods, as the API parses one. Default: "k8s-app=kube-proxy".
+    """
 
 @pulumi.input_type
 class TargetArgs:
@@ -442,6 +656,14 @@ class TargetArgs:
                  key: pulumi.Input[Optional[_builtins.str]] = None,
                  namespace: pulumi.Input[Optional[_builtins.str]] = None,
                  pod_selector: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        :param pulumi.Input[_builtins.str] config_map: The installer's ConfigMap. Default: "kube-proxy" (kubeadm), "kube-proxy-config" (eks).
+        :param pulumi.Input[_builtins.str] daemon_set: The installer's DaemonSet. Default: "kube-proxy".
+        :param pulumi.Input['Flavor'] flavor: How the cluster installs kube-proxy: "kubeadm" (kube-system/kube-proxy, key config.conf) or "eks" (kube-system/kube-proxy-config, key config). Default: "kubeadm".
+        :param pulumi.Input[_builtins.str] key: The ConfigMap key holding the configuration. Default: "config.conf" (kubeadm), "config" (eks).
+        :param pulumi.Input[_builtins.str] namespace: Namespace of kube-proxy. Default: "kube-system".
+        :param pulumi.Input[_builtins.str] pod_selector: Label selector of kube-proxy's pods, as the API parses one. Default: "k8s-app=kube-proxy".
+        """
         if config_map is not None:
             pulumi.set(__self__, "config_map", config_map)
         if daemon_set is not None:
@@ -458,6 +680,9 @@ class TargetArgs:
     @_builtins.property
     @pulumi.getter(name="configMap")
     def config_map(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The installer's ConfigMap. Default: "kube-proxy" (kubeadm), "kube-proxy-config" (eks).
+        """
         return pulumi.get(self, "config_map")
 
     @config_map.setter
@@ -467,6 +692,9 @@ class TargetArgs:
     @_builtins.property
     @pulumi.getter(name="daemonSet")
     def daemon_set(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The installer's DaemonSet. Default: "kube-proxy".
+        """
         return pulumi.get(self, "daemon_set")
 
     @daemon_set.setter
@@ -476,6 +704,9 @@ class TargetArgs:
     @_builtins.property
     @pulumi.getter
     def flavor(self) -> pulumi.Input[Optional['Flavor']]:
+        """
+        How the cluster installs kube-proxy: "kubeadm" (kube-system/kube-proxy, key config.conf) or "eks" (kube-system/kube-proxy-config, key config). Default: "kubeadm".
+        """
         return pulumi.get(self, "flavor")
 
     @flavor.setter
@@ -485,6 +716,9 @@ class TargetArgs:
     @_builtins.property
     @pulumi.getter
     def key(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The ConfigMap key holding the configuration. Default: "config.conf" (kubeadm), "config" (eks).
+        """
         return pulumi.get(self, "key")
 
     @key.setter
@@ -494,6 +728,9 @@ class TargetArgs:
     @_builtins.property
     @pulumi.getter
     def namespace(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Namespace of kube-proxy. Default: "kube-system".
+        """
         return pulumi.get(self, "namespace")
 
     @namespace.setter
@@ -503,6 +740,9 @@ class TargetArgs:
     @_builtins.property
     @pulumi.getter(name="podSelector")
     def pod_selector(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Label selector of kube-proxy's pods, as the API parses one. Default: "k8s-app=kube-proxy".
+        """
         return pulumi.get(self, "pod_selector")
 
     @pod_selector.setter
@@ -512,15 +752,45 @@ class TargetArgs:
 
 class VerifyArgsDict(TypedDict):
     first_sync_factor: NotRequired[pulumi.Input[Optional[_builtins.float]]]
+    """
+    A node's first sync in its new mode may take this many times its old mode's mean full sync (read from its kube-proxy before the move); a pool's firstSyncTimeout wins; at least 1. Default: 20.
+    """
     first_sync_min: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The first sync's deadline is never shorter than this; a duration longer than 0. Default: 120s.
+    """
     first_sync_stall: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    kube-proxy using no CPU this long before its first sync fails the node; a duration longer than 0. Default: 60s.
+    """
     hooks: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['HookArgsDict']]]]]
+    """
+    Commands run per node after the built-in checks; a non-zero exit fails the node.
+    """
     image: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Probe image: any image with sh (the host's tools run via chroot /host); the default is busybox 1.36 pinned by digest.
+    """
     max_sync_age: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    A last rule sync older than this fails the node; a duration longer than 0.
+    """
     node_checks: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Run the built-in node checks: a probe pod per node checks the mode kube-proxy chose, leftovers, rule sync and a Service connection (needs nodes that run pods).
+    """
     pod_timeout: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    How long a new kube-proxy may take to run and settle on a node; a duration longer than 0.
+    """
     priority_class_name: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Priority class of the probe pods. Default: none (the cluster's default priority).
+    """
     service: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Service ("namespace/name") each node must reach through its ClusterIP.
+    """
 
 @pulumi.input_type
 class VerifyArgs:
@@ -535,6 +805,18 @@ class VerifyArgs:
                  pod_timeout: pulumi.Input[Optional[_builtins.str]] = None,
                  priority_class_name: pulumi.Input[Optional[_builtins.str]] = None,
                  service: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        :param pulumi.Input[_builtins.float] first_sync_factor: A node's first sync in its new mode may take this many times its old mode's mean full sync (read from its kube-proxy before the move); a pool's firstSyncTimeout wins; at least 1. Default: 20.
+        :param pulumi.Input[_builtins.str] first_sync_min: The first sync's deadline is never shorter than this; a duration longer than 0. Default: 120s.
+        :param pulumi.Input[_builtins.str] first_sync_stall: kube-proxy using no CPU this long before its first sync fails the node; a duration longer than 0. Default: 60s.
+        :param pulumi.Input[Sequence[pulumi.Input['HookArgs']]] hooks: Commands run per node after the built-in checks; a non-zero exit fails the node.
+        :param pulumi.Input[_builtins.str] image: Probe image: any image with sh (the host's tools run via chroot /host); the default is busybox 1.36 pinned by digest.
+        :param pulumi.Input[_builtins.str] max_sync_age: A last rule sync older than this fails the node; a duration longer than 0.
+        :param pulumi.Input[_builtins.bool] node_checks: Run the built-in node checks: a probe pod per node checks the mode kube-proxy chose, leftovers, rule sync and a Service connection (needs nodes that run pods).
+        :param pulumi.Input[_builtins.str] pod_timeout: How long a new kube-proxy may take to run and settle on a node; a duration longer than 0.
+        :param pulumi.Input[_builtins.str] priority_class_name: Priority class of the probe pods. Default: none (the cluster's default priority).
+        :param pulumi.Input[_builtins.str] service: Service ("namespace/name") each node must reach through its ClusterIP.
+        """
         if first_sync_factor is not None:
             pulumi.set(__self__, "first_sync_factor", first_sync_factor)
         if first_sync_min is not None:
@@ -569,6 +851,9 @@ class VerifyArgs:
     @_builtins.property
     @pulumi.getter(name="firstSyncFactor")
     def first_sync_factor(self) -> pulumi.Input[Optional[_builtins.float]]:
+        """
+        A node's first sync in its new mode may take this many times its old mode's mean full sync (read from its kube-proxy before the move); a pool's firstSyncTimeout wins; at least 1. Default: 20.
+        """
         return pulumi.get(self, "first_sync_factor")
 
     @first_sync_factor.setter
@@ -578,6 +863,9 @@ class VerifyArgs:
     @_builtins.property
     @pulumi.getter(name="firstSyncMin")
     def first_sync_min(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The first sync's deadline is never shorter than this; a duration longer than 0. Default: 120s.
+        """
         return pulumi.get(self, "first_sync_min")
 
     @first_sync_min.setter
@@ -587,6 +875,9 @@ class VerifyArgs:
     @_builtins.property
     @pulumi.getter(name="firstSyncStall")
     def first_sync_stall(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        kube-proxy using no CPU this long before its first sync fails the node; a duration longer than 0. Default: 60s.
+        """
         return pulumi.get(self, "first_sync_stall")
 
     @first_sync_stall.setter
@@ -596,6 +887,9 @@ class VerifyArgs:
     @_builtins.property
     @pulumi.getter
     def hooks(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['HookArgs']]]]:
+        """
+        Commands run per node after the built-in checks; a non-zero exit fails the node.
+        """
         return pulumi.get(self, "hooks")
 
     @hooks.setter
@@ -605,6 +899,9 @@ class VerifyArgs:
     @_builtins.property
     @pulumi.getter
     def image(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Probe image: any image with sh (the host's tools run via chroot /host); the default is busybox 1.36 pinned by digest.
+        """
         return pulumi.get(self, "image")
 
     @image.setter
@@ -614,6 +911,9 @@ class VerifyArgs:
     @_builtins.property
     @pulumi.getter(name="maxSyncAge")
     def max_sync_age(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        A last rule sync older than this fails the node; a duration longer than 0.
+        """
         return pulumi.get(self, "max_sync_age")
 
     @max_sync_age.setter
@@ -623,6 +923,9 @@ class VerifyArgs:
     @_builtins.property
     @pulumi.getter(name="nodeChecks")
     def node_checks(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Run the built-in node checks: a probe pod per node checks the mode kube-proxy chose, leftovers, rule sync and a Service connection (needs nodes that run pods).
+        """
         return pulumi.get(self, "node_checks")
 
     @node_checks.setter
@@ -632,6 +935,9 @@ class VerifyArgs:
     @_builtins.property
     @pulumi.getter(name="podTimeout")
     def pod_timeout(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        How long a new kube-proxy may take to run and settle on a node; a duration longer than 0.
+        """
         return pulumi.get(self, "pod_timeout")
 
     @pod_timeout.setter
@@ -641,6 +947,9 @@ class VerifyArgs:
     @_builtins.property
     @pulumi.getter(name="priorityClassName")
     def priority_class_name(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Priority class of the probe pods. Default: none (the cluster's default priority).
+        """
         return pulumi.get(self, "priority_class_name")
 
     @priority_class_name.setter
@@ -650,6 +959,9 @@ class VerifyArgs:
     @_builtins.property
     @pulumi.getter
     def service(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Service ("namespace/name") each node must reach through its ClusterIP.
+        """
         return pulumi.get(self, "service")
 
     @service.setter

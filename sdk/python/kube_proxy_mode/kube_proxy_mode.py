@@ -41,20 +41,20 @@ class KubeProxyModeArgs:
         The set of arguments for constructing a KubeProxyMode resource.
 
         :param pulumi.Input['ProxyMode'] mode: The target mode: "iptables", "ipvs" or "nftables" (an unpinned mode follows upstream's default).
-        :param pulumi.Input[Sequence[pulumi.Input['PoolArgs']]] pools: Rolled out in this order; every Linux node must be in exactly one. Each pool is a step in the resource graph: the list and the names must be known at preview.
-        :param pulumi.Input['AlertsArgs'] alerts: A PrometheusRule with the alerts for the weeks after the migration (the preview refuses without the PrometheusRule CRD; set enabled: false to go without). Default: none.
+        :param pulumi.Input[Sequence[pulumi.Input['PoolArgs']]] pools: Rolled out in this order; every Linux node must be in exactly one. Each pool is a step in the resource graph: the list and the pool names must be plain values, known at preview (the other fields may be Outputs).
+        :param pulumi.Input['AlertsArgs'] alerts: A PrometheusRule with the alerts for the weeks after the migration; a plain object (its fields other than enabled may be Outputs). The preview refuses without the PrometheusRule CRD: install the Prometheus Operator or set enabled: false. Default: no PrometheusRule.
         :param pulumi.Input[_builtins.bool] allow_unknown_feature_gates: Accept feature gates this release does not know. Default: false.
-        :param pulumi.Input['ConntrackArgs'] conntrack: conntrack settings; tcpBeLiberal: accept out-of-window TCP packets. Default: the current configuration's value.
-        :param pulumi.Input[_builtins.str] context: The kubeconfig context to use. Default: the stack's kubernetes:context without kubeconfig, else the kubeconfig's current context.
-        :param pulumi.Input['EksAddonArgs'] eks_addon: How the EKS managed add-on "kube-proxy" is configured: its configurationValues (JSON or YAML text, which must set the target mode) or acknowledgeOverwrite: true. The preview refuses a cluster where EKS manages kube-proxy as an add-on without it. Default: none.
+        :param pulumi.Input['ConntrackArgs'] conntrack: conntrack settings. Default: the current configuration's values.
+        :param pulumi.Input[_builtins.str] context: The kubeconfig context to use. Default: the stack's kubernetes:context when kubeconfig is not given, else the kubeconfig's current context.
+        :param pulumi.Input['EksAddonArgs'] eks_addon: How the EKS managed add-on "kube-proxy" is configured, when EKS manages kube-proxy: its configurationValues (checked to set the target mode) or acknowledgeOverwrite: true. The preview refuses such a cluster without it (docs/eks.md). Default: none.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.bool]]] feature_gates: kube-proxy feature gates to set; unknown names fail unless allowUnknownFeatureGates. Default: the current configuration's gates are kept.
-        :param pulumi.Input[_builtins.str] kubeconfig: Kubeconfig content for the cluster (kept secret; never empty). Default: the stack's kubernetes:kubeconfig, else the ambient kubeconfig.
+        :param pulumi.Input[_builtins.str] kubeconfig: Kubeconfig content for the cluster (kept secret; never empty). Required with an explicit k8s.Provider (pass the same kubeconfig): the component reads the cluster itself. The preview, the Kubernetes provider, the rollout steps and the hooks all use this one cluster. Default: the stack's kubernetes:kubeconfig (content or path), else the ambient kubeconfig ($KUBECONFIG or ~/.kube/config).
         :param pulumi.Input[_builtins.str] kubernetes_version: The cluster's release, e.g. "1.37". Default: detected from the API server.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] node_port_addresses: Addresses NodePorts answer on: CIDRs, "primary" or "localhost". Default: the current configuration's value.
         :param pulumi.Input['OnFailure'] on_failure: What a failed node gets: "rollback-node" (back to its previous configuration, uncordoned) or "stop" (left as it is). Default: "rollback-node".
         :param pulumi.Input['PromotionArgs'] promotion: A promotion gate: refuse to move until the `after` stack finished the same target and held it for minSoak. Default: no gate.
-        :param pulumi.Input['TargetArgs'] target: Where kube-proxy's configuration and DaemonSet are. Default: { flavor: "kubeadm" }.
-        :param pulumi.Input['VerifyArgs'] verify: How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, first sync within 20 x the old mode's (at least 2m, a stall of 60s fails it), no hooks.
+        :param pulumi.Input['TargetArgs'] target: Where kube-proxy's configuration and DaemonSet are; each field overrides the flavor's default (unknown fields are an error). Default: { flavor: "kubeadm" }.
+        :param pulumi.Input['VerifyArgs'] verify: How each node is verified. Default: each field's default, below.
         """
         pulumi.set(__self__, "mode", mode)
         pulumi.set(__self__, "pools", pools)
@@ -101,7 +101,7 @@ class KubeProxyModeArgs:
     @pulumi.getter
     def pools(self) -> pulumi.Input[Sequence[pulumi.Input['PoolArgs']]]:
         """
-        Rolled out in this order; every Linux node must be in exactly one. Each pool is a step in the resource graph: the list and the names must be known at preview.
+        Rolled out in this order; every Linux node must be in exactly one. Each pool is a step in the resource graph: the list and the pool names must be plain values, known at preview (the other fields may be Outputs).
         """
         return pulumi.get(self, "pools")
 
@@ -113,7 +113,7 @@ class KubeProxyModeArgs:
     @pulumi.getter
     def alerts(self) -> pulumi.Input[Optional['AlertsArgs']]:
         """
-        A PrometheusRule with the alerts for the weeks after the migration (the preview refuses without the PrometheusRule CRD; set enabled: false to go without). Default: none.
+        A PrometheusRule with the alerts for the weeks after the migration; a plain object (its fields other than enabled may be Outputs). The preview refuses without the PrometheusRule CRD: install the Prometheus Operator or set enabled: false. Default: no PrometheusRule.
         """
         return pulumi.get(self, "alerts")
 
@@ -137,7 +137,7 @@ class KubeProxyModeArgs:
     @pulumi.getter
     def conntrack(self) -> pulumi.Input[Optional['ConntrackArgs']]:
         """
-        conntrack settings; tcpBeLiberal: accept out-of-window TCP packets. Default: the current configuration's value.
+        conntrack settings. Default: the current configuration's values.
         """
         return pulumi.get(self, "conntrack")
 
@@ -149,7 +149,7 @@ class KubeProxyModeArgs:
     @pulumi.getter
     def context(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        The kubeconfig context to use. Default: the stack's kubernetes:context without kubeconfig, else the kubeconfig's current context.
+        The kubeconfig context to use. Default: the stack's kubernetes:context when kubeconfig is not given, else the kubeconfig's current context.
         """
         return pulumi.get(self, "context")
 
@@ -161,7 +161,7 @@ class KubeProxyModeArgs:
     @pulumi.getter(name="eksAddon")
     def eks_addon(self) -> pulumi.Input[Optional['EksAddonArgs']]:
         """
-        How the EKS managed add-on "kube-proxy" is configured: its configurationValues (JSON or YAML text, which must set the target mode) or acknowledgeOverwrite: true. The preview refuses a cluster where EKS manages kube-proxy as an add-on without it. Default: none.
+        How the EKS managed add-on "kube-proxy" is configured, when EKS manages kube-proxy: its configurationValues (checked to set the target mode) or acknowledgeOverwrite: true. The preview refuses such a cluster without it (docs/eks.md). Default: none.
         """
         return pulumi.get(self, "eks_addon")
 
@@ -185,7 +185,7 @@ class KubeProxyModeArgs:
     @pulumi.getter
     def kubeconfig(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Kubeconfig content for the cluster (kept secret; never empty). Default: the stack's kubernetes:kubeconfig, else the ambient kubeconfig.
+        Kubeconfig content for the cluster (kept secret; never empty). Required with an explicit k8s.Provider (pass the same kubeconfig): the component reads the cluster itself. The preview, the Kubernetes provider, the rollout steps and the hooks all use this one cluster. Default: the stack's kubernetes:kubeconfig (content or path), else the ambient kubeconfig ($KUBECONFIG or ~/.kube/config).
         """
         return pulumi.get(self, "kubeconfig")
 
@@ -245,7 +245,7 @@ class KubeProxyModeArgs:
     @pulumi.getter
     def target(self) -> pulumi.Input[Optional['TargetArgs']]:
         """
-        Where kube-proxy's configuration and DaemonSet are. Default: { flavor: "kubeadm" }.
+        Where kube-proxy's configuration and DaemonSet are; each field overrides the flavor's default (unknown fields are an error). Default: { flavor: "kubeadm" }.
         """
         return pulumi.get(self, "target")
 
@@ -257,7 +257,7 @@ class KubeProxyModeArgs:
     @pulumi.getter
     def verify(self) -> pulumi.Input[Optional['VerifyArgs']]:
         """
-        How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, first sync within 20 x the old mode's (at least 2m, a stall of 60s fails it), no hooks.
+        How each node is verified. Default: each field's default, below.
         """
         return pulumi.get(self, "verify")
 
@@ -293,21 +293,21 @@ class KubeProxyMode(pulumi.ComponentResource):
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
-        :param pulumi.Input[Union['AlertsArgs', 'AlertsArgsDict']] alerts: A PrometheusRule with the alerts for the weeks after the migration (the preview refuses without the PrometheusRule CRD; set enabled: false to go without). Default: none.
+        :param pulumi.Input[Union['AlertsArgs', 'AlertsArgsDict']] alerts: A PrometheusRule with the alerts for the weeks after the migration; a plain object (its fields other than enabled may be Outputs). The preview refuses without the PrometheusRule CRD: install the Prometheus Operator or set enabled: false. Default: no PrometheusRule.
         :param pulumi.Input[_builtins.bool] allow_unknown_feature_gates: Accept feature gates this release does not know. Default: false.
-        :param pulumi.Input[Union['ConntrackArgs', 'ConntrackArgsDict']] conntrack: conntrack settings; tcpBeLiberal: accept out-of-window TCP packets. Default: the current configuration's value.
-        :param pulumi.Input[_builtins.str] context: The kubeconfig context to use. Default: the stack's kubernetes:context without kubeconfig, else the kubeconfig's current context.
-        :param pulumi.Input[Union['EksAddonArgs', 'EksAddonArgsDict']] eks_addon: How the EKS managed add-on "kube-proxy" is configured: its configurationValues (JSON or YAML text, which must set the target mode) or acknowledgeOverwrite: true. The preview refuses a cluster where EKS manages kube-proxy as an add-on without it. Default: none.
+        :param pulumi.Input[Union['ConntrackArgs', 'ConntrackArgsDict']] conntrack: conntrack settings. Default: the current configuration's values.
+        :param pulumi.Input[_builtins.str] context: The kubeconfig context to use. Default: the stack's kubernetes:context when kubeconfig is not given, else the kubeconfig's current context.
+        :param pulumi.Input[Union['EksAddonArgs', 'EksAddonArgsDict']] eks_addon: How the EKS managed add-on "kube-proxy" is configured, when EKS manages kube-proxy: its configurationValues (checked to set the target mode) or acknowledgeOverwrite: true. The preview refuses such a cluster without it (docs/eks.md). Default: none.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.bool]]] feature_gates: kube-proxy feature gates to set; unknown names fail unless allowUnknownFeatureGates. Default: the current configuration's gates are kept.
-        :param pulumi.Input[_builtins.str] kubeconfig: Kubeconfig content for the cluster (kept secret; never empty). Default: the stack's kubernetes:kubeconfig, else the ambient kubeconfig.
+        :param pulumi.Input[_builtins.str] kubeconfig: Kubeconfig content for the cluster (kept secret; never empty). Required with an explicit k8s.Provider (pass the same kubeconfig): the component reads the cluster itself. The preview, the Kubernetes provider, the rollout steps and the hooks all use this one cluster. Default: the stack's kubernetes:kubeconfig (content or path), else the ambient kubeconfig ($KUBECONFIG or ~/.kube/config).
         :param pulumi.Input[_builtins.str] kubernetes_version: The cluster's release, e.g. "1.37". Default: detected from the API server.
         :param pulumi.Input['ProxyMode'] mode: The target mode: "iptables", "ipvs" or "nftables" (an unpinned mode follows upstream's default).
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] node_port_addresses: Addresses NodePorts answer on: CIDRs, "primary" or "localhost". Default: the current configuration's value.
         :param pulumi.Input['OnFailure'] on_failure: What a failed node gets: "rollback-node" (back to its previous configuration, uncordoned) or "stop" (left as it is). Default: "rollback-node".
-        :param pulumi.Input[Sequence[pulumi.Input[Union['PoolArgs', 'PoolArgsDict']]]] pools: Rolled out in this order; every Linux node must be in exactly one. Each pool is a step in the resource graph: the list and the names must be known at preview.
+        :param pulumi.Input[Sequence[pulumi.Input[Union['PoolArgs', 'PoolArgsDict']]]] pools: Rolled out in this order; every Linux node must be in exactly one. Each pool is a step in the resource graph: the list and the pool names must be plain values, known at preview (the other fields may be Outputs).
         :param pulumi.Input[Union['PromotionArgs', 'PromotionArgsDict']] promotion: A promotion gate: refuse to move until the `after` stack finished the same target and held it for minSoak. Default: no gate.
-        :param pulumi.Input[Union['TargetArgs', 'TargetArgsDict']] target: Where kube-proxy's configuration and DaemonSet are. Default: { flavor: "kubeadm" }.
-        :param pulumi.Input[Union['VerifyArgs', 'VerifyArgsDict']] verify: How each node is verified. Default: node checks on, busybox probe, default/kubernetes, maxSyncAge 5m, podTimeout 3m, first sync within 20 x the old mode's (at least 2m, a stall of 60s fails it), no hooks.
+        :param pulumi.Input[Union['TargetArgs', 'TargetArgsDict']] target: Where kube-proxy's configuration and DaemonSet are; each field overrides the flavor's default (unknown fields are an error). Default: { flavor: "kubeadm" }.
+        :param pulumi.Input[Union['VerifyArgs', 'VerifyArgsDict']] verify: How each node is verified. Default: each field's default, below.
         """
         ...
     @overload

@@ -36,6 +36,7 @@ class Finding(dict):
 
         :param _builtins.str code: Stable identifier of the rule that found it.
         :param _builtins.str field: The input or configuration field it is about.
+        :param _builtins.str message: What is wrong or worth knowing, in a sentence.
         :param _builtins.str severity: "error", "warning" or "info".
         :param _builtins.str fix: How to fix it, when there is a fix.
         :param Sequence[_builtins.str] nodes: The nodes it is about, when it is about nodes.
@@ -68,6 +69,9 @@ class Finding(dict):
     @_builtins.property
     @pulumi.getter
     def message(self) -> _builtins.str:
+        """
+        What is wrong or worth knowing, in a sentence.
+        """
         return pulumi.get(self, "message")
 
     @_builtins.property
