@@ -2,7 +2,8 @@
 // until a node runs exactly the kube-proxy its placement wants (podVerdict decides).
 import * as k8s from "../libraries/kubernetesClient.js";
 import { MARKS, rolloutObjectName } from "../core/plan.js";
-import { podVerdict, type KubeProxyPod, type WaitOptions } from "../rollout/cluster.js";
+import { podVerdict, type KubeProxyPod } from "../core/kubeProxyPods.js";
+import type { WaitOptions } from "../rollout/cluster.js";
 import { apiErrorMessage, type PodListPage } from "./client.js";
 import type { KubeProxyClient } from "./kubeProxyClient.js";
 import { KubeProxyPodCache, kubeProxyPodOf, slimPod } from "./podCache.js";

@@ -7,8 +7,12 @@ import type { NodeSyncs, SyncBaseline } from "../core/firstSync.js";
 import type { Access, AccessReview } from "../core/rbac.js";
 
 import type { Names } from "../core/facts.js";
+import type { KubeProxyPod } from "../core/kubeProxyPods.js";
 
 export type { Names };
+// the pod rule lives in core; its names are the seam's too
+export type { KubeProxyPod, PodVerdict } from "../core/kubeProxyPods.js";
+export { podVerdict } from "../core/kubeProxyPods.js";
 
 /** The installer's kube-proxy as it stands: its configuration, and whether a rollout has its DaemonSet. */
 export interface Installation {
@@ -16,20 +20,6 @@ export interface Installation {
     current: CurrentConfig;
     /** true while a rollout has the installer's DaemonSet in its rollout shape */
     inRollout: boolean;
-}
-
-export interface KubeProxyPod {
-    name: string;
-    node: string;
-    owner?: string;
-    phase?: string;
-    ready: boolean;
-    restarts: number;
-    /** waiting/terminated reason of the container, e.g. CrashLoopBackOff, Error */
-    problem?: string;
-    deleting: boolean;
-    /** its `controller-revision-hash` label: the DaemonSet revision its controller started it as */
-    revisionHash?: string;
 }
 
 /** How a wait for a node's kube-proxy ends. */
@@ -42,33 +32,6 @@ export interface WaitOptions {
      * place of a read of the node's pods. A pod that needs no label is confirmed by the read.
      */
     labelForRestore?: boolean;
-}
-
-/** What a node's kube-proxy pods say about the wait for one DaemonSet's pod (for "hold": for none). */
-export type PodVerdict =
-    | { kind: "gone" }
-    | { kind: "failing"; pod: KubeProxyPod }
-    | { kind: "running"; pod: KubeProxyPod }
-    | { kind: "waiting"; detail: string };
-
-/**
- * The one rule of a node's kube-proxy being as it should: exactly one pod, of `owner`'s DaemonSet
- * (the DaemonSet of the placement), not being deleted, Running and Ready, never restarted and not
- * crash-looping ("failing" when it is). For the hold placement (MARKS.holdValue), no pod at all.
- */
-export function podVerdict(pods: KubeProxyPod[], owner: string, hold: boolean): PodVerdict {
-    if (hold)
-        return pods.length === 0
-            ? { kind: "gone" }
-            : { kind: "waiting", detail: `${pods.length} kube-proxy pod(s) still on the node` };
-    const others = pods.filter((p) => p.owner !== owner || p.deleting);
-    const mine = pods.filter((p) => p.owner === owner && !p.deleting);
-    if (others.length > 0 || mine.length !== 1)
-        return { kind: "waiting", detail: `${others.length} old and ${mine.length} new kube-proxy pod(s) on the node` };
-    const p = mine[0];
-    if (p.problem || p.restarts > 0 || p.phase === "Failed") return { kind: "failing", pod: p };
-    if (p.phase === "Running" && p.ready) return { kind: "running", pod: p };
-    return { kind: "waiting", detail: `pod ${p.name} is ${p.phase}${p.ready ? "" : ", not ready"}` };
 }
 
 /**

@@ -2,7 +2,7 @@
 // handed back to the installer's DaemonSet in batches, checked, and its spec restored.
 import { type PoolPlan, type RolloutPlan } from "../core/plan.js";
 import { nameList } from "../core/text.js";
-import { podVerdict, type KubeProxyPod } from "./cluster.js";
+import { podVerdict, type KubeProxyPod } from "../core/kubeProxyPods.js";
 
 import { verifyNode } from "./checks.js";
 import { Context, currentPlan } from "./context.js";

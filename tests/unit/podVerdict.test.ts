@@ -1,7 +1,7 @@
-// components/rollout/cluster.ts podVerdict: the one rule of a node's kube-proxy being as it should
+// components/core/kubeProxyPods.ts podVerdict: the one rule of a node's kube-proxy being as it should
 // (the wait for a node's kube-proxy and the finish's check of each node apply it).
 import assert from "node:assert/strict";
-import { podVerdict, type KubeProxyPod, type PodVerdict } from "../../components/rollout/cluster.js";
+import { podVerdict, type KubeProxyPod, type PodVerdict } from "../../components/core/kubeProxyPods.js";
 
 const OWNER = "kube-proxy-abc";
 const pod = (more: Partial<KubeProxyPod> = {}): KubeProxyPod => ({
