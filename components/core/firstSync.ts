@@ -135,8 +135,10 @@ export function judgeFirstSync(samples: SyncSample[], mode: ProxyMode, limits: F
         return last.mode === mode
             ? { kind: "synced", seconds }
             : { kind: "failed", check: "mode", seconds, detail: `/proxyMode says ${last.mode}, expected ${mode}` };
+    // gone when none of the processes first seen is left: a pid seen beside them (a child between
+    // its fork and its exec still carries kube-proxy's name) is not a restart
     const seen = samples.find((s) => s.pids.length > 0);
-    if (seen && last.pids.join() !== seen.pids.join())
+    if (seen && !seen.pids.some((p) => last.pids.includes(p)))
         return {
             kind: "failed",
             check: "first-sync",

@@ -155,6 +155,18 @@ describe("first sync: the verdict", () => {
         );
     });
 
+    it("a process seen beside the first one (a child between its fork and its exec) is no restart; the first one gone is", () => {
+        const beside = samples([1, 2, 3], (i) => (i === 2 ? { pids: ["42", "43"] } : {}));
+        assert.equal(judgeFirstSync(beside, "nftables", LIMITS).kind, "waiting");
+        const childFirst = samples([1, 2, 3], (i) => (i === 0 ? { pids: ["42", "43"] } : {}));
+        assert.equal(judgeFirstSync(childFirst, "nftables", LIMITS).kind, "waiting", "the child exited, 42 runs");
+        const replaced = samples([1, 2, 3], (i) => (i === 2 ? { pids: ["77", "78"] } : {}));
+        assert.match(
+            (judgeFirstSync(replaced, "nftables", LIMITS) as { detail: string }).detail,
+            /restarted before its first sync \(process 42, now 77,78\)/,
+        );
+    });
+
     it("past the deadline a busy kube-proxy fails as late; where its CPU cannot be read only the deadline applies", () => {
         const busy = samples(Array.from({ length: 61 }, (_, i) => i));
         const late = judgeFirstSync(busy, "nftables", LIMITS);
