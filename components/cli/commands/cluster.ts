@@ -36,9 +36,9 @@ import {
     serviceValue,
     type Flags,
 } from "../args.js";
-import { kubeconfigFromFlags } from "../kubeconfig.js";
+import { kubeconfigFromFlags, reachCluster } from "../kubeconfig.js";
 import { CliError, EXIT, table } from "../output.js";
-import type { Io } from "../io.js";
+import { withOutput, type Io } from "../io.js";
 import { capStrings, nameList, pieces } from "../../core/text.js";
 
 /** The flags of every command that acts on a cluster: which cluster, and JSON output. */
@@ -46,12 +46,14 @@ const ACCESS_FLAGS = {
     kubeconfig: flag.value(),
     context: flag.value(),
     json: flag.switch(),
+    output: flag.output(),
 };
 
 const ACCESS_HELP = `  --kubeconfig PATH, --context NAME   which cluster (default: $KUBECONFIG or ~/.kube/config;
                                       KPM_KUBECONFIG may hold a kubeconfig's content instead,
                                       KPM_CONTEXT the context)
   --json                              one JSON object on stdout
+  -o, --output json|yaml              -o json is --json; -o yaml the same object as YAML
 
 Every request to the API server is abandoned after KPM_API_TIMEOUT_SECONDS (default 15 s; for a
 rollout at most a third of its lease): a server that does not answer fails the command, exit 1,
@@ -198,7 +200,7 @@ async function printRolloutPlan(ctx: Context, io: Io, json: boolean): Promise<nu
     if (json) io.json(capStrings({ plan, findings }));
     else {
         io.out(describePlan(plan));
-        for (const f of findings) io.err(`${f.severity}: ${f.field}: ${f.message}`);
+        for (const f of findings) io.finding(`${f.severity}: ${f.field}: ${f.message}`);
     }
     return findings.some((f) => f.severity === "error") ? EXIT.failed : EXIT.ok;
 }
@@ -266,6 +268,7 @@ function rolloutError(e: unknown, io: Io, json: boolean): number {
 
 export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
     const flags = parseFlags("rollout", argv, ROLLOUT_FLAGS);
+    io = withOutput(io, flags.output);
     if (flags.help) {
         io.out(ROLLOUT_HELP);
         return EXIT.ok;
@@ -280,6 +283,7 @@ export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
     const leaseSeconds = leaseSecondsFromEnv();
     const requestTimeoutSeconds = requestTimeoutOfRun(leaseSeconds);
     cluster.requestTimeoutMs = requestTimeoutSeconds * 1000;
+    await reachCluster(cluster, io);
     const stop = stopOnSignal(log);
     // one holder for the whole command: its finish takes back at once a lease its pools could not release
     const holder = defaultHolder();
@@ -433,11 +437,13 @@ export const STATUS_FLAGS = {
 
 export async function statusCommand(argv: string[], io: Io): Promise<number> {
     const flags = parseFlags("status", argv, STATUS_FLAGS);
+    io = withOutput(io, flags.output);
     if (flags.help) {
         io.out(STATUS_HELP);
         return EXIT.ok;
     }
     const { cluster } = connect(flags, flags.flavor ?? "kubeadm");
+    await reachCluster(cluster, io);
     if (flags.probe)
         io.err(
             "status --probe: creating a privileged probe pod (host network, the node's root at /host) in kube-system on each node",
@@ -518,6 +524,7 @@ export const VERIFY_FLAGS = {
 
 export async function verifyCommand(argv: string[], io: Io): Promise<number> {
     const flags = parseFlags("verify", argv, VERIFY_FLAGS);
+    io = withOutput(io, flags.output);
     if (flags.help) {
         io.out(VERIFY_HELP);
         return EXIT.ok;
@@ -530,6 +537,7 @@ export async function verifyCommand(argv: string[], io: Io): Promise<number> {
         ...(flags.image ? { image: flags.image } : {}),
     });
     const { cluster } = connect(flags, flavor);
+    await reachCluster(cluster, io);
     const log = (l: string) => io.err(`[${stamp()}] ${l}`);
     io.err(
         `verify: creating a privileged probe pod (host network, the node's root at /host) in kube-system on ${node}`,
@@ -586,12 +594,14 @@ export const CLEANUP_FLAGS = {
 
 export async function cleanupCommand(argv: string[], io: Io): Promise<number> {
     const flags = parseFlags("cleanup", argv, CLEANUP_FLAGS);
+    io = withOutput(io, flags.output);
     if (flags.help) {
         io.out(CLEANUP_HELP);
         return EXIT.ok;
     }
     const node = requireName(flags.node, "--node");
     const { cluster } = connect(flags, flags.flavor ?? "kubeadm");
+    await reachCluster(cluster, io);
     try {
         const running = (await cluster.kubeProxyPods(node)).filter((p) => !p.deleting);
         const mode = running.length ? await nodeMode(cluster, node) : undefined;
