@@ -39,7 +39,13 @@ export function cappedIo(streams: Streams): Io {
         json: (doc, format = "json") => {
             const text = JSON.stringify(doc, null, 2);
             // the object --json prints, not what JSON would drop (undefined, functions)
-            streams.out(redact(format === "yaml" ? YAML.stringify(JSON.parse(text)).replace(/\n$/, "") : text));
+            streams.out(
+                redact(
+                    format === "yaml"
+                        ? YAML.stringify(JSON.parse(text), { lineWidth: 0, blockQuote: "literal" }).replace(/\n$/, "")
+                        : text,
+                ),
+            );
         },
     };
 }

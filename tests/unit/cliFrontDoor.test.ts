@@ -124,6 +124,7 @@ describe("the CLI as kubectl users expect (issue #41)", () => {
             assert.equal(y.code, 0, y.stderr);
             assert.throws(() => JSON.parse(y.stdout));
             assert.deepEqual(YAML.parse(y.stdout), JSON.parse(json.stdout));
+            assert.match(y.stdout, /^config: \|/m, "a multi-line text as a literal block, line for line");
         });
         it("an unknown value is a usage error (exit 2) naming the flag and the values it takes", () => {
             for (const argv of [
