@@ -18,6 +18,8 @@ export interface ValueFlag<T> {
     type: "string";
     multiple?: false;
     value: FlagValue<T>;
+    /** a one-letter alias (-o), as kubectl has it */
+    short?: string;
 }
 
 /** A repeatable flag: every value, in order. */
@@ -57,6 +59,19 @@ export const flag = {
     switch(): SwitchFlag {
         return { type: "boolean" };
     },
+    /** -o/--output json|yaml, kubectl's spelling beside --json (parseFlags holds the two together) */
+    output(): ValueFlag<OutputFormat> {
+        return { type: "string", short: "o", value: outputValue };
+    },
+};
+
+export const OUTPUT_FORMATS = ["json", "yaml"] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+const outputValue: FlagValue<OutputFormat> = (raw) => {
+    if (!(OUTPUT_FORMATS as readonly string[]).includes(raw))
+        throw new CliError(`-o/--output ${JSON.stringify(raw)}: expected ${OUTPUT_FORMATS.join(" or ")}`);
+    return raw as OutputFormat;
 };
 
 /** The declared flag closest to a misspelt one, when it is close enough to be a typo. */
@@ -92,7 +107,13 @@ export function parseFlags<S extends FlagSet>(command: string, argv: string[], f
                 ...Object.fromEntries(
                     Object.entries(flags).map(([name, f]) => [
                         name,
-                        f.type === "boolean" ? { type: f.type } : { type: f.type, multiple: f.multiple === true },
+                        f.type === "boolean"
+                            ? { type: f.type }
+                            : {
+                                  type: f.type,
+                                  multiple: f.multiple === true,
+                                  ...("short" in f && f.short ? { short: f.short } : {}),
+                              },
                     ]),
                 ),
                 help: { type: "boolean", short: "h" },
@@ -109,6 +130,12 @@ export function parseFlags<S extends FlagSet>(command: string, argv: string[], f
         if (!spec || spec.type === "boolean") typed[name] = given;
         else if (Array.isArray(given)) typed[name] = given.map((v) => spec.value(String(v), `--${name}`));
         else if (given !== undefined) typed[name] = spec.value(String(given), `--${name}`);
+    }
+    if (typed.output !== undefined && "json" in flags) {
+        // -o json is --json; -o yaml the same object as YAML
+        if (typed.json === true && typed.output !== "json")
+            throw new CliError(`${command}: --json and -o ${typed.output as string} ask for two formats; pass one`);
+        typed.json = true;
     }
     return typed as Flags<S>;
 }

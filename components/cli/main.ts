@@ -89,6 +89,7 @@ export function runCli(): void {
     const io: Streams = {
         out: (l) => process.stdout.write(terminalSafeText(l) + "\n"),
         err: (l) => process.stderr.write(terminalSafeText(l) + "\n"),
+        columns: process.stderr.isTTY ? process.stderr.columns : undefined,
     };
     main(process.argv.slice(2), io).then(
         (code) => {

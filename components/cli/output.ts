@@ -54,3 +54,27 @@ export function table(header: string[], unsafeRows: string[][]): string {
             .trimEnd();
     return [line(header), ...rows.map(line)].join("\n");
 }
+
+/** How far a wrapped line's continuation lines are indented, so each finding reads as one block. */
+export const WRAP_INDENT = "    ";
+
+/**
+ * A line broken at spaces to fit `width` columns, its continuation lines indented; unchanged with
+ * no width (not a terminal: one finding stays one line for grep), or one too narrow to be useful.
+ * A word longer than the width stays whole rather than be cut.
+ */
+export function wrapLine(text: string, width: number | undefined): string {
+    if (!width || width < 20 || text.length <= width) return text;
+    const lines: string[] = [];
+    let line = "";
+    for (const word of text.split(" ")) {
+        if (line === "") line = word;
+        else if (line.length + 1 + word.length <= width) line += ` ${word}`;
+        else {
+            lines.push(line);
+            line = WRAP_INDENT + word;
+        }
+    }
+    lines.push(line);
+    return lines.join("\n");
+}

@@ -1,9 +1,9 @@
 // The cluster, as the rest of the tool reads and writes it. All API I/O goes through here.
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import * as http from "node:http";
 import * as https from "node:https";
 import { homedir } from "node:os";
-import { dirname, resolve } from "node:path";
+import { delimiter, dirname, join, resolve } from "node:path";
 import * as k8s from "../libraries/kubernetesClient.js";
 import { nodeFacts, type NodeFacts } from "../core/nodes.js";
 import type { NodeJson } from "./nodeJson.js";
@@ -11,7 +11,13 @@ import { parseKubeVersion, type KubeVersion } from "../core/versions.js";
 import { decodeNodeListPage, decodeStatus, isProtobuf, NODE_LIST_ACCEPT, type NodeListPage } from "./nodeProtobuf.js";
 import { defaultKubeconfigSources, settleCredentials } from "./credentials.js";
 import { ServerRecovery, withRetries } from "./retry.js";
-import { DEFAULT_REQUEST_TIMEOUT_SECONDS, requestTimeoutFromEnvironment, timedHttp, TimedWatch } from "./timeouts.js";
+import {
+    DEFAULT_REQUEST_TIMEOUT_SECONDS,
+    isApiTimeout,
+    requestTimeoutFromEnvironment,
+    timedHttp,
+    TimedWatch,
+} from "./timeouts.js";
 
 import type { ClusterAccess } from "./access.js";
 
@@ -52,6 +58,32 @@ export function loadKubeConfig(access: ClusterAccess = {}): k8s.KubeConfig {
         throw new Error("the kubeconfig names no current cluster: pass --kubeconfig or --context");
     return kc;
 }
+
+/**
+ * Why there is no ambient kubeconfig in kubectl's places (KUBECONFIG, ~/.kube/config, a pod's
+ * service account), or undefined when there is one. Without one the client library falls back to
+ * http://localhost:8080, whose only error is that plain HTTP is not allowed.
+ */
+export function noKubeconfig(env: NodeJS.ProcessEnv = process.env): string | undefined {
+    const exists = (path: string) => {
+        try {
+            return statSync(path).isFile();
+        } catch {
+            return false;
+        }
+    };
+    const files = (env.KUBECONFIG ?? "").split(delimiter).filter(Boolean);
+    if (files.length)
+        return files.some(exists) ? undefined : `KUBECONFIG names ${files.join(", ")}, none of which exists`;
+    const home = env.HOME ?? homedir();
+    const file = join(home, ".kube", "config");
+    if (exists(file)) return undefined;
+    // in a pod, the library reads its service account instead
+    if (exists(SERVICE_ACCOUNT_TOKEN)) return undefined;
+    return `KUBECONFIG is not set and ${file} does not exist`;
+}
+
+const SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token";
 
 /**
  * The identity of the cluster a kubeconfig (with its context applied) points at: the API server's
@@ -96,6 +128,37 @@ export function kubeconfigFromSetting(value: string): string {
 export function clusterName(kc: k8s.KubeConfig): string | undefined {
     const c = kc.getCurrentCluster();
     return c ? `${c.name} (${c.server})` : undefined;
+}
+
+/** How often a command waiting for the API server's first answer says so. */
+export const WAIT_NOTICE_MS = 5000;
+
+/** What a connection's failure code means, as the messages say it. */
+const CONNECTION_FAILURES: Record<string, string> = {
+    ECONNREFUSED: "connection refused",
+    ENOTFOUND: "no such host",
+    EAI_AGAIN: "the host name cannot be resolved now",
+    EHOSTUNREACH: "no route to host",
+    ENETUNREACH: "network unreachable",
+    ECONNRESET: "connection reset",
+    ETIMEDOUT: "connection timed out",
+};
+
+/** The API server could not be reached at all (no HTTP answer): names the server and why. */
+export class Unreachable extends Error {
+    constructor(
+        readonly server: string,
+        cause: unknown,
+    ) {
+        const err = (cause ?? {}) as { code?: unknown; errno?: unknown; cause?: { code?: unknown }; message?: unknown };
+        const code = String(err.code ?? err.cause?.code ?? err.errno ?? ""); // eslint-disable-line @typescript-eslint/no-base-to-string -- a code is a string or a number
+        const known =
+            CONNECTION_FAILURES[code] ??
+            Object.entries(CONNECTION_FAILURES).find(([c]) => String(err.message).includes(c))?.[1];
+        const why = known ?? (typeof err.message === "string" ? err.message.split("\n")[0] : String(cause));
+        super(`cannot reach the API server ${server} (${why})`);
+        this.name = "Unreachable";
+    }
 }
 
 /** What client-node's errors carry (any of it may be missing). */
@@ -373,6 +436,38 @@ export class Cluster {
         },
         post: (response) => Promise.resolve(response),
     };
+
+    /**
+     * The first contact with the API server (GET /version, which every identity may read): not
+     * retried, so a server that refuses connections or cannot be resolved fails in a moment
+     * instead of after the retry budget, and one that does not answer fails after the request
+     * timeout. `onWait` hears a line every WAIT_NOTICE_MS meanwhile. Any HTTP answer will do.
+     */
+    async reach(onWait: (line: string) => void): Promise<void> {
+        const server = this.kc.getCurrentCluster()!.server;
+        const api = new k8s.VersionApi(
+            k8s.createConfiguration({
+                baseServer: new k8s.ServerConfiguration(server, {}),
+                authMethods: { default: this.kc },
+                httpApi: timedHttp(server, () => this.requestTimeoutMs),
+            }),
+        );
+        const started = Date.now();
+        const notice = setInterval(
+            () => onWait(`waiting for ${server}: no answer after ${Math.round((Date.now() - started) / 1000)}s`),
+            WAIT_NOTICE_MS,
+        );
+        notice.unref();
+        try {
+            await api.getCode();
+        } catch (e) {
+            if (apiStatus(e) !== undefined) return;
+            if (isApiTimeout(e)) throw e;
+            throw new Unreachable(server, e);
+        } finally {
+            clearInterval(notice);
+        }
+    }
 
     static connect(access: ClusterAccess = {}): Cluster {
         return new Cluster(loadKubeConfig(access));

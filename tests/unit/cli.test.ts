@@ -1,6 +1,7 @@
 // The built binary, as a user runs it: stdout, stderr and exit codes.
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import * as YAML from "yaml";
 import { FIXTURES, ROOT, fixture, runCli } from "../helpers.js";
 
 const KUBEADM = join(FIXTURES, "kubeadm/1.37/configmap.yaml");
@@ -53,12 +54,14 @@ describe("kube-proxy-mode CLI", () => {
                 /^warning: nodePortAddresses: NodePorts will answer only on each node's primary IP/m,
             );
         });
-        it("prints the whole new configuration without --diff", () => {
+        it("prints the whole new configuration without --diff (in its ConfigMap, given one)", () => {
             const r = runCli(["render", "--current", KUBEADM, "--mode", "nftables", "--kubernetes-version", "1.37"]);
             assert.equal(r.code, 0, r.stderr);
-            assert.match(r.stdout, /^apiVersion: kubeproxy\.config\.k8s\.io\/v1alpha1$/m);
-            assert.match(r.stdout, /^mode: nftables$/m);
-            assert.match(r.stdout, /^winkernel:$/m, "fields it does not own stay");
+            assert.match(r.stdout, /^kind: ConfigMap$/m);
+            const config = (YAML.parse(r.stdout) as { data: Record<string, string> }).data["config.conf"];
+            assert.match(config, /^apiVersion: kubeproxy\.config\.k8s\.io\/v1alpha1$/m);
+            assert.match(config, /^mode: nftables$/m);
+            assert.match(config, /^winkernel:$/m, "fields it does not own stay");
         });
         it("--json prints config, diff, changes, warnings and errors", () => {
             const r = runCli([
@@ -108,8 +111,9 @@ describe("kube-proxy-mode CLI", () => {
                 "true",
             ]);
             assert.equal(r.code, 0, r.stderr);
-            assert.match(r.stdout, /featureGates:\n {2}KubeProxyNFTablesLocalhostNodePorts: true/);
-            assert.match(r.stdout, /tcpBeLiberal: true/);
+            const config = (YAML.parse(r.stdout) as { data: Record<string, string> }).data["config.conf"];
+            assert.match(config, /featureGates:\n {2}KubeProxyNFTablesLocalhostNodePorts: true/);
+            assert.match(config, /tcpBeLiberal: true/);
             assert.doesNotMatch(r.stderr, /127\.0\.0\.1:<nodePort> stops answering/);
         });
         it("says so when there is nothing to change", () => {

@@ -2,9 +2,9 @@ import { accessSync, constants } from "node:fs";
 import { join } from "node:path";
 import { flag, parseFlags } from "../args.js";
 import { CliError, EXIT } from "../output.js";
-import type { Io } from "../io.js";
+import { withOutput, type Io } from "../io.js";
 
-export const POLICY_PACK_HELP = `kube-proxy-mode policy-pack [--launcher] [--json]
+export const POLICY_PACK_HELP = `kube-proxy-mode policy-pack [--launcher] [--json|-o yaml]
 
 Prints where the guard-rail policy pack is, for pulumi preview/up --policy-pack:
 
@@ -14,6 +14,7 @@ Prints where the guard-rail policy pack is, for pulumi preview/up --policy-pack:
                host that cannot start a policy directory ("could not read plugin [...]: not
                supported")
   --json       the directory, the launcher and the policies with their descriptions
+  -o, --output json|yaml   -o json is --json; -o yaml the same object as YAML
 
 Exit codes: 0, 2 invalid flags.`;
 
@@ -24,10 +25,11 @@ export function policyPackPaths(): { directory: string; launcher: string } {
 }
 
 /** policy-pack's flags. */
-export const POLICY_PACK_FLAGS = { launcher: flag.switch(), json: flag.switch() };
+export const POLICY_PACK_FLAGS = { launcher: flag.switch(), json: flag.switch(), output: flag.output() };
 
 export async function policyPackCommand(argv: string[], io: Io): Promise<number> {
     const flags = parseFlags("policy-pack", argv, POLICY_PACK_FLAGS);
+    io = withOutput(io, flags.output);
     if (flags.help) {
         io.out(POLICY_PACK_HELP);
         return EXIT.ok;

@@ -15,9 +15,9 @@ import {
     selectorValue,
     type Flags,
 } from "../args.js";
-import { kubeconfigFromFlags } from "../kubeconfig.js";
+import { kubeconfigFromFlags, reachCluster } from "../kubeconfig.js";
 import { CliError, EXIT, table } from "../output.js";
-import type { Io } from "../io.js";
+import { withOutput, type Io } from "../io.js";
 
 export const PRECHECK_HELP = `kube-proxy-mode precheck --mode MODE [--nodes FILE|-] [options]
 
@@ -32,7 +32,8 @@ Judges every node by what its Node object reports (kernel, OS) and prints one ro
   --kubeconfig PATH, --context NAME   which cluster (default: $KUBECONFIG or ~/.kube/config;
                                       KPM_KUBECONFIG may hold a kubeconfig's content instead,
                                       KPM_CONTEXT the context)
-  --json
+  --json                           one JSON object on stdout
+  -o, --output json|yaml           -o json is --json; -o yaml the same object as YAML
 
 Exit codes: 0 every node can run MODE (warnings allowed), 1 a node cannot or the cluster cannot
 be read, 2 invalid input (a kubeconfig that cannot be loaded included).`;
@@ -47,18 +48,22 @@ export const PRECHECK_FLAGS = {
     kubeconfig: flag.value(),
     context: flag.value(),
     json: flag.switch(),
+    output: flag.output(),
 };
 
 type PrecheckFlags = Flags<typeof PRECHECK_FLAGS>;
 
 /** The nodes to judge and the cluster's release: from --nodes, else read from the cluster. */
-async function readNodes(flags: PrecheckFlags): Promise<{ nodes: NodeFacts[]; version: KubeVersion | undefined }> {
+async function readNodes(
+    flags: PrecheckFlags,
+    io: Io,
+): Promise<{ nodes: NodeFacts[]; version: KubeVersion | undefined }> {
     const version = flags["kubernetes-version"];
     if (flags.nodes !== undefined)
         return { nodes: parseNodeList(readInput(flags.nodes, "--nodes", INPUT_LIMITS.nodeList), "--nodes"), version };
-    const kc = kubeconfigFromFlags(flags);
+    const cluster = new Cluster(kubeconfigFromFlags(flags));
+    await reachCluster(cluster, io);
     try {
-        const cluster = new Cluster(kc);
         const nodes = await cluster.nodes();
         return { nodes, version: version ?? (await cluster.serverVersion()) };
     } catch (e) {
@@ -95,13 +100,14 @@ function printVerdicts(io: Io, verdicts: NodeVerdict[], mode: ProxyMode, selecto
 
 export async function precheckCommand(argv: string[], io: Io): Promise<number> {
     const flags = parseFlags("precheck", argv, PRECHECK_FLAGS);
+    io = withOutput(io, flags.output);
     if (flags.help) {
         io.out(PRECHECK_HELP);
         return EXIT.ok;
     }
     const mode = requireMode(flags.mode);
     const selector = flags.selector;
-    const { nodes, version } = await readNodes(flags);
+    const { nodes, version } = await readNodes(flags, io);
     const selected = selector ? nodes.filter((n) => matchesSelector(selector, n.labels)) : nodes;
     const verdicts = selected.map((n) => nodeVerdict(n, mode, { tcpBeLiberal: flags["conntrack-tcp-be-liberal"] }));
     const failed = verdicts.length === 0 || verdicts.some((v) => v.verdict === "fail");

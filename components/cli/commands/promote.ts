@@ -7,9 +7,9 @@ import { join, resolve } from "node:path";
 import { formatDuration } from "../../core/duration.js";
 import { flag, listValue, parseFlags } from "../args.js";
 import { CliError, EXIT, table } from "../output.js";
-import type { Io } from "../io.js";
+import { withOutput, type Io } from "../io.js";
 
-export const PROMOTE_HELP = `kube-proxy-mode promote --stacks dev,staging,prod [--yes] [--cwd DIR] [--json]
+export const PROMOTE_HELP = `kube-proxy-mode promote --stacks dev,staging,prod [--yes] [--cwd DIR] [--json|-o yaml]
 
 Environments in order. Previews every stack of the Pulumi project in DIR (the config-driven
 program, or any program with a KubeProxyMode that exports change and promotion), then, with
@@ -24,6 +24,7 @@ held its target for minSoak: promote stops there; run it again later).
   --yes            apply, in order; without it: preview only
   --cwd DIR        the Pulumi project directory (default: the current directory)
   --json           one JSON object on stdout (progress and engine output go to stderr)
+  -o, --output json|yaml   -o json is --json; -o yaml the same object as YAML
 
 Uses the backend you are logged into (pulumi login; PULUMI_BACKEND_URL) and the stacks'
 secrets provider (PULUMI_CONFIG_PASSPHRASE for passphrase stacks).
@@ -265,10 +266,12 @@ export const PROMOTE_FLAGS = {
     yes: flag.switch(),
     cwd: flag.value(),
     json: flag.switch(),
+    output: flag.output(),
 };
 
 export async function promoteCommand(argv: string[], io: Io): Promise<number> {
     const flags = parseFlags("promote", argv, PROMOTE_FLAGS);
+    io = withOutput(io, flags.output);
     if (flags.help) {
         io.out(PROMOTE_HELP);
         return EXIT.ok;
