@@ -3,7 +3,7 @@
 import * as k8s from "../libraries/kubernetesClient.js";
 import { LEASE_NAME, MARKS } from "../core/plan.js";
 import type { LeaseClaim, LeaseHolder } from "../rollout/cluster.js";
-import { realClock } from "../rollout/clock.js";
+import { setTimeout as sleepFor } from "node:timers/promises";
 import { apiStatus } from "./client.js";
 import { createUnlessExists, FIELD_MANAGER, isNotFound, type KubeProxyClient } from "./kubeProxyClient.js";
 
@@ -92,7 +92,8 @@ export class RolloutLease {
                     `the rollout lease of ${current.holder} (renewed ${current.renewedAt}, lasts ${seconds}s) has expired by this machine's clock; ` +
                         `watching it for ${seconds}s on this machine's own clock before taking it over, in case its holder's clock runs behind`,
                 );
-                await realClock.sleep(seconds * 1000, signal);
+                // an abort ends the watch early; it is not an error
+                await sleepFor(seconds * 1000, undefined, { signal }).catch(() => undefined);
                 // told to stop while watching: the Lease is left as it is
                 if (signal?.aborted) return { acquired: false, current };
                 const again = await this.read();
