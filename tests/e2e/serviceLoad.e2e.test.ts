@@ -259,7 +259,9 @@ describe(`@e2e production shape: ${SERVICES} Services on REAL nodes, verificatio
         for (const n of c.nodes) {
             assert.match(
                 out,
-                new RegExp(`node ${n.name}: bridge ip kpm-bridge routes until iptables mode's first sync`),
+                new RegExp(
+                    `node ${n.name}: bridge ip kpm-bridge(, ip6 kpm-bridge)? routes until iptables mode.s first sync`,
+                ),
             );
             assert.match(out, new RegExp(`node ${n.name}: bridge ip kpm-bridge(, ip6 kpm-bridge)? removed`));
             assert.doesNotMatch(
