@@ -29,11 +29,33 @@ export type {
     TargetInput,
     AlertsInput,
     PromotionInput,
+    EksAddonInput,
+    AlertsOutput,
 } from "./pulumi/kubeProxyMode.js";
 export { kubeProxyModeRbac, type KubeProxyModeRbac } from "./pulumi/rbac.js";
 export { renderRbacManifest, type RbacOptions } from "./core/rbac.js";
 export { PROXY_MODES, InputError } from "./core/types.js";
-export type { ProxyMode, Severity, Finding, FindingCode, Change, DesiredSettings } from "./core/types.js";
+export type {
+    ProxyMode,
+    Severity,
+    Finding,
+    FindingCode,
+    Change,
+    DesiredSettings,
+    ModeChange,
+    PromotionRecord,
+} from "./core/types.js";
+export type { Flavor } from "./core/facts.js";
+export type {
+    RolloutPlanOutput,
+    RolloutPlan,
+    RolloutTarget,
+    PoolPlan,
+    PoolPlanOutput,
+    PlannedNode,
+} from "./core/plan.js";
+export type { DrainOptions } from "./core/drain.js";
+export type { PoolEstimate, NodeEstimate, EstimateBasis, ServiceLoad } from "./core/syncEstimate.js";
 export type { NodeVerdict, Verdict } from "./core/nodes.js";
 export { IPVS_TIMELINE } from "./core/facts.js";
 

@@ -131,6 +131,16 @@ export class InputError extends Error {
     }
 }
 
+/** What a run moves (KubeProxyMode's `change` output): the cluster, its current configuration and the target. */
+export interface ModeChange {
+    /** where the cluster is (its API server), null when unknown */
+    cluster: string | null;
+    from: { mode: ProxyMode; configHash: string };
+    to: { mode: ProxyMode; configHash: string };
+    /** nodes the rollout moves */
+    moving: number;
+}
+
 /** What a finished stack exports as its `promotion` output, for the stacks after it (promotion.ts validates it). */
 export interface PromotionRecord {
     /** hash of the data-plane settings (promotionTarget) */

@@ -10,7 +10,7 @@ import { decideMigration, MigrationRefused, type ClusterSnapshot, type Migration
 import { effectiveMode } from "../core/config.js";
 import { configHash } from "../core/plan.js";
 import { checkPromotion, gateRefusal, parsePromotion, promotionTarget } from "../core/promotion.js";
-import { InputError, type ProxyMode } from "../core/types.js";
+import { InputError, type ModeChange, type ProxyMode } from "../core/types.js";
 import { accessFindings } from "../core/rbac.js";
 import { anyPoolDrains } from "../core/drain.js";
 import type { EksAddonInput } from "../core/eksAddon.js";
@@ -53,12 +53,7 @@ export interface Decision {
     /** the step's spec as stored: durations as written (the CLI parses them into seconds) */
     spec: RolloutSpecInput;
     own: ReturnType<typeof promotionTarget> & { mode: ProxyMode };
-    change: {
-        cluster: string | null;
-        from: { mode: ProxyMode; configHash: string };
-        to: { mode: ProxyMode; configHash: string };
-        moving: number;
-    };
+    change: ModeChange;
     alertRule: PrometheusRuleSpec | undefined;
     cluster: ClusterIdentity & { context: string };
     names: Names;

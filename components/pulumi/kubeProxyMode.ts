@@ -9,7 +9,13 @@ import { createHash } from "node:crypto";
 import { ALERTS, PROMETHEUS_RULE, type PrometheusRuleSpec } from "../core/alerts.js";
 import { planOutput, type RolloutPlanOutput } from "../core/plan.js";
 import { promotionRecordSchema } from "../core/promotion.js";
-import { KUBE_PROXY_MODE_TYPE, type Finding, type PromotionRecord, type ProxyMode } from "../core/types.js";
+import {
+    KUBE_PROXY_MODE_TYPE,
+    type Finding,
+    type ModeChange,
+    type PromotionRecord,
+    type ProxyMode,
+} from "../core/types.js";
 import { readSnapshot } from "../cluster/snapshot.js";
 import { rolloutStep, stepReport, stepResult } from "./commandStep.js";
 import {
@@ -38,7 +44,13 @@ export type {
 } from "./kubeProxyModeArgs.js";
 import type { AlertsInput, KubeProxyModeArgs, PoolInput, SnapshotReader } from "./kubeProxyModeArgs.js";
 
+/** KubeProxyMode's resource options: Pulumi's, and two for embedding. */
 export interface KubeProxyModeOptions extends pulumi.ComponentResourceOptions {
+    /**
+     * For tests and embedding: how the component reads the cluster (default: the real API). Its
+     * types are the engine's, which may change in any release.
+     * @internal
+     */
     snapshotReader?: SnapshotReader;
     /**
      * The CLI the steps run (its dist/components/cli/main.js), for a component built where the
@@ -294,6 +306,38 @@ function alertsRule(
     }));
 }
 
+/** The PrometheusRule KubeProxyMode created for `alerts` (its `alerts` output). */
+export interface AlertsOutput {
+    namespace: string;
+    name: string;
+    /** the alert names the rule holds */
+    alerts: string[];
+}
+
+/**
+ * Moves a cluster's kube-proxy to another proxy mode (iptables, ipvs or nftables), pool by pool.
+ * `pulumi preview` reads the cluster and shows the configuration diff, the plan and the findings;
+ * `pulumi up` moves each pool's nodes, verifies them (rolling a failed node back), then writes the
+ * installer's ConfigMap. Inputs: {@link KubeProxyModeArgs}.
+ *
+ * @example
+ * ```ts
+ * import * as pulumi from "@pulumi/pulumi";
+ * import { KubeProxyMode } from "kube-proxy-mode";
+ *
+ * const kp = new KubeProxyMode("kube-proxy", {
+ *     mode: "nftables",
+ *     target: { flavor: "kubeadm" },
+ *     pools: [
+ *         { name: "canary", nodeSelector: "pool=canary", maxUnavailable: 1, soak: "10m" },
+ *         { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 2, drain: true },
+ *     ],
+ *     kubeconfig: new pulumi.Config().requireSecret("kubeconfig"),
+ * });
+ * export const configDiff = kp.configDiff;
+ * export const plan = kp.plan;
+ * ```
+ */
 export class KubeProxyMode extends pulumi.ComponentResource {
     /** unified diff of the kube-proxy configuration */
     public readonly configDiff: pulumi.Output<string>;
@@ -301,12 +345,16 @@ export class KubeProxyMode extends pulumi.ComponentResource {
     public readonly plan: pulumi.Output<RolloutPlanOutput>;
     /** warnings and notes the reviewer should read (errors fail the preview) */
     public readonly findings: pulumi.Output<Finding[]>;
-    /** the finish step's report once `up` completed; unknown during preview */
+    /**
+     * the finish step's report once `up` completed: the last 60 lines it printed (its progress per
+     * node, free text, not a fixed set of values); unknown during preview
+     */
     public readonly status: pulumi.Output<string>;
     /** content hash of the target configuration */
     public readonly configHash: pulumi.Output<string>;
     /** the target configuration text */
     public readonly config: pulumi.Output<string>;
+    /** the target mode */
     public readonly mode: pulumi.Output<ProxyMode>;
     /**
      * What a downstream promotion gate reads (export it as the stack output `promotion`): the
@@ -315,15 +363,15 @@ export class KubeProxyMode extends pulumi.ComponentResource {
      */
     public readonly promotion: pulumi.Output<PromotionRecord | undefined>;
     /** what this run moves: the cluster, its current configuration and the target (for summaries such as `kube-proxy-mode promote`) */
-    public readonly change: pulumi.Output<{
-        cluster: string | null;
-        from: { mode: ProxyMode; configHash: string };
-        to: { mode: ProxyMode; configHash: string };
-        moving: number;
-    }>;
-    /** the PrometheusRule created for `alerts` ({ namespace, name, alerts }), or null */
-    public readonly alerts: pulumi.Output<{ namespace: string; name: string; alerts: string[] } | null>;
+    public readonly change: pulumi.Output<ModeChange>;
+    /** the PrometheusRule created for `alerts`, or null */
+    public readonly alerts: pulumi.Output<AlertsOutput | null>;
 
+    /**
+     * @param name the component's name; its resources' names start with it
+     * @param args the target mode, the pools and how nodes are verified
+     * @param opts Pulumi's resource options; with an explicit Kubernetes provider, pass the same `kubeconfig` in `args`
+     */
     constructor(name: string, args: KubeProxyModeArgs, opts: KubeProxyModeOptions = {}) {
         super(KUBE_PROXY_MODE_TYPE, name, {}, opts);
         const explicitProvider = explicitKubernetesProvider(opts);

@@ -16,7 +16,8 @@ export function declarationClosure(entry: string): { files: string[]; external: 
         const file = queue.pop()!;
         if (seen.has(file)) continue;
         seen.add(file);
-        const text = readFileSync(file, "utf8");
+        // without block comments: a TSDoc @example's `import ... from "kube-proxy-mode"` is no import
+        const text = readFileSync(file, "utf8").replace(/\/\*[\s\S]*?\*\//g, "");
         for (const m of text.matchAll(/(?:from|import)\s*\(?\s*["']([^"']+)["']/g)) {
             const spec = m[1];
             if (spec.startsWith(".")) queue.push(resolve(dirname(file), spec.replace(/\.js$/, ".d.ts")));
