@@ -59,6 +59,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
             watcher: () => this.watcher(),
             api: (kind) => this.api(kind),
             eachNode: (reduce) => this.eachNode(reduce),
+            node: (name) => this.node(name),
         };
         this.installer = new InstallerDaemonSet(this.client);
         this.rolloutNodes = new RolloutNodes(this.client);

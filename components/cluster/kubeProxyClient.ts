@@ -22,6 +22,8 @@ export interface KubeProxyClient {
     api<T extends k8s.ApiType>(kind: new (config: k8s.Configuration) => T): T;
     /** every node, reduced a page at a time (Cluster.eachNode) */
     eachNode<T>(reduce: (node: NodeJson) => T): Promise<T[]>;
+    /** one node, read whole (KubeProxyCluster.node: every single-node read goes there) */
+    node(name: string): Promise<k8s.V1Node>;
 }
 
 export const MERGE = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);

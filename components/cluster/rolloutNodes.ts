@@ -102,9 +102,7 @@ export class RolloutNodes {
      */
     private async patchAsRead(node: string, build: (n: NodeAsSeen) => PatchOperation[]): Promise<void> {
         for (let attempt = 1; ; attempt++) {
-            const n =
-                (attempt === 1 ? this.seen.get(node) : undefined) ??
-                asSeen(await this.client.core.readNode({ name: node }));
+            const n = (attempt === 1 ? this.seen.get(node) : undefined) ?? asSeen(await this.client.node(node));
             try {
                 this.seen.set(
                     node,

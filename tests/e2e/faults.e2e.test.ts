@@ -111,9 +111,12 @@ describe("@e2e faults injected into a running rollout", function () {
             "nftables",
             "--node-port-addresses",
             "0.0.0.0/0",
+            "--json",
         ]);
         assert.equal(rendered.code, 0, rendered.stderr);
-        const config = rendered.stdout.endsWith("\n") ? rendered.stdout : `${rendered.stdout}\n`;
+        // given a ConfigMap, render prints a ConfigMap; the configuration alone is --json's config
+        const text = (JSON.parse(rendered.stdout) as { config: string }).config;
+        const config = text.endsWith("\n") ? text : `${text}\n`;
         const hash = configHash(config);
         const file = join(dir, `spec-${Object.keys(extra).join("-") || "plain"}.json`);
         const hook = steeredHook();
