@@ -752,12 +752,15 @@ async function seedBackend(kc: k8s.KubeConfig, network: RealNetwork): Promise<vo
 }
 
 /** Waits until the kube-proxy DaemonSet has a Ready pod on every node. */
-async function waitKubeProxyReady(kc: k8s.KubeConfig, state: ClusterState): Promise<void> {
+async function waitKubeProxyReady(kc: k8s.KubeConfig, state: ClusterState, log: Log): Promise<void> {
     const apps = kc.makeApiClient(k8s.AppsV1Api);
+    const restarts = { count: 0 };
     await waitFor(
         "kube-proxy pods on every node",
         90_000 + 60 * state.nodes.length,
         async () => {
+            // kwok's pod stages set up lazily too, on the first pod it sees
+            if (state.kind === "kwok") reviveDaemon(state, "kwok", log, restarts);
             const ds = await apps.readNamespacedDaemonSet({ name: "kube-proxy", namespace: "kube-system" });
             return (ds.status?.numberReady ?? 0) === state.nodes.length;
         },
@@ -794,7 +797,7 @@ async function seed(
     if (!real) for (const n of state.nodes) await setKernel(core, n.name, n.kernel);
     await seedWorkload(kc);
     if (state.network) await seedBackend(kc, state.network);
-    await waitKubeProxyReady(kc, state);
+    await waitKubeProxyReady(kc, state, log);
 }
 
 /** Sets status.nodeInfo.kernelVersion (kwok keeps what is there). */
