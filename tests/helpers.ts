@@ -1,6 +1,7 @@
 // Shared by the tests: where the repository is, fixtures, and running the built CLI.
 import { spawn, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 /** The repository root (tests run from dist/tests/...). */
@@ -80,4 +81,35 @@ export function environmentFor(vars: Record<string, string | undefined>): void {
     let restore = () => {};
     before(() => void (restore = setEnvironment(vars)));
     after(() => restore());
+}
+
+/**
+ * For a mocha describe whose KubeProxyMode is given no kubeconfig and reads the cluster through a
+ * stand-in snapshot reader: an ambient kubeconfig (KUBECONFIG, a file of its own) for its tests,
+ * as a machine with kubectl set up has; without one the component refuses, naming `kubeconfig`.
+ */
+export function ambientKubeconfigFor(): void {
+    let dir = "";
+    let restore = () => {};
+    before(() => {
+        dir = mkdtempSync(join(tmpdir(), "kpm-ambient-"));
+        const file = join(dir, "config");
+        writeFileSync(
+            file,
+            [
+                "apiVersion: v1",
+                "kind: Config",
+                "clusters: [{ name: ambient, cluster: { server: 'https://ambient.example:6443' } }]",
+                "users: [{ name: ambient, user: {} }]",
+                "contexts: [{ name: ambient, context: { cluster: ambient, user: ambient } }]",
+                "current-context: ambient",
+                "",
+            ].join("\n"),
+        );
+        restore = setEnvironment({ KUBECONFIG: file });
+    });
+    after(() => {
+        restore();
+        rmSync(dir, { recursive: true, force: true });
+    });
 }

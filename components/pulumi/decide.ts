@@ -14,7 +14,7 @@ import { InputError, type ModeChange, type ProxyMode } from "../core/types.js";
 import { accessFindings } from "../core/rbac.js";
 import { anyPoolDrains } from "../core/drain.js";
 import type { EksAddonInput } from "../core/eksAddon.js";
-import { clusterIdentity, kubeconfigFromSetting, loadKubeConfig } from "../cluster/client.js";
+import { clusterIdentity, kubeconfigFromSetting, loadKubeConfig, noKubeconfig } from "../cluster/client.js";
 import { redact } from "../core/redact.js";
 import type { Names } from "../rollout/cluster.js";
 import {
@@ -220,6 +220,15 @@ function identify(
     context: string | undefined,
     source: string,
 ): ClusterIdentity & { context: string } {
+    // Without a kubeconfig in kubectl's places the client library falls back to
+    // http://localhost:8080, whose only error is that plain HTTP is not allowed: say what is missing.
+    const missing = kc === undefined ? noKubeconfig() : undefined;
+    if (missing)
+        throw refuse(
+            "input",
+            `no kubeconfig: the kubeconfig input is not set, the stack has no kubernetes:kubeconfig, and there is no ambient kubeconfig (${missing}); pass kubeconfig (e.g. kubeconfig: config.requireSecret("kubeconfig")), set kubernetes:kubeconfig (pulumi config set --secret kubernetes:kubeconfig ...), or point KUBECONFIG at a kubeconfig file`,
+            { fields: ["kubeconfig"] },
+        );
     try {
         return clusterIdentity(loadKubeConfig({ kubeconfigContent: kc, context }));
     } catch (e) {

@@ -18,12 +18,12 @@ export interface HookInput {
     command: pulumi.Input<pulumi.Input<string>[]>;
     /**
      * How long the hook may run, a duration such as "30s"; a hook that outlives it fails the node.
-     * @default "5m"
+     * @default "300s"
      */
     timeout?: pulumi.Input<string>;
     /**
      * Extra environment of the hook.
-     * @default {}
+     * @default none
      */
     env?: pulumi.Input<Record<string, pulumi.Input<string>>>;
 }
@@ -69,7 +69,7 @@ export interface VerifyInput {
     firstSyncFactor?: pulumi.Input<number>;
     /**
      * The first sync's deadline is never shorter than this; a duration longer than 0.
-     * @default "2m"
+     * @default "120s"
      */
     firstSyncMin?: pulumi.Input<string>;
     /**
@@ -125,7 +125,7 @@ export interface PoolInput {
     >;
     /**
      * Give up draining a node after this long; "0" waits for ever (as kubectl).
-     * @default "5m"
+     * @default "300s"
      */
     drainTimeout?: pulumi.Input<string>;
     /**
@@ -136,6 +136,7 @@ export interface PoolInput {
     /**
      * ipvs -> iptables without drain leaves each node without Service routing for a while: true accepts
      * that gap.
+     * @default false
      */
     allowUnroutedNode?: pulumi.Input<boolean>;
 }
@@ -244,7 +245,7 @@ export interface KubeProxyModeArgs {
     mode: pulumi.Input<ProxyMode>;
     /**
      * kube-proxy feature gates to set; unknown names fail unless allowUnknownFeatureGates.
-     * @default {} (the current configuration's gates are kept)
+     * @default the current configuration's gates are kept
      */
     featureGates?: pulumi.Input<Record<string, pulumi.Input<boolean>>>;
     /**
@@ -254,7 +255,7 @@ export interface KubeProxyModeArgs {
     nodePortAddresses?: pulumi.Input<pulumi.Input<string>[]>;
     /**
      * conntrack settings.
-     * @default the current configuration's value
+     * @default the current configuration's values
      */
     conntrack?: pulumi.Input<{
         /**
@@ -287,7 +288,7 @@ export interface KubeProxyModeArgs {
     pools: PoolInput[];
     /**
      * How each node is verified.
-     * @default { nodeChecks: true, image: "busybox:1.36", service: "default/kubernetes", maxSyncAge: "5m", podTimeout: "3m", hooks: [] }
+     * @default each field's default, below (VerifyInput)
      */
     verify?: pulumi.Input<VerifyInput>;
     /**

@@ -4,12 +4,14 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { flag, kubeVersionValue, parseFlags, poolNameValue } from "../../components/cli/args.js";
+import { NODE_POD_FLAGS, probeSettings, SERVICE_FLAGS } from "../../components/cli/commands/access.js";
 import { CLEANUP_FLAGS, ROLLOUT_FLAGS, STATUS_FLAGS, VERIFY_FLAGS } from "../../components/cli/commands/cluster.js";
 import { PRECHECK_FLAGS } from "../../components/cli/commands/precheck.js";
 import { POLICY_PACK_FLAGS } from "../../components/cli/commands/policyPack.js";
 import { PROMOTE_FLAGS } from "../../components/cli/commands/promote.js";
 import { RENDER_FLAGS } from "../../components/cli/commands/render.js";
 import { main } from "../../components/cli/main.js";
+import { verifySchema } from "../../components/rollout/spec.js";
 import { FIXTURES, withEnvironment } from "../helpers.js";
 
 const KUBEADM = join(FIXTURES, "kubeadm/1.37/configmap.yaml");
@@ -123,6 +125,24 @@ describe("CLI flags are typed (components/cli/args.ts)", () => {
             ["promote", PROMOTE_FLAGS],
             ["policy-pack", POLICY_PACK_FLAGS],
         ];
+        it("status, verify and cleanup take their node pod's flags from one declaration (access.ts), not each its own", () => {
+            const commands: [string, Record<string, unknown>][] = [
+                ["status", STATUS_FLAGS],
+                ["verify", VERIFY_FLAGS],
+                ["cleanup", CLEANUP_FLAGS],
+            ];
+            for (const [command, flags] of commands)
+                for (const [name, spec] of Object.entries(NODE_POD_FLAGS))
+                    assert.equal(flags[name], spec, `${command} --${name} is NODE_POD_FLAGS.${name}`);
+            for (const [command, flags] of commands.slice(0, 2))
+                assert.equal(flags.service, SERVICE_FLAGS.service, `${command} --service is SERVICE_FLAGS.service`);
+        });
+        it("the probe pod's image and Service are the flags given, else the rollout's verify defaults", () => {
+            const defaults = verifySchema.parse({});
+            assert.deepEqual(probeSettings({}), defaults);
+            const given = probeSettings({ image: "busybox:1", service: "shop/web" });
+            assert.deepEqual([given.image, given.service], ["busybox:1", "shop/web"]);
+        });
         for (const [command, flags] of COMMANDS) {
             it(`${command} --help lists exactly the flags ${command} declares`, async () => {
                 const help = await cli([command, "--help"]);

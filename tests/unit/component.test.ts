@@ -5,6 +5,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { ClusterSnapshot } from "../../components/core/migration.js";
 import type { NodeState } from "../../components/core/plan.js";
 import { clusterSnapshot, nodeState as node } from "./snapshots.js";
+import { ambientKubeconfigFor } from "../helpers.js";
 
 // how Pulumi marks a secret value in resource inputs
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
@@ -98,6 +99,8 @@ function captureUnhandled(): { errors: Error[]; stop: () => void } {
 }
 
 describe("KubeProxyMode component (Pulumi mocks)", () => {
+    ambientKubeconfigFor();
+
     for (const preview of [true, false]) {
         describe(preview ? "preview" : "up", () => {
             it("shows the configuration diff and the plan: pools in order, batches of maxUnavailable", async () => {

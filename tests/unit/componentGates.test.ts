@@ -8,7 +8,7 @@ import type { CrdPresence } from "../../components/core/alerts.js";
 import type { ClusterSnapshot } from "../../components/core/migration.js";
 import { promotionTarget, type PromotionRecord } from "../../components/core/promotion.js";
 import { RefusalError } from "../../components/pulumi/refusal.js";
-import { fixture } from "../helpers.js";
+import { ambientKubeconfigFor, fixture } from "../helpers.js";
 import { previewMocks } from "./mocks.js";
 import { clusterSnapshot, nodeState as node } from "./snapshots.js";
 
@@ -104,6 +104,8 @@ function captureUnhandled(): { stop: () => void } {
 }
 
 describe("KubeProxyMode alerts (Pulumi mocks)", () => {
+    ambientKubeconfigFor();
+
     for (const preview of [true, false]) {
         it(`${preview ? "preview" : "up"}: creates a PrometheusRule with the four alerts, their exact expressions and the user's labels`, async () => {
             const { registered, kp, value } = await run(
@@ -241,6 +243,8 @@ describe("KubeProxyMode alerts (Pulumi mocks)", () => {
 });
 
 describe("KubeProxyMode promotion gate (Pulumi mocks)", () => {
+    ambientKubeconfigFor();
+
     const UPSTREAM = "organization/kube-proxy-mode/staging";
     // what this component renders from the fixture: the upstream must have finished the same target
     async function ownTarget() {

@@ -7,7 +7,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { parseCurrentConfig } from "../../components/core/config.js";
 import type { ClusterSnapshot } from "../../components/core/migration.js";
 import { configHash } from "../../components/core/plan.js";
-import { fixture, ROOT, runCli } from "../helpers.js";
+import { ambientKubeconfigFor, fixture, ROOT, runCli } from "../helpers.js";
 import { clusterSnapshot, nodeState as node } from "./snapshots.js";
 import { previewMocks } from "./mocks.js";
 
@@ -131,6 +131,8 @@ async function refused(args: Record<string, any>): Promise<{ message: string; re
 }
 
 describe("KubeProxyMode inputs (Pulumi mocks)", () => {
+    ambientKubeconfigFor();
+
     describe("pools given as an Output fail at construction with an InputPropertyError naming the field", () => {
         const cases: [string, () => Record<string, any>, RegExp, string][] = [
             [
@@ -404,6 +406,8 @@ describe("kube-proxy-mode rollout refuses a cluster other than the one reviewed"
 });
 
 describe("preview diagnostics are terminal-safe", () => {
+    ambientKubeconfigFor();
+
     it("an escape sequence in the cluster's kube-proxy configuration is printed escaped in the preview's diff", async () => {
         const text = fixture("handwritten/ipvs-lc.yaml").replace(
             /^(\s*)mode: (.*)$/m,

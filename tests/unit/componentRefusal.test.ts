@@ -9,6 +9,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { ClusterSnapshot } from "../../components/core/migration.js";
 import type { RefusalError } from "../../components/pulumi/refusal.js";
 import { clusterSnapshot, nodeState as node } from "./snapshots.js";
+import { ambientKubeconfigFor, withEnvironment } from "../helpers.js";
 
 const POOLS = [
     { name: "canary", nodeSelector: "pool=canary" },
@@ -45,9 +46,13 @@ async function mockEngine(preview: boolean): Promise<string[]> {
     return registered;
 }
 
-/** Runs the component with `up` (preview: false) mocks and collects how it failed. */
-async function refuse(args: Record<string, unknown>, snap: ClusterSnapshot = HEALTHY): Promise<Refused> {
-    const registered = await mockEngine(false);
+/** Runs the component with `up` (unless preview) mocks and collects how it failed. */
+async function refuse(
+    args: Record<string, unknown>,
+    snap: ClusterSnapshot = HEALTHY,
+    preview = false,
+): Promise<Refused> {
+    const registered = await mockEngine(preview);
     const unhandled: unknown[] = [];
     const onUnhandled = (e: unknown) => unhandled.push(e);
     process.on("unhandledRejection", onUnhandled);
@@ -75,6 +80,8 @@ function asTheEngineShowsIt(e: unknown): { text: string; resource: pulumi.Resour
 }
 
 describe("KubeProxyMode refusals are ResourceErrors against the component (Pulumi mocks)", () => {
+    ambientKubeconfigFor();
+
     const cases: [string, Record<string, unknown>, RegExp, ClusterSnapshot?][] = [
         [
             "a kernel older than 5.13 in a pool (a migration refused)",
@@ -188,6 +195,21 @@ describe("KubeProxyMode refusals are ResourceErrors against the component (Pulum
         );
         read(HEALTHY);
         await (kp.plan as unknown as { promise(): Promise<unknown> }).promise();
+    });
+
+    it("no kubeconfig given and none ambient: the preview refuses naming the kubeconfig input and the fix, not the client library's localhost:8080", async () => {
+        // KUBECONFIG naming no file: the client library would fall back to http://localhost:8080
+        const r = await withEnvironment({ KUBECONFIG: "/nonexistent/kubeconfig" }, () => refuse({}, HEALTHY, true));
+        const { RefusalError } = await import("../../components/pulumi/refusal.js");
+        assert.ok(r.error instanceof RefusalError);
+        assert.equal(r.error.kind, "input");
+        assert.deepEqual(r.error.fields, ["kubeconfig"]);
+        const shown = asTheEngineShowsIt(r.error);
+        assert.equal(shown.resource, r.kp, "attached to the KubeProxyMode component");
+        assert.match(shown.text, /^KubeProxyMode kube-proxy: no kubeconfig: /);
+        assert.match(shown.text, /KUBECONFIG names \/nonexistent\/kubeconfig, none of which exists/);
+        assert.match(shown.text, /pass kubeconfig .*kubernetes:kubeconfig.*KUBECONFIG/);
+        assert.doesNotMatch(shown.text, /localhost:8080|HTTP protocol|skipTLSVerify/);
     });
 
     it("a refused kubeconfig leaves the provider registered with no context, its inputs never rejected with the refusal", async () => {

@@ -4,8 +4,32 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { errorDiagnostics, failureDetail, gateUpstream } from "../../components/cli/commands/promote.js";
+import type * as pulumi from "@pulumi/pulumi";
+import {
+    errorDiagnostics,
+    failureDetail,
+    gateUpstream,
+    type StackOutputs,
+} from "../../components/cli/commands/promote.js";
+import type { KubeProxyMode } from "../../components/pulumi/kubeProxyMode.js";
 import { runCli } from "../helpers.js";
+
+/** Whether two types are the same type (each assignable to the other, checked without distribution). */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type OutputOf<T> = T extends pulumi.Output<infer U> ? U : never;
+
+describe("kube-proxy-mode promote (stack outputs)", () => {
+    it("reads change and promotion as KubeProxyMode's own output types, not a shape of its own", () => {
+        // checked when the tests compile: a shape written again in promote.ts that drifts from
+        // the component's outputs fails the build here
+        const change: Same<Required<StackOutputs>["change"], OutputOf<KubeProxyMode["change"]>> = true;
+        const promotion: Same<
+            Required<StackOutputs>["promotion"],
+            NonNullable<OutputOf<KubeProxyMode["promotion"]>>
+        > = true;
+        assert.deepEqual([change, promotion], [true, true]);
+    });
+});
 
 describe("kube-proxy-mode promote (input)", () => {
     it("is listed in the usage", () => {

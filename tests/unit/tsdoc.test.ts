@@ -1,6 +1,7 @@
 // The TSDoc of KubeProxyModeArgs (components/pulumi/kubeProxyModeArgs.ts) says what the zod schemas
 // say: each property's first paragraph is its input's `.describe()` text without the trailing
-// "Default: ..." (the schemas are the one source; docs/reference/inputs.md and schema.json read them).
+// "Default: ..." and its @default the default the schema states (the schemas are the one source;
+// docs/reference/inputs.md and schema.json read them).
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -14,6 +15,7 @@ const ARGS_FILE = join(ROOT, "components", "pulumi", "kubeProxyModeArgs.ts");
 /** A JSON-schema node as zod's toJSONSchema writes it (the parts compared here). */
 interface Node {
     type?: string;
+    default?: unknown;
     anyOf?: Node[];
     items?: Node;
     properties?: Record<string, Node>;
@@ -53,6 +55,46 @@ export interface Mismatch {
     zod: string | undefined;
 }
 
+/** A property's `@default` tag, on one line; undefined without one. */
+export function defaultTag(member: ts.Node): string | undefined {
+    const tag = ts.getJSDocTags(member).find((t) => t.tagName.text === "default");
+    return tag ? oneLine(ts.getTextOfJSDocComment(tag.comment) ?? "") : undefined;
+}
+
+/**
+ * The default the schema states for an input, as docs/reference/inputs.md shows it: the
+ * description's trailing "Default: ..." (a default the code computes), else zod's `.default()` as
+ * JSON; undefined when it states none.
+ */
+export function schemaDefault(node: Node): string | undefined {
+    const at = (node.description ?? "").lastIndexOf(" Default: ");
+    if (at >= 0) return oneLine(node.description!.slice(at + " Default: ".length).replace(/\.$/, ""));
+    return node.default !== undefined ? JSON.stringify(node.default) : undefined;
+}
+
+/**
+ * Whether a `@default` tag says the schema's default: that text exactly, or followed by a remark in
+ * parentheses (`"busybox:1.36@sha256:..." (busybox 1.36, pinned by digest)`). A tag on an input
+ * whose schema states no default must not restate a value (JSON) the schema does not hold.
+ */
+export function defaultAgrees(tag: string | undefined, schema: string | undefined): boolean {
+    if (tag === undefined) return schema === undefined;
+    // TSDoc may set names in code (`kubernetes:context`) and a duration as the string it is given ("0s")
+    const said = tag.replace(/`/g, "");
+    if (schema === undefined) return !isJson(said);
+    const unquoted = /^"[^"]*"$/.test(said) ? (JSON.parse(said) as string) : said;
+    return said === schema || unquoted === schema || said.startsWith(`${schema} (`);
+}
+
+function isJson(text: string): boolean {
+    try {
+        JSON.parse(text);
+        return true;
+    } catch {
+        return false;
+    }
+}
+
 /** The object literal types inside a property's type (`drain?: Input<boolean | { force?: ... }>`). */
 function typeLiterals(type: ts.TypeNode): ts.TypeLiteralNode[] {
     const found: ts.TypeLiteralNode[] = [];
@@ -71,11 +113,15 @@ function typeLiterals(type: ts.TypeNode): ts.TypeLiteralNode[] {
  * array's items or a union's object, as scripts/docsReference.ts nests them). Also every interface
  * of the file must be reached.
  */
-export function tsdocMismatches(source: string, schema: Node): { mismatches: Mismatch[]; unreached: string[] } {
+export function tsdocMismatches(
+    source: string,
+    schema: Node,
+): { mismatches: Mismatch[]; defaults: Mismatch[]; unreached: string[] } {
     const file = ts.createSourceFile("kubeProxyModeArgs.ts", source, ts.ScriptTarget.Latest, true);
     const interfaces = new Map<string, ts.InterfaceDeclaration>();
     for (const s of file.statements) if (ts.isInterfaceDeclaration(s)) interfaces.set(s.name.text, s);
     const mismatches: Mismatch[] = [];
+    const defaults: Mismatch[] = [];
     const reached = new Set<string>();
     const queue: [string, ts.NodeArray<ts.TypeElement>, Node][] = [
         ["KubeProxyModeArgs", interfaces.get("KubeProxyModeArgs")!.members, schema],
@@ -92,6 +138,9 @@ export function tsdocMismatches(source: string, schema: Node): { mismatches: Mis
             const tsdoc = firstParagraph(member);
             const zod = child ? oneLine(what(child.description)) : undefined;
             if (tsdoc === undefined || zod === undefined || tsdoc !== zod) mismatches.push({ property, tsdoc, zod });
+            const tag = defaultTag(member);
+            const stated = child && schemaDefault(child);
+            if (child && !defaultAgrees(tag, stated)) defaults.push({ property, tsdoc: tag, zod: stated });
             const nested = child && nestedObject(child);
             if (!nested || !member.type) continue;
             for (const other of member.type.getText(file).match(/\b[A-Z]\w*\b/g) ?? [])
@@ -106,7 +155,7 @@ export function tsdocMismatches(source: string, schema: Node): { mismatches: Mis
                     zod: oneLine(what(node.properties![key].description)),
                 });
     }
-    return { mismatches, unreached: [...interfaces.keys()].filter((n) => !reached.has(n)) };
+    return { mismatches, defaults, unreached: [...interfaces.keys()].filter((n) => !reached.has(n)) };
 }
 
 describe("TSDoc of KubeProxyModeArgs: each property's first paragraph is its zod description", () => {
@@ -124,6 +173,72 @@ describe("TSDoc of KubeProxyModeArgs: each property's first paragraph is its zod
                             `  ${m.property}\n    TSDoc: ${m.tsdoc ?? "(none)"}\n    zod:   ${m.zod ?? "(no such input)"}`,
                     )
                     .join("\n"),
+        );
+    });
+
+    it("every property's @default says the default its schema states (zod's .default(), or the description's Default:)", () => {
+        const { defaults } = tsdocMismatches(readFileSync(ARGS_FILE, "utf8"), schema);
+        assert.equal(
+            defaults.length,
+            0,
+            "@default and the schema's default differ (components/pulumi/kubeProxyModeArgs.ts vs the schemas):\n" +
+                defaults
+                    .map(
+                        (m) =>
+                            `  ${m.property}\n    @default: ${m.tsdoc ?? "(none)"}\n    schema:   ${m.zod ?? "(states none)"}`,
+                    )
+                    .join("\n"),
+        );
+    });
+
+    it("reports a @default that differs from the schema's, one missing, and a value the schema does not hold", () => {
+        const source = [
+            "export interface KubeProxyModeArgs {",
+            "    /**",
+            "     * A.",
+            '     * @default "5m"',
+            "     */",
+            "    a?: string;",
+            "    /**",
+            "     * B.",
+            '     * @default "0s"',
+            "     */",
+            "    b?: string;",
+            "    /** C. */",
+            "    c?: boolean;",
+            "    /**",
+            "     * D.",
+            "     * @default {}",
+            "     */",
+            "    d?: object;",
+            "    /**",
+            "     * E.",
+            '     * @default "busybox:1" (busybox 1)',
+            "     */",
+            "    e?: string;",
+            "}",
+        ].join("\n");
+        const { defaults } = tsdocMismatches(source, {
+            properties: {
+                a: { description: "A. Default: 300s." },
+                b: { description: "B. Default: 0s." },
+                c: { description: "C.", default: false },
+                d: { description: "D. Default: none." },
+                e: { description: "E.", default: "busybox:1" },
+            },
+        });
+        assert.deepEqual(defaults, [
+            { property: "KubeProxyModeArgs.a", tsdoc: '"5m"', zod: "300s" },
+            { property: "KubeProxyModeArgs.c", tsdoc: undefined, zod: "false" },
+            { property: "KubeProxyModeArgs.d", tsdoc: "{}", zod: "none" },
+        ]);
+        const stated = tsdocMismatches(source.replace("D.\n     * @default {}", "D.\n     * @default none"), {
+            properties: { d: { description: "D." } },
+        });
+        assert.deepEqual(
+            stated.defaults.filter((m) => m.property === "KubeProxyModeArgs.d"),
+            [],
+            "words where the schema states no default",
         );
     });
 

@@ -5,9 +5,10 @@ import { clusterIdentity, normalizeServer } from "../../cluster/client.js";
 import { hookKubeconfig } from "../../cluster/credentials.js";
 import { KubeProxyCluster } from "../../cluster/kubeProxy.js";
 import { requestTimeoutFromEnvironment } from "../../cluster/timeouts.js";
-import type { RolloutSpec } from "../../rollout/spec.js";
-import { flag, type Flags } from "../args.js";
-import { kubeconfigFromFlags } from "../kubeconfig.js";
+import { verifySchema, type RolloutSpec, type VerifySpec } from "../../rollout/spec.js";
+import { flag, flavorValue, nonEmptyValue, parseFlags, serviceValue, type FlagSet, type Flags } from "../args.js";
+import { withOutput, type Io } from "../io.js";
+import { kubeconfigFromFlags, reachCluster } from "../kubeconfig.js";
 import { CliError, EXIT } from "../output.js";
 
 /** The flags of every command that acts on a cluster: which cluster, and JSON output. */
@@ -54,4 +55,52 @@ export function connect(
 
 export function stamp(): string {
     return new Date().toISOString().slice(11, 19);
+}
+
+/**
+ * The flags of the commands that run a privileged pod on nodes (status, verify, cleanup): its
+ * image and where the installer keeps kube-proxy, besides which cluster.
+ */
+export const NODE_POD_FLAGS = {
+    flavor: flag.value(flavorValue),
+    image: flag.value(nonEmptyValue),
+    ...ACCESS_FLAGS,
+};
+
+/** The Service a probe pod connects to (status --probe, verify). */
+export const SERVICE_FLAGS = { service: flag.value(serviceValue) };
+
+/** The probe pod's image and Service: the flags given, else the rollout's verify defaults. */
+export function probeSettings(flags: { image?: string; service?: string }): VerifySpec {
+    return verifySchema.parse({
+        ...(flags.service ? { service: flags.service } : {}),
+        ...(flags.image ? { image: flags.image } : {}),
+    });
+}
+
+/**
+ * A node command's flags, parsed and typed (a wrong one refused, exit 2, before the cluster is
+ * touched), and its output; undefined when --help was asked (printed here).
+ */
+export function commandFlags<S extends FlagSet & typeof ACCESS_FLAGS>(
+    command: string,
+    argv: string[],
+    io: Io,
+    flagSet: S,
+    help: string,
+): { flags: Flags<S>; io: Io } | undefined {
+    const flags = parseFlags(command, argv, flagSet);
+    const out = withOutput(io, (flags as Flags<typeof ACCESS_FLAGS>).output);
+    if (flags.help) {
+        out.out(help);
+        return undefined;
+    }
+    return { flags, io: out };
+}
+
+/** The cluster of a node command's flags (--flavor, default kubeadm), once it answered. */
+export async function reachNodes(flags: Flags<typeof NODE_POD_FLAGS>, io: Io): Promise<KubeProxyCluster> {
+    const { cluster } = connect(flags, flags.flavor ?? "kubeadm");
+    await reachCluster(cluster, io);
+    return cluster;
 }

@@ -5,21 +5,19 @@ import type { ProxyMode } from "../../core/types.js";
 import { apiErrorMessage } from "../../cluster/client.js";
 import { KubeProxyCluster, NotFound } from "../../cluster/kubeProxy.js";
 import { configurationMode, verifyNode } from "../../rollout/runner.js";
-import { verifySchema, type RolloutSpec } from "../../rollout/spec.js";
-import {
-    flag,
-    flavorValue,
-    modeValue,
-    nodeNameValue,
-    nonEmptyValue,
-    parseFlags,
-    requireName,
-    serviceValue,
-} from "../args.js";
-import { reachCluster } from "../kubeconfig.js";
+import type { RolloutSpec } from "../../rollout/spec.js";
+import { flag, modeValue, nodeNameValue, requireName } from "../args.js";
 import { CliError, EXIT, table } from "../output.js";
-import { withOutput, type Io } from "../io.js";
-import { ACCESS_FLAGS, ACCESS_HELP, connect, stamp } from "./access.js";
+import type { Io } from "../io.js";
+import {
+    ACCESS_HELP,
+    commandFlags,
+    NODE_POD_FLAGS,
+    probeSettings,
+    reachNodes,
+    SERVICE_FLAGS,
+    stamp,
+} from "./access.js";
 
 export const VERIFY_HELP = `kube-proxy-mode verify --node NAME [--mode MODE]
 
@@ -49,28 +47,19 @@ async function nodeMode(cluster: KubeProxyCluster, node: string): Promise<ProxyM
 export const VERIFY_FLAGS = {
     node: flag.value(nodeNameValue),
     mode: flag.value(modeValue),
-    service: flag.value(serviceValue),
-    image: flag.value(nonEmptyValue),
-    flavor: flag.value(flavorValue),
-    ...ACCESS_FLAGS,
+    ...SERVICE_FLAGS,
+    ...NODE_POD_FLAGS,
 };
 
-export async function verifyCommand(argv: string[], io: Io): Promise<number> {
-    const flags = parseFlags("verify", argv, VERIFY_FLAGS);
-    io = withOutput(io, flags.output);
-    if (flags.help) {
-        io.out(VERIFY_HELP);
-        return EXIT.ok;
-    }
+export async function verifyCommand(argv: string[], given: Io): Promise<number> {
+    const command = commandFlags("verify", argv, given, VERIFY_FLAGS, VERIFY_HELP);
+    if (!command) return EXIT.ok;
+    const { flags, io } = command;
     const node = requireName(flags.node, "--node");
     const flavor = flags.flavor ?? "kubeadm";
     const mode = flags.mode;
-    const verify = verifySchema.parse({
-        ...(flags.service ? { service: flags.service } : {}),
-        ...(flags.image ? { image: flags.image } : {}),
-    });
-    const { cluster } = connect(flags, flavor);
-    await reachCluster(cluster, io);
+    const verify = probeSettings(flags);
+    const cluster = await reachNodes(flags, io);
     const log = (l: string) => io.err(`[${stamp()}] ${l}`);
     io.err(
         `verify: creating a privileged probe pod (host network, the node's root at /host) in kube-system on ${node}`,
@@ -120,21 +109,15 @@ ${ACCESS_HELP}`;
 /** cleanup's flags. */
 export const CLEANUP_FLAGS = {
     node: flag.value(nodeNameValue),
-    image: flag.value(nonEmptyValue),
-    flavor: flag.value(flavorValue),
-    ...ACCESS_FLAGS,
+    ...NODE_POD_FLAGS,
 };
 
-export async function cleanupCommand(argv: string[], io: Io): Promise<number> {
-    const flags = parseFlags("cleanup", argv, CLEANUP_FLAGS);
-    io = withOutput(io, flags.output);
-    if (flags.help) {
-        io.out(CLEANUP_HELP);
-        return EXIT.ok;
-    }
+export async function cleanupCommand(argv: string[], given: Io): Promise<number> {
+    const command = commandFlags("cleanup", argv, given, CLEANUP_FLAGS, CLEANUP_HELP);
+    if (!command) return EXIT.ok;
+    const { flags, io } = command;
     const node = requireName(flags.node, "--node");
-    const { cluster } = connect(flags, flags.flavor ?? "kubeadm");
-    await reachCluster(cluster, io);
+    const cluster = await reachNodes(flags, io);
     try {
         const running = (await cluster.kubeProxyPods(node)).filter((p) => !p.deleting);
         const mode = running.length ? await nodeMode(cluster, node) : undefined;
@@ -144,7 +127,7 @@ export async function cleanupCommand(argv: string[], io: Io): Promise<number> {
                 EXIT.invalid,
             );
         }
-        const image = flags.image ?? verifySchema.parse({}).image;
+        const { image } = probeSettings(flags);
         io.err(`cleanup: creating a privileged pod (host network, the node's root at /host) in kube-system on ${node}`);
         const { output, succeeded } = await cluster.runProbe(node, {
             image,

@@ -5,6 +5,7 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatDuration } from "../../core/duration.js";
+import type { ModeChange, PromotionRecord } from "../../core/types.js";
 import { flag, listValue, parseFlags } from "../args.js";
 import { CliError, EXIT, table } from "../output.js";
 import { withOutput, type Io } from "../io.js";
@@ -48,15 +49,13 @@ export interface StackRow {
     detail?: string;
 }
 
-/** What the program exports (change, promotion), as the engine reports it. */
-interface StackOutputs {
-    change?: {
-        cluster: string | null;
-        from: { mode: string; configHash: string };
-        to: { mode: string; configHash: string };
-        moving: number;
-    };
-    promotion?: { nodesVerified: number; nodesTotal: number; nodesChecked: number };
+/**
+ * What the program exports (change, promotion), as the engine reports it: KubeProxyMode's own
+ * `change` and `promotion` output types (pure types, so the CLI does not load Pulumi to name them).
+ */
+export interface StackOutputs {
+    change?: ModeChange;
+    promotion?: PromotionRecord;
 }
 
 /** The gate refusal a preview or update failed with, if that is why: the upstream's full name. */

@@ -6,12 +6,10 @@ import type { ProxyMode } from "../../core/types.js";
 import { apiErrorMessage } from "../../cluster/client.js";
 import { KubeProxyCluster, NotFound } from "../../cluster/kubeProxy.js";
 import { configurationMode, serviceProbeEnv } from "../../rollout/runner.js";
-import { verifySchema } from "../../rollout/spec.js";
-import { flag, flavorValue, nonEmptyValue, parseFlags, serviceValue } from "../args.js";
-import { reachCluster } from "../kubeconfig.js";
+import { flag } from "../args.js";
 import { CliError, EXIT, table } from "../output.js";
-import { withOutput, type Io } from "../io.js";
-import { ACCESS_FLAGS, ACCESS_HELP, connect } from "./access.js";
+import type { Io } from "../io.js";
+import { ACCESS_HELP, commandFlags, NODE_POD_FLAGS, probeSettings, reachNodes, SERVICE_FLAGS } from "./access.js";
 
 export const STATUS_HELP = `kube-proxy-mode status [--flavor kubeadm|eks] [--probe]
 
@@ -112,22 +110,16 @@ function printStatus(
 
 /** status's flags. */
 export const STATUS_FLAGS = {
-    flavor: flag.value(flavorValue),
     probe: flag.switch(),
-    image: flag.value(nonEmptyValue),
-    service: flag.value(serviceValue),
-    ...ACCESS_FLAGS,
+    ...SERVICE_FLAGS,
+    ...NODE_POD_FLAGS,
 };
 
-export async function statusCommand(argv: string[], io: Io): Promise<number> {
-    const flags = parseFlags("status", argv, STATUS_FLAGS);
-    io = withOutput(io, flags.output);
-    if (flags.help) {
-        io.out(STATUS_HELP);
-        return EXIT.ok;
-    }
-    const { cluster } = connect(flags, flags.flavor ?? "kubeadm");
-    await reachCluster(cluster, io);
+export async function statusCommand(argv: string[], given: Io): Promise<number> {
+    const command = commandFlags("status", argv, given, STATUS_FLAGS, STATUS_HELP);
+    if (!command) return EXIT.ok;
+    const { flags, io } = command;
+    const cluster = await reachNodes(flags, io);
     if (flags.probe)
         io.err(
             "status --probe: creating a privileged probe pod (host network, the node's root at /host) in kube-system on each node",
@@ -137,15 +129,12 @@ export async function statusCommand(argv: string[], io: Io): Promise<number> {
         const canonicalHash = configHash(inst.current.text);
         const canonicalMode = effectiveMode(inst.current.config);
         const modeOf = placementModes(cluster, canonicalMode);
-        const defaults = verifySchema.parse({});
-        const service = flags.service ?? defaults.service;
+        const { service, image } = probeSettings(flags);
         const probeEnv = flags.probe ? (await serviceProbeEnv(cluster, service)).env : {};
         const rows: StatusRow[] = [];
         for (const n of await cluster.nodeStates()) {
             const placement = n.placement;
-            const probed = flags.probe
-                ? await probeStatus(cluster, n.name, flags.image ?? defaults.image, service, probeEnv)
-                : undefined;
+            const probed = flags.probe ? await probeStatus(cluster, n.name, image, service, probeEnv) : undefined;
             const verified = n.verified
                 ? n.verified === (placement ?? canonicalHash)
                     ? `yes (${n.verified})`
