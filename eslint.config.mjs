@@ -2,13 +2,14 @@
 // (.prettierrc.json); this file only holds rules about meaning. `npm run lint`.
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
-/** The runtime libraries the build bundles: every dependency but the Pulumi SDKs (components/libraries). */
-const LIBRARIES = Object.keys(
-    JSON.parse(readFileSync(join(import.meta.dirname, "package.json"), "utf8")).dependencies,
-).filter((name) => !name.startsWith("@pulumi/"));
+/** The runtime libraries the build bundles: the package each module of components/libraries re-exports. */
+const LIBRARIES_DIR = join(import.meta.dirname, "components", "libraries");
+const LIBRARIES = readdirSync(LIBRARIES_DIR)
+    .filter((f) => f.endsWith(".ts"))
+    .map((f) => /(?:from|require\()\s*"([^"]+)"/.exec(readFileSync(join(LIBRARIES_DIR, f), "utf8"))[1]);
 const USE_BUNDLE = "import it from components/libraries (the bundled library)";
 
 export default tseslint.config(

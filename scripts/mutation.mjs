@@ -1,7 +1,7 @@
 // `npm run mutation`: StrykerJS over the safety core, configured by stryker.config.json (how to run
-// it and what it measured: docs/testing.md). Stryker 10's CLI refuses Node.js below 22, which this
-// package still supports, and Stryker 9's mocha runner refuses mocha 12; the Stryker class itself
-// runs on Node.js 20, so this starts it without the CLI. Flags: --mutate <pattern[,pattern]>
+// it and what it measured: docs/testing.md). It starts the Stryker class without the CLI (written
+// for Stryker 10, whose CLI refuses Node.js below 22; the dev dependency is Stryker 9 now, which
+// declares Node.js 20, and this stays for its flags). Flags: --mutate <pattern[,pattern]>
 // (a subset, e.g. components/rollout/runner.ts or components/cluster/drain.ts:17-23),
 // --spec <dist/tests/unit/x.test.js[,...]> (only those tests: a quick loop on one area, kept out of
 // the incremental file), --concurrency <n>, --force (every mutant again, ignoring that file).

@@ -1,8 +1,10 @@
 // A user's first five minutes, @e2e: `npm pack` this package, install the tarball into a scratch
 // Pulumi TypeScript project beside the SDK versions at the low and the high end of the peer
 // ranges, typecheck the README's component example (examples/component/index.ts) in the tsconfig
-// `pulumi new typescript` writes (strict, commonjs, no skipLibCheck), and load the package.
-// Needs the npm registry. Prints the install size of each consumer project.
+// `pulumi new typescript` writes (strict, commonjs, no skipLibCheck), and load the package, which
+// runs one copy of each runtime library: its bundle, none installed with it (docs/design.md,
+// "The libraries load as bundles"). Needs the npm registry. Prints the install size of each
+// consumer project.
 import assert from "node:assert/strict";
 import { copyFileSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,6 +12,36 @@ import { join } from "node:path";
 import { ROOT, runAsync } from "../helpers.js";
 
 const PKG = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+
+/** The runtime libraries: the package each module of components/libraries re-exports. */
+const LIBRARIES = readdirSync(join(ROOT, "components", "libraries"))
+    .filter((f) => f.endsWith(".ts"))
+    .map(
+        (f) =>
+            /(?:from|require\()\s*"([^"]+)"/.exec(readFileSync(join(ROOT, "components", "libraries", f), "utf8"))![1],
+    )
+    .sort();
+
+/**
+ * The optional packages the client-node bundle asks for, each in a try, and uses only when the
+ * user has them: ws's `bufferutil` and `utf-8-validate`, node-fetch's `encoding` (a dependency of
+ * some @pulumi/pulumi versions' own tree).
+ */
+const OPTIONAL = ["bufferutil", "encoding", "utf-8-validate"];
+
+/** Loads the package and prints every package (not a relative path, not Node.js's own) its own files required and found. */
+const LOAD_REQUIRES = `
+    const Module = require("node:module");
+    const seen = new Set();
+    const resolve = Module._resolveFilename;
+    Module._resolveFilename = function (request, parent, ...rest) {
+        const found = resolve.call(this, request, parent, ...rest);
+        const own = parent && parent.filename && parent.filename.includes("/node_modules/kube-proxy-mode/");
+        if (own && !request.startsWith(".") && !request.startsWith("node:") && !Module.isBuiltin(request)) seen.add(request);
+        return found;
+    };
+    require("kube-proxy-mode");
+    console.log(JSON.stringify([...seen].sort()));`;
 
 /** The tsconfig.json of `pulumi new typescript`. */
 const PULUMI_TSCONFIG = {
@@ -101,6 +133,26 @@ describe("@e2e consumer: the packed package in a scratch Pulumi TypeScript proje
             visit(ls.dependencies);
             assert.deepEqual([...(versions.get("@pulumi/pulumi") ?? [])], [end.pulumi]);
             assert.deepEqual([...(versions.get("@pulumi/kubernetes") ?? [])], [end.kubernetes]);
+
+            // one copy of each runtime library: its bundle; none installed with the package, none
+            // loaded from node_modules by the package's own files (the SDKs' own copies are theirs)
+            const installed = JSON.parse(
+                readFileSync(join(dir, "node_modules", "kube-proxy-mode", "package.json"), "utf8"),
+            ) as { dependencies?: Record<string, string> };
+            assert.deepEqual(
+                Object.keys(installed.dependencies ?? {}).filter((name) => LIBRARIES.includes(name)),
+                [],
+            );
+            assert.deepEqual(
+                readdirSync(join(dir, "node_modules", "kube-proxy-mode")).filter((e) => e === "node_modules"),
+                [],
+            );
+            const required = JSON.parse(await must(process.execPath, ["-e", LOAD_REQUIRES], dir)) as string[];
+            assert.deepEqual(
+                required.filter((r) => !r.startsWith("@pulumi/") && !OPTIONAL.includes(r)),
+                [],
+                "the package loads no library from node_modules",
+            );
 
             const tsc = await runAsync(
                 process.execPath,

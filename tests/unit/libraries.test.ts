@@ -1,9 +1,10 @@
 // The runtime libraries as the product loads them: one bundled file each, made by `npm run build`
-// (components/libraries, scripts/bundleLibraries.ts). These tests read the built files, so they
-// need `npm run build` (which `npm test` runs), not a bare `tsc`.
+// (components/libraries, scripts/bundleLibraries.ts), and the only copy a user installs: the
+// libraries are dev dependencies, not installed with the package. These tests read the built
+// files, so they need `npm run build` (which `npm test` runs), not a bare `tsc`.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { join, sep } from "node:path";
 import { ROOT } from "../helpers.js";
@@ -50,18 +51,38 @@ const builtin = (request: string) => request.startsWith("node:") || builtinModul
 describe("the runtime libraries, as the product loads them (built by npm run build)", function () {
     this.timeout(120_000);
 
-    it("components/libraries holds one module per runtime dependency in package.json (the Pulumi SDKs apart), each built", () => {
-        const dependencies = Object.keys(
-            (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> })
-                .dependencies,
-        ).filter((name) => !name.startsWith("@pulumi/"));
-        assert.deepEqual([...new Set(Object.values(PACKAGES))].sort(), dependencies.sort());
+    it("each library is a dev dependency, not installed with the package (its bundle is the one copy); the package's dependencies are Pulumi packages alone", () => {
+        const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+            dependencies: Record<string, string>;
+            devDependencies: Record<string, string>;
+        };
+        const libs = [...new Set(Object.values(PACKAGES))].sort();
+        assert.deepEqual(
+            libs.filter((name) => !pkg.devDependencies[name]),
+            [],
+        );
+        assert.deepEqual(
+            Object.keys(pkg.dependencies).filter((name) => !name.startsWith("@pulumi/")),
+            [],
+        );
         assert.deepEqual(
             readdirSync(libraries)
                 .filter((f) => f.endsWith(".js"))
                 .sort(),
             Object.keys(PACKAGES).sort(),
         );
+    });
+
+    it("LICENSES.txt beside the bundles holds the licence file of each library bundled", () => {
+        const notices = readFileSync(join(libraries, "LICENSES.txt"), "utf8");
+        for (const pkg of new Set(Object.values(PACKAGES))) {
+            const { version } = JSON.parse(readFileSync(join(ROOT, "node_modules", pkg, "package.json"), "utf8")) as {
+                version: string;
+            };
+            const at = notices.indexOf(`\n${pkg}@${version} (`);
+            assert.ok(at >= 0, `${pkg}@${version} is in LICENSES.txt`);
+            assert.doesNotMatch(notices.slice(at, at + 500), /has no licence file/, pkg);
+        }
     });
 
     it("no bundle carries a source map, which a Pulumi program's source-map-support would parse on its first stack trace", () => {
@@ -92,6 +113,23 @@ describe("the runtime libraries, as the product loads them (built by npm run bui
             );
         });
     }
+
+    it("no built module outside components/libraries requires a package but the Pulumi SDKs", () => {
+        const files = (dir: string): string[] =>
+            readdirSync(dir).flatMap((f) => {
+                const path = join(dir, f);
+                if (statSync(path).isDirectory()) return path === libraries ? [] : files(path);
+                return f.endsWith(".js") ? [path] : [];
+            });
+        const found = files(components).flatMap((file) =>
+            [...readFileSync(file, "utf8").matchAll(/(?<![.\w$])require\("([^"]+)"\)/g)]
+                .map((m) => m[1])
+                .filter((r) => !builtin(r) && !r.startsWith(".") && !r.startsWith("@pulumi/"))
+                .map((r) => `${file.slice(components.length + 1)}: ${r}`),
+        );
+        assert.ok(files(components).length > 50);
+        assert.deepEqual(found, []);
+    });
 
     for (const entry of ["index.js", join("cli", "main.js")]) {
         it(`${entry} requires no package but the Pulumi SDKs (its peers): every library through its bundle`, () => {
