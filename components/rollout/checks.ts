@@ -13,11 +13,9 @@ import { checkStartupLog, judgeProbe, parseProbeOutput, type CheckResult } from 
 import type { ProxyMode } from "../core/types.js";
 import { type RolloutCluster, type RolloutNode } from "./cluster.js";
 import { awaitFirstSync, limitsFor, readSyncBaseline } from "./firstSync.js";
-import { withHookKubeconfig } from "./hookKubeconfig.js";
 
 import { Log, Context, firstSyncRun } from "./context.js";
 import { CheckFailed } from "./errors.js";
-import { runHook } from "./hooks.js";
 
 /**
  * Runs the cleanup probe pod on a node and logs what it did. `liveMode`: the mode the node's
@@ -190,13 +188,11 @@ export async function checkNode(
     const bad = checks.find((r) => !r.ok);
     if (bad) throw new CheckFailed(bad.check, bad.detail);
     for (const hook of ctx.spec.verify.hooks) {
-        const r = await withHookKubeconfig(ctx.kubeconfig, hook.timeoutSeconds, (kubeconfig) =>
-            runHook(
-                hook,
-                { NODE: node, POOL: pool.name, MODE: mode, ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}) },
-                ctx.kubeconfig,
-                ctx.signal,
-            ),
+        const r = await ctx.cluster.runHook(
+            hook,
+            { NODE: node, POOL: pool.name, MODE: mode },
+            ctx.kubeconfig,
+            ctx.signal,
         );
         if (r.interrupted) throw new CheckFailed("interrupted", `${r.output} (hook ${hook.name})`);
         if (!r.ok) throw new CheckFailed(`hook ${hook.name}`, r.output, r.whole);

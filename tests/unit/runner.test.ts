@@ -2033,6 +2033,45 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.ok(lines.includes("pool canary node canary-1: ok mode: /proxyMode says nftables"), lines.join("\n"));
         });
 
+        it("a hook steered behind the seam (no process): asked once per node with its facts and the run's kubeconfig; its failure fails the node", async () => {
+            const hooks = [{ name: "gate", command: ["never-run"] }];
+            const spec = specOf({ verify: { hooks } }, [{ name: "canary", nodeSelector: "pool=canary" }]);
+            const { cluster, ctx, lines } = setup({ pools: { canary: 1 }, spec });
+            const given: (string | undefined)[] = [];
+            cluster.hookOutcome = (hook, env) => {
+                given.push(hook.command[0]);
+                return env.MODE === "nftables"
+                    ? { ok: false, output: "exit code 4; output:\nsteered", whole: "steered" }
+                    : { ok: true, output: "fine" };
+            };
+            const err = await runPools(ctx("run-1", { kubeconfig: "the run's kubeconfig" })).catch((e) => e);
+            assertCanaryRolledBack(err, "hook gate", cluster);
+            assert.equal(err.detail, "exit code 4; output:\nsteered");
+            assert.deepEqual(cluster.hookRuns, [
+                {
+                    hook: "gate",
+                    env: { NODE: "canary-1", POOL: "canary", MODE: "nftables" },
+                    kubeconfig: "the run's kubeconfig",
+                },
+            ]);
+            assert.deepEqual(given, ["never-run"]);
+            assert.ok(
+                lines.includes("pool canary node canary-1: FAILED hook gate: exit code 4; output:"),
+                lines.join("\n"),
+            );
+        });
+
+        it("a hook steered to pass: its last line is the check's detail, and the node is verified", async () => {
+            const hooks = [{ name: "gate", command: ["never-run"] }];
+            const spec = specOf({ verify: { hooks } }, [{ name: "canary", nodeSelector: "pool=canary" }]);
+            const { cluster, ctx, lines } = setup({ pools: { canary: 1 }, spec });
+            cluster.hookOutcome = () => ({ ok: true, output: "first\nlast" });
+            const [outcome] = await runPools(ctx());
+            assert.deepEqual(outcome.checks.slice(-1), [{ check: "hook gate", ok: true, detail: "last" }]);
+            assert.equal(outcome.result, "verified");
+            assert.ok(lines.includes("pool canary node canary-1: ok hook gate"), lines.join("\n"));
+        });
+
         for (const [why, hook, detail] of [
             [
                 "runs past its timeout",
