@@ -94,3 +94,19 @@ function what(e: Exclude<NodeEvent, BatchStarted>): string {
                   : `moved; built-in node checks are off (verify.nodeChecks: false), ${e.hooks} hook(s) passed`;
     }
 }
+
+/** The events of a JSON-lines file (rollout --events: components/cli/events.ts), as a program reads them back. Lines that are not JSON objects are skipped. */
+export function parseEvents(text: string): NodeEvent[] {
+    const out: NodeEvent[] = [];
+    for (const line of text.split("\n")) {
+        if (!line.trim()) continue;
+        try {
+            const e = JSON.parse(line) as unknown;
+            if (e && typeof e === "object" && typeof (e as { type?: unknown }).type === "string")
+                out.push(e as NodeEvent);
+        } catch {
+            // a line cut short by a run that died mid-write
+        }
+    }
+    return out;
+}
