@@ -21,7 +21,8 @@ import {
 } from "../../components/rollout/runner.js";
 import type { RolloutCluster, RolloutNode } from "../../components/rollout/cluster.js";
 import { rolloutSpecSchema, type RolloutSpec } from "../../components/rollout/spec.js";
-import { nodePhases, type StepLine } from "../../scripts/nodePhases.js";
+import { nodePhases } from "../../scripts/nodePhases.js";
+import type { NodeEvent } from "../../components/rollout/events.js";
 import { FIXTURES } from "../helpers.js";
 import { Crash, FakeClock, FakeCluster, kubeProxyConfig, type Faults } from "./fakeCluster.js";
 
@@ -475,16 +476,16 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         );
     });
 
-    it("the bench's per-node phases (scripts/nodePhases.ts) find every node's move and hand-back in the runner's own lines", async () => {
-        const { clock, cluster, ctx } = setup();
-        // one node the user cordoned in each pool: its cordon line is "was already cordoned", in both kinds of move
+    it("the bench's per-node phases (scripts/nodePhases.ts) find every node's move and hand-back in the runner's own events", async () => {
+        const { cluster, ctx } = setup();
+        // one node the user cordoned in each pool: its cordon is not the rollout's, in both kinds of move
         for (const n of ["canary-1", "workers-3"])
             Object.assign(cluster.node(n), { unschedulable: true, cordonedByRollout: false });
-        const seen: StepLine[] = [];
-        const step = (name: string) => ctx("run-1", { log: (text) => seen.push({ t: clock.now(), step: name, text }) });
-        await runPools(step("pool-canary"), ["canary"]);
-        await runPools(step("pool-workers"), ["workers"]);
-        await finish(step("finish"));
+        const seen: NodeEvent[] = [];
+        const step = () => ctx("run-1", { onEvent: (e) => seen.push(e) });
+        await runPools(step(), ["canary"]);
+        await runPools(step(), ["workers"]);
+        await finish(step());
         const nodes = ["canary-1", "workers-1", "workers-2", "workers-3"];
         assert.deepEqual(
             nodePhases(seen)
