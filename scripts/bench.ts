@@ -25,7 +25,8 @@
 //     wall time, each step's time (from the engine's events), the pools' time (their steps summed),
 //     the finish's time, and the floor `sum over pools of (ceil(n/k) x per-batch floor + soak)`
 //     where each batch's floor is its slowest node's own move, cordoned to released (its
-//     kube-proxy's restart, start, settling and checks), read from the steps' lines; per kind
+//     kube-proxy's restart, start, settling and checks), read from the rollout's node events (each
+//     step's CLI appends them to one file: rollout --events, KPM_EVENTS_FILE); per kind
 //     (moves, hand-backs) the batches' time beside their floor; and the runner's peak RSS (the
 //     steps' CLI process, sampled every 100 ms);
 //   - API requests per node moved, from kube-apiserver's apiserver_request_total (scraped before
@@ -35,7 +36,7 @@
 //   - then the same on a cluster of --real-nodes REAL nodes (network namespaces on this machine
 //     running the real kube-proxy; their ipvs before-state is the SIMULATED stand-in), one node
 //     at a time with the built-in node checks on, and per node where its move and its hand-back
-//     went (restart, checks), from the steps' lines as the engine streams them (nodePhases.ts);
+//     went (restart, checks), from the same node events (nodePhases.ts);
 //   - the runbook's procedure as a plain script, the peer: edit the ConfigMap, then restart
 //     kube-proxy node by node with `kubectl delete pod` and wait for the new pod to be Ready; no
 //     verification. It runs on the same cluster after the up (nftables -> iptables: on kwok nodes
@@ -63,6 +64,7 @@ import { previewFigures, type PreviewFigures, type PreviewRun } from "./previewF
 import { execFile, execFileSync } from "node:child_process";
 import {
     appendFileSync,
+    existsSync,
     mkdirSync,
     mkdtempSync,
     readdirSync,
@@ -88,14 +90,8 @@ import { projectDir, setKubeconfig, setStackConfig, toolchain } from "../tests/e
 import { apiRequestTotals, countedRequests } from "./apiRequests.js";
 import { perNodeByClient, requestsByClient } from "./auditLog.js";
 import { heapSnapshotOptions, snapshotsIn, writesHeapSnapshots } from "./heapSnapshot.js";
-import {
-    floorOf,
-    nodePhases,
-    nodePhasesTable,
-    type BatchFigures,
-    type NodePhase,
-    type StepLine,
-} from "./nodePhases.js";
+import { floorOf, nodePhases, nodePhasesTable, type BatchFigures, type NodePhase } from "./nodePhases.js";
+import { parseEvents, type NodeEvent } from "../components/rollout/events.js";
 import {
     kubeProxyFigures,
     parseBootTime,
@@ -106,6 +102,7 @@ import {
     proxyProcesses,
     rolloutSyncs,
     type ProxySample,
+    type StepLine,
 } from "./kubeProxySamples.js";
 import { renderSvg, timelineSpec } from "./workloadChart.js";
 import {
@@ -180,7 +177,7 @@ export interface SizeResult {
         runnerPeakMB: number;
         /** --heap: the runner's live heap (after a full garbage collection), the largest of its snapshots, in MB, and how many were taken */
         runnerLiveHeap?: { maxMB: number; snapshots: number };
-        /** real nodes: each node's move and hand-back, from the steps' lines as they came */
+        /** real nodes: each node's move and hand-back, from the rollout's node events */
         perNode?: NodePhase[];
     };
     peer?: { seconds: number; apiRequestsPerNode: number; apiByKindPerNode: Record<string, number> };
@@ -473,6 +470,18 @@ async function benchStack(prefix: string, write?: (dir: string) => void): Promis
     );
 }
 
+/**
+ * Where the stack's rollout steps put their node events: KPM_EVENTS_FILE in its engine's
+ * environment, which each step's CLI runs with (rollout --events: components/cli/events.ts), a
+ * file of the stack's project directory, emptied first. `read` gives the events the up left.
+ */
+function rolloutEvents(stack: Stack): { read: () => NodeEvent[] } {
+    const path = join(stack.workspace.workDir, "rollout-events.jsonl");
+    rmSync(path, { force: true });
+    stack.workspace.envVars.KPM_EVENTS_FILE = path;
+    return { read: () => (existsSync(path) ? parseEvents(readFileSync(path, "utf8")) : []) };
+}
+
 /** The stack of an empty program: the engine's own cost. */
 function emptyStack(): Promise<Stack> {
     return benchStack("kpm-bench-empty-", (dir) => {
@@ -515,6 +524,7 @@ async function up(
     background: number,
 ): Promise<NonNullable<SizeResult["up"]>> {
     const stack = await kubeProxyModeStack(state, opts);
+    const rollout = rolloutEvents(stack);
     const started = new Map<string, number>();
     const steps: Record<string, number> = {};
     const lines: StepLine[] = [];
@@ -546,12 +556,13 @@ async function up(
                 )
                 .join(""),
         );
+    const events = rollout.read();
     const outputs = await stack.outputs();
     const plan = outputs.plan?.value as {
         moving: number;
         pools: { name: string; batches: string[]; soakSeconds: number }[];
     };
-    const { floorSeconds, batches } = floorOf(lines, plan.pools);
+    const { floorSeconds, batches } = floorOf(events, plan.pools);
     return {
         seconds: r.seconds,
         steps,
@@ -568,7 +579,7 @@ async function up(
         // each step runs the CLI as `node -e <watchdog> .../cli/main.js` (components/pulumi/commandStep.ts)
         runnerPeakMB: r.value.byProcess["node main.js"] ?? NaN,
         ...(heap ? { runnerLiveHeap: heap.figures() } : {}),
-        ...(state.kind === "real" ? { perNode: nodePhases(lines) } : {}),
+        ...(state.kind === "real" ? { perNode: nodePhases(events) } : {}),
     };
 }
 
@@ -833,9 +844,10 @@ async function watchKubeProxyPods(
 
 type KubeProxyPodWatch = Awaited<ReturnType<typeof watchKubeProxyPods>>;
 
-/** What the up of the workload phase leaves to read: its steps' lines (epoch ms) and each step's time, seconds. */
+/** What the up of the workload phase leaves to read: its steps' lines (epoch ms), its node events and each step's time, seconds. */
 interface UpRecord {
     lines: StepLine[];
+    events: NodeEvent[];
     steps: Record<string, number>;
 }
 
@@ -862,21 +874,25 @@ async function kubeProxyModeUp(state: ClusterState, to: ProxyMode, pair: string,
         // the connection check goes through the same Service the clients use
         verify: { service: "demo/backend" },
     });
+    const rollout = rolloutEvents(stack);
     const started = new Map<string, number>();
-    await stack.up({
-        onEvent: (e: EngineEvent) => {
-            const pre = stepName(e.resourcePreEvent?.metadata.urn);
-            if (pre) started.set(pre, Date.now());
-            const done = stepName(e.resOutputsEvent?.metadata.urn);
-            if (done) {
-                if (started.has(done)) record.steps[done] = (Date.now() - started.get(done)!) / 1000;
-                progress(`workload ${pair}: ${done} done`);
-            }
-            // the steps' lines, timed as they come: the first syncs and each node's verification
-            const said = e.diagnosticEvent && stepName(e.diagnosticEvent.urn);
-            if (said) record.lines.push({ t: Date.now(), step: said, text: e.diagnosticEvent!.message });
-        },
-    });
+    // the node events, what the up left of them even when it failed
+    await stack
+        .up({
+            onEvent: (e: EngineEvent) => {
+                const pre = stepName(e.resourcePreEvent?.metadata.urn);
+                if (pre) started.set(pre, Date.now());
+                const done = stepName(e.resOutputsEvent?.metadata.urn);
+                if (done) {
+                    if (started.has(done)) record.steps[done] = (Date.now() - started.get(done)!) / 1000;
+                    progress(`workload ${pair}: ${done} done`);
+                }
+                // the steps' lines, timed as they come: the first syncs
+                const said = e.diagnosticEvent && stepName(e.diagnosticEvent.urn);
+                if (said) record.lines.push({ t: Date.now(), step: said, text: e.diagnosticEvent!.message });
+            },
+        })
+        .finally(() => (record.events = rollout.read()));
 }
 
 /**
@@ -1022,7 +1038,7 @@ async function procedureUnderTraffic(
     progress(`workload ${run.pair}, ${run.procedure}: every node's kube-proxy synced (waited ${waited.toFixed(1)} s)`);
     run.settleSeconds = Math.round(waited * 10) / 10;
     const clients = startClients(state, ip, port, nodePort);
-    const up: UpRecord = { lines: [], steps: {} };
+    const up: UpRecord = { lines: [], events: [], steps: {} };
     const restarts: TrafficRecord["restarts"] = [];
     let records: Map<string, ClientRecord>;
     let samples: Map<string, ProxySample[]>;
@@ -1083,7 +1099,7 @@ function workloadNodeFigures(state: ClusterState, t: TrafficRecord, from: ProxyM
     const { records, watch } = t;
     const syncs = rolloutSyncs(t.up.lines);
     const verified = new Map(
-        nodePhases(t.up.lines)
+        nodePhases(t.up.events)
             .filter((p) => p.kind === "move")
             .map((p) => [p.node, p.checksSeconds]),
     );

@@ -5,7 +5,14 @@
 // first-sync lines (the `pulumi up` log) to set beside them.
 import { fullSyncTotals } from "../components/core/firstSync.js";
 import { metricValues, parseMetrics } from "../components/core/probe.js";
-import type { StepLine } from "./nodePhases.js";
+
+/** A rollout step's log line and when the bench saw it (ms, any clock). */
+export interface StepLine {
+    t: number;
+    /** "pool-<name>" or "finish": which step printed it */
+    step: string;
+    text: string;
+}
 
 /** What /proc/<pid>/stat says of a process: its start (clock ticks after boot) and CPU time (ticks). */
 export interface ProcStat {

@@ -1,12 +1,15 @@
 // kube-proxy as it lives in the cluster, as the rollout sees it (RolloutCluster): every mutation
 // the rollout makes goes through here. One client (kubeProxyClient.ts) shared by one part per
 // concern: installerDaemonSet.ts, rolloutNodes.ts, drain.ts, kubeProxyPods.ts, probePod.ts,
-// handBack.ts, lease.ts, accessReview.ts; changes.ts wakes their waits.
+// handBack.ts, lease.ts, accessReview.ts; changes.ts wakes their waits. The verify hooks run
+// beside it (hooks.ts): the one process the rollout starts on this machine.
 import * as k8s from "../libraries/kubernetesClient.js";
 import type { DrainOptions } from "../core/drain.js";
 import { LEASE_NAME, type NodeState } from "../core/plan.js";
 import type { Access, AccessReview } from "../core/rbac.js";
 import type {
+    HookCommand,
+    HookResult,
     KubeProxyPod,
     LeaseClaim,
     Names,
@@ -21,6 +24,7 @@ import { AccessReviews } from "./accessReview.js";
 import { Cluster, clusterName } from "./client.js";
 import { NodeDrain } from "./drain.js";
 import { HandBack } from "./handBack.js";
+import { runHook } from "./hooks.js";
 import { InstallerDaemonSet, type Installation } from "./installerDaemonSet.js";
 import { FIELD_MANAGER, NotFound, sleep, type KubeProxyClient } from "./kubeProxyClient.js";
 import { KubeProxyPods } from "./kubeProxyPods.js";
@@ -91,6 +95,16 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
 
     waitForDaemonSetRollout(timeoutSeconds: number, log: (l: string) => void): Promise<void> {
         return this.installer.waitForRollout(timeoutSeconds, log);
+    }
+
+    /** a verify hook, as a process on this machine (hooks.ts) */
+    runHook(
+        hook: HookCommand,
+        env: Record<string, string>,
+        kubeconfig: string | undefined,
+        signal?: AbortSignal,
+    ): Promise<HookResult> {
+        return runHook(hook, env, kubeconfig, signal);
     }
 
     get identity(): string | undefined {

@@ -157,6 +157,11 @@ export function targetPlacement(target: RolloutTarget): string | null {
     return target.canonical ? null : target.hash;
 }
 
+/** A placement as the log names it: a configuration hash, or null for the installer's DaemonSet. */
+export function describePlacement(p: string | null): string {
+    return p === null ? "the installer's DaemonSet" : `configuration ${p}`;
+}
+
 /** The names of the hashed ConfigMap and DaemonSet that carry a configuration during the rollout. */
 export function rolloutObjectName(base: string, hash: string): string {
     return `${base}-${hash}`;

@@ -13,11 +13,10 @@ import { checkStartupLog, judgeProbe, parseProbeOutput, type CheckResult } from 
 import type { ProxyMode } from "../core/types.js";
 import { type RolloutCluster, type RolloutNode } from "./cluster.js";
 import { awaitFirstSync, limitsFor, readSyncBaseline } from "./firstSync.js";
-import { withHookKubeconfig } from "./hookKubeconfig.js";
 
-import { Log, Context, firstSyncRun } from "./context.js";
+import { Log, Context, emit, firstSyncRun } from "./context.js";
+import type { StepKind } from "./events.js";
 import { CheckFailed } from "./errors.js";
-import { runHook } from "./hooks.js";
 
 /**
  * Runs the cleanup probe pod on a node and logs what it did. `liveMode`: the mode the node's
@@ -183,25 +182,25 @@ export async function checkNode(
     pool: PoolPlan,
     node: string,
     mode: ProxyMode,
+    step: StepKind,
     log: Log,
 ): Promise<CheckResult[]> {
     const checks = await verifyNode(ctx, node, mode, { cleanLeftovers: mode !== "ipvs", log });
-    for (const c of checks) log(`${c.ok ? "ok" : "FAILED"} ${c.check}: ${c.detail}`);
+    for (const c of checks) emit(ctx, { type: "check", pool: pool.name, node, step, ...c, hook: false });
     const bad = checks.find((r) => !r.ok);
     if (bad) throw new CheckFailed(bad.check, bad.detail);
     for (const hook of ctx.spec.verify.hooks) {
-        const r = await withHookKubeconfig(ctx.kubeconfig, hook.timeoutSeconds, (kubeconfig) =>
-            runHook(
-                hook,
-                { NODE: node, POOL: pool.name, MODE: mode, ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}) },
-                ctx.kubeconfig,
-                ctx.signal,
-            ),
+        const r = await ctx.cluster.runHook(
+            hook,
+            { NODE: node, POOL: pool.name, MODE: mode },
+            ctx.kubeconfig,
+            ctx.signal,
         );
         if (r.interrupted) throw new CheckFailed("interrupted", `${r.output} (hook ${hook.name})`);
         if (!r.ok) throw new CheckFailed(`hook ${hook.name}`, r.output, r.whole);
-        log(`ok hook ${hook.name}`);
-        checks.push({ check: `hook ${hook.name}`, ok: true, detail: r.output.split("\n").slice(-1)[0] ?? "" });
+        const passed = { check: `hook ${hook.name}`, ok: true, detail: r.output.split("\n").slice(-1)[0] ?? "" };
+        emit(ctx, { type: "check", pool: pool.name, node, step, ...passed, hook: true });
+        checks.push(passed);
     }
     return checks;
 }

@@ -126,7 +126,45 @@ export interface DrainOptions {
     deleteEmptyDirData?: boolean;
 }
 
-export interface RolloutCluster {
+/** A verify hook as it runs (spec.ts's Hook, parsed: the seam's own type, free of the schema library's). */
+export interface HookCommand {
+    /** names it in the log and the failure */
+    name: string;
+    /** argv, run without a shell */
+    command: string[];
+    /** how long it may run */
+    timeoutSeconds: number;
+    /** its own environment, beside NODE, POOL, MODE and KUBECONFIG */
+    env?: Record<string, string>;
+}
+
+/** What a verify hook's run came to. */
+export interface HookResult {
+    ok: boolean;
+    /** the hook's output for the log and the failure: redacted, its last lines, long lines cut (or why it failed) */
+    output: string;
+    /** on a failure: the same last lines, redacted, uncut (the --json result's `output`) */
+    whole?: string;
+    /** true when `signal` ended the hook */
+    interrupted?: boolean;
+}
+
+/** Runs the user's verify hooks: the rollout's one way out to a process. */
+export interface HookRunner {
+    /**
+     * Runs `hook` with `env` (NODE, POOL, MODE) on top of its own env, the kubeconfig `kubeconfig`
+     * (its content; a private file named by KUBECONFIG while the hook runs) and never a shell;
+     * `signal` ends it. Never throws: a failure is `ok: false` with why.
+     */
+    runHook(
+        hook: HookCommand,
+        env: Record<string, string>,
+        kubeconfig: string | undefined,
+        signal?: AbortSignal,
+    ): Promise<HookResult>;
+}
+
+export interface RolloutCluster extends HookRunner {
     readonly names: Names;
     /** "name (server)" of the cluster, for records and messages */
     readonly identity: string | undefined;

@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { effectiveMode, parseKubeProxyConfiguration } from "../core/config.js";
-import { configHash, MARKS, type RolloutPlan, type RolloutTarget } from "../core/plan.js";
+import { configHash, describePlacement, MARKS, type RolloutPlan, type RolloutTarget } from "../core/plan.js";
 import { planRollout } from "../core/planner.js";
 import { type CheckResult } from "../core/probe.js";
 import type { Finding, ProxyMode } from "../core/types.js";
@@ -13,6 +13,10 @@ import { realClock, type Clock } from "./clock.js";
 import type { RolloutSpec } from "./spec.js";
 
 import { CheckFailed } from "./errors.js";
+import { formatEvent, type NodeEvent, type UnstampedNodeEvent } from "./events.js";
+
+// a placement's name in the log lives with the placements (core/plan.ts); its importers here take it from here
+export { describePlacement };
 
 export type Log = (line: string) => void;
 
@@ -44,9 +48,18 @@ export interface Context {
     requestTimeoutSeconds?: number;
     /** how often a soak re-checks the pool's nodes (default 30 s) */
     soakCheckSeconds?: number;
+    /** each node event as it happens (events.ts), besides its line in `log` */
+    onEvent?: (event: NodeEvent) => void;
 }
 
 export const clockOf = (ctx: Context) => ctx.clock ?? realClock;
+
+/** Tells a node event: its line to the log (formatEvent), the event itself to onEvent, stamped with the run's clock. */
+export function emit(ctx: Context, event: UnstampedNodeEvent): void {
+    const e: NodeEvent = { ...event, at: clockOf(ctx).now() };
+    ctx.log(formatEvent(e));
+    ctx.onEvent?.(e);
+}
 
 /**
  * A run's lease holder: "<stack or CLI>@<host>/pid <pid>/run <random id>". A lease held by exactly
@@ -121,10 +134,6 @@ export function configurationMode(cluster: RolloutCluster, hash: string): Promis
 export function modeOfPlacement(ctx: Context, inst: Installation, placement: string | null): Promise<ProxyMode> {
     if (placement === null || placement === MARKS.holdValue) return Promise.resolve(effectiveMode(inst.current.config));
     return configurationMode(ctx.cluster, placement);
-}
-
-export function describePlacement(p: string | null): string {
-    return p === null ? "the installer's DaemonSet" : `configuration ${p}`;
 }
 
 export function checksMark(ctx: Context): string {

@@ -18,7 +18,9 @@ import {
     checksMark,
     stopIfInterrupted,
     cordonedByRollout,
+    emit,
 } from "./context.js";
+import type { StepKind } from "./events.js";
 import { RolloutFailure, LeaseLost, CheckFailed } from "./errors.js";
 import { makeBridge, dropBridge, recoverNode, type NodeStep } from "./recovery.js";
 
@@ -43,6 +45,7 @@ async function drainNode(ctx: Context, pool: PoolPlan, node: string, log: Log): 
  */
 async function releaseVerified(
     ctx: Context,
+    pool: PoolPlan,
     n: RolloutNode,
     target: RolloutTarget,
     how: { handBack: boolean; ours: boolean; syncs?: NodeSyncs },
@@ -59,14 +62,14 @@ async function releaseVerified(
         ...(how.syncs ? { syncs: how.syncs } : {}),
     });
     if (how.ours) log("uncordoned");
-    const hooks = ctx.spec.verify.hooks.length;
-    log(
-        how.handBack
-            ? "handed back to the installer's DaemonSet, checked"
-            : ctx.spec.verify.nodeChecks
-              ? "verified"
-              : `moved; built-in node checks are off (verify.nodeChecks: false), ${hooks} hook(s) passed`,
-    );
+    emit(ctx, {
+        type: "released",
+        pool: pool.name,
+        node: n.name,
+        step: how.handBack ? "hand-back" : "move",
+        how: how.handBack ? "handed back" : ctx.spec.verify.nodeChecks ? "verified" : "moved",
+        hooks: ctx.spec.verify.hooks.length,
+    });
 }
 
 /** Moves one node to the target, verifies it, and releases it; rolls it back to its origin on failure. */
@@ -83,6 +86,7 @@ export async function moveNode(
     const origin = originOf(n, wanted);
     // the finish's hand-back: the same configuration, from its own DaemonSet to the installer's
     const handBack = target.canonical && origin === target.hash;
+    const kind: StepKind = handBack ? "hand-back" : "move";
     let move: NodeMove = { to: wanted, from: origin, phase: "started" };
     const interrupted = () => stopIfInterrupted(ctx);
     // whether the cordon is the rollout's: from the cordon's write on, what it would answer for the
@@ -124,7 +128,7 @@ export async function moveNode(
             cordon();
             ours = await ctx.cluster.startMove(node, switching, wanted);
             unanswered = false;
-            log(ours ? "cordoned" : "was already cordoned (left so)");
+            emit(ctx, { type: "cordoned", pool: pool.name, node, step: kind, ours });
         } else {
             // the move's memory and the cordon, in one write
             cordon();
@@ -132,7 +136,7 @@ export async function moveNode(
             unanswered = false;
             interrupted();
             step = "drain";
-            log(ours ? "cordoned" : "was already cordoned (left so)");
+            emit(ctx, { type: "cordoned", pool: pool.name, node, step: kind, ours });
             if (drains) await drainNode(ctx, pool, node, log);
             interrupted();
             step = "restart";
@@ -156,7 +160,7 @@ export async function moveNode(
         // a hand-back's pod is of the restore's revision when its batch ends (started so, or labelled
         // here), so the restore after the last one has no pod left to label
         const pod = await ctx.cluster.waitForKubeProxy(node, wanted, podTimeout, { labelForRestore: handBack });
-        log(`kube-proxy ${pod?.name ?? ""} running on ${describePlacement(wanted)}`);
+        emit(ctx, { type: "kube-proxy running", pool: pool.name, node, step: kind, pod: pod?.name, placement: wanted });
         interrupted();
         step = "verify";
         const firstSeconds = limits ? await firstSync(ctx, node, target.mode, limits, log) : undefined;
@@ -166,10 +170,10 @@ export async function moveNode(
             move = { ...move, bridge: undefined };
         }
         interrupted();
-        const checks = await checkNode(ctx, pool, node, target.mode, log);
+        const checks = await checkNode(ctx, pool, node, target.mode, kind, log);
         // from here on the node is good: an interruption lets it finish
         const syncs = measuredSyncs(n.syncs, { mode: fromMode, baseline }, { mode: target.mode, firstSeconds });
-        await releaseVerified(ctx, n, target, { handBack, ours, syncs }, log);
+        await releaseVerified(ctx, pool, n, target, { handBack, ours, syncs }, log);
         return { node, pool: pool.name, result: ctx.spec.verify.nodeChecks ? "verified" : "moved", checks };
     } catch (e) {
         const check = e instanceof CheckFailed ? e.check : e instanceof LeaseLost ? "lease" : step;

@@ -18,6 +18,7 @@ import {
     firstSyncRun,
     describePlacement,
     cordonedByRollout,
+    emit,
 } from "./context.js";
 import { RolloutFailure, RolloutInterrupted } from "./errors.js";
 import { withLease } from "./lease.js";
@@ -58,9 +59,14 @@ async function movePool(
     let moved = 0;
     for (const [i, batch] of pool.batches.entries()) {
         if (ctx.signal?.aborted) throw interruptedError(ctx, pool, batch);
-        ctx.log(
-            `pool ${pool.name}: batch ${i + 1}/${pool.batches.length}: ${batch.length <= 10 ? batch.join(", ") : `${batch[0]} .. ${batch[batch.length - 1]} (${batch.length} nodes)`}`,
-        );
+        emit(ctx, {
+            type: "batch started",
+            pool: pool.name,
+            step: target.canonical ? "hand-back" : "move",
+            index: i + 1,
+            of: pool.batches.length,
+            nodes: batch,
+        });
         const settled = await Promise.allSettled(
             batch.map((node) => moveNode(ctx, inst, pool, byName.get(node)!, target)),
         );

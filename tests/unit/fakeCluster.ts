@@ -10,7 +10,10 @@ import type { ProxyMode } from "../../components/core/types.js";
 import type { NodeSyncs } from "../../components/core/firstSync.js";
 import { describeAccess, type Access, type AccessReview } from "../../components/core/rbac.js";
 import { probePodLifetime, probePodsToSweep, type ProbePodSeen } from "../../components/core/probePods.js";
+import { runHook } from "../../components/cluster/hooks.js";
 import type {
+    HookCommand,
+    HookResult,
     Installation,
     KubeProxyPod,
     LeaseClaim,
@@ -162,6 +165,31 @@ export class FakeCluster implements RolloutCluster {
 
     private alive(what: string): void {
         if (this.dead) throw new Crash(what);
+    }
+
+    /**
+     * The verify hooks' outcomes, steered (a fake HookRunner: no process); unset, a hook runs as a
+     * real process, as the CLI runs it. Each run is recorded in `hookRuns` either way.
+     */
+    hookOutcome?: (hook: HookCommand, env: Record<string, string>) => HookResult | Promise<HookResult>;
+    readonly hookRuns: { hook: string; env: Record<string, string>; kubeconfig?: string }[] = [];
+
+    async runHook(
+        hook: HookCommand,
+        env: Record<string, string>,
+        kubeconfig: string | undefined,
+        signal?: AbortSignal,
+    ): Promise<HookResult> {
+        this.alive(`hook ${hook.name}`);
+        this.hookRuns.push({ hook: hook.name, env, kubeconfig });
+        if (!this.hookOutcome) return runHook(hook, env, kubeconfig, signal);
+        if (signal?.aborted)
+            return {
+                ok: false,
+                output: `the run was stopped (${String(signal.reason)}) before the hook ran`,
+                interrupted: true,
+            };
+        return this.hookOutcome(hook, env);
     }
 
     /** the run's write fence (fenceWrites): called before every write, as the real client does */

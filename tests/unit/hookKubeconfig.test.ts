@@ -1,4 +1,4 @@
-// A verify hook's private kubeconfig file (components/rollout/hookKubeconfig.ts): there while the
+// A verify hook's private kubeconfig file (components/cluster/hookKubeconfig.ts): there while the
 // hook runs, gone after it, and, when the run is killed outright while a hook runs, removed by the
 // next run once that hook can no longer be reading it.
 import assert from "node:assert/strict";
@@ -11,9 +11,9 @@ import {
     hookEnvironment,
     removeExpiredHookKubeconfigs,
     withHookKubeconfig,
-} from "../../components/rollout/hookKubeconfig.js";
+} from "../../components/cluster/hookKubeconfig.js";
 
-const MODULE = join(__dirname, "..", "..", "components", "rollout", "hookKubeconfig.js");
+const MODULE = join(__dirname, "..", "..", "components", "cluster", "hookKubeconfig.js");
 const SECRET = "apiVersion: v1\nkind: Config\nusers: [{name: u, user: {token: not-a-real-token}}]\n";
 
 describe("a verify hook's private kubeconfig file", function () {

@@ -1,26 +1,57 @@
 // The bench's per-node breakdown (scripts/nodePhases.ts): where each node's time goes, read from
-// the rollout steps' log lines as the engine streams them.
+// the rollout's node events (components/rollout/events.ts) as each step's CLI wrote them.
 import assert from "node:assert/strict";
-import { batchPhases, floorOf, nodePhases, nodePhasesTable, type StepLine } from "../../scripts/nodePhases.js";
+import type { NodeEvent, StepKind } from "../../components/rollout/events.js";
+import { batchPhases, floorOf, nodePhases, nodePhasesTable } from "../../scripts/nodePhases.js";
 
-const at = (t: number, step: string, text: string): StepLine => ({ t, step, text });
+const node = (at: number, step: StepKind, pool: string, name: string) => ({ at, step, pool, node: name });
+const cordoned = (at: number, step: StepKind, pool: string, name: string): NodeEvent => ({
+    ...node(at, step, pool, name),
+    type: "cordoned",
+    ours: true,
+});
+const running = (at: number, step: StepKind, pool: string, name: string): NodeEvent => ({
+    ...node(at, step, pool, name),
+    type: "kube-proxy running",
+    pod: `kube-proxy-${name}`,
+    placement: step === "move" ? "abc" : null,
+});
+const check = (at: number, step: StepKind, pool: string, name: string, ok = true): NodeEvent => ({
+    ...node(at, step, pool, name),
+    type: "check",
+    check: "mode",
+    ok,
+    detail: "nftables",
+    hook: false,
+});
+const released = (at: number, step: StepKind, pool: string, name: string): NodeEvent => ({
+    ...node(at, step, pool, name),
+    type: "released",
+    how: step === "move" ? "moved" : "handed back",
+    hooks: 0,
+});
+const batch = (at: number, step: StepKind, pool: string, index: number, of: number, nodes: string[]): NodeEvent => ({
+    type: "batch started",
+    at,
+    step,
+    pool,
+    index,
+    of,
+    nodes,
+});
 
-describe("bench: per-node phases from the steps' lines", () => {
+describe("bench: per-node phases from the rollout's node events", () => {
     it("splits each node's move and hand-back into restart (cordon to kube-proxy running) and checks (to released)", () => {
-        const lines = [
-            at(1000, "pool-canary", "pool canary node canary-1: cordoned"),
-            at(2500, "pool-canary", "pool canary node canary-1: kube-proxy kpm-abc-x1 running on the target abc\n"),
-            at(2600, "pool-canary", "pool canary node canary-1: ok mode: nftables"),
-            at(4000, "pool-canary", "pool canary node canary-1: verified"),
-            at(9000, "finish", "pool canary node canary-1: cordoned"),
-            at(
-                10200,
-                "finish",
-                "pool canary node canary-1: kube-proxy kube-proxy-z running on the installer's DaemonSet",
-            ),
-            at(11000, "finish", "pool canary node canary-1: handed back to the installer's DaemonSet, checked"),
+        const events = [
+            cordoned(1000, "move", "canary", "canary-1"),
+            running(2500, "move", "canary", "canary-1"),
+            check(2600, "move", "canary", "canary-1"),
+            released(4000, "move", "canary", "canary-1"),
+            cordoned(9000, "hand-back", "canary", "canary-1"),
+            running(10200, "hand-back", "canary", "canary-1"),
+            released(11000, "hand-back", "canary", "canary-1"),
         ];
-        assert.deepEqual(nodePhases(lines), [
+        assert.deepEqual(nodePhases(events), [
             {
                 node: "canary-1",
                 pool: "canary",
@@ -40,19 +71,15 @@ describe("bench: per-node phases from the steps' lines", () => {
         ]);
     });
 
-    it("leaves out a node whose move failed (no release line), and keeps nodes of a batch apart", () => {
-        const lines = [
-            at(0, "pool-workers", "pool workers node workers-1: cordoned"),
-            at(0, "pool-workers", "pool workers node workers-2: cordoned"),
-            at(1000, "pool-workers", "pool workers node workers-2: kube-proxy p running on the target abc"),
-            at(1500, "pool-workers", "pool workers node workers-1: FAILED restart: timed out"),
-            at(
-                2000,
-                "pool-workers",
-                "pool workers node workers-2: moved; built-in node checks are off (verify.nodeChecks: false), 0 hook(s) passed",
-            ),
+    it("leaves out a node whose move failed (never released), and keeps nodes of a batch apart", () => {
+        const events = [
+            cordoned(0, "move", "workers", "workers-1"),
+            cordoned(0, "move", "workers", "workers-2"),
+            running(1000, "move", "workers", "workers-2"),
+            check(1500, "move", "workers", "workers-1", false),
+            released(2000, "move", "workers", "workers-2"),
         ];
-        const phases = nodePhases(lines);
+        const phases = nodePhases(events);
         assert.deepEqual(
             phases.map((p) => [p.node, p.totalSeconds]),
             [["workers-2", 2]],
@@ -61,45 +88,33 @@ describe("bench: per-node phases from the steps' lines", () => {
     });
 
     describe("per batch", () => {
-        // as the engine hands them over: each line carries the runner's own clock before the text
-        const lines = [
-            at(0, "pool-workers", "[20:44:49] pool workers: 3 node(s), 3 to move, at most 2 at a time"),
-            at(100, "pool-workers", "[20:44:49] pool workers: batch 1/2: workers-1 .. workers-2 (2 nodes)"),
-            at(300, "pool-workers", "[20:44:49] pool workers node workers-1: cordoned"),
-            at(1500, "pool-workers", "[20:44:50] pool workers node workers-2: cordoned"),
-            at(3600, "pool-workers", "[20:44:52] pool workers node workers-1: kube-proxy p1 running on the target abc"),
-            at(3700, "pool-workers", "[20:44:52] pool workers node workers-1: moved; 0 hook(s) passed"),
-            at(4600, "pool-workers", "[20:44:53] pool workers node workers-2: kube-proxy p2 running on the target abc"),
-            at(4700, "pool-workers", "[20:44:53] pool workers node workers-2: moved; 0 hook(s) passed"),
-            at(5000, "pool-workers", "[20:44:54] pool workers: batch 2/2: workers-3"),
-            at(5100, "pool-workers", "[20:44:54] pool workers node workers-3: cordoned"),
-            at(8100, "pool-workers", "[20:44:57] pool workers node workers-3: kube-proxy p3 running on the target abc"),
-            at(8200, "pool-workers", "[20:44:57] pool workers node workers-3: moved; 0 hook(s) passed"),
-            at(9000, "finish", "[20:44:58] pool canary: batch 1/1: canary-1"),
-            at(9100, "finish", "[20:44:58] pool canary node canary-1: cordoned"),
-            at(
-                12100,
-                "finish",
-                "[20:45:01] pool canary node canary-1: kube-proxy k running on the installer's DaemonSet",
-            ),
-            at(
-                12600,
-                "finish",
-                "[20:45:02] pool canary node canary-1: handed back to the installer's DaemonSet, checked",
-            ),
-            at(12700, "finish", "[20:45:02] pool workers: batch 1/2: workers-1 .. workers-2 (2 nodes)"),
-            at(12800, "finish", "[20:45:02] pool workers node workers-1: cordoned"),
-            at(13000, "finish", "[20:45:02] pool workers node workers-1: FAILED restart: timed out"),
+        const events = [
+            batch(100, "move", "workers", 1, 2, ["workers-1", "workers-2"]),
+            cordoned(300, "move", "workers", "workers-1"),
+            cordoned(1500, "move", "workers", "workers-2"),
+            running(3600, "move", "workers", "workers-1"),
+            released(3700, "move", "workers", "workers-1"),
+            running(4600, "move", "workers", "workers-2"),
+            released(4700, "move", "workers", "workers-2"),
+            batch(5000, "move", "workers", 2, 2, ["workers-3"]),
+            cordoned(5100, "move", "workers", "workers-3"),
+            running(8100, "move", "workers", "workers-3"),
+            released(8200, "move", "workers", "workers-3"),
+            batch(9000, "hand-back", "canary", 1, 1, ["canary-1"]),
+            cordoned(9100, "hand-back", "canary", "canary-1"),
+            running(12100, "hand-back", "canary", "canary-1"),
+            released(12600, "hand-back", "canary", "canary-1"),
+            batch(12700, "hand-back", "workers", 1, 2, ["workers-1", "workers-2"]),
+            cordoned(12800, "hand-back", "workers", "workers-1"),
         ];
 
-        it("times each batch from its line to its last node released, beside its slowest node's own move (cordoned to released)", () => {
-            const batches = batchPhases(lines);
+        it("times each batch from its start to its last node released, beside its slowest node's own move (cordoned to released)", () => {
             assert.deepEqual(
-                batches.map((b) => [b.step, b.pool, b.kind, b.index, b.nodes, b.seconds, b.slowestNodeSeconds]),
+                batchPhases(events).map((b) => [b.pool, b.kind, b.index, b.nodes, b.seconds, b.slowestNodeSeconds]),
                 [
-                    ["pool-workers", "workers", "move", 1, 2, 4.6, 3.4],
-                    ["pool-workers", "workers", "move", 2, 1, 3.2, 3.1],
-                    ["finish", "canary", "hand-back", 1, 1, 3.6, 3.5],
+                    ["workers", "move", 1, 2, 4.6, 3.4],
+                    ["workers", "move", 2, 1, 3.2, 3.1],
+                    ["canary", "hand-back", 1, 1, 3.6, 3.5],
                 ],
             );
         });
@@ -109,7 +124,7 @@ describe("bench: per-node phases from the steps' lines", () => {
                 { batches: ["workers-1 .. workers-2", "workers-3"], soakSeconds: 10 },
                 { batches: [], soakSeconds: 600 },
             ];
-            const { floorSeconds, batches } = floorOf(lines, pools);
+            const { floorSeconds, batches } = floorOf(events, pools);
             assert.equal(floorSeconds.toFixed(1), "16.5");
             assert.deepEqual(
                 Object.fromEntries(
@@ -123,16 +138,15 @@ describe("bench: per-node phases from the steps' lines", () => {
         });
 
         it("leaves out a batch that released no node (its first node failed)", () => {
-            assert.ok(!batchPhases(lines).some((b) => b.step === "finish" && b.pool === "workers"));
+            assert.ok(!batchPhases(events).some((b) => b.kind === "hand-back" && b.pool === "workers"));
         });
 
-        it("counts a node cordoned before its batch's line (the rollout's first node) in the batch announced next, timed from that cordon", () => {
+        it("counts a node cordoned before its batch started in the batch started next, timed from that cordon", () => {
             const first = [
-                at(0, "pool-canary", "[20:44:43] pool canary node canary-1: cordoned"),
-                at(50, "pool-canary", "[20:44:43] DaemonSet kube-system/kube-proxy-abc: created"),
-                at(100, "pool-canary", "[20:44:43] pool canary: batch 1/1: canary-1"),
-                at(3000, "pool-canary", "[20:44:46] pool canary node canary-1: kube-proxy p running on the target abc"),
-                at(3500, "pool-canary", "[20:44:46] pool canary node canary-1: moved; 0 hook(s) passed"),
+                cordoned(0, "move", "canary", "canary-1"),
+                batch(100, "move", "canary", 1, 1, ["canary-1"]),
+                running(3000, "move", "canary", "canary-1"),
+                released(3500, "move", "canary", "canary-1"),
             ];
             assert.deepEqual(
                 batchPhases(first).map((b) => [b.pool, b.index, b.nodes, b.seconds, b.slowestNodeSeconds]),

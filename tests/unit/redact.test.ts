@@ -7,7 +7,7 @@ import * as YAML from "yaml";
 import { hookKubeconfig } from "../../components/cluster/credentials.js";
 import { loadKubeConfig } from "../../components/cluster/client.js";
 import { forgetSecrets, redact, rememberSecret } from "../../components/core/redact.js";
-import { hookEnvironment } from "../../components/rollout/hookKubeconfig.js";
+import { hookEnvironment } from "../../components/cluster/hookKubeconfig.js";
 
 const TOKEN = "kpm-redact-token-93be0c7f1a";
 const b64 = (s: string) => Buffer.from(s).toString("base64");

@@ -21,7 +21,8 @@ import {
 } from "../../components/rollout/runner.js";
 import type { RolloutCluster, RolloutNode } from "../../components/rollout/cluster.js";
 import { rolloutSpecSchema, type RolloutSpec } from "../../components/rollout/spec.js";
-import { nodePhases, type StepLine } from "../../scripts/nodePhases.js";
+import { nodePhases } from "../../scripts/nodePhases.js";
+import type { NodeEvent } from "../../components/rollout/events.js";
 import { FIXTURES } from "../helpers.js";
 import { Crash, FakeClock, FakeCluster, kubeProxyConfig, type Faults } from "./fakeCluster.js";
 
@@ -475,16 +476,16 @@ describe("runner on a SIMULATED in-memory cluster", () => {
         );
     });
 
-    it("the bench's per-node phases (scripts/nodePhases.ts) find every node's move and hand-back in the runner's own lines", async () => {
-        const { clock, cluster, ctx } = setup();
-        // one node the user cordoned in each pool: its cordon line is "was already cordoned", in both kinds of move
+    it("the bench's per-node phases (scripts/nodePhases.ts) find every node's move and hand-back in the runner's own events", async () => {
+        const { cluster, ctx } = setup();
+        // one node the user cordoned in each pool: its cordon is not the rollout's, in both kinds of move
         for (const n of ["canary-1", "workers-3"])
             Object.assign(cluster.node(n), { unschedulable: true, cordonedByRollout: false });
-        const seen: StepLine[] = [];
-        const step = (name: string) => ctx("run-1", { log: (text) => seen.push({ t: clock.now(), step: name, text }) });
-        await runPools(step("pool-canary"), ["canary"]);
-        await runPools(step("pool-workers"), ["workers"]);
-        await finish(step("finish"));
+        const seen: NodeEvent[] = [];
+        const step = () => ctx("run-1", { onEvent: (e) => seen.push(e) });
+        await runPools(step(), ["canary"]);
+        await runPools(step(), ["workers"]);
+        await finish(step());
         const nodes = ["canary-1", "workers-1", "workers-2", "workers-3"];
         assert.deepEqual(
             nodePhases(seen)
@@ -2031,6 +2032,45 @@ describe("runner on a SIMULATED in-memory cluster", () => {
             assert.equal(outcome.checks[0].check, "startup-log", "the built-in checks first");
             assert.ok(lines.includes("pool canary node canary-1: ok hook env"), lines.join("\n"));
             assert.ok(lines.includes("pool canary node canary-1: ok mode: /proxyMode says nftables"), lines.join("\n"));
+        });
+
+        it("a hook steered behind the seam (no process): asked once per node with its facts and the run's kubeconfig; its failure fails the node", async () => {
+            const hooks = [{ name: "gate", command: ["never-run"] }];
+            const spec = specOf({ verify: { hooks } }, [{ name: "canary", nodeSelector: "pool=canary" }]);
+            const { cluster, ctx, lines } = setup({ pools: { canary: 1 }, spec });
+            const given: (string | undefined)[] = [];
+            cluster.hookOutcome = (hook, env) => {
+                given.push(hook.command[0]);
+                return env.MODE === "nftables"
+                    ? { ok: false, output: "exit code 4; output:\nsteered", whole: "steered" }
+                    : { ok: true, output: "fine" };
+            };
+            const err = await runPools(ctx("run-1", { kubeconfig: "the run's kubeconfig" })).catch((e) => e);
+            assertCanaryRolledBack(err, "hook gate", cluster);
+            assert.equal(err.detail, "exit code 4; output:\nsteered");
+            assert.deepEqual(cluster.hookRuns, [
+                {
+                    hook: "gate",
+                    env: { NODE: "canary-1", POOL: "canary", MODE: "nftables" },
+                    kubeconfig: "the run's kubeconfig",
+                },
+            ]);
+            assert.deepEqual(given, ["never-run"]);
+            assert.ok(
+                lines.includes("pool canary node canary-1: FAILED hook gate: exit code 4; output:"),
+                lines.join("\n"),
+            );
+        });
+
+        it("a hook steered to pass: its last line is the check's detail, and the node is verified", async () => {
+            const hooks = [{ name: "gate", command: ["never-run"] }];
+            const spec = specOf({ verify: { hooks } }, [{ name: "canary", nodeSelector: "pool=canary" }]);
+            const { cluster, ctx, lines } = setup({ pools: { canary: 1 }, spec });
+            cluster.hookOutcome = () => ({ ok: true, output: "first\nlast" });
+            const [outcome] = await runPools(ctx());
+            assert.deepEqual(outcome.checks.slice(-1), [{ check: "hook gate", ok: true, detail: "last" }]);
+            assert.equal(outcome.result, "verified");
+            assert.ok(lines.includes("pool canary node canary-1: ok hook gate"), lines.join("\n"));
         });
 
         for (const [why, hook, detail] of [

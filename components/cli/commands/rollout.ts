@@ -23,6 +23,7 @@ import { CliError, EXIT } from "../output.js";
 import { withOutput, type Io } from "../io.js";
 import { capStrings, nameList, pieces } from "../../core/text.js";
 import { ACCESS_FLAGS, ACCESS_HELP, connect, stamp } from "./access.js";
+import { eventsFileOf, type EventsFile } from "../events.js";
 
 export const ROLLOUT_HELP = `kube-proxy-mode rollout [--spec FILE|-] [--pool NAME]... [--finish] [--plan]
 
@@ -39,6 +40,9 @@ again resumes: verified nodes are skipped. Prints one line per step.
                     with --json, its "verification") that the finish step keeps as the stack's
                     promotion record
   --plan            print the plan and change nothing
+  --events FILE     append each node event (batch started, cordoned, kube-proxy running, check,
+                    released; with its pool, node, step kind and time) to FILE as a JSON line, for
+                    a program to read; default: $KPM_EVENTS_FILE (none when unset)
 
 One rollout per cluster: the run holds the Lease kube-system/kube-proxy-mode (renewed every 20 s;
 another run refuses, naming the holder, until it is released or expires 60 s after its last
@@ -62,6 +66,7 @@ export const ROLLOUT_FLAGS = {
     pool: flag.list(poolNameValue),
     finish: flag.switch(),
     plan: flag.switch(),
+    events: flag.value(),
     ...ACCESS_FLAGS,
 };
 
@@ -211,6 +216,22 @@ export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
         return EXIT.ok;
     }
     const spec = readSpec(flags);
+    // before the cluster is reached: a file that cannot be written refuses the run at once
+    const events = flags.plan ? undefined : eventsFileOf(flags.events);
+    try {
+        return await runRollout(flags, spec, io, events);
+    } finally {
+        events?.close();
+    }
+}
+
+/** The command once its spec is read: the cluster reached, then the plan, or the pools and the finish asked for. */
+async function runRollout(
+    flags: RolloutFlags,
+    spec: RolloutSpec,
+    io: Io,
+    events: EventsFile | undefined,
+): Promise<number> {
     const { cluster, kubeconfig } = connect(flags, spec.flavor, spec.names, spec.cluster);
     const log = (l: string) => (flags.json ? io.err(`[${stamp()}] ${l}`) : io.out(`[${stamp()}] ${l}`));
     cluster.onRetry = (call, attempt, e, delay) =>
@@ -233,6 +254,7 @@ export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
         leaseSeconds,
         requestTimeoutSeconds,
         holder,
+        onEvent: events && ((e) => events.write(e)),
     };
     try {
         return flags.plan ? await printRolloutPlan(ctx, io, flags.json === true) : await moveAndFinish(ctx, flags, io);

@@ -1,17 +1,30 @@
-// A verify hook: the user's command run with the node's facts in its environment, never a shell.
+// A verify hook: the user's command run with the node's facts in its environment, never a shell
+// (the rollout's HookRunner, components/rollout/cluster.ts).
 import { execFile } from "node:child_process";
 import { capText } from "../core/text.js";
-import { rememberKubeconfigCredentials } from "../cluster/credentials.js";
+import { rememberKubeconfigCredentials } from "./credentials.js";
 import { redact } from "../core/redact.js";
-import { hookEnvironment } from "./hookKubeconfig.js";
-import type { Hook } from "./spec.js";
+import { hookEnvironment, withHookKubeconfig } from "./hookKubeconfig.js";
+import type { HookCommand, HookResult } from "../rollout/cluster.js";
 
+/** HookRunner.runHook: the hook run with a private copy of `kubeconfig` (KUBECONFIG) while it runs. */
 export function runHook(
-    hook: Hook,
+    hook: HookCommand,
     env: Record<string, string>,
     kubeconfig: string | undefined,
     signal?: AbortSignal,
-): Promise<{ ok: boolean; output: string; whole?: string; interrupted?: boolean }> {
+): Promise<HookResult> {
+    return withHookKubeconfig(kubeconfig, hook.timeoutSeconds, (path) =>
+        runHookProcess(hook, { ...env, ...(path ? { KUBECONFIG: path } : {}) }, kubeconfig, signal),
+    );
+}
+
+function runHookProcess(
+    hook: HookCommand,
+    env: Record<string, string>,
+    kubeconfig: string | undefined,
+    signal?: AbortSignal,
+): Promise<HookResult> {
     const timeout = hook.timeoutSeconds * 1000;
     rememberKubeconfigCredentials(kubeconfig);
     return new Promise((resolve) => {

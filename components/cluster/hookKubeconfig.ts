@@ -7,7 +7,7 @@
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { usesExecPlugin } from "../cluster/credentials.js";
+import { usesExecPlugin } from "./credentials.js";
 
 const PREFIX = "kpm-hook-";
 const NAME = /^kpm-hook-(\d{13})-/;
