@@ -4,7 +4,7 @@ import * as k8s from "../libraries/kubernetesClient.js";
 import { parseCurrentConfig, type CurrentConfig } from "../core/config.js";
 import { canonicalDuringRollout, targetDaemonSetSpec } from "../core/daemonset.js";
 import { MARKS, ROLLOUT_OWNER, rolloutObjectName } from "../core/plan.js";
-import type { Installation as RolloutInstallation } from "../rollout/cluster.js";
+import type { Installation } from "../rollout/cluster.js";
 import { Changes } from "./changes.js";
 import { apiStatus } from "./client.js";
 import {
@@ -16,7 +16,8 @@ import {
     type KubeProxyClient,
 } from "./kubeProxyClient.js";
 
-export interface Installation extends RolloutInstallation {
+/** The installer's kube-proxy as this adapter reads it: the seam's Installation with the objects it reshapes. */
+export interface InstallerObjects extends Installation {
     configMap: k8s.V1ConfigMap;
     daemonSet: k8s.V1DaemonSet;
     current: CurrentConfig;
@@ -27,7 +28,7 @@ export interface Installation extends RolloutInstallation {
 export class InstallerDaemonSet {
     constructor(private readonly client: KubeProxyClient) {}
 
-    async installation(): Promise<Installation> {
+    async installation(): Promise<InstallerObjects> {
         const { namespace, configMap: cmName, daemonSet: dsName } = this.client.names;
         let daemonSet: k8s.V1DaemonSet;
         try {

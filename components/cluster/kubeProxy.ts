@@ -25,7 +25,7 @@ import { Cluster, clusterName } from "./client.js";
 import { NodeDrain } from "./drain.js";
 import { HandBack } from "./handBack.js";
 import { runHook } from "./hooks.js";
-import { InstallerDaemonSet, type Installation } from "./installerDaemonSet.js";
+import { InstallerDaemonSet, type InstallerObjects } from "./installerDaemonSet.js";
 import { FIELD_MANAGER, NotFound, sleep, type KubeProxyClient } from "./kubeProxyClient.js";
 import { KubeProxyPods } from "./kubeProxyPods.js";
 import { RolloutLease } from "./lease.js";
@@ -33,7 +33,7 @@ import { ProbePods } from "./probePod.js";
 import { RolloutNodes } from "./rolloutNodes.js";
 
 // the names its importers took from this file before its parts had files of their own
-export type { Installation, KubeProxyPod, Names };
+export type { InstallerObjects, KubeProxyPod, Names };
 export { FIELD_MANAGER, LEASE_NAME, NotFound, sleep };
 
 export class KubeProxyCluster extends Cluster implements RolloutCluster {
@@ -77,7 +77,7 @@ export class KubeProxyCluster extends Cluster implements RolloutCluster {
     }
 
     /** the installer's ConfigMap and DaemonSet (installerDaemonSet.ts) */
-    installation(): Promise<Installation> {
+    installation(): Promise<InstallerObjects> {
         return this.installer.installation();
     }
 

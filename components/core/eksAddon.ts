@@ -51,12 +51,12 @@ export function managedAddonOf(objects: readonly ObjectMetadata[]): ManagedAddon
 }
 
 /**
- * `eksAddon`: how the stack says the kube-proxy add-on is configured (validated by eksAddonSchema
- * in schema.ts). `configurationValues`: the add-on's values as given to AWS (JSON or YAML text);
+ * `eksAddon` as the engine reads it: the stack's EksAddonInput resolved to plain values, saying
+ * how the kube-proxy add-on is configured (validated by eksAddonSchema in schema.ts). `configurationValues`: the add-on's values as given to AWS (JSON or YAML text);
  * `acknowledgeOverwrite`: go on without them, accepting that an add-on update may rewrite
  * kube-proxy-config.
  */
-export interface EksAddonInput {
+export interface EksAddonSettings {
     configurationValues?: string;
     acknowledgeOverwrite?: boolean;
 }
@@ -86,7 +86,7 @@ function parseValues(text: string): { values?: Record<string, unknown>; problem?
  */
 export function eksAddonFindings(
     addon: ManagedAddon | undefined,
-    input: EksAddonInput | undefined,
+    input: EksAddonSettings | undefined,
     target: ProxyMode,
 ): Finding[] {
     const text = input?.configurationValues;

@@ -5,7 +5,7 @@ import { describePlan, configHash, type NodeState, type RolloutPlan } from "./pl
 import { planRollout } from "./planner.js";
 import { parsePools } from "./pools.js";
 import { renderConfiguration } from "./render.js";
-import { eksAddonFindings, type EksAddonInput, type ManagedAddon } from "./eksAddon.js";
+import { eksAddonFindings, type EksAddonSettings, type ManagedAddon } from "./eksAddon.js";
 import { validateDesired } from "./settings.js";
 import type { CrdPresence, DesiredSettings, Finding } from "./types.js";
 import type { AccessAnswer } from "./rbac.js";
@@ -78,7 +78,7 @@ export function decideMigration(
     snapshot: ClusterSnapshot,
     desiredInput: unknown,
     poolsInput: unknown,
-    eksAddon?: EksAddonInput,
+    eksAddon?: EksAddonSettings,
 ): Migration {
     const { settings, findings: shape } = validateDesired(desiredInput);
     if (!settings) throw new MigrationRefused(shape);

@@ -13,7 +13,7 @@ import { checkPromotion, gateRefusal, parsePromotion, promotionTarget } from "..
 import { InputError, type ModeChange, type ProxyMode } from "../core/types.js";
 import { accessFindings } from "../core/rbac.js";
 import { anyPoolDrains } from "../core/drain.js";
-import type { EksAddonInput } from "../core/eksAddon.js";
+import type { EksAddonSettings } from "../core/eksAddon.js";
 import { clusterIdentity, kubeconfigFromSetting, loadKubeConfig, noKubeconfig } from "../cluster/client.js";
 import { redact } from "../core/redact.js";
 import type { Names } from "../rollout/cluster.js";
@@ -184,7 +184,7 @@ function checkInputs(refuse: Refuse, i: DecisionInputs, kc: string | undefined, 
             fields: ["onFailure"],
         });
     }
-    let eksAddonParsed: EksAddonInput | undefined;
+    let eksAddonParsed: EksAddonSettings | undefined;
     if (eksAddon !== undefined && eksAddon !== null) {
         const parsed = eksAddonSchema.safeParse(eksAddon);
         if (!parsed.success) throw invalid(refuse, parsed.error.issues, "eksAddon");
@@ -353,7 +353,7 @@ function migrate(
     snapshot: ClusterSnapshot,
     desired: Record<string, unknown>,
     pools: Parameters<typeof decideMigration>[2],
-    eksAddon: EksAddonInput | undefined,
+    eksAddon: EksAddonSettings | undefined,
 ): Migration {
     try {
         return decideMigration(snapshot, desired, pools, eksAddon);

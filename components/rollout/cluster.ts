@@ -3,6 +3,7 @@
 // the API server; the unit tests implement it in memory and inject faults behind it.
 import type { CurrentConfig } from "../core/config.js";
 import type { NodeState } from "../core/plan.js";
+import type { DrainOptions } from "../core/drain.js";
 import type { NodeSyncs, SyncBaseline } from "../core/firstSync.js";
 import type { Access, AccessReview } from "../core/rbac.js";
 
@@ -120,12 +121,6 @@ export interface ProbeRun {
     onLine?: (line: string) => boolean;
 }
 
-/** kubectl drain's --force (pods without a controller) and --delete-emptydir-data */
-export interface DrainOptions {
-    force?: boolean;
-    deleteEmptyDirData?: boolean;
-}
-
 /** A verify hook as it runs (spec.ts's Hook, parsed: the seam's own type, free of the schema library's). */
 export interface HookCommand {
     /** names it in the log and the failure */
@@ -192,7 +187,7 @@ export interface RolloutCluster extends HookRunner {
     startMove(node: string, move: NodeMove, placement?: string | null): Promise<boolean>;
     /** One write of a node's rollout state: only the parts given change. */
     writeNode(node: string, change: NodeChange): Promise<void>;
-    /** evicts what kubectl drain would, with its rules; timeoutSeconds 0 = no limit */
+    /** evicts what kubectl drain would, with its rules and the pool's drain options (core/drain.ts); timeoutSeconds 0 = no limit */
     drain(node: string, timeoutSeconds: number, log: (l: string) => void, options?: DrainOptions): Promise<void>;
 
     /** kube-proxy's pods on one node; without a node, on every node (one request) */

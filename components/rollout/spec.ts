@@ -82,9 +82,10 @@ export const hookInputSchema = z
             .describe("Extra environment of the hook. Default: none."),
     })
     .strict();
-export type HookInput = z.output<typeof hookInputSchema>;
+/** A hook as written, defaults applied: `timeout` is text. */
+export type HookAsWritten = z.output<typeof hookInputSchema>;
 
-function hookSeconds({ timeout, ...hook }: HookInput) {
+function hookSeconds({ timeout, ...hook }: HookAsWritten) {
     return { ...hook, timeoutSeconds: secondsOf(timeout, HOOK_TIMEOUT_SECONDS) };
 }
 
@@ -159,7 +160,8 @@ export const verifyInputSchema = z
             .describe("Commands run per node after the built-in checks; a non-zero exit fails the node."),
     })
     .strict();
-export type VerifyInput = z.output<typeof verifyInputSchema>;
+/** How nodes are verified, as written, defaults applied: the durations are text. */
+export type VerifyAsWritten = z.output<typeof verifyInputSchema>;
 
 function verifySeconds({
     maxSyncAge,
@@ -169,7 +171,7 @@ function verifySeconds({
     firstSyncStall,
     hooks,
     ...verify
-}: VerifyInput) {
+}: VerifyAsWritten) {
     return {
         ...verify,
         firstSyncFactor: firstSyncFactor ?? FIRST_SYNC_DEFAULTS.factor,
