@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import * as ts from "typescript";
 import { ROOT } from "../helpers.js";
 
 /** Files of `dir` (recursively), skipping build output and dependencies. */
@@ -67,6 +68,101 @@ describe("the repository stands alone", () => {
             `join(ROOT, "docs", "facts.md")`,
         ])
             assert.ok(!OUTSIDE_PATH.test(line), line);
+    });
+});
+
+/**
+ * The names `source` declares and exports: exported functions (a function's overloads are one
+ * name), classes, interfaces, type aliases, enums, namespaces and variables, and local
+ * declarations exported by an `export { ... }` list. Re-exports (`export ... from`, or an
+ * `export { ... }` of an imported name) declare nothing.
+ */
+export function exportedDeclarations(fileName: string, source: string): string[] {
+    const file = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+    const exported = (s: ts.Statement) =>
+        ts.canHaveModifiers(s) && (ts.getModifiers(s) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+    const names = new Set<string>();
+    const local = new Set<string>();
+    for (const s of file.statements) {
+        const declared: string[] = [];
+        if (
+            (ts.isFunctionDeclaration(s) ||
+                ts.isClassDeclaration(s) ||
+                ts.isInterfaceDeclaration(s) ||
+                ts.isTypeAliasDeclaration(s) ||
+                ts.isEnumDeclaration(s) ||
+                ts.isModuleDeclaration(s)) &&
+            s.name &&
+            ts.isIdentifier(s.name)
+        )
+            declared.push(s.name.text);
+        else if (ts.isVariableStatement(s))
+            for (const d of s.declarationList.declarations) if (ts.isIdentifier(d.name)) declared.push(d.name.text);
+        for (const name of declared) (exported(s) ? names : local).add(name);
+    }
+    for (const s of file.statements)
+        if (ts.isExportDeclaration(s) && !s.moduleSpecifier && s.exportClause && ts.isNamedExports(s.exportClause))
+            for (const e of s.exportClause.elements)
+                if (local.has((e.propertyName ?? e.name).text)) names.add(e.name.text);
+    return [...names];
+}
+
+/** Every .ts file under `dir`, skipping generated code (sdk/) and declaration files. */
+function typeScriptFiles(dir: string): string[] {
+    const out: string[] = [];
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+        if (e.name === "node_modules" || e.name === "dist" || e.name === "sdk") continue;
+        const p = join(dir, e.name);
+        if (e.isDirectory()) out.push(...typeScriptFiles(p));
+        else if (e.name.endsWith(".ts") && !e.name.endsWith(".d.ts")) out.push(p);
+    }
+    return out;
+}
+
+/**
+ * The config-driven program's exports are its stack's outputs, named after the component's outputs
+ * (configHash, plan, ...): the names are the stack's contract, not declarations of their own.
+ */
+const STACK_OUTPUTS = join("components", "program", "index.ts");
+
+describe("exported names (issue #41)", () => {
+    it("no exported name of components/ is declared in two files: each name says one thing", () => {
+        const where = new Map<string, string[]>();
+        for (const file of typeScriptFiles(join(ROOT, "components"))) {
+            const rel = relative(ROOT, file);
+            if (rel === STACK_OUTPUTS) continue;
+            for (const name of exportedDeclarations(rel, readFileSync(file, "utf8")))
+                where.set(name, [...(where.get(name) ?? []), rel]);
+        }
+        const twice = [...where]
+            .filter(([, files]) => files.length > 1)
+            .map(([n, files]) => `${n}: ${files.join(", ")}`);
+        assert.deepEqual(
+            twice,
+            [],
+            `give the internal one a name of its own (or merge them when they are one thing):\n${twice.join("\n")}`,
+        );
+    });
+    it("counts declarations, not overloads or re-exports", () => {
+        const source = [
+            "export function f(a: string): string;",
+            "export function f(a: number): number;",
+            "export function f(a: unknown) { return a; }",
+            "export interface I { a: string }",
+            "export type T = string;",
+            "export const c = 1, d = 2;",
+            "export declare class K {}",
+            "export enum E { A }",
+            "function hidden() {}",
+            "const kept = 1;",
+            "export { kept as renamed };",
+            'import { imported } from "./other.js";',
+            "export { imported };",
+            'export { x } from "./other.js";',
+            'export type { Y } from "./other.js";',
+            'export * from "./other.js";',
+        ].join("\n");
+        assert.deepEqual(exportedDeclarations("x.ts", source).sort(), ["E", "I", "K", "T", "c", "d", "f", "renamed"]);
     });
 });
 
