@@ -8,6 +8,7 @@ import { poolInputSchema } from "../core/pools.js";
 import { parseSelector, type Selector } from "../core/selector.js";
 import { PROXY_MODES, type ProxyMode } from "../core/types.js";
 import { parseKubeVersion, type KubeVersion } from "../core/versions.js";
+import { withOutput, type Io } from "./io.js";
 import { CliError } from "./output.js";
 
 /** How one flag's text becomes its typed value; throws a CliError naming the flag when it cannot. */
@@ -138,6 +139,30 @@ export function parseFlags<S extends FlagSet>(command: string, argv: string[], f
         typed.json = true;
     }
     return typed as Flags<S>;
+}
+
+/** The flag every command's FlagSet has: -o/--output json|yaml. */
+type OutputFlagSet = { output: ValueFlag<OutputFormat> };
+
+/**
+ * What every command does first: its flags parsed and typed (a wrong one refused, exit 2, before
+ * any input is read or a cluster touched), and its output set as -o/--output asks; undefined when
+ * --help was asked (printed here, the command exits 0).
+ */
+export function commandFlags<S extends FlagSet & OutputFlagSet>(
+    command: string,
+    argv: string[],
+    io: Io,
+    flagSet: S,
+    help: string,
+): { flags: Flags<S>; io: Io } | undefined {
+    const flags = parseFlags(command, argv, flagSet);
+    const out = withOutput(io, (flags as Flags<OutputFlagSet>).output);
+    if (flags.help) {
+        out.out(help);
+        return undefined;
+    }
+    return { flags, io: out };
 }
 
 /**

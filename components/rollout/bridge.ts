@@ -3,7 +3,7 @@
 // new mode's first sync or on any path that ends the move.
 import { judgeBridgeCopy, judgeBridgeRemoval, parseBridgeOutput, type BridgeVerdict } from "../core/bridge.js";
 import type { ProxyMode } from "../core/types.js";
-import type { FirstSyncRun } from "./firstSync.js";
+import type { ProbeRunSettings } from "./context.js";
 
 /**
  * Whether a move bridges: only nftables -> iptables, whose start-up deletes the old tables before
@@ -14,7 +14,7 @@ export function movesBridged(from: ProxyMode, to: ProxyMode): boolean {
     return from === "nftables" && to === "iptables";
 }
 
-async function runBridgeProbe(run: FirstSyncRun, node: string, action: "bridge" | "unbridge"): Promise<string> {
+async function runBridgeProbe(run: ProbeRunSettings, node: string, action: "bridge" | "unbridge"): Promise<string> {
     const { output } = await run.cluster.runProbe(node, {
         image: run.verify.image,
         action,
@@ -28,11 +28,11 @@ async function runBridgeProbe(run: FirstSyncRun, node: string, action: "bridge" 
 }
 
 /** Copies kube-proxy's nftables tables on the node as the bridge, and checks the copy. */
-export async function copyBridge(run: FirstSyncRun, node: string): Promise<BridgeVerdict> {
+export async function copyBridge(run: ProbeRunSettings, node: string): Promise<BridgeVerdict> {
     return judgeBridgeCopy(parseBridgeOutput(await runBridgeProbe(run, node, "bridge")));
 }
 
 /** Deletes the bridge from the node, and checks that none is left. */
-export async function removeBridge(run: FirstSyncRun, node: string): Promise<BridgeVerdict> {
+export async function removeBridge(run: ProbeRunSettings, node: string): Promise<BridgeVerdict> {
     return judgeBridgeRemoval(parseBridgeOutput(await runBridgeProbe(run, node, "unbridge")));
 }

@@ -14,7 +14,7 @@ import type { ProxyMode } from "../core/types.js";
 import { type RolloutCluster, type RolloutNode } from "./cluster.js";
 import { awaitFirstSync, limitsFor, readSyncBaseline } from "./firstSync.js";
 
-import { Log, Context, emit, firstSyncRun } from "./context.js";
+import { Log, Context, emit, probeRunSettings } from "./context.js";
 import type { StepKind } from "./events.js";
 import { CheckFailed } from "./errors.js";
 
@@ -86,7 +86,7 @@ export async function nodeSyncLimits(
     [fromMode, toMode]: [ProxyMode, ProxyMode],
     log: Log,
 ): Promise<{ limits: FirstSyncLimits; baseline: SyncBaseline }> {
-    const run = firstSyncRun(ctx);
+    const run = probeRunSettings(ctx);
     const live = n.placement === wanted ? {} : await readSyncBaseline(run, n.name);
     const recorded = n.move?.to === wanted && n.move.baseline ? n.move.baseline : recordedBaseline(n.syncs, fromMode);
     const baseline = live.seconds !== undefined ? live : recorded;
@@ -110,7 +110,7 @@ export async function firstSync(
     log: Log,
     prefix = "",
 ): Promise<number> {
-    const verdict = await awaitFirstSync(firstSyncRun(ctx), node, mode, limits, log);
+    const verdict = await awaitFirstSync(probeRunSettings(ctx), node, mode, limits, log);
     if (verdict.kind === "failed") throw new CheckFailed(verdict.check, `${prefix}${verdict.detail}`);
     if (verdict.kind === "waiting")
         throw new CheckFailed(

@@ -8,9 +8,8 @@ import { planRollout } from "../core/planner.js";
 import { type CheckResult } from "../core/probe.js";
 import type { Finding, ProxyMode } from "../core/types.js";
 import { type Installation, type RolloutCluster, type RolloutNode } from "./cluster.js";
-import { type FirstSyncRun } from "./firstSync.js";
 import { realClock, type Clock } from "./clock.js";
-import type { RolloutSpec } from "./spec.js";
+import type { RolloutSpec, VerifySpec } from "./spec.js";
 
 import { CheckFailed } from "./errors.js";
 import { formatEvent, type NodeEvent, type UnstampedNodeEvent } from "./events.js";
@@ -140,7 +139,19 @@ export function checksMark(ctx: Context): string {
     return ctx.spec.verify.nodeChecks ? MARKS.checksBuiltIn : MARKS.checksHooksOnly;
 }
 
-export function firstSyncRun(ctx: Context): FirstSyncRun {
+/**
+ * What a probe pod run on a node needs of the rollout: the first-sync wait's sampler and metrics
+ * reads, and the bridge's copy and delete, take these rather than the whole context.
+ */
+export interface ProbeRunSettings {
+    cluster: Pick<RolloutCluster, "runProbe">;
+    /** the probe's image and priority class, and the first-sync wait's limits */
+    verify: VerifySpec;
+    /** the lease holder, kept on the pods for the next run's sweep */
+    holder?: string;
+}
+
+export function probeRunSettings(ctx: Context): ProbeRunSettings {
     return { cluster: ctx.cluster, verify: ctx.spec.verify, holder: ctx.holder };
 }
 

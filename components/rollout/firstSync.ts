@@ -17,22 +17,13 @@ import { formatDuration } from "../core/duration.js";
 import { slowerBy } from "../core/syncEstimate.js";
 import { parseProbeOutput } from "../core/probe.js";
 import type { ProxyMode } from "../core/types.js";
-import type { RolloutCluster } from "./cluster.js";
-import type { VerifySpec } from "./spec.js";
-
-/** What the first-sync wait needs of the run. */
-export interface FirstSyncRun {
-    cluster: Pick<RolloutCluster, "runProbe">;
-    verify: VerifySpec;
-    /** the lease holder, kept on the pods for the next run's sweep */
-    holder?: string;
-}
+import type { ProbeRunSettings } from "./context.js";
 
 /** Progress lines of a long wait: at these seconds, then every doubling, so a wait of any length logs a few. */
 const FIRST_PROGRESS_SECONDS = 15;
 
 /** The node's kube-proxy metrics, from a probe. */
-async function metricsOf(run: FirstSyncRun, node: string): Promise<Record<string, number>> {
+async function metricsOf(run: ProbeRunSettings, node: string): Promise<Record<string, number>> {
     const { output } = await run.cluster.runProbe(node, {
         image: run.verify.image,
         action: "probe",
@@ -45,12 +36,12 @@ async function metricsOf(run: FirstSyncRun, node: string): Promise<Record<string
 }
 
 /** The node's old-mode sync, from its running kube-proxy's metrics. */
-export async function readSyncBaseline(run: FirstSyncRun, node: string): Promise<SyncBaseline> {
+export async function readSyncBaseline(run: ProbeRunSettings, node: string): Promise<SyncBaseline> {
     return syncBaseline(await metricsOf(run, node));
 }
 
 /** The node's full-sync totals so far, from its running kube-proxy's metrics (a soak's start and end). */
-export async function readFullSyncTotals(run: FirstSyncRun, node: string): Promise<FullSyncTotals | undefined> {
+export async function readFullSyncTotals(run: ProbeRunSettings, node: string): Promise<FullSyncTotals | undefined> {
     return fullSyncTotals(await metricsOf(run, node));
 }
 
@@ -59,7 +50,7 @@ export async function readFullSyncTotals(run: FirstSyncRun, node: string): Promi
  * mode's sync, scaled up when the new mode is slower) and the run's verify settings.
  */
 export function limitsFor(
-    run: FirstSyncRun,
+    run: ProbeRunSettings,
     pool: { firstSyncTimeoutSeconds?: number },
     baseline: SyncBaseline,
     pair?: { from: ProxyMode; to: ProxyMode },
@@ -79,7 +70,7 @@ export function limitsFor(
  * failed; logs the wait's start, a few progress lines and its end. Returns the last verdict.
  */
 export async function awaitFirstSync(
-    run: FirstSyncRun,
+    run: ProbeRunSettings,
     node: string,
     mode: ProxyMode,
     limits: FirstSyncLimits,

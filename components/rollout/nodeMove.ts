@@ -87,6 +87,8 @@ export async function moveNode(
     // the finish's hand-back: the same configuration, from its own DaemonSet to the installer's
     const handBack = target.canonical && origin === target.hash;
     const kind: StepKind = handBack ? "hand-back" : "move";
+    // the move's memory as last written (or about to be): its phase, its baseline, its bridge; what
+    // recovery puts back or rolls back from
     let move: NodeMove = { to: wanted, from: origin, phase: "started" };
     const interrupted = () => stopIfInterrupted(ctx);
     // whether the cordon is the rollout's: from the cordon's write on, what it would answer for the
@@ -116,7 +118,6 @@ export async function moveNode(
         if (n.move?.to === wanted)
             log(`resuming a move a previous run left in phase ${n.move.phase} (origin ${describePlacement(origin)})`);
         const podTimeout = ctx.spec.verify.podTimeoutSeconds;
-        let switching: NodeMove = { ...move, phase: "switching" };
         const drains = pool.drain && !handBack;
         const cleansIpvs =
             fromMode === "ipvs" && target.mode === "iptables" && ctx.spec.verify.nodeChecks && n.placement !== wanted;
@@ -126,7 +127,8 @@ export async function moveNode(
             // restart that failed: rolled back to the origin (harmless if the write never landed)
             step = "restart";
             cordon();
-            ours = await ctx.cluster.startMove(node, switching, wanted);
+            move = { ...move, phase: "switching" };
+            ours = await ctx.cluster.startMove(node, move, wanted);
             unanswered = false;
             emit(ctx, { type: "cordoned", pool: pool.name, node, step: kind, ours });
         } else {
@@ -142,7 +144,8 @@ export async function moveNode(
             step = "restart";
             if (cleansIpvs) {
                 step = "cleanup";
-                await ctx.cluster.writeNode(node, { move: switching });
+                move = { ...move, phase: "switching" };
+                await ctx.cluster.writeNode(node, { move });
                 await stopAndCleanIpvs(ctx, node, podTimeout, log);
                 step = "restart";
                 await ctx.cluster.writeNode(node, { placement: wanted });
@@ -154,7 +157,8 @@ export async function moveNode(
                     step = "restart";
                 }
                 // the phase and the placement in one write: the memory never lags the label
-                await ctx.cluster.writeNode(node, { move: switching, placement: wanted });
+                move = { ...move, phase: "switching" };
+                await ctx.cluster.writeNode(node, { move, placement: wanted });
             }
         }
         // a hand-back's pod is of the restore's revision when its batch ends (started so, or labelled
@@ -164,11 +168,9 @@ export async function moveNode(
         interrupted();
         step = "verify";
         const firstSeconds = limits ? await firstSync(ctx, node, target.mode, limits, log) : undefined;
-        // the new mode routes: the bridge goes before the checks, which count it as left behind
-        if (switching.bridge) {
-            switching = await dropBridge(ctx, node, switching, log);
-            move = { ...move, bridge: undefined };
-        }
+        // the new mode routes: the bridge goes before the checks, which count it as left behind;
+        // the memory forgets it only once its delete is confirmed
+        move = await dropBridge(ctx, node, move, log);
         interrupted();
         const checks = await checkNode(ctx, pool, node, target.mode, kind, log);
         // from here on the node is good: an interruption lets it finish

@@ -15,7 +15,7 @@ import {
     clockOf,
     currentPlan,
     modeOfPlacement,
-    firstSyncRun,
+    probeRunSettings,
     describePlacement,
     cordonedByRollout,
     emit,
@@ -172,7 +172,7 @@ export async function soak(ctx: Context, inst: Installation, pool: PoolPlan, tar
     // the full syncs' totals at the start: a node whose syncs slow down during the soak fails it
     const syncsAtStart = new Map<string, FullSyncTotals | undefined>();
     if (ctx.spec.verify.nodeChecks)
-        for (const n of nodes) syncsAtStart.set(n.name, await readFullSyncTotals(firstSyncRun(ctx), n.name));
+        for (const n of nodes) syncsAtStart.set(n.name, await readFullSyncTotals(probeRunSettings(ctx), n.name));
     const every = (ctx.soakCheckSeconds ?? 30) * 1000;
     for (;;) {
         const remaining = until - clock.now();
@@ -202,7 +202,7 @@ export async function soak(ctx: Context, inst: Installation, pool: PoolPlan, tar
             if (bad) await soakFailure(ctx, inst, pool, n, `${bad.check}: ${bad.detail}`);
             const slow = slowSyncProblem(
                 syncsAtStart.get(n.name),
-                await readFullSyncTotals(firstSyncRun(ctx), n.name),
+                await readFullSyncTotals(probeRunSettings(ctx), n.name),
                 ctx.spec.verify.firstSyncMinSeconds,
             );
             if (slow) await soakFailure(ctx, inst, pool, n, `sync: ${slow}`);

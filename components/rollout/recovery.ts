@@ -9,7 +9,7 @@ import { BRIDGE_TABLE } from "../core/bridge.js";
 import { limitsFor } from "./firstSync.js";
 
 import { firstSync, verifyNode } from "./checks.js";
-import { Log, Context, modeOfPlacement, firstSyncRun, describePlacement, checksMark } from "./context.js";
+import { Log, Context, modeOfPlacement, probeRunSettings, describePlacement, checksMark } from "./context.js";
 import { LeaseLost, CheckFailed } from "./errors.js";
 
 /** Where a node's move is: each step runs only after the one before it ended. */
@@ -63,7 +63,7 @@ export async function rollBack(
         // bridge that cannot be made does not stop the rollback (whatever was copied is deleted)
         rollback = { ...rollback, bridge: BRIDGE_TABLE };
         await ctx.cluster.writeNode(node, { move: rollback });
-        const v = await copyBridge(firstSyncRun(ctx), node).catch((e: unknown) => ({
+        const v = await copyBridge(probeRunSettings(ctx), node).catch((e: unknown) => ({
             ok: false,
             detail: (e as Error).message,
         }));
@@ -72,7 +72,14 @@ export async function rollBack(
     await ctx.cluster.writeNode(node, { move: rollback, placement: move.from });
     await ctx.cluster.waitForKubeProxy(node, move.from, ctx.spec.verify.podTimeoutSeconds);
     if (ctx.spec.verify.nodeChecks)
-        await firstSync(ctx, node, originMode, limits ?? limitsFor(firstSyncRun(ctx), {}, {}), log, "after rollback: ");
+        await firstSync(
+            ctx,
+            node,
+            originMode,
+            limits ?? limitsFor(probeRunSettings(ctx), {}, {}),
+            log,
+            "after rollback: ",
+        );
     await dropBridge(ctx, node, rollback, log);
     const back = await verifyNode(ctx, node, originMode, { cleanLeftovers: false, log });
     const mode = back.find((c) => c.check === "mode");
@@ -91,7 +98,7 @@ export async function rollBack(
 
 /** Makes the bridge before a move's restart; a bridge that cannot be made, or is wrong, fails the move before it. */
 export async function makeBridge(ctx: Context, node: string, log: Log): Promise<void> {
-    const v = await copyBridge(firstSyncRun(ctx), node);
+    const v = await copyBridge(probeRunSettings(ctx), node);
     if (!v.ok) throw new CheckFailed("bridge", v.detail);
     log(v.detail);
 }
@@ -99,7 +106,7 @@ export async function makeBridge(ctx: Context, node: string, log: Log): Promise<
 /** Deletes the bridge a move recorded, then forgets it; throws CheckFailed("bridge") while one is left. */
 export async function dropBridge(ctx: Context, node: string, move: NodeMove, log: Log): Promise<NodeMove> {
     if (!move.bridge) return move;
-    const v = await removeBridge(firstSyncRun(ctx), node);
+    const v = await removeBridge(probeRunSettings(ctx), node);
     if (!v.ok) throw new CheckFailed("bridge", v.detail);
     log(v.detail);
     const rest: NodeMove = { ...move, bridge: undefined };

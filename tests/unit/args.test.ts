@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { flag, kubeVersionValue, parseFlags, poolNameValue } from "../../components/cli/args.js";
-import { NODE_POD_FLAGS, probeSettings, SERVICE_FLAGS } from "../../components/cli/commands/access.js";
+import { ACCESS_FLAGS, NODE_POD_FLAGS, probeSettings, SERVICE_FLAGS } from "../../components/cli/commands/access.js";
 import { CLEANUP_FLAGS, ROLLOUT_FLAGS, STATUS_FLAGS, VERIFY_FLAGS } from "../../components/cli/commands/cluster.js";
 import { PRECHECK_FLAGS } from "../../components/cli/commands/precheck.js";
 import { POLICY_PACK_FLAGS } from "../../components/cli/commands/policyPack.js";
@@ -136,6 +136,14 @@ describe("CLI flags are typed (components/cli/args.ts)", () => {
                     assert.equal(flags[name], spec, `${command} --${name} is NODE_POD_FLAGS.${name}`);
             for (const [command, flags] of commands.slice(0, 2))
                 assert.equal(flags.service, SERVICE_FLAGS.service, `${command} --service is SERVICE_FLAGS.service`);
+        });
+        it("precheck and rollout take which cluster (and the output flags) from ACCESS_FLAGS, not each its own", () => {
+            for (const [command, flags] of [
+                ["precheck", PRECHECK_FLAGS],
+                ["rollout", ROLLOUT_FLAGS],
+            ] as [string, Record<string, unknown>][])
+                for (const [name, spec] of Object.entries(ACCESS_FLAGS))
+                    assert.equal(flags[name], spec, `${command} --${name} is ACCESS_FLAGS.${name}`);
         });
         it("the probe pod's image and Service are the flags given, else the rollout's verify defaults", () => {
             const defaults = verifySchema.parse({});

@@ -47,13 +47,16 @@ describe("runner on a SIMULATED in-memory cluster: the bridge of nftables -> ipt
     it("copies the tables before the restart, recorded first, and deletes them after iptables mode's first sync, before the checks", async () => {
         const { cluster, ctx, hash } = setup({ from: "nftables", to: "iptables" });
         let recorded: string | undefined;
+        let atDelete: string | undefined;
         cluster.faults.bridgeFaultOn = (node, action) => {
             if (action === "bridge") recorded = cluster.node(node).move?.bridge;
+            if (action === "unbridge") atDelete = cluster.node(node).move?.bridge;
             return undefined;
         };
         const [outcome] = await runPools(ctx());
         assert.equal(outcome.result, "verified");
         assert.equal(recorded, "kpm-bridge", "the move memory names the bridge before the copy is made");
+        assert.equal(atDelete, "kpm-bridge", "and forgets it only after the delete");
         const actions = cluster.probeRuns.map((p) => p.run.action);
         assert.deepEqual(actions.slice(0, 4), ["probe", "bridge", "await-sync", "unbridge"]);
         assert.ok(

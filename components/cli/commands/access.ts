@@ -6,8 +6,8 @@ import { hookKubeconfig } from "../../cluster/credentials.js";
 import { KubeProxyCluster } from "../../cluster/kubeProxy.js";
 import { requestTimeoutFromEnvironment } from "../../cluster/timeouts.js";
 import { verifySchema, type RolloutSpec, type VerifySpec } from "../../rollout/spec.js";
-import { flag, flavorValue, nonEmptyValue, parseFlags, serviceValue, type FlagSet, type Flags } from "../args.js";
-import { withOutput, type Io } from "../io.js";
+import { flag, flavorValue, nonEmptyValue, serviceValue, type Flags } from "../args.js";
+import { type Io } from "../io.js";
 import { kubeconfigFromFlags, reachCluster } from "../kubeconfig.js";
 import { CliError, EXIT } from "../output.js";
 
@@ -76,26 +76,6 @@ export function probeSettings(flags: { image?: string; service?: string }): Veri
         ...(flags.service ? { service: flags.service } : {}),
         ...(flags.image ? { image: flags.image } : {}),
     });
-}
-
-/**
- * A node command's flags, parsed and typed (a wrong one refused, exit 2, before the cluster is
- * touched), and its output; undefined when --help was asked (printed here).
- */
-export function commandFlags<S extends FlagSet & typeof ACCESS_FLAGS>(
-    command: string,
-    argv: string[],
-    io: Io,
-    flagSet: S,
-    help: string,
-): { flags: Flags<S>; io: Io } | undefined {
-    const flags = parseFlags(command, argv, flagSet);
-    const out = withOutput(io, (flags as Flags<typeof ACCESS_FLAGS>).output);
-    if (flags.help) {
-        out.out(help);
-        return undefined;
-    }
-    return { flags, io: out };
 }
 
 /** The cluster of a node command's flags (--flavor, default kubeadm), once it answered. */

@@ -6,18 +6,10 @@ import { apiErrorMessage } from "../../cluster/client.js";
 import { KubeProxyCluster, NotFound } from "../../cluster/kubeProxy.js";
 import { configurationMode, verifyNode } from "../../rollout/runner.js";
 import type { RolloutSpec } from "../../rollout/spec.js";
-import { flag, modeValue, nodeNameValue, requireName } from "../args.js";
+import { commandFlags, flag, modeValue, nodeNameValue, requireName } from "../args.js";
 import { CliError, EXIT, table } from "../output.js";
 import type { Io } from "../io.js";
-import {
-    ACCESS_HELP,
-    commandFlags,
-    NODE_POD_FLAGS,
-    probeSettings,
-    reachNodes,
-    SERVICE_FLAGS,
-    stamp,
-} from "./access.js";
+import { ACCESS_HELP, NODE_POD_FLAGS, probeSettings, reachNodes, SERVICE_FLAGS, stamp } from "./access.js";
 
 export const VERIFY_HELP = `kube-proxy-mode verify --node NAME [--mode MODE]
 

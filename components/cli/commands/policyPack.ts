@@ -1,8 +1,8 @@
 import { accessSync, constants } from "node:fs";
 import { join } from "node:path";
-import { flag, parseFlags } from "../args.js";
+import { commandFlags, flag } from "../args.js";
 import { CliError, EXIT } from "../output.js";
-import { withOutput, type Io } from "../io.js";
+import type { Io } from "../io.js";
 
 export const POLICY_PACK_HELP = `kube-proxy-mode policy-pack [--launcher] [--json|-o yaml]
 
@@ -27,13 +27,10 @@ export function policyPackPaths(): { directory: string; launcher: string } {
 /** policy-pack's flags. */
 export const POLICY_PACK_FLAGS = { launcher: flag.switch(), json: flag.switch(), output: flag.output() };
 
-export async function policyPackCommand(argv: string[], io: Io): Promise<number> {
-    const flags = parseFlags("policy-pack", argv, POLICY_PACK_FLAGS);
-    io = withOutput(io, flags.output);
-    if (flags.help) {
-        io.out(POLICY_PACK_HELP);
-        return EXIT.ok;
-    }
+export async function policyPackCommand(argv: string[], given: Io): Promise<number> {
+    const command = commandFlags("policy-pack", argv, given, POLICY_PACK_FLAGS, POLICY_PACK_HELP);
+    if (!command) return EXIT.ok;
+    const { flags, io } = command;
     const paths = policyPackPaths();
     try {
         accessSync(join(paths.directory, "PulumiPolicy.yaml"), constants.R_OK);

@@ -5,10 +5,10 @@ import type { ProxyMode } from "../../core/types.js";
 import type { KubeVersion } from "../../core/versions.js";
 import {
     booleanValue,
+    commandFlags,
     flag,
     kubeVersionValue,
     modeValue,
-    parseFlags,
     INPUT_LIMITS,
     readInput,
     requireMode,
@@ -17,7 +17,8 @@ import {
 } from "../args.js";
 import { kubeconfigFromFlags, reachCluster } from "../kubeconfig.js";
 import { CliError, EXIT, table } from "../output.js";
-import { withOutput, type Io } from "../io.js";
+import type { Io } from "../io.js";
+import { ACCESS_FLAGS } from "./access.js";
 
 export const PRECHECK_HELP = `kube-proxy-mode precheck --mode MODE [--nodes FILE|-] [options]
 
@@ -45,10 +46,7 @@ export const PRECHECK_FLAGS = {
     selector: flag.value(selectorValue),
     "kubernetes-version": flag.value(kubeVersionValue),
     "conntrack-tcp-be-liberal": flag.value(booleanValue),
-    kubeconfig: flag.value(),
-    context: flag.value(),
-    json: flag.switch(),
-    output: flag.output(),
+    ...ACCESS_FLAGS,
 };
 
 type PrecheckFlags = Flags<typeof PRECHECK_FLAGS>;
@@ -98,13 +96,10 @@ function printVerdicts(io: Io, verdicts: NodeVerdict[], mode: ProxyMode, selecto
     );
 }
 
-export async function precheckCommand(argv: string[], io: Io): Promise<number> {
-    const flags = parseFlags("precheck", argv, PRECHECK_FLAGS);
-    io = withOutput(io, flags.output);
-    if (flags.help) {
-        io.out(PRECHECK_HELP);
-        return EXIT.ok;
-    }
+export async function precheckCommand(argv: string[], given: Io): Promise<number> {
+    const command = commandFlags("precheck", argv, given, PRECHECK_FLAGS, PRECHECK_HELP);
+    if (!command) return EXIT.ok;
+    const { flags, io } = command;
     const mode = requireMode(flags.mode);
     const selector = flags.selector;
     const { nodes, version } = await readNodes(flags, io);

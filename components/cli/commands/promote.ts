@@ -6,9 +6,9 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatDuration } from "../../core/duration.js";
 import type { ModeChange, PromotionRecord } from "../../core/types.js";
-import { flag, listValue, parseFlags } from "../args.js";
+import { commandFlags, flag, listValue } from "../args.js";
 import { CliError, EXIT, table } from "../output.js";
-import { withOutput, type Io } from "../io.js";
+import type { Io } from "../io.js";
 
 export const PROMOTE_HELP = `kube-proxy-mode promote --stacks dev,staging,prod [--yes] [--cwd DIR] [--json|-o yaml]
 
@@ -268,13 +268,10 @@ export const PROMOTE_FLAGS = {
     output: flag.output(),
 };
 
-export async function promoteCommand(argv: string[], io: Io): Promise<number> {
-    const flags = parseFlags("promote", argv, PROMOTE_FLAGS);
-    io = withOutput(io, flags.output);
-    if (flags.help) {
-        io.out(PROMOTE_HELP);
-        return EXIT.ok;
-    }
+export async function promoteCommand(argv: string[], given: Io): Promise<number> {
+    const command = commandFlags("promote", argv, given, PROMOTE_FLAGS, PROMOTE_HELP);
+    if (!command) return EXIT.ok;
+    const { flags, io } = command;
     const names = flags.stacks ?? [];
     if (names.length === 0)
         throw new CliError("--stacks is required: the stacks in order, e.g. --stacks dev,staging,prod");

@@ -5,18 +5,18 @@ import { validateDesired } from "../../core/settings.js";
 import { hasErrors, type DesiredSettings } from "../../core/types.js";
 import {
     booleanValue,
+    commandFlags,
     featureGatesValue,
     flag,
     kubeVersionValue,
     modeValue,
-    parseFlags,
     readInput,
     requireMode,
     strictListValue,
     type Flags,
 } from "../args.js";
 import { CliError, EXIT, formatChange, formatFinding } from "../output.js";
-import { withOutput, type Io } from "../io.js";
+import type { Io } from "../io.js";
 
 export const RENDER_HELP = `kube-proxy-mode render --current FILE|- --mode MODE [options]
 
@@ -70,13 +70,10 @@ export function desiredFromFlags(flags: Flags<typeof RENDER_FLAGS>): DesiredSett
 }
 
 // eslint-disable-next-line @typescript-eslint/require-await -- every command has the same async signature
-export async function renderCommand(argv: string[], io: Io): Promise<number> {
-    const flags = parseFlags("render", argv, RENDER_FLAGS);
-    io = withOutput(io, flags.output);
-    if (flags.help) {
-        io.out(RENDER_HELP);
-        return EXIT.ok;
-    }
+export async function renderCommand(argv: string[], given: Io): Promise<number> {
+    const command = commandFlags("render", argv, given, RENDER_FLAGS, RENDER_HELP);
+    if (!command) return EXIT.ok;
+    const { flags, io } = command;
     if (flags.current === undefined) throw new CliError("--current is required: a file, or - for standard input");
     const desired = desiredFromFlags(flags);
     const current = parseCurrentConfig(readInput(flags.current, "--current"), "--current");

@@ -17,10 +17,10 @@ import {
     type Context,
 } from "../../rollout/runner.js";
 import { describeIssues, rolloutSpecSchema, type RolloutSpec } from "../../rollout/spec.js";
-import { flag, parseFlags, poolNameValue, readInput, type Flags } from "../args.js";
+import { commandFlags, flag, poolNameValue, readInput, type Flags } from "../args.js";
 import { reachCluster } from "../kubeconfig.js";
 import { CliError, EXIT } from "../output.js";
-import { withOutput, type Io } from "../io.js";
+import type { Io } from "../io.js";
 import { capStrings, nameList, pieces } from "../../core/text.js";
 import { ACCESS_FLAGS, ACCESS_HELP, connect, stamp } from "./access.js";
 import { eventsFileOf, type EventsFile } from "../events.js";
@@ -208,13 +208,10 @@ function rolloutError(e: unknown, io: Io, json: boolean): number {
     throw new CliError(`rollout failed: ${fromApi ? apiErrorMessage(e) : e.message}`, EXIT.failed);
 }
 
-export async function rolloutCommand(argv: string[], io: Io): Promise<number> {
-    const flags = parseFlags("rollout", argv, ROLLOUT_FLAGS);
-    io = withOutput(io, flags.output);
-    if (flags.help) {
-        io.out(ROLLOUT_HELP);
-        return EXIT.ok;
-    }
+export async function rolloutCommand(argv: string[], given: Io): Promise<number> {
+    const command = commandFlags("rollout", argv, given, ROLLOUT_FLAGS, ROLLOUT_HELP);
+    if (!command) return EXIT.ok;
+    const { flags, io } = command;
     const spec = readSpec(flags);
     // before the cluster is reached: a file that cannot be written refuses the run at once
     const events = flags.plan ? undefined : eventsFileOf(flags.events);

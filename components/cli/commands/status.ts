@@ -6,10 +6,10 @@ import type { ProxyMode } from "../../core/types.js";
 import { apiErrorMessage } from "../../cluster/client.js";
 import { KubeProxyCluster, NotFound } from "../../cluster/kubeProxy.js";
 import { configurationMode, serviceProbeEnv } from "../../rollout/runner.js";
-import { flag } from "../args.js";
+import { commandFlags, flag } from "../args.js";
 import { CliError, EXIT, table } from "../output.js";
 import type { Io } from "../io.js";
-import { ACCESS_HELP, commandFlags, NODE_POD_FLAGS, probeSettings, reachNodes, SERVICE_FLAGS } from "./access.js";
+import { ACCESS_HELP, NODE_POD_FLAGS, probeSettings, reachNodes, SERVICE_FLAGS } from "./access.js";
 
 export const STATUS_HELP = `kube-proxy-mode status [--flavor kubeadm|eks] [--probe]
 
