@@ -1,13 +1,15 @@
-// A fleet of stacks moved in waves (issue #42): the fleet file's schema and findings, the fleet's
-// workflow id, and the scheduler that says which stacks may start now. Pure: the text, the fleet
-// file's folder, the stacks' states and the clock come in as data; Temporal and the stacks'
-// `pulumi up` live elsewhere and call these functions.
+// A fleet of stacks moved in waves (issue #42): the fleet file's schema and findings, and the
+// fleet's workflow id. Pure: the text and the fleet file's folder come in as data. The scheduler
+// is in fleetSchedule.ts, which the Temporal workflow's sandbox loads.
 import { createHash } from "node:crypto";
 import * as path from "node:path";
 import * as YAML from "../libraries/yaml.js";
 import { z } from "../libraries/zod.js";
 import { durationSchema, issueMessage, issuePath, secondsOf } from "./schema.js";
+import type { Fleet } from "./fleetSchedule.js";
 import type { ProxyMode } from "./types.js";
+
+export * from "./fleetSchedule.js";
 
 const WAVE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const STACK_NAME = /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+){0,2}$/;
@@ -81,25 +83,6 @@ export const fleetFileSchema = z
         { error: "the fleet file must be a mapping with waves: [...]" },
     )
     .describe("A fleet of Pulumi stacks moved to the target in waves (kube-proxy-mode fleet up --file fleet.yaml).");
-
-/** A stack of a parsed fleet: `dir` resolved against the fleet file's folder; `key` names it in progress. */
-export interface FleetStack {
-    dir: string;
-    stack: string;
-    /** `<stack>@<dir>`: the stack's one name in {@link FleetProgress} and in the workflow's history */
-    key: string;
-}
-
-export interface FleetWave {
-    name: string;
-    maxParallel: number;
-    soakSeconds: number;
-    stacks: FleetStack[];
-}
-
-export interface Fleet {
-    waves: FleetWave[];
-}
 
 /** A problem in the fleet file: the field's path (waves[1].stacks[0].stack), what is wrong and the fix. */
 export interface FleetFinding {
@@ -210,10 +193,11 @@ export function parseFleet(text: string, fileDir: string): { fleet?: Fleet; find
 /**
  * The fleet's Temporal workflow id: `kpm-fleet-<first wave>-<hash12>`.
  * Content-derived so that rerunning the same fleet and target resumes its workflow, and a changed fleet starts a new one.
+ * No target: each stack moves to the mode its own code declares.
  */
-export function fleetId(fleet: Fleet, target: ProxyMode): string {
+export function fleetId(fleet: Fleet, target?: ProxyMode): string {
     const content = {
-        target,
+        target: target ?? "as declared",
         waves: fleet.waves.map((w) => ({
             name: w.name,
             maxParallel: w.maxParallel,
@@ -223,50 +207,4 @@ export function fleetId(fleet: Fleet, target: ProxyMode): string {
     };
     const hash = createHash("sha256").update(JSON.stringify(content)).digest("hex").slice(0, 12);
     return `kpm-fleet-${fleet.waves[0].name}-${hash}`;
-}
-
-export type StackState = "pending" | "running" | "succeeded" | "failed" | "skipped";
-
-/** What the workflow knows: each stack's state (by key; absent = pending), soaks begun, and the clock. */
-export interface FleetProgress {
-    stacks: Readonly<Record<string, StackState>>;
-    /** when each wave's soak ends (epoch ms), as recorded from an earlier "soak" step */
-    soakUntil?: Readonly<Record<string, number>>;
-    /** epoch ms */
-    now: number;
-}
-
-/**
- * The scheduler's answer:
- * - `run`: the current wave; `start` may start now (empty when the wave is at maxParallel);
- * - `soak`: the wave succeeded; wait until `until` (record it as the wave's soakUntil, so a
- *   replay waits for the same end);
- * - `stopped`: a stack failed; nothing new starts (`running` are left to finish), later waves never;
- * - `done`: every wave succeeded (or its stacks were skipped).
- */
-export type FleetStep =
-    | { kind: "run"; wave: string; start: FleetStack[]; running: FleetStack[] }
-    | { kind: "soak"; wave: string; until: number }
-    | { kind: "stopped"; wave: string; failed: FleetStack[]; running: FleetStack[] }
-    | { kind: "done" };
-
-/** The pure scheduler: which stacks may start now, or why none may. */
-export function nextSteps(fleet: Fleet, progress: FleetProgress): FleetStep {
-    const state = (s: FleetStack): StackState => progress.stacks[s.key] ?? "pending";
-    for (const [w, wave] of fleet.waves.entries()) {
-        const inState = (st: StackState) => wave.stacks.filter((s) => state(s) === st);
-        const running = inState("running");
-        const failed = inState("failed");
-        if (failed.length > 0) return { kind: "stopped", wave: wave.name, failed, running };
-        const pending = inState("pending");
-        if (pending.length > 0 || running.length > 0) {
-            const start = pending.slice(0, Math.max(0, wave.maxParallel - running.length));
-            return { kind: "run", wave: wave.name, start, running };
-        }
-        const last = w === fleet.waves.length - 1;
-        if (last || wave.soakSeconds === 0 || inState("succeeded").length === 0) continue;
-        const until = progress.soakUntil?.[wave.name] ?? progress.now + wave.soakSeconds * 1000;
-        if (progress.now < until) return { kind: "soak", wave: wave.name, until };
-    }
-    return { kind: "done" };
 }

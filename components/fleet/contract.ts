@@ -1,0 +1,139 @@
+// What the fleet's workflow, its stack activities and the CLI agree on: names on the Temporal
+// cluster, the activities' inputs and outcomes, the failure types that are never retried, the
+// signals and the status the workflow publishes. Types and constants only, so the workflow's
+// sandbox can load it.
+import type { Fleet, FleetStack, StackState } from "../core/fleetSchedule.js";
+import type { ProxyMode } from "../core/types.js";
+
+/** The task queue the fleet's workers poll. */
+export const FLEET_TASK_QUEUE = "kube-proxy-mode-fleet";
+
+/** The workflow's type name (the exported function in workflow.ts). */
+export const FLEET_WORKFLOW = "fleetWorkflow";
+
+/** What `fleet up` starts the workflow with. */
+export interface FleetInput {
+    fleet: Fleet;
+    /** each stack's preview must move to this mode; absent: to whatever its own code declares */
+    target?: ProxyMode;
+    /** the fleet file's absolute path, for status and messages */
+    file: string;
+    /** activity timing; the defaults suit real stacks, tests shorten them */
+    timing?: FleetTiming;
+}
+
+export interface FleetTiming {
+    /** a stack activity not heard from for this long is retried on another worker. Default 60 s. */
+    heartbeatSeconds?: number;
+    /** attempts of a stack activity whose worker was lost, in all. Default 5. */
+    maxAttempts?: number;
+}
+
+export interface StackInput {
+    stack: FleetStack;
+    target?: ProxyMode;
+}
+
+/** What a stack's preview showed. */
+export interface StackPreview {
+    key: string;
+    cluster: string | null;
+    /** "ipvs (3f2a...)": the mode and config hash, as promote prints them */
+    from: string | null;
+    to: string | null;
+    /** nodes that move */
+    moving: number | null;
+}
+
+/** What a stack's `pulumi up` did. */
+export interface StackOutcome extends StackPreview {
+    result: "applied" | "unchanged";
+    /** "4/4" or "3/4 (1 by hooks only)"; null when the program exports no promotion */
+    nodesVerified: string | null;
+    durationSeconds: number;
+}
+
+/**
+ * Why a stack activity failed, as the ApplicationFailure's type. Each is the stack's own verdict
+ * and is never retried: a rerun would fail the same way until a human acts (fleet retry/skip).
+ * Anything else (a lost worker, a heartbeat timeout, a locked stack) is retried.
+ */
+export const STACK_FAILURES = {
+    /** the preview failed or showed a refusal (a blocking finding, the wrong target) */
+    previewRefused: "PreviewRefused",
+    /** the component's promotion gate refused: the upstream stack has not finished and soaked */
+    gateRefused: "GateRefused",
+    /** pulumi up failed: a node failed its checks and was rolled back, or the program failed */
+    stackFailed: "StackFailed",
+    /** the stack cannot be selected: no project in dir, no such stack */
+    stackNotFound: "StackNotFound",
+} as const;
+
+export type StackFailureType = (typeof STACK_FAILURES)[keyof typeof STACK_FAILURES];
+
+/** The activities a fleet worker registers. */
+export interface StackActivities {
+    /** `pulumi preview` of the stack; throws a non-retryable failure when it is refused */
+    previewStack(input: StackInput): Promise<StackPreview>;
+    /** `pulumi up` of the stack, heartbeating the engine's progress */
+    upStack(input: StackInput): Promise<StackOutcome>;
+}
+
+/** Signal names; each is recorded in the workflow's history. */
+export const FLEET_SIGNALS = {
+    /** no new stack starts; running ones finish */
+    pause: "pause",
+    resume: "resume",
+    /** a failed stack (by key or name) becomes pending again: previewed, then moved */
+    retry: "retry",
+    /** a failed or pending stack is left as it is; its wave goes on without it */
+    skip: "skip",
+} as const;
+
+/** The query name of {@link FleetStatus}. */
+export const FLEET_STATUS_QUERY = "status";
+
+/** The memo key under which the workflow keeps its latest {@link FleetStatus}, readable with no worker. */
+export const FLEET_STATUS_MEMO = "status";
+
+export type FleetPhase = "previewing" | "running" | "soaking" | "paused" | "stopped" | "done";
+
+export interface FleetStackStatus {
+    key: string;
+    wave: string;
+    dir: string;
+    stack: string;
+    state: StackState;
+    /** activity attempts so far (a lost worker's retry counts) */
+    attempts: number;
+    preview?: StackPreview;
+    outcome?: StackOutcome;
+    /** the failure's type and message, or why it was skipped */
+    failure?: { type: StackFailureType | "Unknown"; message: string };
+    /** epoch ms */
+    startedAt?: number;
+    endedAt?: number;
+}
+
+/** One line of the fleet's progress: each state change, in order. */
+export interface FleetEvent {
+    /** epoch ms (workflow time) */
+    at: number;
+    wave?: string;
+    stack?: string;
+    text: string;
+}
+
+/** What the workflow publishes (query and memo) and returns when done. */
+export interface FleetStatus {
+    phase: FleetPhase;
+    paused: boolean;
+    /** the wave running, soaking or stopped; null when done */
+    wave: string | null;
+    /** epoch ms, while soaking */
+    soakUntil?: number;
+    target?: ProxyMode;
+    file: string;
+    stacks: FleetStackStatus[];
+    events: FleetEvent[];
+}
