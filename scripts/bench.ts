@@ -53,7 +53,7 @@
 //        them, and waits for every node's kube-proxy to have synced before the clients start; per
 //        node it samples kube-proxy from /proc and its metrics (scripts/kubeProxySamples.ts): the
 //        new mode's first full sync (its process's start to kubeproxy_sync_proxy_rules_last_timestamp_seconds,
-//        and under the up the rollout's own first-sync line beside it), its memory and CPU time in
+//        and under the up the rollout's own first sync beside it, its node event), its memory and CPU time in
 //        the old mode and the new, the node's verification (up) and its pool's wall time: a second table
 //   --out DIR writes the run's JSON to DIR/bench.json and, with workload runs, their timeline
 //        (scripts/workloadChart.ts, rendered headless with vega-lite and vega) to DIR/workload-timeline.svg;
@@ -102,7 +102,6 @@ import {
     proxyProcesses,
     rolloutSyncs,
     type ProxySample,
-    type StepLine,
 } from "./kubeProxySamples.js";
 import { renderSvg, timelineSpec } from "./workloadChart.js";
 import {
@@ -512,6 +511,14 @@ async function kubeProxyModeStack(state: ClusterState, opts: Options) {
     return stack;
 }
 
+/** A rollout step's log line and when the bench saw it (--lines: for a person to read; the figures come from the node events). */
+interface StepLine {
+    t: number;
+    /** "pool-<name>" or "finish": which step printed it */
+    step: string;
+    text: string;
+}
+
 function stepName(urn: string | undefined): string | undefined {
     const m = urn ? /::kube-proxy-(pool-[a-z0-9-]+|finish)$/.exec(urn) : null;
     return m?.[1];
@@ -844,9 +851,8 @@ async function watchKubeProxyPods(
 
 type KubeProxyPodWatch = Awaited<ReturnType<typeof watchKubeProxyPods>>;
 
-/** What the up of the workload phase leaves to read: its steps' lines (epoch ms), its node events and each step's time, seconds. */
+/** What the up of the workload phase leaves to read: its node events (the first syncs among them) and each step's time, seconds. */
 interface UpRecord {
-    lines: StepLine[];
     events: NodeEvent[];
     steps: Record<string, number>;
 }
@@ -887,9 +893,6 @@ async function kubeProxyModeUp(state: ClusterState, to: ProxyMode, pair: string,
                     if (started.has(done)) record.steps[done] = (Date.now() - started.get(done)!) / 1000;
                     progress(`workload ${pair}: ${done} done`);
                 }
-                // the steps' lines, timed as they come: the first syncs
-                const said = e.diagnosticEvent && stepName(e.diagnosticEvent.urn);
-                if (said) record.lines.push({ t: Date.now(), step: said, text: e.diagnosticEvent!.message });
             },
         })
         .finally(() => (record.events = rollout.read()));
@@ -1005,7 +1008,7 @@ interface TrafficRecord {
     records: Map<string, ClientRecord>;
     watch: KubeProxyPodWatch;
     samples: Map<string, ProxySample[]>;
-    /** the up's steps' lines and times (empty for the runbook) */
+    /** the up's node events and step times (empty for the runbook) */
     up: UpRecord;
     /** the runbook's node restarts (epoch ms; empty for the up) */
     restarts: { node: string; from: number; to: number }[];
@@ -1038,7 +1041,7 @@ async function procedureUnderTraffic(
     progress(`workload ${run.pair}, ${run.procedure}: every node's kube-proxy synced (waited ${waited.toFixed(1)} s)`);
     run.settleSeconds = Math.round(waited * 10) / 10;
     const clients = startClients(state, ip, port, nodePort);
-    const up: UpRecord = { lines: [], events: [], steps: {} };
+    const up: UpRecord = { events: [], steps: {} };
     const restarts: TrafficRecord["restarts"] = [];
     let records: Map<string, ClientRecord>;
     let samples: Map<string, ProxySample[]>;
@@ -1097,7 +1100,7 @@ function workloadPoolSeconds(state: ClusterState, t: TrafficRecord): Record<stri
 /** Each node's figures from its client's record, with its kube-proxy pods' events and processes relative to the client's start. */
 function workloadNodeFigures(state: ClusterState, t: TrafficRecord, from: ProxyMode): WorkloadRun["nodes"] {
     const { records, watch } = t;
-    const syncs = rolloutSyncs(t.up.lines);
+    const syncs = rolloutSyncs(t.up.events);
     const verified = new Map(
         nodePhases(t.up.events)
             .filter((p) => p.kind === "move")

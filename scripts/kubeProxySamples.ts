@@ -2,17 +2,11 @@
 // no I/O). The bench's workload phase samples every node's kube-proxy while the clients run
 // (scripts/bench.ts: kubeProxySampler) and reads here, per node: each process's first full sync
 // (its start to the end of its first sync), its memory and CPU time, and the rollout's own
-// first-sync lines (the `pulumi up` log) to set beside them.
+// first-sync figures (its "first sync" node events, components/rollout/events.ts) to set beside
+// them. No log line is read.
 import { fullSyncTotals } from "../components/core/firstSync.js";
 import { metricValues, parseMetrics } from "../components/core/probe.js";
-
-/** A rollout step's log line and when the bench saw it (ms, any clock). */
-export interface StepLine {
-    t: number;
-    /** "pool-<name>" or "finish": which step printed it */
-    step: string;
-    text: string;
-}
+import type { NodeEvent } from "../components/rollout/events.js";
 
 /** What /proc/<pid>/stat says of a process: its start (clock ticks after boot) and CPU time (ticks). */
 export interface ProcStat {
@@ -196,37 +190,30 @@ export function kubeProxyFigures(processes: ProxyProcess[]): KubeProxyFigures {
     };
 }
 
-/** What the rollout's log said of one node's first syncs (seconds), its move's and its hand-back's. */
+/** What the rollout measured of one node's first syncs (seconds), its move's and its hand-back's. */
 export interface RolloutSync {
-    /** "old mode's mean full sync: X.XXs", read before the move */
+    /** the old mode's mean full sync, read from the node's kube-proxy before the move */
     oldMeanFullSyncSeconds?: number;
-    /** "first sync in <mode> mode done Ns after kube-proxy started" in a pool step: the move */
+    /** the move's first sync, seconds into the wait for it */
     moveFirstSyncSeconds?: number;
-    /** the same in the finish: the hand-back to the installer's DaemonSet */
+    /** the same of the finish's hand-back to the installer's DaemonSet */
     handBackFirstSyncSeconds?: number;
 }
 
-const NODE = /node (\S+): (.*)$/;
-const OLD_MEAN = /^old mode's mean full sync: ([\d.]+)s$/;
-// "into the wait" since the rollout's wording was corrected; "after kube-proxy started" before
-const FIRST_SYNC = /^first sync in \S+ mode done ([\d.]+)s (?:into the wait|after kube-proxy started)$/;
-
-/** Per node, the rollout's first-sync lines (the first of each kind), from the steps' lines. */
-export function rolloutSyncs(lines: readonly StepLine[]): Map<string, RolloutSync> {
+/** Per node, the rollout's first syncs (the first of each kind), from its "first sync" node events. */
+export function rolloutSyncs(events: readonly NodeEvent[]): Map<string, RolloutSync> {
     const out = new Map<string, RolloutSync>();
-    for (const line of lines)
-        for (const text of line.text.split("\n")) {
-            const m = NODE.exec(text.trim());
-            if (!m) continue;
-            const r = out.get(m[1]) ?? {};
-            const mean = OLD_MEAN.exec(m[2]);
-            const done = FIRST_SYNC.exec(m[2]);
-            if (mean) r.oldMeanFullSyncSeconds ??= Number(mean[1]);
-            else if (done && line.step === "finish") r.handBackFirstSyncSeconds ??= Number(done[1]);
-            else if (done) r.moveFirstSyncSeconds ??= Number(done[1]);
-            else continue;
-            out.set(m[1], r);
+    for (const e of events) {
+        if (e.type !== "first sync") continue;
+        const r = out.get(e.node) ?? {};
+        if (e.step === "hand-back") r.handBackFirstSyncSeconds ??= e.seconds;
+        else {
+            r.moveFirstSyncSeconds ??= e.seconds;
+            // read live before the move; a mean recorded earlier or of every sync is not the old mode's full sync
+            if (e.old?.metric === "full" && !e.old.recorded) r.oldMeanFullSyncSeconds ??= e.old.seconds;
         }
+        out.set(e.node, r);
+    }
     return out;
 }
 

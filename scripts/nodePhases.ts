@@ -4,6 +4,7 @@
 // node's move reads, in order (components/rollout/events.ts):
 //   cordoned              the move's memory and the cordon written
 //   kube-proxy running    the new kube-proxy started and settled
+//   first sync            its first sync in the new mode (built-in checks on; the figures: kubeProxySamples.ts)
 //   check ...             each built-in check (and hook)
 //   released              uncordoned, the memory cleared: verified, moved, or handed back
 // and a batch's "batch started" before its nodes'. No log line is read.

@@ -76,7 +76,7 @@ export async function serviceProbeEnv(
 /**
  * The first-sync limits of a node about to move, from its old mode's sync: read from its running
  * kube-proxy, else (a move resumed past its restart) the one its move memory or an earlier move
- * recorded; with none, the floor applies.
+ * recorded (`recorded`); with none, the floor applies.
  */
 export async function nodeSyncLimits(
     ctx: Context,
@@ -85,7 +85,7 @@ export async function nodeSyncLimits(
     wanted: string | null,
     [fromMode, toMode]: [ProxyMode, ProxyMode],
     log: Log,
-): Promise<{ limits: FirstSyncLimits; baseline: SyncBaseline }> {
+): Promise<{ limits: FirstSyncLimits; baseline: SyncBaseline; recorded: boolean }> {
     const run = probeRunSettings(ctx);
     const live = n.placement === wanted ? {} : await readSyncBaseline(run, n.name);
     const recorded = n.move?.to === wanted && n.move.baseline ? n.move.baseline : recordedBaseline(n.syncs, fromMode);
@@ -98,10 +98,10 @@ export async function nodeSyncLimits(
         from: fromMode,
         to: toMode,
     });
-    return { limits, baseline };
+    return { limits, baseline, recorded: baseline !== live };
 }
 
-/** Waits for the node's first sync in `mode`; throws CheckFailed ("first-sync") when it fails. */
+/** Waits for the node's first sync in `mode` and returns its seconds into the wait; throws CheckFailed ("first-sync") when it fails. */
 export async function firstSync(
     ctx: Context,
     node: string,

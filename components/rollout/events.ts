@@ -1,8 +1,10 @@
 // What the runner tells of each node as it moves: typed events, for a program to read (the CLI's
 // --events file, the bench), and the one formatter that makes the log's lines of them. A node's
-// move reads, in order: cordoned, kube-proxy running, each check, released; a batch's event comes
+// move reads, in order: cordoned, kube-proxy running, first sync (built-in checks on), each
+// check, released; a batch's event comes
 // before its nodes' (its first node may be cordoned before it: see the bench's nodePhases.ts).
 import { describePlacement } from "../core/plan.js";
+import type { ProxyMode } from "../core/types.js";
 
 /** A pool's step moves its nodes to the target; the finish hands them back to the installer's DaemonSet. */
 export type StepKind = "move" | "hand-back";
@@ -41,6 +43,19 @@ export interface KubeProxyRunning extends NodeEventBase {
     placement: string | null;
 }
 
+/**
+ * The node's new kube-proxy finished its first sync in `mode`, `seconds` into the wait for it
+ * (the built-in checks only: without them nothing waits). `old`: the old mode's mean sync, read
+ * before the move from the node's kube-proxy (`recorded`: from what an earlier move recorded on
+ * the node, kube-proxy having restarted since); `metric` "all" when it reported no full syncs (ipvs).
+ */
+export interface FirstSynced extends NodeEventBase {
+    type: "first sync";
+    mode: ProxyMode;
+    seconds: number;
+    old?: { seconds: number; metric: "full" | "all"; recorded: boolean };
+}
+
 /** One check of the node on its new kube-proxy: a built-in one, or a verify hook (`hook`, named "hook <name>"). */
 export interface CheckDone extends NodeEventBase {
     type: "check";
@@ -58,7 +73,7 @@ export interface Released extends NodeEventBase {
     hooks: number;
 }
 
-export type NodeEvent = BatchStarted | Cordoned | KubeProxyRunning | CheckDone | Released;
+export type NodeEvent = BatchStarted | Cordoned | KubeProxyRunning | FirstSynced | CheckDone | Released;
 
 /** An event as the runner makes it, before it is stamped with its time. */
 export type UnstampedNodeEvent = NodeEvent extends infer E ? (E extends NodeEvent ? Omit<E, "at"> : never) : never;
@@ -75,12 +90,19 @@ export function formatEvent(e: NodeEvent): string {
     return `pool ${e.pool} node ${e.node}: ${what(e)}`;
 }
 
+/** The line of a first sync done (a move's event, or a rollback's own wait). */
+export function firstSyncDone(mode: ProxyMode, seconds: number): string {
+    return `first sync in ${mode} mode done ${seconds}s into the wait`;
+}
+
 function what(e: Exclude<NodeEvent, BatchStarted>): string {
     switch (e.type) {
         case "cordoned":
             return e.ours ? "cordoned" : "was already cordoned (left so)";
         case "kube-proxy running":
             return `kube-proxy ${e.pod ?? ""} running on ${describePlacement(e.placement)}`;
+        case "first sync":
+            return firstSyncDone(e.mode, e.seconds);
         case "check":
             // a hook's output is its check's detail in the result; its line names it only
             return e.hook

@@ -67,7 +67,7 @@ export function limitsFor(
 
 /**
  * Samples the node's kube-proxy until core/firstSync.ts judges its first sync in `mode` done or
- * failed; logs the wait's start, a few progress lines and its end. Returns the last verdict.
+ * failed; logs the wait's start and a few progress lines. Returns the last verdict.
  */
 export async function awaitFirstSync(
     run: ProbeRunSettings,
@@ -105,6 +105,6 @@ export async function awaitFirstSync(
             return verdict.kind !== "waiting";
         },
     });
-    if (verdict.kind === "synced") log(`first sync in ${mode} mode done ${verdict.seconds}s into the wait`);
+    // its end is the caller's line: a move's "first sync" event, a rollback's own (events.ts)
     return verdict;
 }

@@ -108,8 +108,9 @@ export async function moveNode(
     try {
         const fromMode = await modeOfPlacement(ctx, inst, origin);
         let baseline: SyncBaseline = {};
+        let recorded = false;
         if (ctx.spec.verify.nodeChecks)
-            ({ limits, baseline } = await nodeSyncLimits(ctx, pool, n, wanted, [fromMode, target.mode], log));
+            ({ limits, baseline, recorded } = await nodeSyncLimits(ctx, pool, n, wanted, [fromMode, target.mode], log));
         if (baseline.seconds !== undefined) move = { ...move, baseline };
         // the bridge is recorded before it is made; a move resumed past its restart keeps the one it made
         const bridges = ctx.spec.verify.nodeChecks && movesBridged(fromMode, target.mode) && n.placement !== wanted;
@@ -168,6 +169,19 @@ export async function moveNode(
         interrupted();
         step = "verify";
         const firstSeconds = limits ? await firstSync(ctx, node, target.mode, limits, log) : undefined;
+        if (firstSeconds !== undefined) {
+            const { seconds, metric } = baseline;
+            const old = seconds === undefined ? {} : { old: { seconds, metric: metric ?? "all", recorded } };
+            emit(ctx, {
+                type: "first sync",
+                pool: pool.name,
+                node,
+                step: kind,
+                mode: target.mode,
+                seconds: firstSeconds,
+                ...old,
+            });
+        }
         // the new mode routes: the bridge goes before the checks, which count it as left behind;
         // the memory forgets it only once its delete is confirmed
         move = await dropBridge(ctx, node, move, log);

@@ -11,6 +11,7 @@ import { limitsFor } from "./firstSync.js";
 import { firstSync, verifyNode } from "./checks.js";
 import { Log, Context, modeOfPlacement, probeRunSettings, describePlacement, checksMark } from "./context.js";
 import { LeaseLost, CheckFailed } from "./errors.js";
+import { firstSyncDone } from "./events.js";
 
 /** Where a node's move is: each step runs only after the one before it ended. */
 export type NodeStep = "start" | "drain" | "bridge" | "cleanup" | "restart" | "verify";
@@ -71,8 +72,8 @@ export async function rollBack(
     }
     await ctx.cluster.writeNode(node, { move: rollback, placement: move.from });
     await ctx.cluster.waitForKubeProxy(node, move.from, ctx.spec.verify.podTimeoutSeconds);
-    if (ctx.spec.verify.nodeChecks)
-        await firstSync(
+    if (ctx.spec.verify.nodeChecks) {
+        const seconds = await firstSync(
             ctx,
             node,
             originMode,
@@ -80,6 +81,8 @@ export async function rollBack(
             log,
             "after rollback: ",
         );
+        log(firstSyncDone(originMode, seconds));
+    }
     await dropBridge(ctx, node, rollback, log);
     const back = await verifyNode(ctx, node, originMode, { cleanLeftovers: false, log });
     const mode = back.find((c) => c.check === "mode");

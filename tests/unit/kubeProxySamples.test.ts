@@ -1,5 +1,6 @@
 // The bench's kube-proxy figures (scripts/kubeProxySamples.ts): /proc and metrics parsing, each
-// process's first sync, memory and CPU time, the old mode's and the new, and the rollout's lines.
+// process's first sync, memory and CPU time, the old mode's and the new, and the rollout's first
+// syncs (its node events).
 import assert from "node:assert/strict";
 import {
     kubeProxyFigures,
@@ -12,6 +13,7 @@ import {
     rolloutSyncs,
     type ProxySample,
 } from "../../scripts/kubeProxySamples.js";
+import type { NodeEvent } from "../../components/rollout/events.js";
 
 describe("kube-proxy samples: reading /proc and the metrics", () => {
     it("reads CPU ticks (utime + stime) and the start from /proc/<pid>/stat, a command with spaces and parentheses included", () => {
@@ -187,34 +189,57 @@ describe("kube-proxy samples: a node's processes through a move", () => {
     });
 });
 
-describe("kube-proxy samples: the rollout's lines and the pools' time", () => {
-    it("reads each node's old-mode mean, its move's first sync and its hand-back's, the first of each", () => {
-        const lines = [
+describe("kube-proxy samples: the rollout's first syncs and the pools' time", () => {
+    it("reads each node's old-mode mean, its move's first sync and its hand-back's from the node events, the first of each", () => {
+        const base = { pool: "canary", node: "canary-1", mode: "nftables" as const };
+        const events: NodeEvent[] = [
+            { type: "batch started", pool: "canary", step: "move", index: 1, of: 1, nodes: ["canary-1"], at: 1 },
+            { ...base, type: "cordoned", step: "move", ours: true, at: 2 },
             {
-                t: 1,
-                step: "pool-canary",
-                text: "[12:00:01] pool canary node canary-1: old mode's mean full sync: 0.41s",
+                ...base,
+                type: "first sync",
+                step: "move",
+                seconds: 3,
+                old: { seconds: 0.41, metric: "full", recorded: false },
+                at: 3,
+            },
+            // a second move of the node (a later up): the first of each kind is kept
+            { ...base, type: "first sync", step: "move", seconds: 9, at: 4 },
+            {
+                ...base,
+                type: "first sync",
+                step: "hand-back",
+                seconds: 2,
+                old: { seconds: 0.2, metric: "full", recorded: false },
+                at: 5,
+            },
+            // an old mode's mean recorded by an earlier move, or of every sync (ipvs), is no full sync read before this one
+            {
+                ...base,
+                node: "workers-1",
+                type: "first sync",
+                step: "move",
+                seconds: 4,
+                old: { seconds: 1, metric: "full", recorded: true },
+                at: 6,
             },
             {
-                t: 2,
-                step: "pool-canary",
-                text: "pool canary node canary-1: waiting for the first sync in nftables mode (deadline 2m0s: ...)\npool canary node canary-1: first sync in nftables mode done 3s into the wait",
+                ...base,
+                node: "workers-2",
+                type: "first sync",
+                step: "move",
+                seconds: 5,
+                old: { seconds: 1, metric: "all", recorded: false },
+                at: 7,
             },
-            {
-                t: 3,
-                step: "pool-canary",
-                text: "pool canary node canary-1: first sync in nftables mode done 9s after kube-proxy started",
-            },
-            {
-                t: 4,
-                step: "finish",
-                text: "pool canary node canary-1: first sync in nftables mode done 2s after kube-proxy started",
-            },
-            { t: 5, step: "pool-workers", text: "pool workers: batch 1/1: workers-1" },
         ];
         assert.deepEqual(
-            [...rolloutSyncs(lines)],
-            [["canary-1", { oldMeanFullSyncSeconds: 0.41, moveFirstSyncSeconds: 3, handBackFirstSyncSeconds: 2 }]],
+            [...rolloutSyncs(events)],
+            [
+                ["canary-1", { moveFirstSyncSeconds: 3, oldMeanFullSyncSeconds: 0.41, handBackFirstSyncSeconds: 2 }],
+                ["workers-1", { moveFirstSyncSeconds: 4 }],
+                ["workers-2", { moveFirstSyncSeconds: 5 }],
+            ],
         );
     });
 

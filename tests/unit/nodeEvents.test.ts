@@ -5,6 +5,7 @@ import { configHash } from "../../components/core/plan.js";
 import { finish, runPools, type Context } from "../../components/rollout/runner.js";
 import { formatEvent, type KubeProxyRunning, type NodeEvent } from "../../components/rollout/events.js";
 import { rolloutSpecSchema, type RolloutSpec } from "../../components/rollout/spec.js";
+import { rolloutSyncs } from "../../scripts/kubeProxySamples.js";
 import { FakeClock, FakeCluster, kubeProxyConfig } from "./fakeCluster.js";
 
 const TARGET = kubeProxyConfig("nftables");
@@ -48,12 +49,14 @@ function story(events: NodeEvent[], node: string, step: "move" | "hand-back"): s
                   ? `released ${e.how}`
                   : e.type === "cordoned"
                     ? `cordoned ${e.ours}`
-                    : `running ${(e as KubeProxyRunning).placement ?? "installer"}`,
+                    : e.type === "first sync"
+                      ? `first sync ${e.mode}`
+                      : `running ${(e as KubeProxyRunning).placement ?? "installer"}`,
         );
 }
 
 describe("the runner's node events", () => {
-    it("a move and its hand-back, node by node: cordoned, kube-proxy running, each check, released; batches before their nodes", async () => {
+    it("a move and its hand-back, node by node: cordoned, kube-proxy running, first sync, each check, released; batches before their nodes", async () => {
         const hooks = [{ name: "gate", command: ["never-run"] }];
         const { cluster, events, ctx } = setup(specOf({ hooks }));
         cluster.hookOutcome = () => ({ ok: true, output: "fine" });
@@ -64,12 +67,14 @@ describe("the runner's node events", () => {
         const moved = story(events, "workers-2", "move");
         assert.deepEqual(moved[0], "cordoned true");
         assert.deepEqual(moved[1], `running ${HASH}`);
+        assert.deepEqual(moved[2], "first sync nftables");
         assert.deepEqual(moved.slice(-2), ["check hook gate true", "released verified"]);
         for (const c of checks.filter((c) => moved.some((m) => m.startsWith(`check ${c} `))))
             assert.ok(moved.includes(`check ${c} true`), moved.join("\n"));
         const handedBack = story(events, "workers-2", "hand-back");
         assert.deepEqual(handedBack[0], "cordoned true");
         assert.deepEqual(handedBack[1], "running installer");
+        assert.deepEqual(handedBack[2], "first sync nftables");
         assert.deepEqual(handedBack.slice(-1), ["released handed back"]);
         const batches = events.flatMap((e) =>
             e.type === "batch started" ? [`${e.step} ${e.pool} ${e.index}/${e.of} ${e.nodes.join(",")}`] : [],
@@ -85,6 +90,51 @@ describe("the runner's node events", () => {
         const released = events.filter((e) => e.type === "released");
         assert.equal(released.length, 8, "each node released once in each kind of step");
         for (const e of released) assert.equal(e.hooks, 1);
+    });
+
+    it("a first sync carries its seconds into the wait and the old mode's mean read before the move: the bench's first-sync figures", async () => {
+        const { events, lines, ctx } = setup();
+        await runPools(ctx, ["canary"]);
+        await finish(ctx);
+        const synced = events.filter((e) => e.type === "first sync" && e.node === "canary-1");
+        assert.deepEqual(
+            synced.map(({ at: _, ...e }) => e),
+            [
+                {
+                    type: "first sync",
+                    pool: "canary",
+                    node: "canary-1",
+                    step: "move",
+                    mode: "nftables",
+                    seconds: 0,
+                    old: { seconds: 2, metric: "full", recorded: false },
+                },
+                {
+                    type: "first sync",
+                    pool: "canary",
+                    node: "canary-1",
+                    step: "hand-back",
+                    mode: "nftables",
+                    seconds: 0,
+                    old: { seconds: 2, metric: "full", recorded: false },
+                },
+            ],
+        );
+        assert.ok(lines.includes("pool canary node canary-1: first sync in nftables mode done 0s into the wait"));
+        // the bench reads them (scripts/kubeProxySamples.ts), no log line
+        const syncs = rolloutSyncs(events);
+        assert.deepEqual(syncs.get("canary-1"), {
+            moveFirstSyncSeconds: 0,
+            oldMeanFullSyncSeconds: 2,
+            handBackFirstSyncSeconds: 0,
+        });
+    });
+
+    it("without the built-in node checks nothing waits for a first sync: no such event", async () => {
+        const { events, ctx } = setup(specOf({ nodeChecks: false }));
+        await runPools(ctx, ["canary"]);
+        assert.ok(events.some((e) => e.type === "released"));
+        assert.ok(!events.some((e) => e.type === "first sync"));
     });
 
     it("each event is stamped with the run's clock", async () => {

@@ -40,9 +40,9 @@ again resumes: verified nodes are skipped. Prints one line per step.
                     with --json, its "verification") that the finish step keeps as the stack's
                     promotion record
   --plan            print the plan and change nothing
-  --events FILE     append each node event (batch started, cordoned, kube-proxy running, check,
-                    released; with its pool, node, step kind and time) to FILE as a JSON line, for
-                    a program to read; default: $KPM_EVENTS_FILE (none when unset)
+  --events FILE     append each node event (batch started, cordoned, kube-proxy running, first
+                    sync, check, released; with its pool, node, step kind and time) to FILE as a
+                    JSON line, for a program to read; default: $KPM_EVENTS_FILE (none when unset)
 
 One rollout per cluster: the run holds the Lease kube-system/kube-proxy-mode (renewed every 20 s;
 another run refuses, naming the holder, until it is released or expires 60 s after its last
