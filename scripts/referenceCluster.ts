@@ -352,6 +352,9 @@ function kubeconfigYaml(server: string, caFile: string, token: string, name: str
 
 type Log = (line: string) => void;
 
+/** The cluster's own lines, on stderr: clusterUp's log unless given one, addKwokNode's, the CLI's. */
+export const clusterLog: Log = (l) => process.stderr.write(`[cluster] ${l}\n`);
+
 /** Checks the options and lays out the cluster: its name, directory, ports, nodes in pools. */
 async function planCluster(opts: ClusterOptions): Promise<{ state: ClusterState; started: number }> {
     const name = opts.name ?? "reference";
@@ -599,7 +602,7 @@ function startKwok(state: ClusterState, log: Log): void {
 }
 
 export async function clusterUp(opts: ClusterOptions = {}): Promise<ClusterState> {
-    const log = opts.log ?? ((l: string) => process.stderr.write(`[cluster] ${l}\n`));
+    const log = opts.log ?? clusterLog;
     const { state, started } = await planCluster(opts);
     try {
         const token = writeCredentials(state.dir);
@@ -861,7 +864,7 @@ export async function addKwokNode(
         `kwok node ${node.name}`,
         60_000,
         async () => {
-            reviveDaemon(state, "kwok", (l) => process.stderr.write(`[cluster] ${l}\n`), restarts);
+            reviveDaemon(state, "kwok", clusterLog, restarts);
             return (
                 (await core.readNode({ name: node.name })).status?.conditions?.some(
                     (c) => c.type === "Ready" && c.status === "True",
@@ -970,9 +973,7 @@ async function cli(argv: string[]): Promise<number> {
         const nodesKind = (values.nodes ?? (realNodesSupported().ok ? "real" : "kwok")) as "real" | "kwok";
         if (nodesKind !== "real" && nodesKind !== "kwok") throw new Error(`--nodes ${String(nodesKind)}: real or kwok`);
         if (nodesKind === "kwok" && values.nodes === undefined)
-            process.stderr.write(
-                `[cluster] real nodes are not possible here (${realNodesSupported().why}); using kwok nodes\n`,
-            );
+            clusterLog(`real nodes are not possible here (${realNodesSupported().why}); using kwok nodes`);
         const state = await clusterUp({
             name,
             pools: values.pools ? parsePools(values.pools) : undefined,
@@ -997,9 +998,7 @@ async function cli(argv: string[]): Promise<number> {
     }
     if (command === "down") {
         const removed = await clusterDown(name);
-        process.stderr.write(
-            removed ? `[cluster] ${name}: stopped and removed\n` : `[cluster] ${name}: nothing to remove\n`,
-        );
+        clusterLog(removed ? `${name}: stopped and removed` : `${name}: nothing to remove`);
         return 0;
     }
     process.stderr.write(
@@ -1012,7 +1011,7 @@ if (require.main === module) {
     cli(process.argv.slice(2)).then(
         (code) => process.exit(code),
         (e) => {
-            process.stderr.write(`[cluster] ${(e as Error).message}\n`);
+            clusterLog((e as Error).message);
             process.exit(1);
         },
     );

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+    clusterLog,
     type ClusterState,
     logEnding,
     nodeLeaseSeconds,
@@ -124,5 +125,19 @@ describe("the reference cluster's daemons (kwok, a SIMULATED kubelet) that exit 
         assert.deepEqual(ending.slice(0, 2), ["panic: boom", "..."]);
         assert.equal(ending.length, 17);
         assert.equal(logEnding("a\nb", 15), "a\nb");
+    });
+});
+
+describe("the reference cluster's own lines", () => {
+    it("are one log's (clusterUp's default, addKwokNode's, the CLI's): each line on stderr, marked [cluster]", () => {
+        const written: string[] = [];
+        const write = process.stderr.write.bind(process.stderr);
+        process.stderr.write = ((chunk: string) => written.push(chunk) > 0) as unknown as typeof process.stderr.write;
+        try {
+            clusterLog("kwok exited (panic: x); starting it again (1 of 2)");
+        } finally {
+            process.stderr.write = write;
+        }
+        assert.deepEqual(written, ["[cluster] kwok exited (panic: x); starting it again (1 of 2)\n"]);
     });
 });
