@@ -5,10 +5,12 @@
 // their names. What they test is everything the API shows: order, limits, isolation, rollback,
 // resume, the installer's shape. Real nodes are tests/e2e/nodes.e2e.test.ts.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ClusterState } from "../../scripts/referenceCluster.js";
 import { MARKS } from "../../components/core/plan.js";
 import { KUBE_PROXY_MODE_TYPE } from "../../components/core/types.js";
+import { formatEvent, parseEvents } from "../../components/rollout/events.js";
 import { ROOT } from "../helpers.js";
 import type { EngineEvent } from "@pulumi/pulumi/automation";
 import {
@@ -101,11 +103,14 @@ describe("@e2e KubeProxyMode on the reference cluster " + KWOK, function () {
     });
 
     it(
-        "up moves pools in order, never more than maxUnavailable nodes of a pool cordoned, and leaves kubeadm's shape " +
+        "up moves pools in order, never more than maxUnavailable nodes of a pool cordoned, and leaves kubeadm's shape; each step's CLI appends the node events to KPM_EVENTS_FILE " +
             KWOK,
         async () => {
             cluster = await startCluster();
             ws = await workspace(cluster, NFT);
+            // set for the engine: each step (a Command running the CLI through its launcher) inherits it
+            const eventsFile = join(ws.dir, "rollout-events.jsonl");
+            ws.stack.workspace.envVars.KPM_EVENTS_FILE = eventsFile;
             const original = await canonical(cluster);
             const watch = await watchCordons(cluster);
             try {
@@ -151,6 +156,43 @@ describe("@e2e KubeProxyMode on the reference cluster " + KWOK, function () {
             const out = lines.join("");
             assert.match(out, /pool canary node canary-1: moved; built-in node checks are off/);
             assert.match(out, /finished: every node runs nftables/);
+            // the pool steps' and the finish's events, in one file: every node moved, then handed back
+            const events = parseEvents(readFileSync(eventsFile, "utf8"));
+            for (const n of cluster.nodes)
+                for (const [step, released] of [
+                    ["move", "released moved"],
+                    ["hand-back", "released handed back"],
+                ] as const) {
+                    const mine = events.filter(
+                        (e) => e.type !== "batch started" && e.node === n.name && e.step === step,
+                    );
+                    assert.deepEqual(
+                        mine.map((e) => (e.type === "released" ? `released ${e.how}` : e.type)),
+                        ["cordoned", "kube-proxy running", released],
+                        `${n.name} ${step}: ${JSON.stringify(mine)}`,
+                    );
+                    assert.ok(
+                        mine.every((e, i) => i === 0 || e.at >= mine[i - 1].at),
+                        `${n.name} ${step}: in time order`,
+                    );
+                }
+            assert.deepEqual(
+                events.flatMap((e) => (e.type === "batch started" ? [`${e.step} ${e.pool} ${e.index}/${e.of}`] : [])),
+                [
+                    "move canary 1/1",
+                    "move workers 1/2",
+                    "move workers 2/2",
+                    "move batch 1/2",
+                    "move batch 2/2",
+                    "hand-back canary 1/1",
+                    "hand-back workers 1/2",
+                    "hand-back workers 2/2",
+                    "hand-back batch 1/2",
+                    "hand-back batch 2/2",
+                ],
+            );
+            // the file and the log tell the same: each event's line is in the up's output
+            for (const e of events) assert.ok(out.includes(formatEvent(e)), `${formatEvent(e)} not in the output`);
         },
     );
 
