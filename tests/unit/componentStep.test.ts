@@ -82,6 +82,22 @@ describe("rollout step as a Command: the launcher", () => {
         assert.deepEqual(JSON.parse(r.stdout), ["rollout", "--json", "--pool=a b; $(touch x)"]);
     });
 
+    it("the CLI runs with the launcher's environment (the engine's: KPM_EVENTS_FILE of `pulumi up` reaches it), not through the step's inputs", async () => {
+        const cli = join(dir, "main.js");
+        writeFileSync(cli, "exports.runCli = () => console.log(process.env.KPM_EVENTS_FILE ?? 'unset');");
+        const events = join(dir, "events.jsonl");
+        const r = spawnSync(process.execPath, ["-e", STEP_LAUNCHER, STEP_CREATE], {
+            env: { ...process.env, KPM_CLI: cli, KPM_STEP_ARGS: "[]", KPM_EVENTS_FILE: events },
+            encoding: "utf8",
+            cwd: dir,
+        });
+        assert.equal(r.status, 0, r.stderr);
+        assert.equal(r.stdout.trim(), events);
+        // a path of the machine is no input of the step (a diff, a saved plan): it stays the engine's
+        const env = await resolved(canary().args.environment);
+        assert.equal(Object.keys(env).includes("KPM_EVENTS_FILE"), false);
+    });
+
     it("the CLI stops as on SIGINT when the launcher is killed (the command provider's SIGKILL on a cancel), its output still reaching the step", async function () {
         this.timeout(20_000);
         const cli = join(dir, "main.js");
