@@ -223,6 +223,12 @@ const eventTexts = (s: FleetStatus) => s.events.map((e) => `${e.stack ?? e.wave 
 /** Lets the workflow take any step it would (real time), to show it took none. */
 const settle = () => new Promise((r) => setTimeout(r, 400));
 
+/** The workflow's history replays with the bundle: no nondeterminism (the soak's end, the signals). */
+async function replays(h: Handle) {
+    const history = await h.fetchHistory();
+    await Worker.runReplayHistory({ workflowBundle: { codePath: workflowBundlePath() } }, history, h.workflowId);
+}
+
 async function isOpen(h: Handle): Promise<boolean> {
     return (await h.describe()).status.name === "RUNNING";
 }
@@ -323,6 +329,7 @@ describe("fleetWorkflow on Temporal's time-skipping test server", function () {
                 soak.text,
                 `wave canary: succeeded; soaking until ${new Date(a.endedAt + 3600_000).toISOString()}`,
             );
+            await replays(h);
         });
         assert.ok(Date.now() - started < 20_000, `took ${Date.now() - started} ms of real time`);
     });
@@ -420,6 +427,7 @@ describe("fleetWorkflow on Temporal's time-skipping test server", function () {
                     `${key("a")}: retry by signal: pending again; previewed again before it runs`,
                 ),
             );
+            await replays(h);
         });
     });
 
