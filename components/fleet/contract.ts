@@ -27,6 +27,8 @@ export interface FleetTiming {
     heartbeatSeconds?: number;
     /** attempts of a stack activity whose worker was lost, in all. Default 5. */
     maxAttempts?: number;
+    /** the wait before a stack activity's first retry (doubling after each). Default 1 s; tests shorten it. */
+    retryInitialSeconds?: number;
 }
 
 export interface StackInput {
@@ -51,6 +53,8 @@ export interface StackOutcome extends StackPreview {
     /** "4/4" or "3/4 (1 by hooks only)"; null when the program exports no promotion */
     nodesVerified: string | null;
     durationSeconds: number;
+    /** the activity's attempt that returned this (Context.current().info.attempt); the workflow adds it to attempts */
+    attempt?: number;
 }
 
 /**
@@ -104,7 +108,10 @@ export interface FleetStackStatus {
     dir: string;
     stack: string;
     state: StackState;
-    /** activity attempts so far (a lost worker's retry counts) */
+    /**
+     * upStack attempts so far (a lost worker's retry counts): 1 per call, plus the retries the
+     * workflow can see (an outcome's `attempt`, or maxAttempts when a call ran out of attempts)
+     */
     attempts: number;
     preview?: StackPreview;
     outcome?: StackOutcome;
@@ -135,5 +142,8 @@ export interface FleetStatus {
     target?: ProxyMode;
     file: string;
     stacks: FleetStackStatus[];
+    /** the latest events, oldest first: the query keeps the last 200, the memo the last 50 */
     events: FleetEvent[];
+    /** events older than `events[0]`, left out to keep the status (and the memo) small */
+    eventsDropped?: number;
 }
