@@ -13,7 +13,8 @@
 // a worker SIGKILLed mid-stack leaves either a running orphan `pulumi up` (its lock is live: wait
 // for it) or a dead one (its lock is stale: clear it). Only a lock of this host, on a file://
 // backend, whose pid no longer exists is cleared, with a logged line; a lock of another host, or
-// on another backend (Pulumi Cloud answers 409 Conflict), is left to Temporal's retries.
+// on another backend (Pulumi Cloud answers 409 Conflict), is left to Temporal's retries. "This
+// host" is the hostname: workers sharing a hostname must share a pid namespace too.
 import { readFileSync, rmSync } from "node:fs";
 import { hostname } from "node:os";
 import { fileURLToPath } from "node:url";

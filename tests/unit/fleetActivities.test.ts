@@ -5,15 +5,18 @@
 // in Temporal's MockActivityEnvironment, on a stand-in stack where the engine would run.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { LocalWorkspace } from "@pulumi/pulumi/automation";
 import { ApplicationFailure, CancelledFailure, type Logger } from "@temporalio/common";
 import { MockActivityEnvironment } from "@temporalio/testing";
 import type { EngineEvent } from "../../components/automation/stacks.js";
 import { forgetSecrets, rememberSecret } from "../../components/core/redact.js";
-import type { ModeChange, PromotionRecord } from "../../components/core/types.js";
+import type { ModeChange, PromotionRecord, ProxyMode } from "../../components/core/types.js";
+import { enginePath, toolchainBin } from "../../scripts/referenceCluster.js";
+import { ROOT } from "../helpers.js";
 import {
     classifyStackFailure,
     clearDeadLocks,
@@ -504,5 +507,147 @@ describe("fleet stack activities (in Temporal's mock activity environment)", () 
                 },
             );
         }
+    });
+});
+
+/**
+ * A program that exports what KubeProxyMode would (change, promotion), moves to config `to`, and
+ * fails as config `fail` says: no cluster, no component, only the engine.
+ */
+const FIXTURE_PROGRAM = `
+const pulumi = require("@pulumi/pulumi");
+const config = new pulumi.Config();
+const fail = config.get("fail");
+if (fail) throw new pulumi.RunError(fail);
+exports.change = {
+    cluster: "https://fixture:6443",
+    from: { mode: "ipvs", configHash: "3f2a" },
+    to: { mode: config.get("to") ?? "nftables", configHash: "9c1b" },
+    moving: 2,
+};
+exports.promotion = {
+    targetHash: "t", target: {}, configHash: "9c1b", mode: config.get("to") ?? "nftables",
+    finishedAt: "2026-12-07T02:00:00Z", nodesVerified: 2, nodesChecked: 2, nodesTotal: 2, unverified: [],
+};
+`;
+
+describe("@e2e fleet stack activities on the real engine (a local file backend, no cluster)", function () {
+    this.timeout(240_000);
+    let dir: string;
+    const saved: Record<string, string | undefined> = {};
+    const input = (stack: string, target?: ProxyMode): StackInput => ({
+        stack: { dir, stack, key: `${stack}@fixture` },
+        target,
+    });
+
+    before(async function () {
+        let bin: string;
+        try {
+            bin = toolchainBin();
+        } catch {
+            // the engine comes from the toolchain (bash scripts/toolchain.sh)
+            this.skip();
+        }
+        dir = mkdtempSync(join(tmpdir(), "kpm-fleet-engine-"));
+        mkdirSync(join(dir, ".state"));
+        writeFileSync(join(dir, "Pulumi.yaml"), "name: fleet-fixture\nruntime: nodejs\n");
+        writeFileSync(join(dir, "index.js"), FIXTURE_PROGRAM);
+        writeFileSync(join(dir, "package.json"), '{ "name": "fleet-fixture", "main": "index.js" }\n');
+        symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
+        // the activities select stacks with the worker's environment, as a fleet worker does
+        const env: Record<string, string> = {
+            PULUMI_BACKEND_URL: `file://${join(dir, ".state")}`,
+            PULUMI_CONFIG_PASSPHRASE: "x",
+            PULUMI_HOME: join(dir, ".pulumi-home"),
+            PULUMI_SKIP_UPDATE_CHECK: "true",
+            PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+            PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK: "true",
+            PATH: enginePath(bin).path,
+        };
+        for (const [k, v] of Object.entries(env)) {
+            saved[k] = process.env[k];
+            process.env[k] = v;
+        }
+        for (const [name, config] of [
+            ["dev", {}],
+            ["wrong", { to: "iptables" }],
+            ["broken", { fail: "KubeProxyMode kube-proxy: node workers-1 failed its checks and was rolled back" }],
+            [
+                "gated",
+                {
+                    fail: "KubeProxyMode kube-proxy: promotion gate refused: organization/fleet-fixture/dev is not ready to be followed:\n- dev has held it for 5s; promotion.minSoak is 1h",
+                },
+            ],
+        ] as const) {
+            const stack = await LocalWorkspace.createStack({ stackName: name, workDir: dir });
+            for (const [k, v] of Object.entries(config)) await stack.setConfig(k, { value: v });
+        }
+    });
+
+    after(() => {
+        for (const [k, v] of Object.entries(saved)) {
+            if (v === undefined) delete process.env[k];
+            else process.env[k] = v;
+        }
+        if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("previews, then ups a stack heartbeating the engine's progress; a second up is unchanged", async () => {
+        const env = quietEnv();
+        const beats: unknown[] = [];
+        env.on("heartbeat", (d: unknown) => beats.push(d));
+        const activities = stackActivities({ heartbeatMs: 100 });
+        assert.deepEqual(await env.run(activities.previewStack, input("dev", "nftables")), {
+            key: "dev@fixture",
+            cluster: "https://fixture:6443",
+            from: "ipvs (3f2a)",
+            to: "nftables (9c1b)",
+            moving: 2,
+        });
+        const first = (await env.run(activities.upStack, input("dev", "nftables"))) as StackOutcome;
+        assert.deepEqual([first.result, first.to, first.nodesVerified], ["applied", "nftables (9c1b)", "2/2"]);
+        assert.ok(beats.length >= 2, `heartbeats: ${JSON.stringify(beats)}`);
+        assert.ok(
+            beats.some((b) => typeof (b as { output?: string }).output === "string"),
+            `an output line heartbeated: ${JSON.stringify(beats)}`,
+        );
+        const second = (await env.run(activities.upStack, input("dev", "nftables"))) as StackOutcome;
+        assert.equal(second.result, "unchanged");
+    });
+
+    it("classifies a real engine's refusals: wrong target, program error, gate, no such stack", async () => {
+        const env = quietEnv();
+        const activities = stackActivities();
+        const failsWith = async (run: Promise<unknown>, type: string, message: RegExp) =>
+            assert.rejects(run, (e: ApplicationFailure) => {
+                assert.deepEqual([e.type, e.nonRetryable], [type, true], e.message);
+                assert.match(e.message, message);
+                return true;
+            });
+        await failsWith(
+            env.run(activities.previewStack, input("wrong", "nftables")),
+            STACK_FAILURES.previewRefused,
+            /^stack wrong@fixture moves to iptables, the fleet's target is nftables$/,
+        );
+        await failsWith(
+            env.run(activities.previewStack, input("broken")),
+            STACK_FAILURES.previewRefused,
+            /node workers-1 failed its checks and was rolled back/,
+        );
+        await failsWith(
+            env.run(activities.upStack, input("broken")),
+            STACK_FAILURES.stackFailed,
+            /^stack broken@fixture: pulumi up failed: .*node workers-1 failed its checks and was rolled back/,
+        );
+        await failsWith(
+            env.run(activities.upStack, input("gated")),
+            STACK_FAILURES.gateRefused,
+            /^stack gated@fixture: promotion gate refused: organization\/fleet-fixture\/dev is not ready/,
+        );
+        await failsWith(
+            env.run(activities.previewStack, input("nosuch")),
+            STACK_FAILURES.stackNotFound,
+            /cannot select stack nosuch in .*: .*no stack named/,
+        );
     });
 });
