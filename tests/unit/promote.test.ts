@@ -10,7 +10,7 @@ import {
     failureDetail,
     gateUpstream,
     type StackOutputs,
-} from "../../components/cli/commands/promote.js";
+} from "../../components/automation/stacks.js";
 import type { KubeProxyMode } from "../../components/pulumi/kubeProxyMode.js";
 import { runCli } from "../helpers.js";
 

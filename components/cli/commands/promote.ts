@@ -2,10 +2,24 @@
 // them one after the other through the Automation API, stopping at the first failure, and prints
 // one summary table. It uses whatever backend the user is logged into (the project's own
 // workspace settings), and each stack's promotion gate decides whether it may move.
-import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
+import {
+    anyResourceChanged,
+    type AutomationStack,
+    changeColumns,
+    type EngineEvent,
+    failureDetail,
+    failureText,
+    gateUpstream,
+    hasPulumiProject,
+    nodesVerifiedText,
+    outputsFrom,
+    outputValues,
+    selectStack,
+    StackSelectError,
+    type StackOutputs,
+} from "../../automation/stacks.js";
 import { formatDuration } from "../../core/duration.js";
-import type { ModeChange, PromotionRecord } from "../../core/types.js";
 import { commandFlags, flag, listValue } from "../args.js";
 import { CliError, EXIT, table } from "../output.js";
 import type { Io } from "../io.js";
@@ -49,89 +63,13 @@ export interface StackRow {
     detail?: string;
 }
 
-/**
- * What the program exports (change, promotion), as the engine reports it: KubeProxyMode's own
- * `change` and `promotion` output types (pure types, so the CLI does not load Pulumi to name them).
- */
-export interface StackOutputs {
-    change?: ModeChange;
-    promotion?: PromotionRecord;
-}
-
-/** The gate refusal a preview or update failed with, if that is why: the upstream's full name. */
-export function gateUpstream(message: string): string | undefined {
-    return /promotion gate refused: (\S+) is not ready to be followed/.exec(message)?.[1];
-}
-
-/** The stack's lines of a refusal or failure, without the engine's framing. */
-export function failureDetail(message: string): string {
-    // The refusal's lines, up to the engine's framing or the program's stack trace. The engine's
-    // text names the refusal twice: first in a progress row (its first line, then more progress),
-    // then whole in the Diagnostics section; the last one is read.
-    const from = message.lastIndexOf("promotion gate refused:");
-    const gate =
-        from < 0
-            ? null
-            : /^promotion gate refused:[\s\S]*?(?=\n\s*\n|\n\s*error:|\n\s+at |$)/.exec(message.slice(from));
-    if (gate) return gate[0].replace(/\s+/g, " ").trim();
-    const lines = message
-        .split("\n")
-        .map((l) => l.trim())
-        .filter((l) => /error|failed|refuses/i.test(l) && !/^stderr:|^code:|^stdout:/.test(l));
-    return (lines.slice(-3).join(" ") || message.split("\n")[0]).slice(0, 600);
-}
-
-function describe(c: StackOutputs["change"]): Pick<StackRow, "cluster" | "from" | "to" | "moving"> {
-    if (!c) return { cluster: null, from: null, to: null, moving: null };
-    return {
-        cluster: c.cluster,
-        from: `${c.from.mode} (${c.from.configHash})`,
-        to: `${c.to.mode} (${c.to.configHash})`,
-        moving: c.moving,
-    };
-}
-
-type EngineEvent = import("@pulumi/pulumi/automation").EngineEvent;
-
-/**
- * The error diagnostics of a run, one per line group: a refusal is one, on the KubeProxyMode
- * component, its text as the component wrote it (the engine's own rendering adds progress rows
- * and indentation around it).
- */
-export function errorDiagnostics(events: EngineEvent[]): string {
-    return events
-        .map((e) => e.diagnosticEvent)
-        .filter((d) => d?.severity === "error")
-        .map((d) => d!.message.trim())
-        .join("\n\n");
-}
-
-/** What a failed preview or update said: the error diagnostics when one is a gate's refusal, else the engine's whole message. */
-function failureText(events: EngineEvent[], e: unknown): string {
-    const diagnostics = errorDiagnostics(events);
-    return gateUpstream(diagnostics) ? diagnostics : messageOf(e);
-}
-
-/** The stack outputs a preview or update reports through its engine events (the root Stack's outputs). */
-function outputsFrom(events: EngineEvent[]): StackOutputs {
-    for (const e of events.slice().reverse()) {
-        const m = e.resOutputsEvent?.metadata;
-        if (m?.type === "pulumi:pulumi:Stack") return (m.new?.outputs ?? {}) as StackOutputs;
-    }
-    return {};
-}
-
-type Stack = import("@pulumi/pulumi/automation").Stack;
-
 /** One promotion run: the stacks in order, their rows, and the progress log. */
 interface Promotion {
     names: string[];
-    stacks: Stack[];
+    stacks: AutomationStack[];
     rows: StackRow[];
     progress: (line: string) => void;
 }
-
-const messageOf = (e: unknown) => (e as Error)?.message ?? String(e);
 
 function finished(run: Promotion, i: number, phase: string, started: number): void {
     const row = run.rows[i];
@@ -140,27 +78,19 @@ function finished(run: Promotion, i: number, phase: string, started: number): vo
 }
 
 /** The stacks named by --stacks, selected in the project at --cwd (every name checked before anything runs). */
-async function selectStacks(names: string[], workDir: string): Promise<Stack[]> {
-    if (!["Pulumi.yaml", "Pulumi.yml", "Pulumi.json"].some((f) => existsSync(join(workDir, f)))) {
+async function selectStacks(names: string[], workDir: string): Promise<AutomationStack[]> {
+    if (!hasPulumiProject(workDir)) {
         throw new CliError(
             `--cwd ${workDir}: no Pulumi.yaml there; run promote in the project directory or pass --cwd`,
         );
     }
-    // loaded here: the other commands do not need the Pulumi SDK
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded lazily, as above
-    const { LocalWorkspace } = require("@pulumi/pulumi/automation") as typeof import("@pulumi/pulumi/automation");
-    const stacks: Stack[] = [];
+    const stacks: AutomationStack[] = [];
     for (const stackName of names) {
         try {
-            stacks.push(await LocalWorkspace.selectStack({ stackName, workDir }));
+            stacks.push(await selectStack(workDir, stackName));
         } catch (e) {
-            const first =
-                messageOf(e)
-                    .split("\n")
-                    .find((l) => /error|no stack/i.test(l)) ?? "";
-            throw new CliError(
-                `--stacks: cannot select stack ${stackName} in ${workDir}: ${first.trim() || "unknown stack"} (pulumi stack ls lists them; pulumi login selects the backend)`,
-            );
+            if (!(e instanceof StackSelectError)) throw e;
+            throw new CliError(`--stacks: ${e.message} (pulumi stack ls lists them; pulumi login selects the backend)`);
         }
     }
     return stacks;
@@ -178,7 +108,9 @@ async function previewAll(run: Promotion): Promise<boolean> {
         const started = Date.now();
         try {
             await stack.preview({ onEvent: (e) => events.push(e) });
-            Object.assign(row, describe(outputsFrom(events).change), { result: "previewed" satisfies StackResult });
+            Object.assign(row, changeColumns(outputsFrom(events).change), {
+                result: "previewed" satisfies StackResult,
+            });
         } catch (e) {
             const message = failureText(events, e);
             const upstream = gateUpstream(message);
@@ -214,18 +146,13 @@ async function applyInOrder(run: Promotion): Promise<boolean> {
                 onEvent: (e) => events.push(e),
                 onOutput: (s) => run.progress(`[${run.names[i]}] ${s.replace(/\n$/, "")}`),
             });
-            const outputs = Object.fromEntries(Object.entries(r.outputs).map(([k, v]) => [k, v.value])) as StackOutputs;
-            const changed = Object.entries(r.summary.resourceChanges ?? {}).some(
-                ([op, n]) => op !== "same" && (n ?? 0) > 0,
-            );
-            Object.assign(row, describe(outputs.change ?? outputsFrom(events).change), {
+            const outputs = outputValues(r.outputs);
+            const changed = anyResourceChanged(r.summary.resourceChanges);
+            Object.assign(row, changeColumns(outputs.change ?? outputsFrom(events).change), {
                 result: (changed ? "applied" : "unchanged") satisfies StackResult,
                 detail: undefined,
             });
-            const p = outputs.promotion;
-            row.nodesVerified = p
-                ? `${p.nodesVerified}/${p.nodesTotal}${p.nodesChecked < p.nodesVerified ? ` (${p.nodesVerified - p.nodesChecked} by hooks only)` : ""}`
-                : null;
+            row.nodesVerified = nodesVerifiedText(outputs.promotion);
         } catch (e) {
             const message = failureText(events, e);
             row.result = gateUpstream(message) ? "refused by gate" : "failed";
