@@ -2,8 +2,6 @@
 import type { StackActivities } from "./contract.js";
 
 export function stackActivities(): StackActivities {
-    const missing = (): never => {
-        throw new Error("placeholder: the fleet's stack activities are not merged yet");
-    };
-    return { previewStack: async () => missing(), upStack: async () => missing() };
+    const missing = () => Promise.reject(new Error("placeholder: the fleet's stack activities are not merged yet"));
+    return { previewStack: missing, upStack: missing };
 }
