@@ -240,6 +240,11 @@ describe("kube-proxy-mode fleet: what it prints", () => {
         assert.match(text, /kube-proxy-mode fleet skip STACK --file fleet.yaml/);
         assert.doesNotMatch(text, /dev/);
         assert.match(phaseLines({ ...STATUS, phase: "done" }).join("\n"), /done/);
+        assert.deepEqual(phaseLines({ ...STATUS, phase: "running" }), ["fleet: running wave rest"]);
+        assert.match(
+            phaseLines({ ...STATUS, phase: "paused" }, "f.yaml")[0],
+            /paused in wave rest; .*fleet resume --file f.yaml/,
+        );
     });
 
     it("an event is one line [wave/stack] text", () => {

@@ -10,7 +10,6 @@ import { fleetId, parseFleet, type Fleet, type FleetFinding } from "../../core/f
 import {
     FLEET_SIGNALS,
     FLEET_STATUS_MEMO,
-    FLEET_STATUS_QUERY,
     FLEET_TASK_QUEUE,
     FLEET_WORKFLOW,
     type FleetEvent,
@@ -240,7 +239,7 @@ export function phaseLines(status: FleetStatus, file?: string): string[] {
                 `fleet: running: wave ${status.wave ?? "?"} soaking${status.soakUntil ? ` until ${new Date(status.soakUntil).toISOString()}` : ""}`,
             ];
         default:
-            return [`fleet: running: ${status.phase}${status.wave ? ` wave ${status.wave}` : ""}`];
+            return [`fleet: ${status.phase}${status.wave ? ` wave ${status.wave}` : ""}`];
     }
 }
 
@@ -359,8 +358,10 @@ const isNotFound = (e: unknown) => (e as Error)?.name === "WorkflowNotFoundError
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Follows a fleet until it is done or stopped (or `signalled`): prints each new event, polls the
- * status query (the memo when no worker answers) every second; returns the last status.
+ * Follows a fleet until it is done or stopped (or `signalled`): prints each new event, reading the
+ * status the workflow keeps in its memo every second. The memo, not the status query: describe()
+ * needs no worker, and a query abandoned while a restarted worker's sticky queue times out would
+ * outlive the connection. A server that does not answer is retried for a minute.
  */
 async function follow(
     handle: WorkflowHandle,
@@ -370,21 +371,22 @@ async function follow(
     const print = eventPrinter((l) => io.err(l));
     let last: FleetStatus | undefined;
     let pausedSaid = false;
+    let unanswered = 0;
     for (;;) {
-        const { status: memo, execution } = await memoStatus(handle);
-        let status = memo;
-        if (execution === "RUNNING") {
-            try {
-                status = await Promise.race([
-                    handle.query<FleetStatus>(FLEET_STATUS_QUERY),
-                    sleep(3000).then(() => memo),
-                ]);
-            } catch {
-                status = memo;
-            }
-        } else if (execution === "COMPLETED") {
-            status = (await handle.result().catch(() => memo)) as FleetStatus | undefined;
+        let read: { status?: FleetStatus; execution: string };
+        try {
+            read = await memoStatus(handle);
+            unanswered = 0;
+        } catch (e) {
+            if (isNotFound(e) || ++unanswered > 60 || stop.signalled) throw e;
+            if (unanswered % 10 === 1) io.err(`fleet: the Temporal server does not answer (${messageOf(e)}); retrying`);
+            await sleep(1000);
+            continue;
         }
+        const { execution } = read;
+        let status = read.status;
+        if (execution === "COMPLETED")
+            status = (await handle.result().catch(() => read.status)) as FleetStatus | undefined;
         if (status) {
             last = status;
             print(status);
@@ -433,7 +435,9 @@ async function up(flags: FleetFlags, io: Io): Promise<number> {
                         args: [input],
                         workflowIdReusePolicy: "REJECT_DUPLICATE",
                     });
-                    io.err(`fleet: started ${id} (${fleet.waves.length} waves) on ${where.address}`);
+                    io.err(
+                        `fleet: started ${id} (${fleet.waves.length} wave${fleet.waves.length === 1 ? "" : "s"}) on ${where.address}`,
+                    );
                 } catch (e) {
                     if (!(e instanceof WorkflowExecutionAlreadyStartedError)) throw e;
                     handle = where.client.workflow.getHandle(id);
@@ -557,7 +561,7 @@ async function signal(
         const f = flags.file ? ` --file ${flags.file}` : "";
         io.err(
             flags["temporal-address"] === undefined
-                ? `fleet: run kube-proxy-mode fleet up${f}${flags.to ? ` --to ${flags.to}` : ""} to continue the fleet (its worker runs there)`
+                ? `fleet: a running kube-proxy-mode fleet up acts on it; if none runs, kube-proxy-mode fleet up${f}${flags.to ? ` --to ${flags.to}` : ""} continues the fleet (its worker runs there)`
                 : "fleet: the cluster's workers act on it; kube-proxy-mode fleet status shows the fleet",
         );
         return EXIT.ok;
