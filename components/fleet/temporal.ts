@@ -104,6 +104,8 @@ export interface ServerRecord {
     startedAt: number;
     /** the CLI that stops it when it ends; a server whose owner died is adopted by the next CLI */
     owner: number;
+    /** set when its CLI stopped it (the record stays for its ports) */
+    stopped?: boolean;
 }
 
 /** What the pid-file logic does to processes and ports: the real one below, a fake in the tests. */
@@ -203,7 +205,7 @@ const ownerAlive = (record: ServerRecord, host: ServerHost) =>
 
 /** Whether `record` names a live temporal server on `db`: its pid runs and (where /proc shows it) serves that db. */
 export function liveServer(record: ServerRecord | undefined, db: string, host: ServerHost): boolean {
-    if (!record || record.db !== db || !host.alive(record.pid)) return false;
+    if (!record || record.stopped || record.db !== db || !host.alive(record.pid)) return false;
     const cmd = host.commandLine(record.pid);
     // a pid reused by another program after the server died is not the server
     return cmd === undefined || (cmd.includes(db) && cmd.some((a) => a.endsWith("temporal")));
@@ -382,13 +384,9 @@ export async function embeddedServer(options: EmbeddedOptions): Promise<Embedded
                 for (let i = 0; i < 100 && host.alive(record.pid); i++) await host.sleep(100);
                 if (host.alive(record.pid)) process.kill(record.pid, "SIGKILL");
             }
-            if (readRecord(files.record)?.pid === record.pid) {
-                try {
-                    unlinkSync(files.record);
-                } catch {
-                    /* gone */
-                }
-            }
+            // kept, marked stopped: the next server takes the same ports (the web UI's address stays)
+            if (readRecord(files.record)?.pid === record.pid)
+                writeFileSync(files.record, JSON.stringify({ ...record, stopped: true }, null, 2) + "\n");
         },
     };
     options.progress(

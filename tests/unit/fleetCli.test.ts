@@ -397,6 +397,14 @@ describe("kube-proxy-mode fleet: the embedded server's pid file", () => {
         assert.deepEqual([started, spawned.length], [true, 1]);
     });
 
+    it("a server its CLI stopped is not reused even if its pid runs again; its ports are", async () => {
+        const state = tmp();
+        const rec = writeRecord(state, { pid: 4242, owner: 77, stopped: true });
+        const { host, spawned } = fakeHost(new Set([4242, 77]), { 4242: [BIN, "--db-filename", rec.db] });
+        const { record, started } = await claimServer(state, BIN, host, 99);
+        assert.deepEqual([started, spawned.length, record.uiPort, record.stopped], [true, 1, 18233, undefined]);
+    });
+
     it("a record for another db file is not this state dir's server", () => {
         const { host } = fakeHost(new Set([1]));
         const r = {

@@ -337,10 +337,19 @@ function workflowId(flags: FleetFlags): string {
     return fleetId(loadFleet(flags.file ?? "fleet.yaml"), flags.to);
 }
 
-/** The status the workflow last published in its memo, and whether its execution is still open. */
-async function memoStatus(handle: WorkflowHandle): Promise<{ status?: FleetStatus; execution: string }> {
+/**
+ * The status the workflow last published in its memo, its execution's state, and whether a
+ * workflow task is pending (a signal, e.g. retry, not yet seen by the workflow: the memo is older).
+ */
+async function memoStatus(
+    handle: WorkflowHandle,
+): Promise<{ status?: FleetStatus; execution: string; pending: boolean }> {
     const d = await handle.describe();
-    return { status: d.memo?.[FLEET_STATUS_MEMO] as FleetStatus | undefined, execution: d.status.name };
+    return {
+        status: d.memo?.[FLEET_STATUS_MEMO] as FleetStatus | undefined,
+        execution: d.status.name,
+        pending: Boolean(d.raw.pendingWorkflowTask),
+    };
 }
 
 const messageOf = (e: unknown) => ((e as Error)?.message ?? String(e)).split("\n")[0];
@@ -373,7 +382,7 @@ async function follow(
     let pausedSaid = false;
     let unanswered = 0;
     for (;;) {
-        let read: { status?: FleetStatus; execution: string };
+        let read: Awaited<ReturnType<typeof memoStatus>>;
         try {
             read = await memoStatus(handle);
             unanswered = 0;
@@ -395,7 +404,8 @@ async function follow(
                 io.err("fleet: paused; kube-proxy-mode fleet resume continues it (this command keeps following)");
             }
             if (status.phase !== "paused") pausedSaid = false;
-            if (status.phase === "done" || status.phase === "stopped") return { status, execution };
+            // a stopped fleet with a signal pending (fleet retry, then fleet up) is not stopped yet
+            if (status.phase === "done" || (status.phase === "stopped" && !read.pending)) return { status, execution };
         }
         if (execution !== "RUNNING") return { status: last, execution };
         if (stop.signalled) return { status: last, execution };
