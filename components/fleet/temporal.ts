@@ -21,33 +21,24 @@ import { homedir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
 import type { Client, Connection } from "@temporalio/client";
 import type { NativeConnection, Worker } from "@temporalio/worker";
+import { sdkMissing } from "../cli/commands/fleet.js";
 import { CliError, EXIT } from "../cli/output.js";
 import { FLEET_TASK_QUEUE, type StackActivities } from "./contract.js";
 import { stackActivities } from "./activities.js";
 import { workflowBundlePath } from "./workflowBundle.js";
 
-/** What installs the SDK when it is missing. */
-export const TEMPORAL_INSTALL =
-    "npm install @temporalio/client@^1.24.0 @temporalio/worker@^1.24.0 @temporalio/workflow@^1.24.0 @temporalio/activity@^1.24.0 @temporalio/common@^1.24.0";
-
 /** One of the SDK's packages, or a CliError (exit 2) naming the install command. */
-function sdk<T>(name: string, load: () => T): T {
+function sdk<T>(load: () => T): T {
     try {
         return load();
     } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === "MODULE_NOT_FOUND" && String((e as Error).message).includes(name))
-            throw new CliError(
-                `fleet needs the Temporal SDK (${name} is not installed); install it beside kube-proxy-mode: ${TEMPORAL_INSTALL}`,
-            );
-        throw e;
+        throw sdkMissing(e) ?? e;
     }
 }
 
 /* eslint-disable @typescript-eslint/no-require-imports -- optional peer dependencies, loaded when a fleet command runs */
-export const temporalClient = () =>
-    sdk("@temporalio/client", () => require("@temporalio/client") as typeof import("@temporalio/client"));
-export const temporalWorker = () =>
-    sdk("@temporalio/worker", () => require("@temporalio/worker") as typeof import("@temporalio/worker"));
+export const temporalClient = () => sdk(() => require("@temporalio/client") as typeof import("@temporalio/client"));
+export const temporalWorker = () => sdk(() => require("@temporalio/worker") as typeof import("@temporalio/worker"));
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 /** Where the embedded server keeps its state: --state-dir, else $XDG_CACHE_HOME or ~/.cache, /kube-proxy-mode/fleet. */

@@ -13,6 +13,7 @@ import {
     fleetTable,
     loadFleet,
     phaseLines,
+    sdkMissing,
     splitFleetArgs,
 } from "../../components/cli/commands/fleet.js";
 import { main } from "../../components/cli/main.js";
@@ -436,6 +437,18 @@ describe("kube-proxy-mode fleet: where the temporal binary and the state are", (
         assert.match(none.message, /no temporal binary.*--temporal-bin.*KPM_TEMPORAL_BIN/);
         const wrong = refusal(() => findTemporalBin(join(dir, "nope"), { PATH: dir }));
         assert.match(wrong.message, /--temporal-bin .*nope: no executable file there/);
+    });
+
+    it("a missing Temporal SDK package is exit 2 with the npm install; another missing module is not", () => {
+        const missing = (name: string) =>
+            Object.assign(new Error(`Cannot find module '${name}'\nRequire stack:\n- x.js`), {
+                code: "MODULE_NOT_FOUND",
+            });
+        const e = sdkMissing(missing("@temporalio/activity"));
+        assert.equal(e?.exitCode, 2);
+        assert.match(e!.message, /@temporalio\/activity is not installed.*npm install @temporalio\/client@\^1\.24\.0 /);
+        assert.equal(sdkMissing(missing("left-pad")), undefined);
+        assert.equal(sdkMissing(new Error("Cannot find module '@temporalio/client'")), undefined);
     });
 
     it("the state dir: $XDG_CACHE_HOME or ~/.cache, then kube-proxy-mode/fleet", () => {

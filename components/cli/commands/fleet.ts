@@ -257,10 +257,27 @@ type Temporal = typeof import("../../fleet/temporal.js");
 type Client = import("@temporalio/client").Client;
 type WorkflowHandle = import("@temporalio/client").WorkflowHandle;
 
+/** What installs the Temporal SDK (optional peer dependencies of kube-proxy-mode). */
+export const TEMPORAL_INSTALL =
+    "npm install @temporalio/client@^1.24.0 @temporalio/worker@^1.24.0 @temporalio/workflow@^1.24.0 @temporalio/activity@^1.24.0 @temporalio/common@^1.24.0";
+
+/** A require that failed because a package of the Temporal SDK is not installed: exit 2 naming the install; else undefined. */
+export function sdkMissing(e: unknown): CliError | undefined {
+    const name = /Cannot find module '(@temporalio\/[a-z-]+)/.exec(String((e as Error)?.message ?? ""))?.[1];
+    if ((e as NodeJS.ErrnoException)?.code !== "MODULE_NOT_FOUND" || !name) return undefined;
+    return new CliError(
+        `fleet needs the Temporal SDK (${name} is not installed); install it beside kube-proxy-mode: ${TEMPORAL_INSTALL}`,
+    );
+}
+
 /** The Temporal module (and through it the SDK), loaded when a command needs it. */
 function temporal(): Temporal {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the SDK is an optional peer dependency
-    return require("../../fleet/temporal.js") as Temporal;
+    try {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- the SDK is an optional peer dependency
+        return require("../../fleet/temporal.js") as Temporal;
+    } catch (e) {
+        throw sdkMissing(e) ?? e;
+    }
 }
 
 /** Where a command talks to: a cluster at --temporal-address, or the embedded server. */
@@ -276,6 +293,8 @@ interface Target {
 
 async function target(flags: FleetFlags, io: Io): Promise<Target> {
     const t = temporal();
+    // the SDK before any server starts
+    t.temporalClient();
     const namespace = flags.namespace ?? "default";
     const address = flags["temporal-address"];
     if (address !== undefined) {
@@ -419,6 +438,7 @@ async function up(flags: FleetFlags, io: Io): Promise<number> {
     const id = fleetId(fleet, flags.to);
     const input: FleetInput = { fleet, file: resolve(file), ...(flags.to ? { target: flags.to } : {}) };
     const t = temporal();
+    if (flags["temporal-address"] === undefined || flags.worker) t.temporalWorker();
     const where = await target(flags, io);
     const stop = { signalled: false };
     let worker: import("@temporalio/worker").Worker | undefined;
