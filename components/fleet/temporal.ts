@@ -11,6 +11,7 @@ import {
     mkdirSync,
     openSync,
     readFileSync,
+    readdirSync,
     renameSync,
     statSync,
     unlinkSync,
@@ -171,6 +172,8 @@ export function stateFiles(stateDir: string) {
         record: join(stateDir, "server.json"),
         lock: join(stateDir, "server.lock"),
         log: join(stateDir, "server.log"),
+        /** one empty file per CLI using the server, named by its pid */
+        users: join(stateDir, "users"),
     };
 }
 
@@ -227,6 +230,49 @@ export function serverArgs(db: string, ports: Pick<ServerRecord, "port" | "httpP
     ];
 }
 
+/** Records `me` as a user of the state dir's server (released by {@link releaseServer}). */
+function addUser(stateDir: string, me: number): void {
+    const dir = stateFiles(stateDir).users;
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, String(me)), "");
+}
+
+/**
+ * This CLI is done with the server: whether it should stop it. It stops it when it is the last
+ * live user (a user SIGKILLed does not count); otherwise the server is left to the others, and
+ * when this CLI owned it, ownership passes to one of them. Synchronous, so process exit can run it.
+ */
+export function releaseServer(stateDir: string, record: ServerRecord, me: number, host: ServerHost): boolean {
+    const files = stateFiles(stateDir);
+    const remove = (pid: number) => {
+        try {
+            unlinkSync(join(files.users, String(pid)));
+        } catch {
+            /* gone */
+        }
+    };
+    remove(me);
+    let names: string[] = [];
+    try {
+        names = readdirSync(files.users);
+    } catch {
+        /* no users */
+    }
+    const others: number[] = [];
+    for (const n of names) {
+        const pid = Number(n);
+        if (!Number.isInteger(pid) || pid <= 0 || pid === me) continue;
+        if (host.alive(pid)) others.push(pid);
+        else remove(pid);
+    }
+    const current = readRecord(files.record);
+    if (current?.pid !== record.pid) return false; // another server now: not this CLI's to stop
+    if (others.length === 0) return true;
+    if (!ownerAlive(current, host) || current.owner === me)
+        writeFileSync(files.record, JSON.stringify({ ...current, owner: others[0] }, null, 2) + "\n");
+    return false;
+}
+
 /**
  * Claims the state dir's server: a live one its pid file names is reused (`started` false; when
  * the CLI that started it is gone, e.g. SIGKILLed, this one adopts it: `owned`); otherwise a new
@@ -245,8 +291,10 @@ export async function claimServer(
     const deadline = Date.now() + 60_000;
     for (;;) {
         const existing = readRecord(files.record);
-        if (liveServer(existing, files.db, host) && ownerAlive(existing!, host))
+        if (liveServer(existing, files.db, host) && ownerAlive(existing!, host)) {
+            addUser(stateDir, me);
             return { record: existing!, started: false, owned: false };
+        }
         let fd: number;
         try {
             fd = openSync(files.lock, "wx");
@@ -279,6 +327,7 @@ export async function claimServer(
                 renameSync(tmp, files.record);
                 return record;
             };
+            addUser(stateDir, me);
             if (liveServer(again, files.db, host)) {
                 if (ownerAlive(again!, host) && again!.owner !== me)
                     return { record: again!, started: false, owned: false };
@@ -317,12 +366,15 @@ export interface EmbeddedServer {
     address: string;
     /** whether this CLI started it */
     started: boolean;
-    /** whether this CLI stops it when it ends: it started it, or adopted it from a CLI that is gone */
+    /** whether this CLI owns it: it started it, or adopted it from a CLI that is gone */
     owned: boolean;
     stateDir: string;
     /** the web UI's page of a workflow */
     uiUrl(workflowId: string, namespace?: string): string;
-    /** stops the server when this CLI owns it (SIGTERM, then SIGKILL after 10 s); otherwise nothing */
+    /**
+     * This CLI is done with it: stopped (SIGTERM, then SIGKILL after 10 s) when this CLI is its last
+     * live user; otherwise left to the others
+     */
     stop(): Promise<void>;
 }
 
@@ -333,15 +385,18 @@ export interface EmbeddedOptions {
     /** progress lines (stderr) */
     progress: (line: string) => void;
     host?: ServerHost;
+    /** this CLI's pid (the tests' fake CLIs) */
+    me?: number;
     /** how long to wait for the server to accept connections. Default 90 s. */
     readySeconds?: number;
 }
 
 /**
  * The state dir's embedded Temporal dev server, started when none runs (or reused), once it
- * accepts connections and its namespace answers. A server this CLI started is stopped when the
- * CLI exits (normally, or on SIGINT/SIGTERM through {@link EmbeddedServer.stop}; a last SIGTERM on
- * process exit); one started by another CLI is left running.
+ * accepts connections and its namespace answers. The CLIs using it are recorded; the last one
+ * to end stops it (through {@link EmbeddedServer.stop}, normally or on SIGINT/SIGTERM; a SIGTERM
+ * on process exit otherwise), so a CLI that started it does not stop it under another one still
+ * following its fleet. A CLI SIGKILLed leaves it running for the next one to reuse.
  */
 export async function embeddedServer(options: EmbeddedOptions): Promise<EmbeddedServer> {
     const host = options.host ?? realHost;
@@ -349,11 +404,18 @@ export async function embeddedServer(options: EmbeddedOptions): Promise<Embedded
     const files = stateFiles(options.stateDir);
     const { record, started, owned } = await claimServer(options.stateDir, options.bin, host);
     const address = `127.0.0.1:${record.port}`;
-    let stopped = false;
-    const onExit = () => {
-        if (owned && !stopped && host.alive(record.pid)) process.kill(record.pid, "SIGTERM");
+    const me = options.me ?? process.pid;
+    let released = false;
+    /** whether this CLI stops the server now: the first call decides, once */
+    const release = () => {
+        if (released) return false;
+        released = true;
+        return releaseServer(options.stateDir, record, me, host);
     };
-    if (owned) process.once("exit", onExit);
+    const onExit = () => {
+        if (release() && host.alive(record.pid)) process.kill(record.pid, "SIGTERM");
+    };
+    process.once("exit", onExit);
     const server: EmbeddedServer = {
         record,
         address,
@@ -363,9 +425,8 @@ export async function embeddedServer(options: EmbeddedOptions): Promise<Embedded
         uiUrl: (id, ns = namespace) =>
             `http://127.0.0.1:${record.uiPort}/namespaces/${encodeURIComponent(ns)}/workflows/${encodeURIComponent(id)}`,
         async stop() {
-            if (!owned || stopped) return;
-            stopped = true;
             process.removeListener("exit", onExit);
+            if (!release()) return;
             if (host.alive(record.pid)) {
                 try {
                     process.kill(record.pid, "SIGTERM");
@@ -383,7 +444,7 @@ export async function embeddedServer(options: EmbeddedOptions): Promise<Embedded
     options.progress(
         started
             ? `fleet: starting the embedded Temporal server on ${address} (state in ${options.stateDir}; log ${files.log})`
-            : `fleet: using the embedded Temporal server already running on ${address} (pid ${record.pid}${owned ? ", left by a CLI that is gone: stopped when this one ends" : ""}; state in ${options.stateDir})`,
+            : `fleet: using the embedded Temporal server already running on ${address} (pid ${record.pid}${owned ? ", left by a CLI that is gone" : ""}; state in ${options.stateDir})`,
     );
     try {
         await waitReady(server, namespace, host, options.readySeconds ?? 90, options.progress);

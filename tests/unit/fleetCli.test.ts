@@ -24,6 +24,8 @@ import {
     defaultStateDir,
     findTemporalBin,
     liveServer,
+    readRecord,
+    releaseServer,
     stateFiles,
     type ServerHost,
     type ServerRecord,
@@ -404,6 +406,21 @@ describe("kube-proxy-mode fleet: the embedded server's pid file", () => {
         const { host, spawned } = fakeHost(new Set([4242, 77]), { 4242: [BIN, "--db-filename", rec.db] });
         const { record, started } = await claimServer(state, BIN, host, 99);
         assert.deepEqual([started, spawned.length, record.uiPort, record.stopped], [true, 1, 18233, undefined]);
+    });
+
+    it("the last live CLI using the server stops it; the owner leaving hands it to another user", async () => {
+        const state = tmp();
+        const alive = new Set([10, 11]);
+        const { host, spawned } = fakeHost(alive);
+        const first = await claimServer(state, BIN, host, 10);
+        const second = await claimServer(state, BIN, host, 11);
+        assert.deepEqual([first.started, second.started, spawned.length], [true, false, 1]);
+        // the owner (10) ends first: the server stays, owned by 11 now
+        assert.equal(releaseServer(state, first.record, 10, host), false);
+        assert.equal(readRecord(stateFiles(state).record)?.owner, 11);
+        // a third CLI, SIGKILLed, does not keep it running
+        await claimServer(state, BIN, host, 12);
+        assert.equal(releaseServer(state, first.record, 11, host), true);
     });
 
     it("a record for another db file is not this state dir's server", () => {
