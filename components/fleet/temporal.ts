@@ -499,8 +499,8 @@ async function waitReady(
     );
 }
 
-/** A client on `address` (HOST:PORT), in `namespace`. A server that cannot be reached is exit 1, naming it. */
-export async function connect(address: string, namespace = "default"): Promise<Client> {
+/** A client on `address` (HOST:PORT), in `namespace` (the embedded server's or --temporal-address). A server that cannot be reached is exit 1, naming it. */
+export async function connectClient(address: string, namespace = "default"): Promise<Client> {
     const { Client, Connection } = temporalClient();
     try {
         const connection = await Connection.connect({ address, connectTimeout: 10_000 });

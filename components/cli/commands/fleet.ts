@@ -298,7 +298,7 @@ async function target(flags: FleetFlags, io: Io): Promise<Target> {
     const namespace = flags.namespace ?? "default";
     const address = flags["temporal-address"];
     if (address !== undefined) {
-        const client = await t.connect(address, namespace);
+        const client = await t.connectClient(address, namespace);
         return {
             client,
             address,
@@ -315,7 +315,7 @@ async function target(flags: FleetFlags, io: Io): Promise<Target> {
         progress: (l) => io.err(l),
     });
     try {
-        const client = await t.connect(server.address, namespace);
+        const client = await t.connectClient(server.address, namespace);
         return {
             client,
             address: server.address,
