@@ -303,7 +303,7 @@ async function target(flags: FleetFlags, io: Io): Promise<Target> {
             client,
             address,
             namespace,
-            ui: (id) => `the web UI of the Temporal cluster at ${address}: namespace ${namespace}, workflow ${id}`,
+            ui: (id) => `the Temporal cluster's own (${address}): namespace ${namespace}, workflow ${id}`,
             close: () => client.connection.close(),
         };
     }
@@ -332,11 +332,14 @@ async function target(flags: FleetFlags, io: Io): Promise<Target> {
     }
 }
 
-/** SIGINT/SIGTERM while `run` runs: `onSignal` is called (once); the handlers are removed after. */
+/**
+ * SIGINT/SIGTERM while `run` runs: `onSignal` is called, to end gracefully; a second signal ends
+ * the process at once (the embedded server is still stopped on exit). The handlers are removed after.
+ */
 async function withSignals<T>(onSignal: (signal: NodeJS.Signals) => void, run: () => Promise<T>): Promise<T> {
     let fired = false;
     const handler = (signal: NodeJS.Signals) => {
-        if (fired) return;
+        if (fired) process.exit(130);
         fired = true;
         onSignal(signal);
     };
