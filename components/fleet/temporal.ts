@@ -545,8 +545,9 @@ export async function fleetWorker(
 ): Promise<{ worker: Worker; connection: NativeConnection }> {
     const { NativeConnection, Runtime, DefaultLogger } = temporalWorker();
     try {
-        // the SDK's own INFO lines (worker state changes) are not the fleet's progress
-        Runtime.install({ logger: new DefaultLogger("WARN") });
+        // the SDK's own lines (worker state changes, each failed activity attempt with its stack)
+        // are not the fleet's progress: the fleet's events say what failed
+        Runtime.install({ logger: new DefaultLogger("ERROR") });
     } catch {
         /* installed already (a second worker in this process) */
     }

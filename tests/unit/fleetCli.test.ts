@@ -243,6 +243,12 @@ describe("kube-proxy-mode fleet: what it prints", () => {
         assert.match(text, /kube-proxy-mode fleet skip STACK --file fleet.yaml/);
         assert.doesNotMatch(text, /dev/);
         assert.match(phaseLines({ ...STATUS, phase: "done" }).join("\n"), /done/);
+        const unknown = {
+            ...STATUS,
+            stacks: [{ ...STATUS.stacks[1], failure: { type: "Unknown" as const, message: "Error: boom" } }],
+        };
+        assert.match(phaseLines(unknown).join("\n"), /\(prod@\/f\/infra\) failed: Error: boom$/m);
+        assert.match(fleetTable(unknown), /failed .* Error: boom$/m);
         assert.deepEqual(phaseLines({ ...STATUS, phase: "running" }), ["fleet: running wave rest"]);
         assert.match(
             phaseLines({ ...STATUS, phase: "paused" }, "f.yaml")[0],
@@ -267,6 +273,19 @@ describe("kube-proxy-mode fleet: what it prints", () => {
         assert.equal(print({ ...STATUS, events: [e1, e2, e3] }), 2);
         assert.equal(print({ ...STATUS, events: [e2, e3] }), 0);
         assert.deepEqual(printed, ["[canary/dev] preview", "[canary/dev] up", "[canary/dev] succeeded"]);
+        // a stack's key is shown by its name when no other stack has that name
+        const named: string[] = [];
+        const printKeys = eventPrinter((l) => named.push(l));
+        const dup = { ...STATUS.stacks[2], key: "qa@/g/infra", dir: "/g/infra" };
+        printKeys({
+            ...STATUS,
+            stacks: [...STATUS.stacks, dup],
+            events: [
+                { at: 1, wave: "rest", stack: "prod@/f/infra", text: "up" },
+                { at: 2, wave: "rest", stack: "qa@/f/infra", text: "up" },
+            ],
+        });
+        assert.deepEqual(named, ["[rest/prod] up", "[rest/qa@/f/infra] up"]);
     });
 
     it("exit codes: 1 stopped, 0 done or still running", () => {

@@ -149,9 +149,13 @@ export function exitCodeOfPhase(phase: FleetPhase): number {
     return phase === "stopped" ? EXIT.failed : EXIT.ok;
 }
 
-/** A FleetEvent as one progress line: `[wave/stack] text`. */
-export function eventLine(e: FleetEvent): string {
-    const where = [e.wave, e.stack].filter((p) => p !== undefined && p !== "").join("/");
+/**
+ * A FleetEvent as one progress line: `[wave/stack] text`; a stack's key (`prod@/path/infra`) is
+ * shown by its name where `names` has it (a name no other stack of the fleet has).
+ */
+export function eventLine(e: FleetEvent, names: ReadonlyMap<string, string> = new Map()): string {
+    const stack = e.stack === undefined ? undefined : (names.get(e.stack) ?? e.stack);
+    const where = [e.wave, stack].filter((p) => p !== undefined && p !== "").join("/");
     return where ? `[${where}] ${e.text}` : `[fleet] ${e.text}`;
 }
 
@@ -162,16 +166,24 @@ export function eventLine(e: FleetEvent): string {
 export function eventPrinter(print: (line: string) => void): (status: FleetStatus) => number {
     const seen = new Set<string>();
     return (status) => {
+        const count = new Map<string, number>();
+        for (const s of status.stacks) count.set(s.stack, (count.get(s.stack) ?? 0) + 1);
+        const names = new Map(status.stacks.filter((s) => count.get(s.stack) === 1).map((s) => [s.key, s.stack]));
         let printed = 0;
         for (const e of status.events) {
             const key = JSON.stringify([e.at, e.wave ?? "", e.stack ?? "", e.text]);
             if (seen.has(key)) continue;
             seen.add(key);
-            print(eventLine(e));
+            print(eventLine(e, names));
             printed++;
         }
         return printed;
     };
+}
+
+/** A stack's failure: its type (a StackFailureType) and message; an unclassified one by its message. */
+function failureText(f: NonNullable<FleetStatus["stacks"][number]["failure"]>): string {
+    return f.type === "Unknown" ? f.message : `${f.type}: ${f.message}`;
 }
 
 /** "ipvs (3f2a...) -> nftables (9c1b...)" of a stack, or "-". */
@@ -189,8 +201,7 @@ function duration(s: FleetStatus["stacks"][number]): string {
 
 function detail(s: FleetStatus["stacks"][number]): string {
     const parts: string[] = [];
-    if (s.failure)
-        parts.push(s.failure.type === "Unknown" ? s.failure.message : `${s.failure.type}: ${s.failure.message}`);
+    if (s.failure) parts.push(failureText(s.failure));
     else if (s.outcome) parts.push(s.outcome.result);
     else if (s.preview && s.state === "pending")
         parts.push(`previewed${s.preview.moving !== null ? `: ${s.preview.moving} nodes move` : ""}`);
@@ -225,10 +236,7 @@ export function phaseLines(status: FleetStatus, file?: string): string[] {
             const failed = status.stacks.filter((s) => s.state === "failed");
             return [
                 `fleet: stopped in wave ${status.wave ?? "?"}; later waves are not started`,
-                ...failed.map(
-                    (s) =>
-                        `  ${s.stack} (${s.key}) failed: ${s.failure ? `${s.failure.type}: ${s.failure.message}` : "?"}`,
-                ),
+                ...failed.map((s) => `  ${s.stack} (${s.key}) failed: ${s.failure ? failureText(s.failure) : "?"}`),
                 `fleet: after a fix: kube-proxy-mode fleet retry STACK${f}, or leave it: kube-proxy-mode fleet skip STACK${f}; then kube-proxy-mode fleet up${f}`,
             ];
         }
