@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { redact } from "../core/redact.js";
 import { capText } from "../core/text.js";
 import { InputError } from "../core/types.js";
+import { fleetCommand } from "./commands/fleet.js";
 import { policyPackCommand } from "./commands/policyPack.js";
 import { precheckCommand } from "./commands/precheck.js";
 import { promoteCommand } from "./commands/promote.js";
@@ -24,6 +25,10 @@ const COMMANDS: Record<string, Command> = {
     promote: {
         run: promoteCommand,
         summary: "preview stacks (dev,staging,prod), then apply them in order; one summary table",
+    },
+    fleet: {
+        run: fleetCommand,
+        summary: "move many clusters' stacks in gated waves on Temporal (up, status, pause, retry, skip)",
     },
     "policy-pack": {
         run: policyPackCommand,
