@@ -5,31 +5,23 @@ import assert from "node:assert/strict";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-    checkFleetFlags,
-    eventLine,
-    eventPrinter,
-    exitCodeOfPhase,
-    fleetTable,
-    loadFleet,
-    phaseLines,
-    sdkMissing,
-    splitFleetArgs,
-} from "../../components/cli/commands/fleet.js";
+import { checkFleetFlags, loadFleet, splitFleetArgs } from "../../components/cli/commands/fleet.js";
+import { eventLine, eventPrinter, exitCodeOfPhase, fleetTable, phaseLines } from "../../components/cli/fleetOutput.js";
 import { main } from "../../components/cli/main.js";
 import { CliError } from "../../components/cli/output.js";
 import type { FleetStatus } from "../../components/fleet/contract.js";
 import {
     claimServer,
     defaultStateDir,
-    findTemporalBin,
     liveServer,
     readRecord,
     releaseServer,
     stateFiles,
     type ServerHost,
     type ServerRecord,
-} from "../../components/fleet/temporal.js";
+} from "../../components/fleet/serverState.js";
+import { findTemporalBin } from "../../components/fleet/temporal.js";
+import { sdkMissing } from "../../components/fleet/temporalSdk.js";
 
 const tmp = () => mkdtempSync(join(tmpdir(), "kpm-fleet-cli-"));
 

@@ -2,23 +2,30 @@
 // `up` starts (or attaches to) the fleet's workflow and follows it; `worker` runs a worker for a
 // Temporal cluster; `status` reads the workflow's memo; pause/resume/retry/skip signal it. With no
 // --temporal-address the embedded dev server (state under the user's cache) and an in-process
-// worker run it. What needs no Temporal (arguments, the table, the event lines, exit codes) is
-// pure and exported for the tests; Temporal is loaded only once a command needs it.
+// worker run it. What needs no Temporal (the arguments here; the table, the event lines and exit
+// codes in ../fleetOutput.ts) is pure and exported for the tests; Temporal is loaded only once a
+// command needs it, and followed in ../fleetFollow.ts.
 import { dirname, resolve } from "node:path";
-import { formatDuration } from "../../core/duration.js";
 import { fleetId, parseFleet, type Fleet, type FleetFinding } from "../../core/fleet.js";
 import {
     FLEET_SIGNALS,
-    FLEET_STATUS_MEMO,
     FLEET_TASK_QUEUE,
     FLEET_WORKFLOW,
-    type FleetEvent,
     type FleetInput,
-    type FleetPhase,
     type FleetStatus,
 } from "../../fleet/contract.js";
+import { sdkMissing } from "../../fleet/temporalSdk.js";
 import { commandFlags, flag, modeValue, nonEmptyValue, readInput, type Flags } from "../args.js";
-import { CliError, EXIT, table } from "../output.js";
+import {
+    follow,
+    isWorkflowNotFound as isNotFound,
+    memoStatus,
+    messageOf,
+    notFound,
+    withSignals,
+} from "../fleetFollow.js";
+import { exitCodeOfPhase, fleetTable, phaseLines } from "../fleetOutput.js";
+import { CliError, EXIT } from "../output.js";
 import type { Io } from "../io.js";
 
 export const FLEET_HELP = `kube-proxy-mode fleet up|worker|status|pause|resume|retry STACK|skip STACK [flags]
@@ -144,113 +151,6 @@ export function checkFleetFlags(sub: FleetSubcommand, flags: FleetFlags): void {
         );
 }
 
-/** The exit code of a fleet's phase: 1 stopped, else 0 (done, or still running for status). */
-export function exitCodeOfPhase(phase: FleetPhase): number {
-    return phase === "stopped" ? EXIT.failed : EXIT.ok;
-}
-
-/**
- * A FleetEvent as one progress line: `[wave/stack] text`; a stack's key (`prod@/path/infra`) is
- * shown by its name where `names` has it (a name no other stack of the fleet has).
- */
-export function eventLine(e: FleetEvent, names: ReadonlyMap<string, string> = new Map()): string {
-    const stack = e.stack === undefined ? undefined : (names.get(e.stack) ?? e.stack);
-    const where = [e.wave, stack].filter((p) => p !== undefined && p !== "").join("/");
-    return where ? `[${where}] ${e.text}` : `[fleet] ${e.text}`;
-}
-
-/**
- * The printer of a followed fleet: given each status polled, prints the events it has not printed
- * yet, in order (an event is the same event when its time, wave, stack and text are).
- */
-export function eventPrinter(print: (line: string) => void): (status: FleetStatus) => number {
-    const seen = new Set<string>();
-    return (status) => {
-        const count = new Map<string, number>();
-        for (const s of status.stacks) count.set(s.stack, (count.get(s.stack) ?? 0) + 1);
-        const names = new Map(status.stacks.filter((s) => count.get(s.stack) === 1).map((s) => [s.key, s.stack]));
-        let printed = 0;
-        for (const e of status.events) {
-            const key = JSON.stringify([e.at, e.wave ?? "", e.stack ?? "", e.text]);
-            if (seen.has(key)) continue;
-            seen.add(key);
-            print(eventLine(e, names));
-            printed++;
-        }
-        return printed;
-    };
-}
-
-/** A stack's failure: its type (a StackFailureType) and message; an unclassified one by its message. */
-function failureText(f: NonNullable<FleetStatus["stacks"][number]["failure"]>): string {
-    return f.type === "Unknown" ? f.message : `${f.type}: ${f.message}`;
-}
-
-/** "ipvs (3f2a...) -> nftables (9c1b...)" of a stack, or "-". */
-function fromTo(s: FleetStatus["stacks"][number]): string {
-    const p = s.outcome ?? s.preview;
-    return p?.from && p?.to ? `${p.from} -> ${p.to}` : p?.to ? `-> ${p.to}` : "-";
-}
-
-function duration(s: FleetStatus["stacks"][number]): string {
-    if (s.outcome) return formatDuration(s.outcome.durationSeconds);
-    if (s.startedAt !== undefined && s.endedAt !== undefined)
-        return formatDuration(Math.max(0, Math.round((s.endedAt - s.startedAt) / 1000)));
-    return "-";
-}
-
-function detail(s: FleetStatus["stacks"][number]): string {
-    const parts: string[] = [];
-    if (s.failure) parts.push(failureText(s.failure));
-    else if (s.outcome) parts.push(s.outcome.result);
-    else if (s.preview && s.state === "pending")
-        parts.push(`previewed${s.preview.moving !== null ? `: ${s.preview.moving} nodes move` : ""}`);
-    if (s.attempts > 1) parts.push(`${s.attempts} attempts`);
-    return parts.join("; ") || "-";
-}
-
-/** The summary table of a fleet's status, one row per stack in wave order. */
-export function fleetTable(status: FleetStatus): string {
-    return table(
-        ["WAVE", "STACK", "DIR", "STATE", "FROM -> TO", "NODES VERIFIED", "DURATION", "DETAIL"],
-        status.stacks.map((s) => [
-            s.wave,
-            s.stack,
-            s.dir,
-            s.state,
-            fromTo(s),
-            s.outcome?.nodesVerified ?? "-",
-            duration(s),
-            detail(s),
-        ]),
-    );
-}
-
-/** The line under the table: the phase, and for a stopped fleet its failed stacks and what to do. */
-export function phaseLines(status: FleetStatus, file?: string): string[] {
-    const f = file ? ` --file ${file}` : "";
-    switch (status.phase) {
-        case "done":
-            return ["fleet: done: every wave succeeded"];
-        case "stopped": {
-            const failed = status.stacks.filter((s) => s.state === "failed");
-            return [
-                `fleet: stopped in wave ${status.wave ?? "?"}; later waves are not started`,
-                ...failed.map((s) => `  ${s.stack} (${s.key}) failed: ${s.failure ? failureText(s.failure) : "?"}`),
-                `fleet: after a fix: kube-proxy-mode fleet retry STACK${f}, or leave it: kube-proxy-mode fleet skip STACK${f}; then kube-proxy-mode fleet up${f}`,
-            ];
-        }
-        case "paused":
-            return [`fleet: paused in wave ${status.wave ?? "?"}; kube-proxy-mode fleet resume${f} goes on`];
-        case "soaking":
-            return [
-                `fleet: running: wave ${status.wave ?? "?"} soaking${status.soakUntil ? ` until ${new Date(status.soakUntil).toISOString()}` : ""}`,
-            ];
-        default:
-            return [`fleet: ${status.phase}${status.wave ? ` wave ${status.wave}` : ""}`];
-    }
-}
-
 /** The status and the lines under it, as text or as JSON. */
 function printStatus(io: Io, flags: FleetFlags, status: FleetStatus): void {
     if (flags.json) io.json(status);
@@ -264,19 +164,6 @@ function printStatus(io: Io, flags: FleetFlags, status: FleetStatus): void {
 type Temporal = typeof import("../../fleet/temporal.js");
 type Client = import("@temporalio/client").Client;
 type WorkflowHandle = import("@temporalio/client").WorkflowHandle;
-
-/** What installs the Temporal SDK (optional peer dependencies of kube-proxy-mode). */
-export const TEMPORAL_INSTALL =
-    "npm install @temporalio/client@^1.24.0 @temporalio/worker@^1.24.0 @temporalio/workflow@^1.24.0 @temporalio/activity@^1.24.0 @temporalio/common@^1.24.0";
-
-/** A require that failed because a package of the Temporal SDK is not installed: exit 2 naming the install; else undefined. */
-export function sdkMissing(e: unknown): CliError | undefined {
-    const name = /Cannot find module '(@temporalio\/[a-z-]+)/.exec(String((e as Error)?.message ?? ""))?.[1];
-    if ((e as NodeJS.ErrnoException)?.code !== "MODULE_NOT_FOUND" || !name) return undefined;
-    return new CliError(
-        `fleet needs the Temporal SDK (${name} is not installed); install it beside kube-proxy-mode: ${TEMPORAL_INSTALL}`,
-    );
-}
 
 /** The Temporal module (and through it the SDK), loaded when a command needs it. */
 function temporal(): Temporal {
@@ -340,107 +227,10 @@ async function target(flags: FleetFlags, io: Io): Promise<Target> {
     }
 }
 
-/**
- * SIGINT/SIGTERM while `run` runs: `onSignal` is called, to end gracefully; a second signal ends
- * the process at once (the embedded server is still stopped on exit). The handlers are removed after.
- */
-async function withSignals<T>(onSignal: (signal: NodeJS.Signals) => void, run: () => Promise<T>): Promise<T> {
-    let fired = false;
-    const handler = (signal: NodeJS.Signals) => {
-        if (fired) process.exit(130);
-        fired = true;
-        onSignal(signal);
-    };
-    process.on("SIGINT", handler);
-    process.on("SIGTERM", handler);
-    try {
-        return await run();
-    } finally {
-        process.removeListener("SIGINT", handler);
-        process.removeListener("SIGTERM", handler);
-    }
-}
-
 /** The workflow's id: --id, else from the fleet file and --to. */
 function workflowId(flags: FleetFlags): string {
     if (flags.id !== undefined) return flags.id;
     return fleetId(loadFleet(flags.file ?? "fleet.yaml"), flags.to);
-}
-
-/**
- * The status the workflow last published in its memo, its execution's state, and whether a
- * workflow task is pending (a signal, e.g. retry, not yet seen by the workflow: the memo is older).
- */
-async function memoStatus(
-    handle: WorkflowHandle,
-): Promise<{ status?: FleetStatus; execution: string; pending: boolean }> {
-    const d = await handle.describe();
-    return {
-        status: d.memo?.[FLEET_STATUS_MEMO] as FleetStatus | undefined,
-        execution: d.status.name,
-        pending: Boolean(d.raw.pendingWorkflowTask),
-    };
-}
-
-const messageOf = (e: unknown) => ((e as Error)?.message ?? String(e)).split("\n")[0];
-
-/** A workflow that is not found: exit 1 naming it and how it starts. */
-function notFound(id: string, e: unknown): CliError {
-    return new CliError(
-        `fleet: no fleet workflow ${id} on this Temporal server (${messageOf(e)}); kube-proxy-mode fleet up --file F starts it`,
-        EXIT.failed,
-    );
-}
-
-const isNotFound = (e: unknown) => (e as Error)?.name === "WorkflowNotFoundError";
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * Follows a fleet until it is done or stopped (or `signalled`): prints each new event, reading the
- * status the workflow keeps in its memo every second. The memo, not the status query: describe()
- * needs no worker, and a query abandoned while a restarted worker's sticky queue times out would
- * outlive the connection. A server that does not answer is retried for a minute.
- */
-async function follow(
-    handle: WorkflowHandle,
-    io: Io,
-    stop: { signalled: boolean },
-): Promise<{ status?: FleetStatus; execution: string }> {
-    const print = eventPrinter((l) => io.err(l));
-    let last: FleetStatus | undefined;
-    let pausedSaid = false;
-    let unanswered = 0;
-    for (;;) {
-        let read: Awaited<ReturnType<typeof memoStatus>>;
-        try {
-            read = await memoStatus(handle);
-            unanswered = 0;
-        } catch (e) {
-            if (isNotFound(e) || ++unanswered > 60 || stop.signalled) throw e;
-            if (unanswered % 10 === 1) io.err(`fleet: the Temporal server does not answer (${messageOf(e)}); retrying`);
-            await sleep(1000);
-            continue;
-        }
-        const { execution } = read;
-        let status = read.status;
-        if (execution === "COMPLETED")
-            status = (await handle.result().catch(() => read.status)) as FleetStatus | undefined;
-        if (status) {
-            last = status;
-            print(status);
-            if (status.phase === "paused" && !pausedSaid) {
-                pausedSaid = true;
-                io.err("fleet: paused; kube-proxy-mode fleet resume continues it (this command keeps following)");
-            }
-            if (status.phase !== "paused") pausedSaid = false;
-            // a stopped fleet with a signal pending (fleet retry, then fleet up) is not stopped yet
-            if (status.phase === "done" || (status.phase === "stopped" && !read.pending)) return { status, execution };
-        }
-        if (execution !== "RUNNING") return { status: last, execution };
-        if (stop.signalled) return { status: last, execution };
-        await sleep(1000);
-    }
 }
 
 async function up(flags: FleetFlags, io: Io): Promise<number> {
