@@ -166,6 +166,22 @@ describe("exported names (issue #41)", () => {
     });
 });
 
+/** The longest a source file of components/ may be (issue #41): one concept a file. */
+const MAX_LINES = 450;
+
+describe("file size (issue #41)", () => {
+    it(`no .ts file under components/ is over ${MAX_LINES} lines: split it by concept`, () => {
+        const long = typeScriptFiles(join(ROOT, "components"))
+            .map((file) => ({
+                rel: relative(ROOT, file),
+                lines: (readFileSync(file, "utf8").match(/\n/g) ?? []).length,
+            }))
+            .filter((f) => f.lines > MAX_LINES)
+            .map((f) => `${f.rel}: ${f.lines} lines`);
+        assert.deepEqual(long, [], `split these by concept (at most ${MAX_LINES} lines each):\n${long.join("\n")}`);
+    });
+});
+
 describe("the README's component example", () => {
     it("is examples/component/index.ts, quoted verbatim (that file is typechecked in the build and by the consumer e2e)", () => {
         const example = readFileSync(join(ROOT, "examples", "component", "index.ts"), "utf8");
