@@ -63,6 +63,15 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * needs no worker, and a query abandoned while a restarted worker's sticky queue times out would
  * outlive the connection. A server that does not answer is retried for a minute.
  */
+/**
+ * Whether `fleet up` has followed the fleet to an end: done, or stopped with no signal pending and
+ * no stack still running (its worker may be this process: leaving would strand that stack's up).
+ */
+function followEnds(status: FleetStatus, pending: boolean): boolean {
+    if (status.phase === "done") return true;
+    return status.phase === "stopped" && !pending && !status.stacks.some((s) => s.state === "running");
+}
+
 async function follow(
     handle: WorkflowHandle,
     io: Io,
@@ -96,7 +105,7 @@ async function follow(
             }
             if (status.phase !== "paused") pausedSaid = false;
             // a stopped fleet with a signal pending (fleet retry, then fleet up) is not stopped yet
-            if (status.phase === "done" || (status.phase === "stopped" && !read.pending)) return { status, execution };
+            if (followEnds(status, read.pending)) return { status, execution };
         }
         if (execution !== "RUNNING") return { status: last, execution };
         if (stop.signalled) return { status: last, execution };
@@ -104,4 +113,4 @@ async function follow(
     }
 }
 
-export { follow, memoStatus, messageOf, notFound, withSignals, isNotFound as isWorkflowNotFound };
+export { follow, followEnds, memoStatus, messageOf, notFound, withSignals, isNotFound as isWorkflowNotFound };

@@ -26,6 +26,7 @@ import {
     changeColumns,
     type EngineEvent,
     errorMessage,
+    errorDiagnostics,
     failureDetail,
     failureText,
     gateUpstream,
@@ -123,7 +124,10 @@ export function classifyStackFailure(
     }
     const type = phase === "preview" ? STACK_FAILURES.previewRefused : STACK_FAILURES.stackFailed;
     const what = phase === "preview" ? "preview failed" : "pulumi up failed";
-    return { kind: "refused", type, message: redact(`stack ${stack}: ${what}: ${failureDetail(text)}`) };
+    // the component's own error names every problem; the engine's text only its first line
+    const diagnostics = errorDiagnostics(events).replace(/\s+/g, " ").trim().slice(0, 1500);
+    const detail = diagnostics || failureDetail(text);
+    return { kind: "refused", type, message: redact(`stack ${stack}: ${what}: ${detail}`) };
 }
 
 /**

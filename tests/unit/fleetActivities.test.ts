@@ -116,10 +116,18 @@ describe("fleet stack activities: classifying failures", () => {
         }
     });
 
-    it("a program's or a node's error is PreviewRefused in a preview and StackFailed in an update, with its error lines", () => {
-        const events = [diagnostic("error", "node workers-1 failed its checks")];
+    it("a program's or a node's error is PreviewRefused in a preview and StackFailed in an update, with the component's own words", () => {
+        const refusal =
+            "kube-proxy-mode refuses this change (2 problem(s)):\n  - nodes[0]: kernel 5.4\n  - featureGates.Foo: unknown";
+        const events = [diagnostic("error", refusal)];
         const preview = classifyStackFailure("preview", "prod@/infra", events, commandError("", NODE_FAILED));
         assert.deepEqual(preview.kind === "refused" && [preview.type, preview.message], [
+            STACK_FAILURES.previewRefused,
+            "stack prod@/infra: preview failed: kube-proxy-mode refuses this change (2 problem(s)): - nodes[0]: kernel 5.4 - featureGates.Foo: unknown",
+        ]);
+        // no error diagnostic: the engine's error lines
+        const bare = classifyStackFailure("preview", "prod@/infra", [], commandError("", NODE_FAILED));
+        assert.deepEqual(bare.kind === "refused" && [bare.type, bare.message], [
             STACK_FAILURES.previewRefused,
             "stack prod@/infra: preview failed: " +
                 "+  kube-proxy-mode:index:KubeProxyMode kube-proxy creating (12s) error: node workers-1 failed its checks and was rolled back " +
@@ -127,7 +135,7 @@ describe("fleet stack activities: classifying failures", () => {
         ]);
         const up = classifyStackFailure("up", "prod@/infra", events, commandError("", NODE_FAILED));
         assert.equal(up.kind === "refused" && up.type, STACK_FAILURES.stackFailed);
-        assert.match(up.message, /^stack prod@\/infra: pulumi up failed: .*workers-1 failed its checks/);
+        assert.match(up.message, /^stack prod@\/infra: pulumi up failed: kube-proxy-mode refuses this change/);
     });
 
     it("never puts a kubeconfig's secret in a message", () => {

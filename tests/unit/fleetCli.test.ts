@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkFleetFlags, loadFleet, splitFleetArgs } from "../../components/cli/commands/fleet.js";
 import { eventLine, eventPrinter, exitCodeOfPhase, fleetTable, phaseLines } from "../../components/cli/fleetOutput.js";
+import { followEnds } from "../../components/cli/fleetFollow.js";
 import { main } from "../../components/cli/main.js";
 import { CliError } from "../../components/cli/output.js";
 import type { FleetStatus } from "../../components/fleet/contract.js";
@@ -278,6 +279,19 @@ describe("kube-proxy-mode fleet: what it prints", () => {
             ],
         });
         assert.deepEqual(named, ["[rest/prod] up", "[rest/qa@/f/infra] up"]);
+    });
+
+    it("fleet up follows a stopped fleet until its running stacks end and no signal is pending", () => {
+        const stopped: FleetStatus = { ...STATUS, phase: "stopped" };
+        const running: FleetStatus = {
+            ...stopped,
+            stacks: stopped.stacks.map((s) => (s.stack === "qa" ? { ...s, state: "running" as const } : s)),
+        };
+        assert.equal(followEnds(stopped, false), true);
+        assert.equal(followEnds(stopped, true), false, "a retry or skip is pending");
+        assert.equal(followEnds(running, false), false, "qa's up is still running, maybe on this process's worker");
+        assert.equal(followEnds({ ...STATUS, phase: "done" }, false), true);
+        assert.equal(followEnds({ ...STATUS, phase: "running" }, false), false);
     });
 
     it("exit codes: 1 stopped, 0 done or still running", () => {
