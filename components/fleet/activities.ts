@@ -342,6 +342,8 @@ export function stackActivities(options: StackActivityOptions = {}): StackActivi
                         result: anyResourceChanged(r.summary.resourceChanges) ? "applied" : "unchanged",
                         nodesVerified: nodesVerifiedText(outputs.promotion),
                         durationSeconds: Math.round((Date.now() - started) / 1000),
+                        // a lost worker's retry is a later attempt: the fleet's status counts them
+                        attempt: ctx.info.attempt,
                     };
                 } catch (e) {
                     if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;

@@ -1,0 +1,268 @@
+// A fleet in waves, end to end: five stacks of the config-driven program in ONE Pulumi project (a
+// file backend beside it), each on its own reference cluster, moved by `kube-proxy-mode fleet up`
+// on the real Temporal dev server (the toolchain's `temporal`) with a worker in the CLI, in three
+// waves: canary (dev), staging (two stacks at once) and prod (two at once).
+//
+// kwok nodes run no process: the built-in node checks cannot run, every stack sets
+// verify.nodeChecks: false and its nodes are verified by a hook, which also fails a stack on demand.
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { LocalWorkspace, type Stack } from "@pulumi/pulumi/automation";
+import type { ClusterState } from "../../scripts/referenceCluster.js";
+import type { FleetStatus } from "../../components/fleet/contract.js";
+import { parseEvents, type Released } from "../../components/rollout/events.js";
+import { CLI, ROOT, runAsync, type CliRun } from "../helpers.js";
+import {
+    clients,
+    projectDir,
+    scratchDir,
+    setKubeconfig,
+    setStackConfig,
+    startCluster,
+    stopCluster,
+    toolchain,
+} from "./support.js";
+
+const KWOK = "(SIMULATED kwok nodes: built-in node checks not run)";
+const STACKS = ["dev", "stg-a", "stg-b", "prod-a", "prod-b"] as const;
+type Name = (typeof STACKS)[number];
+const HOOK = join(ROOT, "tests", "e2e", "hooks", "check-nodeport.js");
+const target = (mode: string, failOn = "") => ({
+    mode,
+    nodePortAddresses: ["0.0.0.0/0"],
+    pools: [
+        { name: "canary", nodeSelector: "pool=canary", maxUnavailable: 1 },
+        { name: "workers", nodeSelector: "pool=workers", maxUnavailable: 1 },
+    ],
+    verify: {
+        nodeChecks: false,
+        hooks: [{ name: "ingress-nodeport", command: [process.execPath, HOOK], env: { FAIL_ON_NODE: failOn } }],
+    },
+});
+const SOAK_SECONDS = 3;
+
+async function configMode(c: ClusterState): Promise<string> {
+    const cm = await clients(c).core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" });
+    return /^mode: (\S*)$/m.exec(cm.data!["config.conf"])?.[1] ?? "";
+}
+
+/** How many updates each stack's history holds (a finished fleet run again must add none). */
+async function updates(stacks: Record<Name, Stack>): Promise<Record<Name, number>> {
+    const out = {} as Record<Name, number>;
+    for (const n of STACKS) out[n] = (await stacks[n].history()).filter((h) => h.kind === "update").length;
+    return out;
+}
+
+function freePort(): Promise<number> {
+    return new Promise((resolve, reject) => {
+        const s = createServer();
+        s.on("error", reject);
+        s.listen(0, "127.0.0.1", () => {
+            const port = (s.address() as { port: number }).port;
+            s.close(() => resolve(port));
+        });
+    });
+}
+
+describe("@e2e fleet: five stacks in three waves on the real Temporal dev server " + KWOK, function () {
+    this.timeout(1_800_000);
+    const clusters = {} as Record<Name, ClusterState>;
+    const stacks = {} as Record<Name, Stack>;
+    let dir = "";
+    let env: Record<string, string> = {};
+    let stateDir = "";
+    let fleetFile = "";
+    const children: ChildProcess[] = [];
+    const fleet = (args: string[]): Promise<CliRun> =>
+        runAsync(process.execPath, [CLI, "fleet", ...args], { cwd: dir, env });
+    const statusOf = (r: CliRun): FleetStatus => {
+        try {
+            return JSON.parse(r.stdout) as FleetStatus;
+        } catch {
+            throw new Error(`fleet printed no JSON (exit ${r.code}):\n${r.stdout}\n${r.stderr.slice(-6000)}`);
+        }
+    };
+    const stateOf = (s: FleetStatus) => Object.fromEntries(s.stacks.map((x) => [x.stack, x.state]));
+
+    before(async function () {
+        const started = await Promise.all(
+            STACKS.map(() =>
+                startCluster({
+                    nodes: "kwok",
+                    pools: [
+                        ["canary", 1],
+                        ["workers", 1],
+                    ],
+                }),
+            ),
+        );
+        STACKS.forEach((n, i) => (clusters[n] = started[i]));
+        const project = await projectDir("kpm-e2e-fleet-");
+        dir = project.dir;
+        env = { ...project.envVars, KPM_TEMPORAL_BIN: join(toolchain(), "temporal") };
+        for (const n of STACKS) {
+            stacks[n] = await LocalWorkspace.createOrSelectStack(
+                { stackName: n, workDir: dir },
+                { workDir: dir, envVars: project.envVars, pulumiCommand: project.pulumiCommand },
+            );
+            await setKubeconfig(stacks[n], clusters[n]);
+            // stg-b's hook fails on its worker node: its rollout fails and rolls that node back
+            await setStackConfig(stacks[n], target("nftables", n === "stg-b" ? "workers-1" : ""));
+        }
+        stateDir = scratchDir("kpm-e2e-fleet-state-");
+        fleetFile = join(dir, "fleet.yaml");
+        writeFileSync(
+            fleetFile,
+            [
+                "waves:",
+                "  - name: canary",
+                `    soak: ${SOAK_SECONDS}s`,
+                "    stacks:",
+                "      - { dir: ., stack: dev }",
+                "  - name: staging",
+                "    maxParallel: 2",
+                `    soak: ${SOAK_SECONDS}s`,
+                "    stacks:",
+                "      - { dir: ., stack: stg-a }",
+                "      - { dir: ., stack: stg-b }",
+                "  - name: prod",
+                "    maxParallel: 2",
+                "    stacks:",
+                "      - { dir: ., stack: prod-a }",
+                "      - { dir: ., stack: prod-b }",
+                "",
+            ].join("\n"),
+        );
+    });
+
+    after(async () => {
+        for (const c of children) c.kill("SIGKILL");
+        await Promise.all(Object.values(clusters).map((c) => stopCluster(c)));
+        if (dir) rmSync(dir, { recursive: true, force: true });
+        if (stateDir) rmSync(stateDir, { recursive: true, force: true });
+    });
+
+    it("a failed stack stops its wave and later waves never start; after the fix, retry and up finish the fleet in wave order", async () => {
+        const first = await fleet(["up", "--file", fleetFile, "--to", "nftables", "--state-dir", stateDir, "--json"]);
+        assert.equal(first.code, 1, first.stderr.slice(-6000));
+        let status = statusOf(first);
+        assert.equal(status.phase, "stopped");
+        assert.deepEqual(stateOf(status), {
+            dev: "succeeded",
+            "stg-a": "succeeded",
+            "stg-b": "failed",
+            "prod-a": "pending",
+            "prod-b": "pending",
+        });
+        assert.match(first.stderr, /stg-b/);
+        assert.match(first.stderr, /fleet retry/);
+        for (const n of ["prod-a", "prod-b"] as const) {
+            assert.equal(await configMode(clusters[n]), "ipvs", `${n} never started`);
+            assert.equal((await stacks[n].history()).length, 0, `${n} was never updated`);
+        }
+
+        await setStackConfig(stacks["stg-b"], target("nftables"));
+        const retried = await fleet([
+            "retry",
+            "stg-b",
+            "--file",
+            fleetFile,
+            "--to",
+            "nftables",
+            "--state-dir",
+            stateDir,
+        ]);
+        assert.equal(retried.code, 0, retried.stderr);
+        const second = await fleet(["up", "--file", fleetFile, "--to", "nftables", "--state-dir", stateDir, "--json"]);
+        assert.equal(second.code, 0, second.stderr.slice(-6000));
+        status = statusOf(second);
+        assert.equal(status.phase, "done");
+        for (const n of STACKS) {
+            assert.equal(stateOf(status)[n], "succeeded", n);
+            assert.equal(await configMode(clusters[n]), "nftables", `${n}'s cluster moved`);
+        }
+        // waves in order: a wave's first start is after the earlier wave's last end and its soak
+        const by = (n: Name) => status.stacks.find((s) => s.stack === n)!;
+        const ended = (ns: Name[]) => Math.max(...ns.map((n) => by(n).endedAt!));
+        const began = (ns: Name[]) => Math.min(...ns.map((n) => by(n).startedAt!));
+        assert.ok(began(["stg-a", "stg-b"]) >= ended(["dev"]) + SOAK_SECONDS * 1000, "staging after canary's soak");
+        assert.ok(
+            began(["prod-a", "prod-b"]) >= ended(["stg-a", "stg-b"]) + SOAK_SECONDS * 1000,
+            "prod after staging's soak",
+        );
+        // prod ran both stacks at once (maxParallel: 2)
+        assert.ok(by("prod-b").startedAt! < by("prod-a").endedAt!, "prod-a and prod-b overlapped");
+        const text = status.events.map((e) => e.text).join("\n");
+        assert.match(text, /retry/i, "the retry is in the fleet's history");
+    });
+
+    it("a second fleet up of the finished fleet changes nothing", async () => {
+        const before = await updates(stacks);
+        const again = await fleet(["up", "--file", fleetFile, "--to", "nftables", "--state-dir", stateDir, "--json"]);
+        assert.equal(again.code, 0, again.stderr.slice(-6000));
+        assert.equal(statusOf(again).phase, "done");
+        assert.deepEqual(await updates(stacks), before, "no stack was updated again");
+    });
+
+    it("a worker SIGKILLed mid-stack: a new worker retries that stack and the fleet finishes, each node released once", async () => {
+        const port = await freePort();
+        const server = spawn(
+            join(toolchain(), "temporal"),
+            [
+                "server",
+                "start-dev",
+                "--headless",
+                "--ip",
+                "127.0.0.1",
+                "--port",
+                String(port),
+                "--db-filename",
+                join(stateDir, "cluster.db"),
+            ],
+            { stdio: "ignore" },
+        );
+        children.push(server);
+        const address = `127.0.0.1:${port}`;
+        const on = ["--file", fleetFile, "--to", "iptables", "--temporal-address", address];
+        for (const n of STACKS) await setStackConfig(stacks[n], target("iptables"));
+        const events = join(dir, "worker-events.jsonl");
+        const worker = () => {
+            const w = spawn(process.execPath, [CLI, "fleet", "worker", "--temporal-address", address], {
+                cwd: dir,
+                env: { ...process.env, ...env, KPM_EVENTS_FILE: events },
+                stdio: "ignore",
+            });
+            children.push(w);
+            return w;
+        };
+        const first = worker();
+        const up = runAsync(process.execPath, [CLI, "fleet", "up", ...on, "--json"], { cwd: dir, env });
+        // the worker dies while dev's pulumi up runs (the canary wave: dev alone)
+        const deadline = Date.now() + 300_000;
+        for (;;) {
+            assert.ok(Date.now() < deadline, "dev never started");
+            const s = await fleet(["status", ...on, "--json"]);
+            if (s.stdout.trim().startsWith("{") && stateOf(statusOf(s)).dev === "running") break;
+            await new Promise((r) => setTimeout(r, 1000));
+        }
+        await new Promise((r) => setTimeout(r, 3000));
+        first.kill("SIGKILL");
+        worker();
+        const r = await up;
+        assert.equal(r.code, 0, r.stderr.slice(-6000));
+        const status = statusOf(r);
+        const dev = status.stacks.find((s) => s.stack === "dev")!;
+        assert.ok(dev.attempts >= 2, `dev's up was retried after its worker died (attempts: ${dev.attempts})`);
+        for (const n of STACKS) assert.equal(await configMode(clusters[n]), "iptables", `${n}'s cluster moved`);
+        // dev's nodes (the only stack running until dev ended) were each released by the move once
+        const released = parseEvents(readFileSync(events, "utf8")).filter(
+            (e) => e.at <= dev.endedAt! && e.type === "released" && e.step === "move",
+        ) as Released[];
+        const perNode = new Map<string, number>();
+        for (const e of released) perNode.set(e.node, (perNode.get(e.node) ?? 0) + 1);
+        assert.deepEqual(Object.fromEntries(perNode), { "canary-1": 1, "workers-1": 1 });
+    });
+});
