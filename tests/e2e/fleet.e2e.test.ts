@@ -86,6 +86,56 @@ describe("@e2e fleet: five stacks in three waves on the real Temporal dev server
         }
     };
     const stateOf = (s: FleetStatus) => Object.fromEntries(s.stacks.map((x) => [x.stack, x.state]));
+    // the Temporal cluster of the last three tests: a dev server of its own, restarted by one
+    let port = 0;
+    let server: ChildProcess | undefined;
+    const startServer = () => {
+        const args = ["server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", String(port)];
+        const p = spawn(join(toolchain(), "temporal"), [...args, "--db-filename", join(stateDir, "cluster.db")], {
+            stdio: "ignore",
+        });
+        children.push(p);
+        return p;
+    };
+    const worker = (address: string, events: string) => {
+        const w = spawn(process.execPath, [CLI, "fleet", "worker", "--temporal-address", address], {
+            cwd: dir,
+            env: { ...process.env, ...env, KPM_EVENTS_FILE: events },
+            stdio: "ignore",
+        });
+        children.push(w);
+        return w;
+    };
+    /** Polls `fleet status` until `ready` holds for its status. */
+    const until = async (args: string[], what: string, ready: (s: FleetStatus) => boolean) => {
+        const deadline = Date.now() + 300_000;
+        for (;;) {
+            assert.ok(Date.now() < deadline, `never: ${what}`);
+            const r = await fleet(["status", ...args, "--json"]);
+            if (r.stdout.trim().startsWith("{") && ready(statusOf(r))) return;
+            await new Promise((res) => setTimeout(res, 1000));
+        }
+    };
+    /** Per node, how many times the events before `end` (ms) show it released by the move. */
+    const releasedPerNode = (file: string, end: number) => {
+        const released = parseEvents(readFileSync(file, "utf8")).filter(
+            (e) => e.at <= end && e.type === "released" && e.step === "move",
+        ) as Released[];
+        const perNode: Record<string, number> = {};
+        for (const e of released) perNode[e.node] = (perNode[e.node] ?? 0) + 1;
+        return perNode;
+    };
+    /** Per stack, its updates that changed something (a stack moved twice would have two). */
+    const changingUpdates = async () => {
+        const out = {} as Record<Name, number>;
+        for (const n of STACKS)
+            out[n] = (await stacks[n].history()).filter(
+                (h) =>
+                    h.kind === "update" &&
+                    Object.entries(h.resourceChanges ?? {}).some(([op, k]) => op !== "same" && (k ?? 0) > 0),
+            ).length;
+        return out;
+    };
 
     before(async function () {
         const started = await Promise.all(
@@ -208,49 +258,19 @@ describe("@e2e fleet: five stacks in three waves on the real Temporal dev server
     });
 
     it("a worker SIGKILLed mid-stack: a new worker retries that stack and the fleet finishes, each node released once", async () => {
-        const port = await freePort();
-        const server = spawn(
-            join(toolchain(), "temporal"),
-            [
-                "server",
-                "start-dev",
-                "--headless",
-                "--ip",
-                "127.0.0.1",
-                "--port",
-                String(port),
-                "--db-filename",
-                join(stateDir, "cluster.db"),
-            ],
-            { stdio: "ignore" },
-        );
-        children.push(server);
+        port = await freePort();
+        server = startServer();
         const address = `127.0.0.1:${port}`;
         const on = ["--file", fleetFile, "--to", "iptables", "--temporal-address", address];
         for (const n of STACKS) await setStackConfig(stacks[n], target("iptables"));
         const events = join(dir, "worker-events.jsonl");
-        const worker = () => {
-            const w = spawn(process.execPath, [CLI, "fleet", "worker", "--temporal-address", address], {
-                cwd: dir,
-                env: { ...process.env, ...env, KPM_EVENTS_FILE: events },
-                stdio: "ignore",
-            });
-            children.push(w);
-            return w;
-        };
-        const first = worker();
+        const first = worker(address, events);
         const up = runAsync(process.execPath, [CLI, "fleet", "up", ...on, "--json"], { cwd: dir, env });
         // the worker dies while dev's pulumi up runs (the canary wave: dev alone)
-        const deadline = Date.now() + 300_000;
-        for (;;) {
-            assert.ok(Date.now() < deadline, "dev never started");
-            const s = await fleet(["status", ...on, "--json"]);
-            if (s.stdout.trim().startsWith("{") && stateOf(statusOf(s)).dev === "running") break;
-            await new Promise((r) => setTimeout(r, 1000));
-        }
+        await until(on, "dev running", (st) => stateOf(st).dev === "running");
         await new Promise((r) => setTimeout(r, 3000));
         first.kill("SIGKILL");
-        worker();
+        worker(address, events);
         const r = await up;
         assert.equal(r.code, 0, r.stderr.slice(-6000));
         const status = statusOf(r);
@@ -258,11 +278,53 @@ describe("@e2e fleet: five stacks in three waves on the real Temporal dev server
         assert.ok(dev.attempts >= 2, `dev's up was retried after its worker died (attempts: ${dev.attempts})`);
         for (const n of STACKS) assert.equal(await configMode(clusters[n]), "iptables", `${n}'s cluster moved`);
         // dev's nodes (the only stack running until dev ended) were each released by the move once
-        const released = parseEvents(readFileSync(events, "utf8")).filter(
-            (e) => e.at <= dev.endedAt! && e.type === "released" && e.step === "move",
-        ) as Released[];
-        const perNode = new Map<string, number>();
-        for (const e of released) perNode.set(e.node, (perNode.get(e.node) ?? 0) + 1);
-        assert.deepEqual(Object.fromEntries(perNode), { "canary-1": 1, "workers-1": 1 });
+        assert.deepEqual(releasedPerNode(events, dev.endedAt!), { "canary-1": 1, "workers-1": 1 });
+    });
+
+    it("the Temporal server SIGKILLed and restarted mid-wave: the fleet finishes, each stack updated once", async () => {
+        const address = `127.0.0.1:${port}`;
+        const on = ["--file", fleetFile, "--to", "nftables", "--temporal-address", address];
+        for (const n of STACKS) await setStackConfig(stacks[n], target("nftables"));
+        const before = await changingUpdates();
+        worker(address, join(dir, "restart-events.jsonl"));
+        const up = runAsync(process.execPath, [CLI, "fleet", "up", ...on, "--json"], { cwd: dir, env });
+        await until(on, "a staging stack running", (st) =>
+            ["stg-a", "stg-b"].some((n) => stateOf(st)[n] === "running"),
+        );
+        server!.kill("SIGKILL");
+        await new Promise((r) => server!.once("exit", r));
+        server = startServer();
+        const r = await up;
+        assert.equal(r.code, 0, r.stderr.slice(-6000));
+        assert.equal(statusOf(r).phase, "done");
+        for (const n of STACKS) assert.equal(await configMode(clusters[n]), "nftables", `${n}'s cluster moved`);
+        const after = await changingUpdates();
+        for (const n of STACKS) assert.equal(after[n] - before[n], 1, `${n} was updated once`);
+    });
+
+    it("fleet up SIGKILLed mid-stack (embedded server and worker): the rerun resumes it, each node released once", async () => {
+        const on = ["--file", fleetFile, "--to", "iptables", "--state-dir", stateDir];
+        for (const n of STACKS) await setStackConfig(stacks[n], target("iptables"));
+        const events = join(dir, "cli-events.jsonl");
+        const withEvents = { ...env, KPM_EVENTS_FILE: events };
+        const killed = spawn(process.execPath, [CLI, "fleet", "up", ...on], {
+            cwd: dir,
+            env: { ...process.env, ...withEvents },
+            stdio: "ignore",
+        });
+        children.push(killed);
+        await until(on, "dev running", (st) => stateOf(st).dev === "running");
+        await new Promise((r) => setTimeout(r, 3000));
+        killed.kill("SIGKILL");
+        const r = await runAsync(process.execPath, [CLI, "fleet", "up", ...on, "--json"], {
+            cwd: dir,
+            env: withEvents,
+        });
+        assert.equal(r.code, 0, r.stderr.slice(-6000));
+        const status = statusOf(r);
+        const dev = status.stacks.find((s) => s.stack === "dev")!;
+        assert.ok(dev.attempts >= 2, `dev's up was retried after the CLI died (attempts: ${dev.attempts})`);
+        for (const n of STACKS) assert.equal(await configMode(clusters[n]), "iptables", `${n}'s cluster moved`);
+        assert.deepEqual(releasedPerNode(events, dev.endedAt!), { "canary-1": 1, "workers-1": 1 });
     });
 });
