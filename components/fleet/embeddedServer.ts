@@ -3,7 +3,7 @@
 // answers, and stopped by the last CLI using it.
 import { readFileSync, writeFileSync } from "node:fs";
 import type { Connection } from "@temporalio/client";
-import { CliError, EXIT } from "../cli/output.js";
+import { FleetSetupError } from "./errors.js";
 import {
     claimServer,
     readRecord,
@@ -120,7 +120,7 @@ export async function embeddedServer(options: EmbeddedOptions): Promise<Embedded
     return server;
 }
 
-/** Waits until the server accepts connections and answers for its namespace; else a CliError with its log's tail. */
+/** Waits until the server accepts connections and answers for its namespace; else a FleetSetupError with its log's tail. */
 async function waitReady(
     server: EmbeddedServer,
     namespace: string,
@@ -135,9 +135,9 @@ async function waitReady(
     let last = "";
     while (Date.now() - began < seconds * 1000) {
         if (!host.alive(server.record.pid))
-            throw new CliError(
+            throw new FleetSetupError(
                 `the embedded Temporal server (pid ${server.record.pid}) exited while starting; its log (${files.log}) ends:`,
-                EXIT.failed,
+                1,
                 logTail(files.log).map((l) => `  ${l}`),
             );
         let connection: Connection | undefined;
@@ -157,9 +157,9 @@ async function waitReady(
         }
         await host.sleep(500);
     }
-    throw new CliError(
+    throw new FleetSetupError(
         `the embedded Temporal server on ${server.address} did not answer within ${seconds}s (last: ${last.split("\n")[0]}); its log (${files.log}) ends:`,
-        EXIT.failed,
+        1,
         logTail(files.log).map((l) => `  ${l}`),
     );
 }

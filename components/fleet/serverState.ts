@@ -15,7 +15,7 @@ import {
 import { createServer } from "node:net";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { CliError, EXIT } from "../cli/output.js";
+import { FleetSetupError } from "./errors.js";
 
 /** Where the embedded server keeps its state: --state-dir, else $XDG_CACHE_HOME or ~/.cache, /kube-proxy-mode/fleet. */
 export function defaultStateDir(env: NodeJS.ProcessEnv = process.env, home: string = homedir()): string {
@@ -88,7 +88,7 @@ export const realHost: ServerHost = {
             // its own process group: a Ctrl-C of the terminal reaches the CLI, which stops it in order
             const child = spawn(bin, args, { stdio: ["ignore", log, log], detached: true });
             child.unref();
-            if (child.pid === undefined) throw new CliError(`cannot start ${bin}`, EXIT.failed);
+            if (child.pid === undefined) throw new FleetSetupError(`cannot start ${bin}`);
             return child.pid;
         } finally {
             closeSync(log);
@@ -250,9 +250,9 @@ export async function claimServer(
                     /* another CLI took it over first */
                 }
             } else if (Date.now() > deadline)
-                throw new CliError(
+                throw new FleetSetupError(
                     `${files.lock}: process ${holder} has been starting the embedded Temporal server for a minute; stop it or remove the lock`,
-                    EXIT.failed,
+                    1,
                 );
             else await host.sleep(250);
             continue;

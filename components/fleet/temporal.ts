@@ -6,7 +6,7 @@ import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { delimiter, join, resolve } from "node:path";
 import type { Client } from "@temporalio/client";
 import type { NativeConnection, Worker } from "@temporalio/worker";
-import { CliError, EXIT } from "../cli/output.js";
+import { FleetSetupError } from "./errors.js";
 import { FLEET_TASK_QUEUE, type StackActivities } from "./contract.js";
 import { stackActivities } from "./activities.js";
 import { workflowBundlePath } from "./workflowBundle.js";
@@ -38,15 +38,16 @@ export function findTemporalBin(given: string | undefined, env: NodeJS.ProcessEn
     ] as const) {
         if (value === undefined || value === "") continue;
         const path = resolve(value);
-        if (!executable(path)) throw new CliError(`${what} ${value}: no executable file there; ${fix}`);
+        if (!executable(path)) throw new FleetSetupError(`${what} ${value}: no executable file there; ${fix}`, 2);
         return path;
     }
     for (const dir of (env.PATH ?? "").split(delimiter).filter((d) => d !== "")) {
         const path = join(dir, "temporal");
         if (executable(path)) return path;
     }
-    throw new CliError(
+    throw new FleetSetupError(
         `no temporal binary: --temporal-bin is not given, KPM_TEMPORAL_BIN is not set and PATH has no temporal; ${fix}`,
+        2,
     );
 }
 
@@ -57,9 +58,8 @@ export async function connectClient(address: string, namespace = "default"): Pro
         const connection = await Connection.connect({ address, connectTimeout: 10_000 });
         return new Client({ connection, namespace });
     } catch (e) {
-        throw new CliError(
+        throw new FleetSetupError(
             `cannot reach the Temporal server at ${address}: ${((e as Error).message ?? String(e)).split("\n")[0]}`,
-            EXIT.failed,
         );
     }
 }
@@ -76,9 +76,9 @@ export interface WorkerOptions {
 export async function runWorker(options: WorkerOptions): Promise<Worker> {
     const { Worker } = temporalWorker();
     if (!existsSync(options.workflowBundle))
-        throw new CliError(
+        throw new FleetSetupError(
             `the fleet's workflow bundle is missing at ${options.workflowBundle}; rebuild kube-proxy-mode (npm run build)`,
-            EXIT.failed,
+            1,
         );
     return Worker.create({
         connection: options.connection,
@@ -106,9 +106,8 @@ export async function fleetWorker(
     try {
         connection = await NativeConnection.connect({ address });
     } catch (e) {
-        throw new CliError(
+        throw new FleetSetupError(
             `cannot reach the Temporal server at ${address}: ${((e as Error).message ?? String(e)).split("\n")[0]}`,
-            EXIT.failed,
         );
     }
     try {

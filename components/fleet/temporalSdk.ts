@@ -1,21 +1,22 @@
 // The Temporal SDK of `kube-proxy-mode fleet` (issue #42): an optional peer dependency, loaded
 // when a fleet command needs it; its absence is said with the npm command that installs it.
-import { CliError } from "../cli/output.js";
+import { FleetSetupError } from "./errors.js";
 
 /** What installs the Temporal SDK (optional peer dependencies of kube-proxy-mode). */
 export const TEMPORAL_INSTALL =
     "npm install @temporalio/client@^1.24.0 @temporalio/worker@^1.24.0 @temporalio/workflow@^1.24.0 @temporalio/activity@^1.24.0 @temporalio/common@^1.24.0";
 
 /** A require that failed because a package of the Temporal SDK is not installed: exit 2 naming the install; else undefined. */
-export function sdkMissing(e: unknown): CliError | undefined {
+export function sdkMissing(e: unknown): FleetSetupError | undefined {
     const name = /Cannot find module '(@temporalio\/[a-z-]+)/.exec(String((e as Error)?.message ?? ""))?.[1];
     if ((e as NodeJS.ErrnoException)?.code !== "MODULE_NOT_FOUND" || !name) return undefined;
-    return new CliError(
+    return new FleetSetupError(
         `fleet needs the Temporal SDK (${name} is not installed); install it beside kube-proxy-mode: ${TEMPORAL_INSTALL}`,
+        2,
     );
 }
 
-/** One of the SDK's packages, or a CliError (exit 2) naming the install command. */
+/** One of the SDK's packages, or a FleetSetupError (exit 2) naming the install command. */
 function sdk<T>(load: () => T): T {
     try {
         return load();

@@ -11,6 +11,7 @@ import { followEnds } from "../../components/cli/fleetFollow.js";
 import { main } from "../../components/cli/main.js";
 import { CliError } from "../../components/cli/output.js";
 import type { FleetStatus } from "../../components/fleet/contract.js";
+import { FleetSetupError } from "../../components/fleet/errors.js";
 import {
     claimServer,
     defaultStateDir,
@@ -55,14 +56,15 @@ const BAD = `waves:
       - { dir: ./infra, stack: prod }
 `;
 
-const refusal = (f: () => unknown): CliError => {
+/** The refusal `f` throws: the CLI's own, or the fleet's setup error the CLI shows as its own. */
+const refusal = (f: () => unknown): CliError | FleetSetupError => {
     try {
         f();
     } catch (e) {
-        assert.ok(e instanceof CliError, String(e));
+        assert.ok(e instanceof CliError || e instanceof FleetSetupError, String(e));
         return e;
     }
-    assert.fail("expected a CliError");
+    assert.fail("expected a CliError or a FleetSetupError");
 };
 
 describe("kube-proxy-mode fleet: arguments (exit 2 before anything starts)", () => {

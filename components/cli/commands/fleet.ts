@@ -14,6 +14,7 @@ import {
     type FleetInput,
     type FleetStatus,
 } from "../../fleet/contract.js";
+import { FleetSetupError } from "../../fleet/errors.js";
 import { sdkMissing } from "../../fleet/temporalSdk.js";
 import { commandFlags, flag, modeValue, nonEmptyValue, readInput, type Flags } from "../args.js";
 import {
@@ -416,14 +417,20 @@ export async function fleetCommand(argv: string[], given: Io): Promise<number> {
     checkFleetFlags(sub, flags);
     // the fleet file and its findings before anything starts
     if (flags.id === undefined && sub !== "worker") loadFleet(flags.file ?? "fleet.yaml");
-    switch (sub) {
-        case "up":
-            return up(flags, io);
-        case "worker":
-            return runWorkerCommand(flags, io);
-        case "status":
-            return status(flags, io);
-        default:
-            return signal(sub, stack, flags, io);
+    try {
+        switch (sub) {
+            case "up":
+                return await up(flags, io);
+            case "worker":
+                return await runWorkerCommand(flags, io);
+            case "status":
+                return await status(flags, io);
+            default:
+                return await signal(sub, stack, flags, io);
+        }
+    } catch (e) {
+        // the fleet's Temporal side says why it cannot go on; the CLI speaks it as its own
+        if (e instanceof FleetSetupError) throw new CliError(e.message, e.exitCode, e.lines);
+        throw e;
     }
 }
