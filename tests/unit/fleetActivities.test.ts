@@ -396,6 +396,7 @@ describe("fleet stack activities (in Temporal's mock activity environment)", () 
                 result: "applied",
                 nodesVerified: "4/4 (1 by hooks only)",
                 durationSeconds: 0,
+                attempt: 1,
             },
         );
         assert.ok(beats.length >= 4, `heartbeats: ${beats.length}`);
