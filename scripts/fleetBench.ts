@@ -57,6 +57,8 @@ export interface FleetBenchResult {
         /** the CLI's "starting the embedded Temporal server" line to its "web UI" line (server ready, workflow started) */
         serverStartSeconds: number | null;
         phase: string;
+        /** the wave's preview of all its stacks: its "previewing" event to its first stack's start */
+        previewSeconds: number | null;
         waveWallSeconds: number;
         slowestStack: string;
         slowestStackSeconds: number;
@@ -280,6 +282,8 @@ export async function fleetBench(n: number, progress: (l: string) => void): Prom
         const started = status.stacks.map((s) => s.startedAt ?? NaN);
         const ended = status.stacks.map((s) => s.endedAt ?? NaN);
         const waveWallSeconds = (Math.max(...ended) - Math.min(...started)) / 1000;
+        const previewing = status.events.find((e) => !e.stack && /^wave \S+: previewing /.test(e.text));
+        const previewSeconds = previewing ? (Math.min(...started) - previewing.at) / 1000 : null;
         const slowest = stacks.reduce((a, b) => (b.activitySeconds > a.activitySeconds ? b : a));
         progress(`fleet: fleet up took ${f.seconds.toFixed(1)} s (exit ${f.code}, ${status.phase})`);
         return {
@@ -293,6 +297,7 @@ export async function fleetBench(n: number, progress: (l: string) => void): Prom
                 serverStartSeconds:
                     serverFrom !== undefined && serverTo !== undefined ? (serverTo - serverFrom) / 1000 : null,
                 phase: status.phase,
+                previewSeconds,
                 waveWallSeconds,
                 slowestStack: slowest.stack,
                 slowestStackSeconds: slowest.activitySeconds,
@@ -323,13 +328,14 @@ export function fleetReport(r: FleetBenchResult): string {
     const f = r.fleet;
     const head = `Fleet: ${r.clusters} clusters of ${r.nodesPerCluster} ${r.nodes} nodes, ipvs -> nftables`;
     const runs = markdownTable(
-        ["run", "wall s", "server start s", "wave wall s", "slowest stack s"],
+        ["run", "wall s", "server start s", "wave's preview s", "wave wall s", "slowest stack s"],
         [
-            [`promote, one by one`, s1(r.promote.wallSeconds), "-", "-", "-"],
+            [`promote, one by one`, s1(r.promote.wallSeconds), "-", "-", "-", "-"],
             [
                 `fleet up, one wave, maxParallel ${r.clusters}`,
                 s1(f.wallSeconds),
                 s1(f.serverStartSeconds),
+                s1(f.previewSeconds),
                 s1(f.waveWallSeconds),
                 `${s1(f.slowestStackSeconds)} (${f.slowestStack})`,
             ],
@@ -350,7 +356,11 @@ export function fleetReport(r: FleetBenchResult): string {
             ];
         }),
     );
-    const busy = r.busy.e2eAtStart || r.busy.e2eDuring ? " (the machine was busy: another e2e run)" : "";
+    const busy = r.busy.e2eDuring
+        ? " (the machine was busy: another e2e run during the runs)"
+        : r.busy.e2eAtStart
+          ? ` (waited ${r.busy.waitedSeconds} s for another e2e run to end; none ran during the runs)`
+          : "";
     return [
         head + busy,
         "",
@@ -358,7 +368,8 @@ export function fleetReport(r: FleetBenchResult): string {
         "",
         perStack,
         "",
-        `wave wall time vs its slowest stack: +${s1(f.waveOverSlowestSeconds)} s (goal: close to it when maxParallel covers the wave)`,
+        `wave wall time vs its slowest stack: +${s1(f.waveOverSlowestSeconds)} s (goal: close to it when maxParallel covers the wave)` +
+            `; with the wave's preview: +${s1(f.waveOverSlowestSeconds + (f.previewSeconds ?? NaN))} s`,
         `fleet vs promote: ${s1(f.wallSeconds)} s vs ${s1(r.promote.wallSeconds)} s`,
     ].join("\n");
 }

@@ -40,8 +40,9 @@ const STATUS: FleetStatus = {
 };
 
 describe("fleet chart: the waves as a Gantt", () => {
-    it("a row per started stack (wave / stack) from its start to its end, in seconds from the first start, and the wave's soak; a pending stack has none", () => {
+    it("a row per started stack (wave / stack) from its start to its end, in seconds from the first start, and the wave's preview before and its soak after; a pending stack has none", () => {
         assert.deepEqual(fleetRows(STATUS), [
+            { row: "canary / preview", wave: "canary", what: "preview", from: -0.5, to: 0, state: "preview" },
             { row: "canary / dev", wave: "canary", what: "stack", from: 0, to: 20.5, state: "succeeded" },
             { row: "canary / soak", wave: "canary", what: "soak", from: 20.5, to: 25.5, state: "soak" },
             { row: "prod / prod-a", wave: "prod", what: "stack", from: 25.5, to: 49, state: "succeeded" },
@@ -53,7 +54,7 @@ describe("fleet chart: the waves as a Gantt", () => {
         assert.deepEqual(fleetRows({ ...STATUS, stacks: [stack("prod", "prod-c", { state: "pending" })] }), []);
     });
 
-    it("the spec draws the rows as bars in their order, coloured by wave, soaks lighter", () => {
+    it("the spec draws the rows as bars in their order, coloured by wave, previews and soaks lighter", () => {
         const spec = fleetWavesSpec(STATUS) as {
             data: { values: unknown[] };
             mark: { type: string };
@@ -65,10 +66,16 @@ describe("fleet chart: the waves as a Gantt", () => {
         };
         assert.deepEqual(spec.data.values, fleetRows(STATUS));
         assert.equal(spec.mark.type, "bar");
-        assert.deepEqual(spec.encoding.y.sort, ["canary / dev", "canary / soak", "prod / prod-a", "prod / prod-b"]);
+        assert.deepEqual(spec.encoding.y.sort, [
+            "canary / preview",
+            "canary / dev",
+            "canary / soak",
+            "prod / prod-a",
+            "prod / prod-b",
+        ]);
         assert.equal(spec.encoding.color.field, "wave");
         assert.deepEqual(spec.encoding.opacity, {
-            condition: { test: "datum.what === 'soak'", value: 0.35 },
+            condition: { test: "datum.what !== 'stack'", value: 0.35 },
             value: 1,
         });
     });
@@ -77,7 +84,7 @@ describe("fleet chart: the waves as a Gantt", () => {
         this.timeout(30_000);
         const svg = await renderSvg(fleetWavesSpec(STATUS));
         assert.match(svg, /^<svg/);
-        for (const row of ["canary / dev", "canary / soak", "prod / prod-a", "prod / prod-b"])
+        for (const row of ["canary / preview", "canary / dev", "canary / soak", "prod / prod-a", "prod / prod-b"])
             assert.ok(svg.includes(row), `the SVG names ${row}`);
     });
 });
