@@ -58,6 +58,10 @@
 //   --out DIR writes the run's JSON to DIR/bench.json and, with workload runs, their timeline
 //        (scripts/workloadChart.ts, rendered headless with vega-lite and vega) to DIR/workload-timeline.svg;
 //   --chart FILE renders the timeline of a bench.json written before (into --out DIR, else beside it)
+//   node dist/scripts/bench.js --phases fleet [--fleet-clusters 4]: promote's walk of N stacks against
+//        one fleet wave of them on the embedded Temporal server, N SIMULATED kwok clusters
+//        (scripts/fleetBench.ts); writes docs/performance/fleet-N.json (into --out DIR, if given)
+//        and the wave's chart, fleet-waves.svg, beside it (scripts/fleetChart.ts)
 // Progress goes to stderr; the table (or with --json one object) to stdout.
 import { markdownTable } from "./markdownTable.js";
 import { previewFigures, type PreviewFigures, type PreviewRun } from "./previewFigures.js";
@@ -104,6 +108,8 @@ import {
     type ProxySample,
 } from "./kubeProxySamples.js";
 import { renderSvg, timelineSpec } from "./workloadChart.js";
+import { fleetBench, fleetReport, type FleetBenchResult } from "./fleetBench.js";
+import { fleetWavesSpec } from "./fleetChart.js";
 import {
     nodeFigures,
     scaleTable,
@@ -148,6 +154,8 @@ interface Options {
     heap: boolean;
     /** --preview-runs N: each preview N times, alternating empty and KubeProxyMode; the figures are the medians */
     previewRuns: number;
+    /** --fleet-clusters N: the fleet phase's clusters (and stacks), default 4 */
+    fleetClusters: number;
 }
 
 export interface SizeResult {
@@ -225,6 +233,7 @@ function parseOptions(argv: string[]): Options {
             "endpoints-per-service": { type: "string", default: "10" },
             out: { type: "string" },
             chart: { type: "string" },
+            "fleet-clusters": { type: "string", default: "4" },
         },
     });
     const services = values.services.trim() === "" ? [] : values.services.split(",").map((s) => Number(s.trim()));
@@ -242,8 +251,11 @@ function parseOptions(argv: string[]): Options {
         );
     const phases = new Set(values.phases.split(",").map((s) => s.trim()));
     for (const p of phases)
-        if (!["preview", "up", "peer", "workload"].includes(p))
-            throw new Error(`--phases: unknown phase ${p} (use preview, up, peer, workload)`);
+        if (!["preview", "up", "peer", "workload", "fleet"].includes(p))
+            throw new Error(`--phases: unknown phase ${p} (use preview, up, peer, workload, fleet)`);
+    const fleetClusters = Number(values["fleet-clusters"]);
+    if (!Number.isInteger(fleetClusters) || fleetClusters < 1 || fleetClusters > 12)
+        throw new Error(`--fleet-clusters ${values["fleet-clusters"]}: a whole number from 1 to 12`);
     const pairs = parsePairs(values.pairs);
     const workloadNodes = Number(values["workload-nodes"]);
     if (!Number.isInteger(workloadNodes) || workloadNodes < 2 || workloadNodes > 12)
@@ -281,6 +293,7 @@ function parseOptions(argv: string[]): Options {
         audit: values.audit,
         heap: values.heap,
         previewRuns,
+        fleetClusters,
         services,
         endpointsPerService,
         ...(values.out !== undefined ? { out: values.out } : {}),
@@ -1331,6 +1344,19 @@ async function writeTimeline(runs: WorkloadRun[], dir: string): Promise<string> 
     return path;
 }
 
+/** The fleet phase's figures as fleet-N.json and its waves as fleet-waves.svg, in --out DIR or docs/performance. */
+async function writeFleet(fleet: FleetBenchResult, machine: object, opts: Options): Promise<void> {
+    const dir = opts.out ?? join(ROOT, "docs", "performance");
+    mkdirSync(dir, { recursive: true });
+    const json = join(dir, `fleet-${fleet.clusters}.json`);
+    writeFileSync(
+        json,
+        JSON.stringify({ machine, options: { fleetClusters: opts.fleetClusters }, fleet }, null, 2) + "\n",
+    );
+    writeFileSync(join(dir, "fleet-waves.svg"), await renderSvg(fleetWavesSpec(fleet.status)));
+    progress(`fleet figures written to ${json}, the waves to ${join(dir, "fleet-waves.svg")}`);
+}
+
 async function main(): Promise<void> {
     const opts = parseOptions(process.argv.slice(2));
     if (opts.chart !== undefined) {
@@ -1358,13 +1384,15 @@ async function main(): Promise<void> {
                 for (const procedure of ["KubeProxyMode up", "kubectl runbook"] as Procedure[])
                     workload.push(await workloadRun(from, to, procedure, opts, ++k, services));
     }
+    const fleet = opts.phases.has("fleet") ? await fleetBench(opts.fleetClusters, progress) : undefined;
     const machine = {
         date: new Date().toISOString(),
         cpus: (await import("node:os")).cpus().length,
         memoryGB: Math.round((await import("node:os")).totalmem() / 2 ** 30),
     };
+    if (fleet) await writeFleet(fleet, machine, opts);
     const json = JSON.stringify(
-        { machine, options: { ...opts, phases: [...opts.phases] }, results, workload },
+        { machine, options: { ...opts, phases: [...opts.phases] }, results, workload, ...(fleet ? { fleet } : {}) },
         null,
         2,
     );
@@ -1381,6 +1409,7 @@ async function main(): Promise<void> {
             ...(results.length ? [table(results)] : []),
             ...(perNode.length ? [`Per node, real nodes (one at a time):\n\n${nodePhasesTable(perNode)}`] : []),
             ...(workload.length ? [workloadTable(workload), scaleTable(workload)] : []),
+            ...(fleet ? [fleetReport(fleet)] : []),
         ];
         process.stdout.write(
             `${tables.join("\n\n")}\n(${machine.date}, ${machine.cpus} cores, ${machine.memoryGB} GB)\n`,
