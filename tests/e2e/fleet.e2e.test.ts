@@ -245,6 +245,8 @@ describe("@e2e fleet: five stacks in three waves on the real Temporal dev server
         );
         // prod ran both stacks at once (maxParallel: 2)
         assert.ok(by("prod-b").startedAt! < by("prod-a").endedAt!, "prod-a and prod-b overlapped");
+        // the docs' picture of a fleet's waves is drawn from this run (scripts/fleetChart.ts)
+        if (process.env.KPM_FLEET_STATUS_OUT) writeFileSync(process.env.KPM_FLEET_STATUS_OUT, JSON.stringify(status));
         const text = status.events.map((e) => e.text).join("\n");
         assert.match(text, /retry/i, "the retry is in the fleet's history");
     });
