@@ -145,7 +145,7 @@ export function engineTemp(dir: string): { TMPDIR: string } {
  * taken by a listener. Each port is handed out once per process.
  */
 const handedOut = new Set<number>();
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
     for (let attempt = 0; attempt < 200; attempt++) {
         const port = 20000 + Math.floor(Math.random() * 12000);
         if (handedOut.has(port)) continue;

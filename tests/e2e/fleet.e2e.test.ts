@@ -8,10 +8,10 @@
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { LocalWorkspace, type Stack } from "@pulumi/pulumi/automation";
-import type { ClusterState } from "../../scripts/referenceCluster.js";
+import { freePort, type ClusterState } from "../../scripts/referenceCluster.js";
+import { anyResourceChanged } from "../../components/automation/stacks.js";
 import type { FleetStatus } from "../../components/fleet/contract.js";
 import { parseEvents, type Released } from "../../components/rollout/events.js";
 import { CLI, ROOT, runAsync, type CliRun } from "../helpers.js";
@@ -49,22 +49,14 @@ async function configMode(c: ClusterState): Promise<string> {
     return /^mode: (\S*)$/m.exec(cm.data!["config.conf"])?.[1] ?? "";
 }
 
-/** How many updates each stack's history holds (a finished fleet run again must add none). */
-async function updates(stacks: Record<Name, Stack>): Promise<Record<Name, number>> {
+/** Per stack, its updates (`changing`: only those that changed something; a stack moved twice has two). */
+async function updates(stacks: Record<Name, Stack>, changing = false): Promise<Record<Name, number>> {
     const out = {} as Record<Name, number>;
-    for (const n of STACKS) out[n] = (await stacks[n].history()).filter((h) => h.kind === "update").length;
+    for (const n of STACKS)
+        out[n] = (await stacks[n].history()).filter(
+            (h) => h.kind === "update" && (!changing || anyResourceChanged(h.resourceChanges)),
+        ).length;
     return out;
-}
-
-function freePort(): Promise<number> {
-    return new Promise((resolve, reject) => {
-        const s = createServer();
-        s.on("error", reject);
-        s.listen(0, "127.0.0.1", () => {
-            const port = (s.address() as { port: number }).port;
-            s.close(() => resolve(port));
-        });
-    });
 }
 
 describe("@e2e fleet: five stacks in three waves on the real Temporal dev server " + KWOK, function () {
@@ -97,14 +89,26 @@ describe("@e2e fleet: five stacks in three waves on the real Temporal dev server
         children.push(p);
         return p;
     };
-    const worker = (address: string, events: string) => {
-        const w = spawn(process.execPath, [CLI, "fleet", "worker", "--temporal-address", address], {
+    /** The CLI as a process of its own, killed with the suite if it is still running. */
+    const spawnCli = (args: string[], extra: Record<string, string>) => {
+        const child = spawn(process.execPath, [CLI, "fleet", ...args], {
             cwd: dir,
-            env: { ...process.env, ...env, KPM_EVENTS_FILE: events },
+            env: { ...process.env, ...env, ...extra },
             stdio: "ignore",
         });
-        children.push(w);
-        return w;
+        children.push(child);
+        return child;
+    };
+    const worker = (address: string, events: string) =>
+        spawnCli(["worker", "--temporal-address", address], { KPM_EVENTS_FILE: events });
+    /** After dev's up was cut off: the fleet finished on `mode`, dev retried, each of its nodes released once. */
+    const assertResumed = async (r: CliRun, mode: string, events: string) => {
+        assert.equal(r.code, 0, r.stderr.slice(-6000));
+        const dev = statusOf(r).stacks.find((s) => s.stack === "dev")!;
+        assert.ok(dev.attempts >= 2, `dev's up was retried after it was cut off (attempts: ${dev.attempts})`);
+        for (const n of STACKS) assert.equal(await configMode(clusters[n]), mode, `${n}'s cluster moved`);
+        // dev's nodes (the only stack running until dev ended) were each released by the move once
+        assert.deepEqual(releasedPerNode(events, dev.endedAt!), { "canary-1": 1, "workers-1": 1 });
     };
     /** Polls `fleet status` until `ready` holds for its status. */
     const until = async (args: string[], what: string, ready: (s: FleetStatus) => boolean) => {
@@ -124,17 +128,6 @@ describe("@e2e fleet: five stacks in three waves on the real Temporal dev server
         const perNode: Record<string, number> = {};
         for (const e of released) perNode[e.node] = (perNode[e.node] ?? 0) + 1;
         return perNode;
-    };
-    /** Per stack, its updates that changed something (a stack moved twice would have two). */
-    const changingUpdates = async () => {
-        const out = {} as Record<Name, number>;
-        for (const n of STACKS)
-            out[n] = (await stacks[n].history()).filter(
-                (h) =>
-                    h.kind === "update" &&
-                    Object.entries(h.resourceChanges ?? {}).some(([op, k]) => op !== "same" && (k ?? 0) > 0),
-            ).length;
-        return out;
     };
 
     before(async function () {
@@ -273,21 +266,14 @@ describe("@e2e fleet: five stacks in three waves on the real Temporal dev server
         await new Promise((r) => setTimeout(r, 3000));
         first.kill("SIGKILL");
         worker(address, events);
-        const r = await up;
-        assert.equal(r.code, 0, r.stderr.slice(-6000));
-        const status = statusOf(r);
-        const dev = status.stacks.find((s) => s.stack === "dev")!;
-        assert.ok(dev.attempts >= 2, `dev's up was retried after its worker died (attempts: ${dev.attempts})`);
-        for (const n of STACKS) assert.equal(await configMode(clusters[n]), "iptables", `${n}'s cluster moved`);
-        // dev's nodes (the only stack running until dev ended) were each released by the move once
-        assert.deepEqual(releasedPerNode(events, dev.endedAt!), { "canary-1": 1, "workers-1": 1 });
+        await assertResumed(await up, "iptables", events);
     });
 
     it("the Temporal server SIGKILLed and restarted mid-wave: the fleet finishes, each stack updated once", async () => {
         const address = `127.0.0.1:${port}`;
         const on = ["--file", fleetFile, "--to", "nftables", "--temporal-address", address];
         for (const n of STACKS) await setStackConfig(stacks[n], target("nftables"));
-        const before = await changingUpdates();
+        const before = await updates(stacks, true);
         worker(address, join(dir, "restart-events.jsonl"));
         const up = runAsync(process.execPath, [CLI, "fleet", "up", ...on, "--json"], { cwd: dir, env });
         await until(on, "a staging stack running", (st) =>
@@ -300,7 +286,7 @@ describe("@e2e fleet: five stacks in three waves on the real Temporal dev server
         assert.equal(r.code, 0, r.stderr.slice(-6000));
         assert.equal(statusOf(r).phase, "done");
         for (const n of STACKS) assert.equal(await configMode(clusters[n]), "nftables", `${n}'s cluster moved`);
-        const after = await changingUpdates();
+        const after = await updates(stacks, true);
         for (const n of STACKS) assert.equal(after[n] - before[n], 1, `${n} was updated once`);
     });
 
@@ -309,12 +295,7 @@ describe("@e2e fleet: five stacks in three waves on the real Temporal dev server
         for (const n of STACKS) await setStackConfig(stacks[n], target("iptables"));
         const events = join(dir, "cli-events.jsonl");
         const withEvents = { ...env, KPM_EVENTS_FILE: events };
-        const killed = spawn(process.execPath, [CLI, "fleet", "up", ...on], {
-            cwd: dir,
-            env: { ...process.env, ...withEvents },
-            stdio: "ignore",
-        });
-        children.push(killed);
+        const killed = spawnCli(["up", ...on], withEvents);
         await until(on, "dev running", (st) => stateOf(st).dev === "running");
         await new Promise((r) => setTimeout(r, 3000));
         killed.kill("SIGKILL");
@@ -322,11 +303,6 @@ describe("@e2e fleet: five stacks in three waves on the real Temporal dev server
             cwd: dir,
             env: withEvents,
         });
-        assert.equal(r.code, 0, r.stderr.slice(-6000));
-        const status = statusOf(r);
-        const dev = status.stacks.find((s) => s.stack === "dev")!;
-        assert.ok(dev.attempts >= 2, `dev's up was retried after the CLI died (attempts: ${dev.attempts})`);
-        for (const n of STACKS) assert.equal(await configMode(clusters[n]), "iptables", `${n}'s cluster moved`);
-        assert.deepEqual(releasedPerNode(events, dev.endedAt!), { "canary-1": 1, "workers-1": 1 });
+        await assertResumed(r, "iptables", events);
     });
 });
