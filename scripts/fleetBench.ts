@@ -282,7 +282,7 @@ export async function fleetBench(n: number, progress: (l: string) => void): Prom
         const started = status.stacks.map((s) => s.startedAt ?? NaN);
         const ended = status.stacks.map((s) => s.endedAt ?? NaN);
         const waveWallSeconds = (Math.max(...ended) - Math.min(...started)) / 1000;
-        const previewing = status.events.find((e) => !e.stack && /^wave \S+: previewing /.test(e.text));
+        const previewing = status.events.find((e) => e.kind === "previewing");
         const previewSeconds = previewing ? (Math.min(...started) - previewing.at) / 1000 : null;
         const slowest = stacks.reduce((a, b) => (b.activitySeconds > a.activitySeconds ? b : a));
         progress(`fleet: fleet up took ${f.seconds.toFixed(1)} s (exit ${f.code}, ${status.phase})`);

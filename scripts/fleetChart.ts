@@ -19,9 +19,6 @@ export interface FleetRow {
     state: string;
 }
 
-const SOAKING = /soaking until (\S+)$/;
-const PREVIEWING = /^wave \S+: previewing /;
-
 /**
  * The chart's rows, in wave order (the status's stack order): a wave's preview (its "previewing"
  * event to its first stack's start; every stack of a wave is previewed before any starts), its
@@ -36,10 +33,9 @@ export function fleetRows(status: FleetStatus): FleetRow[] {
     const soaks = new Map<string, { from: number; to: number }>();
     const previews = new Map<string, number>();
     for (const e of status.events) {
-        if (e.wave !== undefined && !e.stack && PREVIEWING.test(e.text)) previews.set(e.wave, e.at);
-        const m = e.wave !== undefined && !e.stack ? SOAKING.exec(e.text) : null;
-        const until = m ? Date.parse(m[1]) : NaN;
-        if (m && !Number.isNaN(until)) soaks.set(e.wave!, { from: e.at, to: until });
+        if (e.wave === undefined) continue;
+        if (e.kind === "previewing") previews.set(e.wave, e.at);
+        if (e.kind === "soaking" && e.until !== undefined) soaks.set(e.wave, { from: e.at, to: e.until });
     }
     const rows: FleetRow[] = [];
     const waves = [...new Set(status.stacks.map((s) => s.wave))];

@@ -2,7 +2,7 @@
 // until the fleet is done or stopped, each new event printed; SIGINT/SIGTERM while it runs; a
 // workflow that is not found.
 import type { WorkflowHandle } from "@temporalio/client";
-import { FLEET_STATUS_MEMO, type FleetStatus } from "../fleet/contract.js";
+import { FLEET_STATUS_MEMO, FLEET_STATUS_QUERY, type FleetStatus } from "../fleet/contract.js";
 import { eventPrinter } from "./fleetOutput.js";
 import { CliError, EXIT } from "./output.js";
 import type { Io } from "./io.js";
@@ -43,6 +43,18 @@ async function memoStatus(
     };
 }
 
+/**
+ * The full status from a worker (the query), or undefined when none answers within `ms`: the
+ * memo lists only the running and failed stacks while stacks move.
+ */
+async function queriedStatus(handle: WorkflowHandle, ms = 5000): Promise<FleetStatus | undefined> {
+    try {
+        return await handle.client.withDeadline(Date.now() + ms, () => handle.query<FleetStatus>(FLEET_STATUS_QUERY));
+    } catch {
+        return undefined;
+    }
+}
+
 const messageOf = (e: unknown) => ((e as Error)?.message ?? String(e)).split("\n")[0];
 
 /** A workflow that is not found: exit 1 naming it and how it starts. */
@@ -76,8 +88,9 @@ async function follow(
     handle: WorkflowHandle,
     io: Io,
     stop: { signalled: boolean },
+    fleet?: readonly { key: string; stack: string }[],
 ): Promise<{ status?: FleetStatus; execution: string }> {
-    const print = eventPrinter((l) => io.err(l));
+    const print = eventPrinter((l) => io.err(l), fleet);
     let last: FleetStatus | undefined;
     let pausedSaid = false;
     let unanswered = 0;
@@ -113,4 +126,13 @@ async function follow(
     }
 }
 
-export { follow, followEnds, memoStatus, messageOf, notFound, withSignals, isNotFound as isWorkflowNotFound };
+export {
+    follow,
+    followEnds,
+    memoStatus,
+    messageOf,
+    notFound,
+    queriedStatus,
+    withSignals,
+    isNotFound as isWorkflowNotFound,
+};

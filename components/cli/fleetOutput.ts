@@ -22,24 +22,41 @@ export function eventLine(e: FleetEvent, names: ReadonlyMap<string, string> = ne
 
 /**
  * The printer of a followed fleet: given each status polled, prints the events it has not printed
- * yet, in order (an event is the same event when its time, wave, stack and text are).
+ * yet, in order (an event is the same event when its time, wave, stack and text are), and a line
+ * for those that came and left the status between two reads. A stack is named by its bare name
+ * when no other stack of `fleet` (else of the status's list) has it: the memo lists only some
+ * stacks while they move.
  */
-export function eventPrinter(print: (line: string) => void): (status: FleetStatus) => number {
+export function eventPrinter(
+    print: (line: string) => void,
+    fleet?: readonly { key: string; stack: string }[],
+): (status: FleetStatus) => number {
     const seen = new Set<string>();
+    /** events the fleet had emitted at the last read (dropped ones included) */
+    let total: number | undefined;
     return (status) => {
-        const count = new Map<string, number>();
-        for (const s of status.stacks) count.set(s.stack, (count.get(s.stack) ?? 0) + 1);
-        const names = new Map(status.stacks.filter((s) => count.get(s.stack) === 1).map((s) => [s.key, s.stack]));
-        let printed = 0;
+        const names = shortNames(fleet ?? status.stacks);
+        const lines: string[] = [];
         for (const e of status.events) {
             const key = JSON.stringify([e.at, e.wave ?? "", e.stack ?? "", e.text]);
             if (seen.has(key)) continue;
             seen.add(key);
-            print(eventLine(e, names));
-            printed++;
+            lines.push(eventLine(e, names));
         }
-        return printed;
+        const now = (status.eventsDropped ?? 0) + status.events.length;
+        const missed = total === undefined ? 0 : now - total - lines.length;
+        if (missed > 0) print(`[fleet] ${missed} event(s) came and went between two reads; the web UI has them`);
+        total = Math.max(total ?? 0, now);
+        for (const l of lines) print(l);
+        return lines.length;
     };
+}
+
+/** Each stack's key to its bare name, for the names no other stack has. */
+function shortNames(stacks: readonly { key: string; stack: string }[]): Map<string, string> {
+    const count = new Map<string, number>();
+    for (const s of stacks) count.set(s.stack, (count.get(s.stack) ?? 0) + 1);
+    return new Map(stacks.filter((s) => count.get(s.stack) === 1).map((s) => [s.key, s.stack]));
 }
 
 /** A stack's failure: its type (a StackFailureType) and message; an unclassified one by its message. */
@@ -87,8 +104,29 @@ export function fleetTable(status: FleetStatus): string {
     );
 }
 
-/** The line under the table: the phase, and for a stopped fleet its failed stacks and what to do. */
+/**
+ * The lines under the table: the stacks the table leaves out (a memo's status while stacks move),
+ * the phase, and for a stopped fleet its failed stacks and what to do.
+ */
 export function phaseLines(status: FleetStatus, file?: string): string[] {
+    const omitted = status.stacksOmitted
+        ? [
+              `fleet: ${status.stacksOmitted} more stack(s) not listed (${countsText(status)}): the memo lists the running and failed ones while stacks move; a worker answers with all`,
+          ]
+        : [];
+    return [...omitted, ...phaseOnly(status, file)];
+}
+
+/** "3 succeeded, 2 running, 45 pending": the states that have stacks. */
+export function countsText(status: FleetStatus): string {
+    const order = ["succeeded", "running", "failed", "skipped", "pending"] as const;
+    return order
+        .filter((st) => (status.counts?.[st] ?? 0) > 0)
+        .map((st) => `${status.counts[st]} ${st}`)
+        .join(", ");
+}
+
+function phaseOnly(status: FleetStatus, file?: string): string[] {
     const f = file ? ` --file ${file}` : "";
     switch (status.phase) {
         case "done":

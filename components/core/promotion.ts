@@ -229,6 +229,22 @@ export function gateRefusal(upstream: string, verdict: GateVerdict): string {
     return `promotion gate refused: ${upstream} is not ready to be followed:\n${verdict.missing.map((m) => `- ${m}`).join("\n")}`;
 }
 
+/**
+ * When a refusal (as gateRefusal wrote it, its whitespace maybe collapsed by the engine's text)
+ * lacks only the upstream's soak: the time the soak is held, so a caller may wait for it instead
+ * of failing. Undefined when anything else is missing too, or the text is no gate refusal.
+ */
+export function soakOnlyRetryAfter(refusal: string): Date | undefined {
+    const m = /promotion gate refused: (\S+) is not ready to be followed:([\s\S]*)$/.exec(refusal);
+    if (!m) return undefined;
+    // every missing line starts with the upstream's name
+    const gaps = m[2].split(`- ${m[1]}`).slice(1);
+    if (gaps.length !== 1) return undefined;
+    const soak = /has held it for .*\(retry after (\S+)\)/.exec(gaps[0]);
+    const at = soak ? new Date(soak[1]) : undefined;
+    return at && !Number.isNaN(at.getTime()) ? at : undefined;
+}
+
 /** The line `rollout --finish` ends with, that the finish step records: this prefix, then JSON. */
 export const STEP_RESULT_PREFIX = "kube-proxy-mode/result ";
 

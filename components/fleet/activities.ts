@@ -37,11 +37,13 @@ import {
     StackSelectError,
     type StackOutputs,
 } from "../automation/stacks.js";
+import { soakOnlyRetryAfter } from "../core/promotion.js";
 import { redact } from "../core/redact.js";
 import type { ProxyMode } from "../core/types.js";
 import {
     STACK_FAILURES,
     type StackActivities,
+    type GateWait,
     type StackFailureType,
     type StackInput,
     type StackOutcome,
@@ -78,7 +80,7 @@ export interface StackLock {
 
 /** What a failed preview or update means for the fleet. */
 export type StackVerdict =
-    | { kind: "refused"; type: StackFailureType; message: string }
+    | { kind: "refused"; type: StackFailureType; message: string; details?: GateWait }
     | { kind: "locked"; message: string; locks: StackLock[] };
 
 /** Whether an engine error says the stack is held by another update (DIY lock, Pulumi Cloud's 409). */
@@ -107,12 +109,16 @@ export function classifyStackFailure(
 ): StackVerdict {
     const text = failureText(events, error);
     const whole = errorMessage(error);
-    if (gateUpstream(text))
+    if (gateUpstream(text)) {
+        const detail = failureDetail(text);
+        const retryAfter = soakOnlyRetryAfter(detail);
         return {
             kind: "refused",
             type: STACK_FAILURES.gateRefused,
-            message: redact(`stack ${stack}: ${failureDetail(text)}`),
+            message: redact(`stack ${stack}: ${detail}`),
+            ...(retryAfter ? { details: { retryAfter: retryAfter.toISOString() } } : {}),
         };
+    }
     if ((error as Error)?.name === "ConcurrentUpdateError" || isStackLocked(whole)) {
         const locks = parseStackLocks(whole);
         const held = locks.map((l) => `${l.user}@${l.hostname} (pid ${l.pid}) since ${l.at}`).join("; ");
@@ -259,9 +265,12 @@ async function selectInput(input: StackInput): Promise<RunnableStack> {
 
 /** The activity's failure for a verdict: retryable when the stack is locked, else never retried. */
 export function stackFailure(verdict: StackVerdict): ApplicationFailure {
-    return verdict.kind === "locked"
-        ? ApplicationFailure.retryable(verdict.message, STACK_LOCKED)
-        : ApplicationFailure.nonRetryable(verdict.message, verdict.type);
+    if (verdict.kind === "locked") return ApplicationFailure.retryable(verdict.message, STACK_LOCKED);
+    return ApplicationFailure.nonRetryable(
+        verdict.message,
+        verdict.type,
+        ...(verdict.details ? [verdict.details] : []),
+    );
 }
 
 /** The activities a fleet worker registers: each runs one stack's preview or update. */
@@ -278,27 +287,30 @@ export function stackActivities(options: StackActivityOptions = {}): StackActivi
     async function previewStack(input: StackInput): Promise<StackPreview> {
         const ctx = Context.current();
         const { key } = input.stack;
-        const stack = await select(input);
         const events: EngineEvent[] = [];
+        // from the start: selecting the stack may outlast the workflow's heartbeat timeout
         const stop = heartbeating(ctx, heartbeatMs, () => ({ phase: "preview", events: events.length }));
         try {
-            await stack.preview({ onEvent: (e) => events.push(e), signal: ctx.cancellationSignal });
-        } catch (e) {
-            if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
-            throw stackFailure(classifyStackFailure("preview", key, events, e));
+            const stack = await select(input);
+            try {
+                await stack.preview({ onEvent: (e) => events.push(e), signal: ctx.cancellationSignal });
+            } catch (e) {
+                if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
+                throw stackFailure(classifyStackFailure("preview", key, events, e));
+            }
+            const outputs = outputsFrom(events);
+            const refusal = previewTargetRefusal(key, outputs, input.target);
+            if (refusal) throw ApplicationFailure.nonRetryable(redact(refusal), STACK_FAILURES.previewRefused);
+            const preview: StackPreview = { key, ...changeColumns(outputs.change) };
+            if (preview.cluster === null) {
+                // the last update's view of the cluster, when this preview could not say
+                const last: Record<string, { value: unknown }> = await stack.outputs().catch(() => ({}));
+                preview.cluster = (last.change?.value as StackOutputs["change"])?.cluster ?? null;
+            }
+            return preview;
         } finally {
             stop();
         }
-        const outputs = outputsFrom(events);
-        const refusal = previewTargetRefusal(key, outputs, input.target);
-        if (refusal) throw ApplicationFailure.nonRetryable(redact(refusal), STACK_FAILURES.previewRefused);
-        const preview: StackPreview = { key, ...changeColumns(outputs.change) };
-        if (preview.cluster === null) {
-            // the last update's view of the cluster, when this preview could not say
-            const last: Record<string, { value: unknown }> = await stack.outputs().catch(() => ({}));
-            preview.cluster = (last.change?.value as StackOutputs["change"])?.cluster ?? null;
-        }
-        return preview;
     }
 
     /** Waits, heartbeating, until the live locks' processes of this host end; false when they outlast the wait. */
@@ -316,7 +328,6 @@ export function stackActivities(options: StackActivityOptions = {}): StackActivi
     async function upStack(input: StackInput): Promise<StackOutcome> {
         const ctx = Context.current();
         const { key } = input.stack;
-        const stack = await select(input);
         const started = Date.now();
         const tracker = new UpProgressTracker();
         const stop = heartbeating(ctx, heartbeatMs, () => ({ ...tracker.progress }));
@@ -324,6 +335,7 @@ export function stackActivities(options: StackActivityOptions = {}): StackActivi
         // the locks this activity has waited for or cleared: each once, then a retry decides
         const handled = new Set<string>();
         try {
+            const stack = await select(input);
             for (;;) {
                 const events: EngineEvent[] = [];
                 try {

@@ -20,6 +20,8 @@ export interface FleetInput {
     file: string;
     /** activity timing; the defaults suit real stacks, tests shorten them */
     timing?: FleetTiming;
+    /** set by the workflow itself when it continues as a new run; absent when `fleet up` starts it */
+    carried?: FleetCarried;
 }
 
 export interface FleetTiming {
@@ -29,6 +31,28 @@ export interface FleetTiming {
     maxAttempts?: number;
     /** the wait before a stack activity's first retry (doubling after each). Default 1 s; tests shorten it. */
     retryInitialSeconds?: number;
+    /** past this many history events, the run continues as a new one when no stack is running. Default 1,000. */
+    historyQuietEvents?: number;
+    /** past this many, no new stack starts until the running ones end, then the run continues. Default 4,000. */
+    historyDrainEvents?: number;
+}
+
+/**
+ * What a run hands to the next when its history grows long (continue-as-new): the state the
+ * workflow keeps, so the next run goes on where this one stopped.
+ */
+export interface FleetCarried {
+    stacks: FleetStackStatus[];
+    /** keys of stacks previewed since they last became pending */
+    previewed: string[];
+    soakUntil: Record<string, number>;
+    /** stacks whose promotion gate waits for their upstream's soak: when each is previewed again */
+    gateUntil: Record<string, number>;
+    events: FleetEvent[];
+    eventsDropped: number;
+    paused: boolean;
+    /** runs before this one */
+    runs: number;
 }
 
 export interface StackInput {
@@ -75,6 +99,14 @@ export const STACK_FAILURES = {
 
 export type StackFailureType = (typeof STACK_FAILURES)[keyof typeof STACK_FAILURES];
 
+/**
+ * A GateRefused failure's details when the gate lacks only the upstream's soak: the workflow
+ * previews the stack again after `retryAfter` (ISO time) instead of stopping the fleet.
+ */
+export interface GateWait {
+    retryAfter: string;
+}
+
 /** The activities a fleet worker registers. */
 export interface StackActivities {
     /** `pulumi preview` of the stack; throws a non-retryable failure when it is refused */
@@ -97,7 +129,12 @@ export const FLEET_SIGNALS = {
 /** The query name of {@link FleetStatus}. */
 export const FLEET_STATUS_QUERY = "status";
 
-/** The memo key under which the workflow keeps its latest {@link FleetStatus}, readable with no worker. */
+/**
+ * The memo key under which the workflow keeps its latest {@link FleetStatus}, readable with no
+ * worker. Each write goes into the history, so while stacks move the memo lists only the running
+ * and failed ones (`stacksOmitted` counts the rest); stopped, paused or done with none running,
+ * it lists them all.
+ */
 export const FLEET_STATUS_MEMO = "status";
 
 export type FleetPhase = "previewing" | "running" | "soaking" | "paused" | "stopped" | "done";
@@ -122,12 +159,31 @@ export interface FleetStackStatus {
     endedAt?: number;
 }
 
+/** What an event records, for machines (the text says it for people). */
+export type FleetEventKind =
+    | "fleet" // the fleet started
+    | "previewing" // a wave's stacks are previewed before any of them starts
+    | "previewed"
+    | "refused" // a stack's preview refused
+    | "gate" // a stack's promotion gate waits for its upstream's soak; `until`: when it is previewed again
+    | "started"
+    | "succeeded"
+    | "failed"
+    | "soaking" // a wave succeeded; `until` is the soak's end
+    | "stopped" // a stack failed: nothing new starts until retry or skip
+    | "signal" // pause, resume, retry or skip, taken or ignored
+    | "continued" // the history grew long: the fleet goes on in a new run
+    | "done";
+
 /** One line of the fleet's progress: each state change, in order. */
 export interface FleetEvent {
     /** epoch ms (workflow time) */
     at: number;
+    kind: FleetEventKind;
     wave?: string;
     stack?: string;
+    /** epoch ms: a soak's end, or when a stack whose gate waits is previewed again */
+    until?: number;
     text: string;
 }
 
@@ -137,13 +193,19 @@ export interface FleetStatus {
     paused: boolean;
     /** the wave running, soaking or stopped; null when done */
     wave: string | null;
-    /** epoch ms, while soaking */
+    /** epoch ms, while soaking: the wave's soak, or the first stack's gate waiting for its upstream's */
     soakUntil?: number;
     target?: ProxyMode;
     file: string;
     stacks: FleetStackStatus[];
-    /** the latest events, oldest first: the query keeps the last 200, the memo the last 50 */
+    /** stacks left out of `stacks` (the memo's, while stacks move); the query and the result list all */
+    stacksOmitted?: number;
+    /** how many stacks are in each state */
+    counts: Record<StackState, number>;
+    /** the latest events, oldest first: the query keeps the last 200, the memo the last 10 */
     events: FleetEvent[];
     /** events older than `events[0]`, left out to keep the status (and the memo) small */
     eventsDropped?: number;
+    /** runs of the workflow so far, this one included (it continues as a new run when its history grows) */
+    runs: number;
 }

@@ -43,6 +43,8 @@ const target = (mode: string, failOn = "") => ({
     },
 });
 const SOAK_SECONDS = 3;
+/** prod-a's own gate: stg-b finished and held for longer than the fleet's staging soak (kwok: hooks verify) */
+const GATE = { after: "organization/kube-proxy-mode/stg-b", minSoak: "20s", requireNodeChecks: false };
 
 async function configMode(c: ClusterState): Promise<string> {
     const cm = await clients(c).core.readNamespacedConfigMap({ name: "kube-proxy", namespace: "kube-system" });
@@ -110,13 +112,13 @@ describe("@e2e fleet: five stacks in three waves on the real Temporal dev server
         // dev's nodes (the only stack running until dev ended) were each released by the move once
         assert.deepEqual(releasedPerNode(events, dev.endedAt!), { "canary-1": 1, "workers-1": 1 });
     };
-    /** Polls `fleet status` until `ready` holds for its status. */
+    /** Polls `fleet status` until `ready` holds for its status; returns that status. */
     const until = async (args: string[], what: string, ready: (s: FleetStatus) => boolean) => {
         const deadline = Date.now() + 300_000;
         for (;;) {
             assert.ok(Date.now() < deadline, `never: ${what}`);
             const r = await fleet(["status", ...args, "--json"]);
-            if (r.stdout.trim().startsWith("{") && ready(statusOf(r))) return;
+            if (r.stdout.trim().startsWith("{") && ready(statusOf(r))) return statusOf(r);
             await new Promise((res) => setTimeout(res, 1000));
         }
     };
@@ -188,7 +190,7 @@ describe("@e2e fleet: five stacks in three waves on the real Temporal dev server
         if (stateDir) rmSync(stateDir, { recursive: true, force: true });
     });
 
-    it("a failed stack stops its wave and later waves never start; after the fix, retry and up finish the fleet in wave order", async () => {
+    it("a failed stack stops its wave and later waves never start; after the fix, retry and up finish the fleet in wave order, waiting for a stack's own gate's soak", async () => {
         const first = await fleet(["up", "--file", fleetFile, "--to", "nftables", "--state-dir", stateDir, "--json"]);
         assert.equal(first.code, 1, first.stderr.slice(-6000));
         let status = statusOf(first);
@@ -208,6 +210,8 @@ describe("@e2e fleet: five stacks in three waves on the real Temporal dev server
         }
 
         await setStackConfig(stacks["stg-b"], target("nftables"));
+        // prod-a's own promotion gate asks for more soak after stg-b than the fleet's wave soak
+        await setStackConfig(stacks["prod-a"], { ...target("nftables"), promotion: GATE });
         const retried = await fleet([
             "retry",
             "stg-b",
@@ -236,6 +240,17 @@ describe("@e2e fleet: five stacks in three waves on the real Temporal dev server
             began(["prod-a", "prod-b"]) >= ended(["stg-a", "stg-b"]) + SOAK_SECONDS * 1000,
             "prod after staging's soak",
         );
+        // prod-a's gate refused for stg-b's soak alone: the fleet waited and previewed it again
+        const gate = status.events.find((e) => e.kind === "gate");
+        assert.ok(gate?.until, status.events.map((e) => `${e.kind}: ${e.text}`).join("\n"));
+        assert.equal(gate.stack, by("prod-a").key);
+        assert.match(gate.text, /organization\/kube-proxy-mode\/stg-b .*minSoak is 20s/);
+        const soaked = (await stacks["stg-b"].outputs()).promotion.value as { finishedAt: string };
+        for (const n of ["prod-a", "prod-b"] as const)
+            assert.ok(
+                by(n).startedAt! >= Date.parse(soaked.finishedAt) + 20_000,
+                `${n} started before stg-b had soaked 20 s (finished ${soaked.finishedAt})`,
+            );
         // prod ran both stacks at once (maxParallel: 2)
         assert.ok(by("prod-b").startedAt! < by("prod-a").endedAt!, "prod-a and prod-b overlapped");
         // the docs' picture of a fleet's waves is drawn from this run (scripts/fleetChart.ts)
@@ -262,7 +277,10 @@ describe("@e2e fleet: five stacks in three waves on the real Temporal dev server
         const first = worker(address, events);
         const up = runAsync(process.execPath, [CLI, "fleet", "up", ...on, "--json"], { cwd: dir, env });
         // the worker dies while dev's pulumi up runs (the canary wave: dev alone)
-        await until(on, "dev running", (st) => stateOf(st).dev === "running");
+        const running = await until(on, "dev running", (st) => stateOf(st).dev === "running");
+        // the memo lists only dev now; the worker answered status with every stack
+        assert.deepEqual(running.stacks.map((s) => s.stack).sort(), [...STACKS].sort());
+        assert.equal(running.stacksOmitted, undefined);
         await new Promise((r) => setTimeout(r, 3000));
         first.kill("SIGKILL");
         worker(address, events);

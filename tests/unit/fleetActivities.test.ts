@@ -116,6 +116,27 @@ describe("fleet stack activities: classifying failures", () => {
         }
     });
 
+    it("a gate that lacks only the upstream's soak says when it is held (the failure's details); with another gap, nothing", () => {
+        const soakOnly = classifyStackFailure(
+            "preview",
+            "staging@/infra",
+            [diagnostic("error", GATE)],
+            commandError("x"),
+        );
+        assert.deepEqual(soakOnly.kind === "refused" && soakOnly.details, { retryAfter: "2026-12-01T09:43:41.965Z" });
+        assert.deepEqual(stackFailure(soakOnly).details, [{ retryAfter: "2026-12-01T09:43:41.965Z" }]);
+        const twoGaps = GATE + "- organization/kube-proxy-mode/dev verified 1 of 2 node(s) on configuration 3f2a\n";
+        const other = classifyStackFailure(
+            "preview",
+            "staging@/infra",
+            [diagnostic("error", twoGaps)],
+            commandError("x"),
+        );
+        assert.equal(other.kind === "refused" && other.type, STACK_FAILURES.gateRefused);
+        assert.equal(other.kind === "refused" && other.details, undefined);
+        assert.deepEqual(stackFailure(other).details, []);
+    });
+
     it("a program's or a node's error is PreviewRefused in a preview and StackFailed in an update, with the component's own words", () => {
         const refusal =
             "kube-proxy-mode refuses this change (2 problem(s)):\n  - nodes[0]: kernel 5.4\n  - featureGates.Foo: unknown";
@@ -408,6 +429,32 @@ describe("fleet stack activities (in Temporal's mock activity environment)", () 
         const count = beats.length;
         await sleep(60);
         assert.equal(beats.length, count, "no heartbeat after the activity returned");
+    });
+
+    it("previewStack and upStack heartbeat while the stack is still being selected (a slow workspace)", async () => {
+        const preview: RunnableStack["preview"] = (opts) => {
+            opts?.onEvent?.(
+                step("resOutputsEvent", "pulumi:pulumi:Stack", "p-staging", "same", { change: change("nftables") }),
+            );
+            return Promise.resolve({ stdout: "", stderr: "", changeSummary: {} });
+        };
+        const up: RunnableStack["up"] = () =>
+            Promise.resolve(upResult({ change: change("nftables"), promotion: PROMOTION }, { same: 3 }));
+        for (const name of ["previewStack", "upStack"] as const) {
+            let selected = false;
+            let beatsBeforeSelected = 0;
+            const env = quietEnv();
+            env.on("heartbeat", () => {
+                if (!selected) beatsBeforeSelected++;
+            });
+            const slowSelect = async () => {
+                await sleep(150);
+                selected = true;
+                return standIn(up, preview);
+            };
+            await env.run(stackActivities({ heartbeatMs: 20, select: slowSelect })[name], INPUT);
+            assert.ok(beatsBeforeSelected >= 3, `${name}: ${beatsBeforeSelected} heartbeat(s) while selecting`);
+        }
     });
 
     it("upStack passes Temporal's cancellation to the engine and ends as cancelled", async () => {

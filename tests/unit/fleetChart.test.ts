@@ -21,6 +21,8 @@ const STATUS: FleetStatus = {
     paused: false,
     wave: "prod",
     file: "/p/fleet.yaml",
+    counts: { pending: 1, running: 0, succeeded: 2, failed: 1, skipped: 0 },
+    runs: 1,
     stacks: [
         stack("canary", "dev", { startedAt: T0 + 1000, endedAt: T0 + 21_500 }),
         stack("prod", "prod-a", { startedAt: T0 + 26_500, endedAt: T0 + 50_000 }),
@@ -28,14 +30,21 @@ const STATUS: FleetStatus = {
         stack("prod", "prod-c", { state: "pending" }),
     ],
     events: [
-        { at: T0 + 500, wave: "canary", text: "wave canary: previewing 1 stack(s) before any of them starts" },
+        {
+            at: T0 + 500,
+            kind: "previewing",
+            wave: "canary",
+            text: "wave canary: previewing 1 stack(s) before any of them starts",
+        },
         {
             at: T0 + 21_500,
+            kind: "soaking",
             wave: "canary",
+            until: T0 + 26_500,
             text: `wave canary: succeeded; soaking until ${new Date(T0 + 26_500).toISOString()}`,
         },
-        // a stack's event naming a soak is not a wave's soak
-        { at: T0 + 30_000, wave: "prod", stack: "prod-a@/p", text: "soaking until 2026-12-07T04:00:00.000Z" },
+        // an event whose text names a soak is not a wave's soak: its kind says what it is
+        { at: T0 + 30_000, kind: "signal", wave: "prod", text: "soaking until 2026-12-07T04:00:00.000Z" },
     ],
 };
 

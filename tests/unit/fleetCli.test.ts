@@ -166,6 +166,8 @@ const STATUS: FleetStatus = {
     wave: "rest",
     file: "/f/fleet.yaml",
     target: "nftables",
+    counts: { pending: 1, running: 0, succeeded: 1, failed: 1, skipped: 0 },
+    runs: 1,
     stacks: [
         {
             key: "dev@/f/infra",
@@ -252,17 +254,17 @@ describe("kube-proxy-mode fleet: what it prints", () => {
     });
 
     it("an event is one line [wave/stack] text", () => {
-        assert.equal(eventLine({ at: 1, wave: "rest", stack: "prod", text: "up" }), "[rest/prod] up");
-        assert.equal(eventLine({ at: 1, wave: "rest", text: "soaking 10m" }), "[rest] soaking 10m");
-        assert.equal(eventLine({ at: 1, text: "done" }), "[fleet] done");
+        assert.equal(eventLine({ at: 1, kind: "started", wave: "rest", stack: "prod", text: "up" }), "[rest/prod] up");
+        assert.equal(eventLine({ at: 1, kind: "soaking", wave: "rest", text: "soaking 10m" }), "[rest] soaking 10m");
+        assert.equal(eventLine({ at: 1, kind: "done", text: "done" }), "[fleet] done");
     });
 
     it("the printer prints only the events it has not printed, in order", () => {
         const printed: string[] = [];
         const print = eventPrinter((l) => printed.push(l));
-        const e1 = { at: 1, wave: "canary", stack: "dev", text: "preview" };
-        const e2 = { at: 2, wave: "canary", stack: "dev", text: "up" };
-        const e3 = { at: 3, wave: "canary", stack: "dev", text: "succeeded" };
+        const e1 = { at: 1, kind: "previewed" as const, wave: "canary", stack: "dev", text: "preview" };
+        const e2 = { at: 2, kind: "started" as const, wave: "canary", stack: "dev", text: "up" };
+        const e3 = { at: 3, kind: "succeeded" as const, wave: "canary", stack: "dev", text: "succeeded" };
         assert.equal(print({ ...STATUS, events: [e1] }), 1);
         assert.equal(print({ ...STATUS, events: [e1] }), 0);
         assert.equal(print({ ...STATUS, events: [e1, e2, e3] }), 2);
@@ -276,11 +278,59 @@ describe("kube-proxy-mode fleet: what it prints", () => {
             ...STATUS,
             stacks: [...STATUS.stacks, dup],
             events: [
-                { at: 1, wave: "rest", stack: "prod@/f/infra", text: "up" },
-                { at: 2, wave: "rest", stack: "qa@/f/infra", text: "up" },
+                { at: 1, kind: "started", wave: "rest", stack: "prod@/f/infra", text: "up" },
+                { at: 2, kind: "started", wave: "rest", stack: "qa@/f/infra", text: "up" },
             ],
         });
         assert.deepEqual(named, ["[rest/prod] up", "[rest/qa@/f/infra] up"]);
+    });
+
+    it("the printer says how many events came and went between two reads (the memo keeps the last 10)", () => {
+        const printed: string[] = [];
+        const print = eventPrinter((l) => printed.push(l));
+        const ev = (at: number) => ({ at, kind: "started" as const, wave: "canary", stack: "dev", text: `e${at}` });
+        print({ ...STATUS, events: [ev(1)] });
+        // e2 and e3 were dropped from the memo before this read
+        print({ ...STATUS, events: [ev(4)], eventsDropped: 3 });
+        print({ ...STATUS, events: [ev(4), ev(5)], eventsDropped: 3 });
+        assert.deepEqual(printed, [
+            "[canary/dev] e1",
+            "[fleet] 2 event(s) came and went between two reads; the web UI has them",
+            "[canary/dev] e4",
+            "[canary/dev] e5",
+        ]);
+    });
+
+    it("the printer names stacks from the fleet, not from the memo's partial list of stacks", () => {
+        const printed: string[] = [];
+        const fleet = [...STATUS.stacks, { ...STATUS.stacks[2], key: "qa@/g/infra", dir: "/g/infra" }];
+        const print = eventPrinter((l) => printed.push(l), fleet);
+        // the memo lists only qa@/f/infra (running): its name is still shared with qa@/g/infra
+        const memo: FleetStatus = {
+            ...STATUS,
+            stacks: [{ ...STATUS.stacks[2], state: "running" }],
+            stacksOmitted: 3,
+            events: [
+                { at: 1, kind: "started", wave: "rest", stack: "qa@/f/infra", text: "started" },
+                { at: 2, kind: "started", wave: "canary", stack: "dev@/f/infra", text: "started" },
+            ],
+        };
+        print(memo);
+        assert.deepEqual(printed, ["[rest/qa@/f/infra] started", "[canary/dev] started"]);
+    });
+
+    it("a status that leaves stacks out says how many and in which states, before the phase", () => {
+        const memo: FleetStatus = {
+            ...STATUS,
+            phase: "running",
+            stacks: [STATUS.stacks[1]],
+            stacksOmitted: 2,
+            counts: { pending: 45, running: 2, succeeded: 3, failed: 0, skipped: 0 },
+        };
+        const lines = phaseLines(memo);
+        assert.match(lines[0], /^fleet: 2 more stack\(s\) not listed \(3 succeeded, 2 running, 45 pending\)/);
+        assert.equal(lines[1], "fleet: running wave rest");
+        assert.equal(phaseLines(STATUS)[0], "fleet: stopped in wave rest; later waves are not started");
     });
 
     it("fleet up follows a stopped fleet until its running stacks end and no signal is pending", () => {

@@ -6,8 +6,9 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ApplicationFailure, Context } from "@temporalio/activity";
-import type { WorkflowHandle } from "@temporalio/client";
+import type { WorkflowHandleWithFirstExecutionRunId } from "@temporalio/client";
 import { TestWorkflowEnvironment } from "@temporalio/testing";
+import { temporal } from "@temporalio/proto";
 import { DefaultLogger, Runtime, Worker } from "@temporalio/worker";
 import type { Fleet } from "../../components/core/fleetSchedule.js";
 import {
@@ -18,6 +19,7 @@ import {
     STACK_FAILURES,
     type FleetInput,
     type FleetStatus,
+    type FleetTiming,
     type StackActivities,
     type StackInput,
     type StackOutcome,
@@ -77,6 +79,10 @@ class FakeStacks {
     maxRunning = 0;
     /** previews refused, by key */
     readonly refuse = new Set<string>();
+    /** per key, how many of its first previews its gate refuses for the upstream's soak alone */
+    readonly soaking = new Map<string, number>();
+    /** the retry time the last such refusal named (epoch ms) */
+    retryAfter = 0;
     /** per key, what each successive up call does; past the end: "ok" */
     readonly ups = new Map<string, UpBehaviour[]>();
     /** ms an up takes when it succeeds */
@@ -100,10 +106,28 @@ class FakeStacks {
         open();
     }
 
+    /** lets every blocked up return: a failed assertion must not leave the worker waiting on one */
+    releaseAll() {
+        for (const open of [...this.gates.values()]) open();
+    }
+
     activities(): StackActivities {
         return {
             previewStack: (input: StackInput): Promise<StackPreview> => {
                 this.log.push(`preview ${input.stack.key}`);
+                if (
+                    this.calls("preview", input.stack.stack, input.stack.dir) <=
+                    (this.soaking.get(input.stack.key) ?? 0)
+                ) {
+                    this.retryAfter = Date.now() + 2 * 3600_000;
+                    const at = new Date(this.retryAfter).toISOString();
+                    throw ApplicationFailure.create({
+                        type: STACK_FAILURES.gateRefused,
+                        nonRetryable: true,
+                        message: `stack ${input.stack.key}: promotion gate refused: o/p/up is not ready to be followed: - o/p/up finished at T and has held it for 1m; promotion.minSoak is 2h: 1h59m left (retry after ${at})`,
+                        details: [{ retryAfter: at }],
+                    });
+                }
                 if (this.refuse.has(input.stack.key)) {
                     throw ApplicationFailure.nonRetryable(
                         `${input.stack.key}: a blocking finding`,
@@ -176,7 +200,8 @@ let queues = 0;
 async function withFleet(
     fake: FakeStacks,
     fleet: Fleet,
-    body: (handle: WorkflowHandle<(input: FleetInput) => Promise<FleetStatus>>) => Promise<void>,
+    body: (handle: Handle) => Promise<void>,
+    timing: FleetTiming = TIMING,
 ) {
     const taskQueue = `fleet-test-${++queues}`;
     const worker = await Worker.create({
@@ -186,30 +211,44 @@ async function withFleet(
         activities: fake.activities(),
     });
     await worker.runUntil(async () => {
-        const input: FleetInput = { fleet, file: "/fleets/fleet.yaml", target: "ipvs", timing: TIMING };
+        const input: FleetInput = { fleet, file: "/fleets/fleet.yaml", target: "ipvs", timing };
         const handle = await env.client.workflow.start<(input: FleetInput) => Promise<FleetStatus>>(FLEET_WORKFLOW, {
             taskQueue,
             workflowId: `${taskQueue}-wf`,
             args: [input],
         });
-        await body(handle);
+        try {
+            await body(handle);
+        } finally {
+            fake.releaseAll();
+        }
     });
 }
 
-type Handle = WorkflowHandle<(input: FleetInput) => Promise<FleetStatus>>;
+type Handle = WorkflowHandleWithFirstExecutionRunId<(input: FleetInput) => Promise<FleetStatus>>;
 
-const status = (h: Handle) => h.query<FleetStatus>(FLEET_STATUS_QUERY);
+/** The status query, given up after 5 s (a query sent while the run continues as new may go unanswered). */
+const status = (h: Handle) =>
+    env.client.withDeadline(Date.now() + 5000, () => h.query<FleetStatus>(FLEET_STATUS_QUERY));
 
 /** Polls the status until `ok` holds (real time: the workflow waits on activities, not timers). */
 async function waitFor(h: Handle, what: string, ok: (s: FleetStatus) => boolean): Promise<FleetStatus> {
     const deadline = Date.now() + 15_000;
     let last: FleetStatus | undefined;
+    const unanswered: string[] = [];
     while (Date.now() < deadline) {
-        last = await status(h);
+        try {
+            last = await status(h);
+        } catch (e) {
+            unanswered.push((e as Error).message);
+            continue;
+        }
         if (ok(last)) return last;
         await new Promise((r) => setTimeout(r, 25));
     }
-    assert.fail(`timed out waiting for ${what}; status: ${JSON.stringify(last, null, 1)}`);
+    assert.fail(
+        `timed out waiting for ${what}; queries unanswered: ${unanswered.join("; ") || "none"}; status: ${JSON.stringify(last, null, 1)}`,
+    );
 }
 
 const stateOf = (s: FleetStatus, stack: string, dir = DIR) => {
@@ -220,13 +259,76 @@ const stateOf = (s: FleetStatus, stack: string, dir = DIR) => {
 const states = (s: FleetStatus) => Object.fromEntries(s.stacks.map((x) => [x.stack, x.state]));
 const eventTexts = (s: FleetStatus) => s.events.map((e) => `${e.stack ?? e.wave ?? "-"}: ${e.text}`);
 
+/**
+ * The workflow's result; past 30 s, a failure showing where it stands (its status), not a bare
+ * timeout. Its last run is polled too: the time-skipping server sometimes never answers a
+ * result() that follows a chain of continued runs, though the last run has completed.
+ */
+async function resultOf(h: Handle): Promise<FleetStatus> {
+    let ended = false;
+    const lastRun = async (): Promise<FleetStatus> => {
+        while (!ended) {
+            const d = await env.client.workflow.getHandle(h.workflowId).describe();
+            if (d.status.name === "COMPLETED")
+                return (await env.client.workflow.getHandle(h.workflowId, d.runId).result()) as FleetStatus;
+            if (d.status.name !== "RUNNING") throw new Error(`the fleet's last run ended ${d.status.name}`);
+            await new Promise((r) => setTimeout(r, 100));
+        }
+        return new Promise<never>(() => undefined);
+    };
+    const late = new Promise<never>((_, reject) => {
+        setTimeout(() => {
+            if (ended) return;
+            void status(h)
+                .then((s) => JSON.stringify({ ...s, stacks: states(s) }, null, 1))
+                .catch((e: Error) => `no status: ${e.message}`)
+                .then((shown) => reject(new Error(`the fleet did not end in 30 s; status: ${shown}`)));
+        }, 30_000).unref();
+    });
+    try {
+        const polled = lastRun();
+        // once the race is settled, a poll cut off by the environment's teardown is no failure
+        polled.catch(() => undefined);
+        return await Promise.race([h.result(), polled, late]);
+    } finally {
+        ended = true;
+    }
+}
+
 /** Lets the workflow take any step it would (real time), to show it took none. */
 const settle = () => new Promise((r) => setTimeout(r, 400));
 
-/** The workflow's history replays with the bundle: no nondeterminism (the soak's end, the signals). */
+/** Each run of the workflow replays with the bundle: no nondeterminism (the soak's end, the signals, continuing). */
 async function replays(h: Handle) {
-    const history = await h.fetchHistory();
-    await Worker.runReplayHistory({ workflowBundle: { codePath: workflowBundlePath() } }, history, h.workflowId);
+    let runId: string | undefined = h.firstExecutionRunId;
+    while (runId) {
+        const history = await env.client.workflow.getHandle(h.workflowId, runId).fetchHistory();
+        await Worker.runReplayHistory({ workflowBundle: { codePath: workflowBundlePath() } }, history, h.workflowId);
+        runId = history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+    }
+}
+
+/** Each run of the workflow (it continues as new when its history grows): its history's events and bytes. */
+async function runsOf(h: Handle): Promise<{ events: number; bytes: number; maxMemoBytes: number; last: string }[]> {
+    const runs: { events: number; bytes: number; maxMemoBytes: number; last: string }[] = [];
+    let runId: string | undefined = h.firstExecutionRunId;
+    while (runId) {
+        const history = await env.client.workflow.getHandle(h.workflowId, runId).fetchHistory();
+        const memos = (history.events ?? []).map((e) =>
+            e.workflowPropertiesModifiedEventAttributes?.upsertedMemo
+                ? temporal.api.common.v1.Memo.encode(e.workflowPropertiesModifiedEventAttributes.upsertedMemo).finish()
+                      .length
+                : 0,
+        );
+        runs.push({
+            events: history.events?.length ?? 0,
+            bytes: temporal.api.history.v1.History.encode(history).finish().length,
+            maxMemoBytes: Math.max(0, ...memos),
+            last: String(history.events?.at(-1)?.eventType),
+        });
+        runId = history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+    }
+    return runs;
 }
 
 async function isOpen(h: Handle): Promise<boolean> {
@@ -264,7 +366,7 @@ describe("fleetWorkflow on Temporal's time-skipping test server", function () {
             { name: "rest", maxParallel: 2, stacks: ["c", "d"] },
         ]);
         await withFleet(fake, fleet, async (h) => {
-            const done = await h.result();
+            const done = await resultOf(h);
             assert.equal(done.phase, "done");
             assert.equal(done.wave, null);
             assert.deepEqual(states(done), { a: "succeeded", b: "succeeded", c: "succeeded", d: "succeeded" });
@@ -298,12 +400,44 @@ describe("fleetWorkflow on Temporal's time-skipping test server", function () {
         });
     });
 
+    it("a preview refused only for its upstream's soak is previewed again once the soak is held, and the wave goes on (never a failure)", async () => {
+        const fake = new FakeStacks();
+        fake.soaking.set(key("b"), 1);
+        const fleet = fleetOf([
+            { name: "first", stacks: ["a"] },
+            { name: "second", maxParallel: 2, stacks: ["b", "c"] },
+        ]);
+        await withFleet(fake, fleet, async (h) => {
+            const done = await resultOf(h);
+            assert.equal(done.phase, "done");
+            assert.deepEqual(states(done), { a: "succeeded", b: "succeeded", c: "succeeded" });
+            assert.equal(fake.calls("preview", "b"), 2);
+            assert.equal(stateOf(done, "b").attempts, 1);
+            const wait = done.events.find((e) => e.kind === "gate");
+            assert.ok(wait?.until, eventTexts(done).join("\n"));
+            assert.equal(wait.stack, key("b"));
+            assert.ok(
+                wait.until >= fake.retryAfter + 5000,
+                `previewed again at ${wait.until}, soak held at ${fake.retryAfter}`,
+            );
+            assert.match(
+                wait.text,
+                /^its promotion gate waits for the upstream's soak; previewed again at \S+ \(stack b@\/infra: promotion gate refused/,
+            );
+            // the wave's stacks start only after all of them passed their preview: c waited with b
+            for (const s of ["b", "c"])
+                assert.ok(stateOf(done, s).startedAt! >= wait.until, `${s} started before b's gate opened`);
+            assert.ok(fake.index(`preview ${key("c")}`) < fake.index(`up ${key("c")}`));
+            await replays(h);
+        });
+    });
+
     it("starts at most maxParallel stacks of a wave at once, and that many", async () => {
         const fake = new FakeStacks();
         fake.upMs = 150;
         const fleet = fleetOf([{ name: "all", maxParallel: 2, stacks: ["a", "b", "c", "d", "e"] }]);
         await withFleet(fake, fleet, async (h) => {
-            const done = await h.result();
+            const done = await resultOf(h);
             assert.equal(done.phase, "done");
             assert.equal(fake.maxRunning, 2, `max running stacks: ${fake.maxRunning}`);
         });
@@ -317,7 +451,7 @@ describe("fleetWorkflow on Temporal's time-skipping test server", function () {
         ]);
         const started = Date.now();
         await withFleet(fake, fleet, async (h) => {
-            const done = await h.result();
+            const done = await resultOf(h);
             assert.equal(done.phase, "done");
             const a = stateOf(done, "a");
             const b = stateOf(done, "b");
@@ -412,7 +546,7 @@ describe("fleetWorkflow on Temporal's time-skipping test server", function () {
             assert.equal(fake.calls("preview", "a"), 1);
             // the fake is fixed: a's second up succeeds
             await h.signal(FLEET_SIGNALS.retry, "a");
-            const done = await h.result();
+            const done = await resultOf(h);
             assert.equal(done.phase, "done");
             assert.deepEqual(states(done), { a: "succeeded", b: "succeeded" });
             assert.equal(fake.calls("preview", "a"), 2);
@@ -442,7 +576,7 @@ describe("fleetWorkflow on Temporal's time-skipping test server", function () {
             await waitFor(h, "a failed", (s) => s.phase === "stopped");
             assert.equal(fake.calls("up", "b"), 0);
             await h.signal(FLEET_SIGNALS.skip, key("a"));
-            const done = await h.result();
+            const done = await resultOf(h);
             assert.deepEqual(states(done), { a: "skipped", b: "succeeded", c: "succeeded" });
             assert.equal(fake.calls("up", "a"), 1);
             assert.ok(
@@ -469,7 +603,7 @@ describe("fleetWorkflow on Temporal's time-skipping test server", function () {
             assert.deepEqual(states(s), { a: "succeeded", b: "pending", c: "pending" });
             assert.equal(fake.calls("up", "b"), 0);
             await h.signal(FLEET_SIGNALS.resume);
-            const done = await h.result();
+            const done = await resultOf(h);
             assert.deepEqual(states(done), { a: "succeeded", b: "succeeded", c: "succeeded" });
             assert.equal(done.paused, false);
             const texts = eventTexts(done);
@@ -550,4 +684,133 @@ describe("fleetWorkflow on Temporal's time-skipping test server", function () {
             assert.ok(await isOpen(h));
         });
     });
+    it("while stacks move the memo lists only the running and failed ones; stopped with none running, all", async () => {
+        const fake = new FakeStacks();
+        fake.ups.set(key("b"), ["block"]);
+        fake.ups.set(key("c"), ["fail"]);
+        const fleet = fleetOf([{ name: "all", maxParallel: 1, stacks: ["a", "b", "c", "d"] }]);
+        await withFleet(fake, fleet, async (h) => {
+            await waitFor(h, "b running", (s) => stateOf(s, "b").state === "running");
+            await settle();
+            let memo = (await h.describe()).memo?.[FLEET_STATUS_MEMO] as FleetStatus;
+            assert.deepEqual(
+                memo.stacks.map((s) => [s.stack, s.state]),
+                [["b", "running"]],
+            );
+            assert.equal(memo.stacksOmitted, 3);
+            assert.deepEqual(memo.counts, { pending: 2, running: 1, succeeded: 1, failed: 0, skipped: 0 });
+            assert.ok(memo.events.length <= 10, `${memo.events.length} events in the memo`);
+            assert.equal((await status(h)).stacks.length, 4, "the query lists every stack");
+            await fake.release("b");
+            await waitFor(h, "stopped", (s) => s.phase === "stopped");
+            await settle();
+            memo = (await h.describe()).memo?.[FLEET_STATUS_MEMO] as FleetStatus;
+            assert.deepEqual(states(memo), { a: "succeeded", b: "succeeded", c: "failed", d: "pending" });
+            assert.equal(memo.stacksOmitted, undefined);
+        });
+    });
 });
+
+// A long fleet's history, on the dev server `fleet up` starts (the toolchain's temporal): the real
+// server's history sizes and continue-as-new. Not on the time-skipping server: it sometimes never
+// answers a result() that follows continued runs, and its fetchHistory chain misses runs.
+describe("fleetWorkflow's history on the Temporal dev server", function () {
+    this.timeout(60_000);
+    let timeSkipping: TestWorkflowEnvironment;
+
+    before(async function () {
+        this.timeout(120_000);
+        timeSkipping = env;
+        const path = join(toolchainBin(), "temporal");
+        if (!existsSync(path)) throw new Error(`no temporal at ${path}: run bash scripts/toolchain.sh`);
+        env = await TestWorkflowEnvironment.createLocal({ server: { executable: { type: "existing-path", path } } });
+    });
+    after(async () => {
+        await env?.teardown();
+        env = timeSkipping;
+    });
+
+    it(
+        "continues as a new run when its history grows: no stack runs twice or past maxParallel, signals and status carry over",
+        continuesAsNew,
+    );
+
+    it("a fleet of 500 stacks keeps each run's history under Temporal's warning (10,240 events, 10 MB)", async function () {
+        this.timeout(300_000);
+        await fiveHundredStacks();
+    });
+});
+
+/** A fleet whose history passes the (lowered) lines mid-wave and while stopped. */
+async function continuesAsNew() {
+    const fake = new FakeStacks();
+    fake.upMs = 20;
+    fake.ups.set(key("s17"), ["fail"]);
+    const names = Array.from({ length: 24 }, (_, i) => `s${i}`);
+    const fleet = fleetOf([
+        { name: "first", maxParallel: 3, stacks: names.slice(0, 20) },
+        { name: "second", maxParallel: 2, stacks: names.slice(20) },
+    ]);
+    const timing = { ...TIMING, historyQuietEvents: 60, historyDrainEvents: 120 };
+    await withFleet(
+        fake,
+        fleet,
+        async (h) => {
+            const stopped = await waitFor(h, "s17 failed", (s) => s.phase === "stopped");
+            await h.signal(FLEET_SIGNALS.retry, "s17");
+            const done = await resultOf(h);
+            assert.equal(done.phase, "done");
+            assert.ok(
+                done.stacks.every((s) => s.state === "succeeded"),
+                JSON.stringify(states(done)),
+            );
+            for (const n of names) assert.equal(fake.calls("up", n), n === "s17" ? 2 : 1, `ups of ${n}`);
+            assert.ok(fake.maxRunning <= 3, `${fake.maxRunning} stacks ran at once`);
+            const runs = await runsOf(h);
+            assert.ok(runs.length >= 2, `${runs.length} run(s): ${JSON.stringify(runs)}`);
+            assert.equal(done.runs, runs.length);
+            // each run ends soon after it passes the drain line: the running stacks' ends
+            for (const r of runs) assert.ok(r.events <= 120 + 40, `a run of ${r.events} events`);
+            const texts = eventTexts(done);
+            // the first run's events are carried to the last
+            assert.ok(texts[0].startsWith("-: fleet of 24 stack(s) in 2 wave(s)"), texts[0]);
+            assert.ok(texts.some((t) => /the history is long \(\d+ events, .*\): the fleet goes on in run 2$/.test(t)));
+            assert.ok(texts.includes(`${key("s17")}: retry by signal: pending again; previewed again before it runs`));
+            assert.ok(stopped.runs >= 1);
+            await replays(h);
+        },
+        timing,
+    );
+}
+
+/** 500 stacks in three waves, the default lines: each run's history, measured. */
+async function fiveHundredStacks() {
+    const fake = new FakeStacks();
+    const names = Array.from({ length: 500 }, (_, i) => `s${i}`);
+    const fleet = fleetOf([
+        { name: "canary", stacks: names.slice(0, 2) },
+        { name: "wide", maxParallel: 10, stacks: names.slice(2, 302) },
+        { name: "rest", maxParallel: 5, stacks: names.slice(302) },
+    ]);
+    const started = Date.now();
+    await withFleet(
+        fake,
+        fleet,
+        async (h) => {
+            const done = await resultOf(h);
+            assert.equal(done.phase, "done");
+            assert.equal(done.counts.succeeded, 500);
+            assert.equal(fake.log.filter((l) => l.startsWith("up ")).length, 500, "every stack moved once");
+            const runs = await runsOf(h);
+            const worst = runs.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+            console.log(
+                `      500 stacks: ${runs.length} runs in ${((Date.now() - started) / 1000).toFixed(1)} s; largest run ${worst.events} events, ${(worst.bytes / 1024 / 1024).toFixed(2)} MB; largest memo write ${(Math.max(...runs.map((r) => r.maxMemoBytes)) / 1024).toFixed(1)} KB`,
+            );
+            for (const r of runs) {
+                assert.ok(r.events < 10_240, `a run of ${r.events} events`);
+                assert.ok(r.bytes < 10 * 1024 * 1024, `a run of ${r.bytes} bytes`);
+            }
+        },
+        { ...TIMING, maxAttempts: 1 },
+    );
+}

@@ -8,6 +8,7 @@ import {
     alertRules,
     checkPromotion,
     gateRefusal,
+    soakOnlyRetryAfter,
     parsePromotion,
     planAlerts,
     promotionTarget,
@@ -232,6 +233,26 @@ describe("promotion gate", () => {
             gateRefusal("acme/kpm/staging", v),
             /^promotion gate refused: acme\/kpm\/staging is not ready to be followed:\n- .*different target.*\n- .*verified 3 of 4.*\n- .*minSoak/,
         );
+    });
+    it("a refusal for the soak alone gives its retry time, as written and with its whitespace collapsed; one with another gap gives none", () => {
+        const soaking = gateRefusal(
+            "acme/kpm/staging",
+            gate({ record: record({ finishedAt: "2026-03-02T11:30:00Z" }), minSoakSeconds: 3600 }),
+        );
+        assert.match(soaking, /retry after 2026-03-02T12:30:00.000Z/);
+        assert.equal(soakOnlyRetryAfter(soaking)?.toISOString(), "2026-03-02T12:30:00.000Z");
+        assert.equal(
+            soakOnlyRetryAfter(`stack prod@/infra: ${soaking.replace(/\s+/g, " ")}`)?.toISOString(),
+            "2026-03-02T12:30:00.000Z",
+        );
+        const twoGaps = gateRefusal(
+            "acme/kpm/staging",
+            gate({ record: record({ finishedAt: "2026-03-02T11:30:00Z", nodesVerified: 3 }), minSoakSeconds: 3600 }),
+        );
+        assert.equal(soakOnlyRetryAfter(twoGaps), undefined);
+        assert.equal(soakOnlyRetryAfter(twoGaps.replace(/\s+/g, " ")), undefined);
+        assert.equal(soakOnlyRetryAfter(gateRefusal("acme/kpm/staging", gate({ record: undefined }))), undefined);
+        assert.equal(soakOnlyRetryAfter("preview failed: boom"), undefined);
     });
     it("an open gate has one note when every node ran the built-in checks", () => {
         assert.equal(gate().notes.length, 1);

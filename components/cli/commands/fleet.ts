@@ -23,6 +23,7 @@ import {
     memoStatus,
     messageOf,
     notFound,
+    queriedStatus,
     withSignals,
 } from "../fleetFollow.js";
 import { exitCodeOfPhase, fleetTable, phaseLines } from "../fleetOutput.js";
@@ -38,7 +39,8 @@ fleet up after anything (the CLI killed, a worker killed, the server restarted) 
   up                 start the fleet's workflow (or attach to it), run a worker, follow it:
                      a line per state change on stderr, a summary table at the end
   worker             run a fleet worker for --temporal-address until SIGINT/SIGTERM
-  status             the fleet's state from the workflow's memo (no worker needed)
+  status             the fleet's state: from a worker, else the workflow's memo (no worker
+                     needed; while stacks move it lists the running and failed ones)
   pause | resume     no new stack starts (running ones finish) | go on
   retry STACK        a failed stack (its key or name) is previewed and moved again
   skip STACK         a failed or pending stack is left as it is; its wave goes on
@@ -292,7 +294,12 @@ async function up(flags: FleetFlags, io: Io): Promise<number> {
                     workerRun = worker.run();
                     workerRun.catch((e) => io.err(`fleet: the worker stopped: ${messageOf(e)}`));
                 }
-                const { status, execution } = await follow(handle, io, stop);
+                const { status, execution } = await follow(
+                    handle,
+                    io,
+                    stop,
+                    fleet.waves.flatMap((w) => w.stacks),
+                );
                 if (stop.signalled) return 130;
                 if (!status) {
                     io.err(`fleet: ${id} ended (${execution.toLowerCase()}) without a status`);
@@ -363,9 +370,12 @@ async function status(flags: FleetFlags, io: Io): Promise<number> {
             io.err("fleet: the workflow has not published a status yet (no worker has run it); fleet up runs it");
             return read.execution === "RUNNING" ? EXIT.ok : EXIT.failed;
         }
-        printStatus(io, flags, read.status);
+        // while stacks move the memo lists only the running and failed ones; a worker lists all
+        const shown =
+            (read.execution === "RUNNING" && read.status.stacksOmitted && (await queriedStatus(handle))) || read.status;
+        printStatus(io, flags, shown);
         if (read.execution !== "RUNNING" && read.execution !== "COMPLETED") return EXIT.failed;
-        return exitCodeOfPhase(read.status.phase);
+        return exitCodeOfPhase(shown.phase);
     } finally {
         await where.close();
     }
