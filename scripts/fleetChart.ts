@@ -1,7 +1,8 @@
 // A fleet's waves as a chart (issue #42): a Gantt of the fleet's status, one row per stack labelled
 // "wave / stack", a bar from its startedAt to its endedAt coloured by its wave, a row per wave's preview
-// ("wave / preview", its previewing event to its first start) and per soaking wave ("wave / soak",
-// from its "soaking until" event to that time). fleetRows() and fleetWavesSpec()
+// ("wave / preview", its previewing event to its first start), per stack whose own gate waited for
+// its upstream's soak ("wave / stack gate", from its gate event to its until) and per soaking wave
+// ("wave / soak", from its soaking event to its until). fleetRows() and fleetWavesSpec()
 // are pure (a FleetStatus in, rows and a vega-lite spec out); the SVG is rendered with
 // workloadChart's renderSvg (headless). The bench's fleet phase writes it (scripts/fleetBench.ts).
 import type { FleetStatus } from "../components/fleet/contract.js";
@@ -9,13 +10,13 @@ import type { VegaLiteSpec } from "./workloadChart.js";
 
 /** One bar: a stack's activity, or a wave's soak, in seconds from the fleet's first start. */
 export interface FleetRow {
-    /** "wave / stack", "wave / preview" or "wave / soak" */
+    /** "wave / stack", "wave / preview", "wave / stack gate" or "wave / soak" */
     row: string;
     wave: string;
-    what: "preview" | "stack" | "soak";
+    what: "preview" | "gate" | "stack" | "soak";
     from: number;
     to: number;
-    /** the stack's final state (preview and soak rows: "preview", "soak") */
+    /** the stack's final state (the other rows: "preview", "gate", "soak") */
     state: string;
 }
 
@@ -32,8 +33,12 @@ export function fleetRows(status: FleetStatus): FleetRow[] {
     const sec = (ms: number) => Math.round(ms - t0) / 1000;
     const soaks = new Map<string, { from: number; to: number }>();
     const previews = new Map<string, number>();
+    const gates: { wave: string; stack: string; from: number; to: number }[] = [];
+    const nameOf = new Map(status.stacks.map((s) => [s.key, s.stack]));
     for (const e of status.events) {
         if (e.wave === undefined) continue;
+        if (e.kind === "gate" && e.stack !== undefined && e.until !== undefined)
+            gates.push({ wave: e.wave, stack: nameOf.get(e.stack) ?? e.stack, from: e.at, to: e.until });
         if (e.kind === "previewing") previews.set(e.wave, e.at);
         if (e.kind === "soaking" && e.until !== undefined) soaks.set(e.wave, { from: e.at, to: e.until });
     }
@@ -41,6 +46,15 @@ export function fleetRows(status: FleetStatus): FleetRow[] {
     const waves = [...new Set(status.stacks.map((s) => s.wave))];
     for (const wave of waves) {
         const inWave = started.filter((x) => x.wave === wave);
+        for (const g of gates.filter((x) => x.wave === wave))
+            rows.push({
+                row: `${wave} / ${g.stack} gate`,
+                wave,
+                what: "gate",
+                from: sec(g.from),
+                to: sec(g.to),
+                state: "gate",
+            });
         const preview = previews.get(wave);
         if (preview !== undefined && inWave.length) {
             const first = Math.min(...inWave.map((x) => x.startedAt!));
@@ -84,7 +98,7 @@ export function fleetWavesSpec(status: FleetStatus, title = "The fleet's waves")
         title: {
             text: title,
             subtitle:
-                "a bar per stack from its start to its end, coloured by wave; the wave's preview of all its stacks before them and its soak, lighter",
+                "a bar per stack from its start to its end, coloured by wave; lighter: the wave's preview of all its stacks before them, a stack's own gate waiting for its upstream's soak, and the wave's soak",
         },
         width: 640,
         data: { values: rows },

@@ -43,6 +43,14 @@ const STATUS: FleetStatus = {
             until: T0 + 26_500,
             text: `wave canary: succeeded; soaking until ${new Date(T0 + 26_500).toISOString()}`,
         },
+        {
+            at: T0 + 23_000,
+            kind: "gate",
+            wave: "prod",
+            stack: "prod-a@/p",
+            until: T0 + 26_000,
+            text: "its promotion gate waits for the upstream's soak; previewed again at ...",
+        },
         // an event whose text names a soak is not a wave's soak: its kind says what it is
         { at: T0 + 30_000, kind: "signal", wave: "prod", text: "soaking until 2026-12-07T04:00:00.000Z" },
     ],
@@ -54,6 +62,7 @@ describe("fleet chart: the waves as a Gantt", () => {
             { row: "canary / preview", wave: "canary", what: "preview", from: -0.5, to: 0, state: "preview" },
             { row: "canary / dev", wave: "canary", what: "stack", from: 0, to: 20.5, state: "succeeded" },
             { row: "canary / soak", wave: "canary", what: "soak", from: 20.5, to: 25.5, state: "soak" },
+            { row: "prod / prod-a gate", wave: "prod", what: "gate", from: 22, to: 25, state: "gate" },
             { row: "prod / prod-a", wave: "prod", what: "stack", from: 25.5, to: 49, state: "succeeded" },
             { row: "prod / prod-b", wave: "prod", what: "stack", from: 26, to: 39, state: "failed" },
         ]);
@@ -63,7 +72,7 @@ describe("fleet chart: the waves as a Gantt", () => {
         assert.deepEqual(fleetRows({ ...STATUS, stacks: [stack("prod", "prod-c", { state: "pending" })] }), []);
     });
 
-    it("the spec draws the rows as bars in their order, coloured by wave, previews and soaks lighter", () => {
+    it("the spec draws the rows as bars in their order, coloured by wave, previews, gates and soaks lighter", () => {
         const spec = fleetWavesSpec(STATUS) as {
             data: { values: unknown[] };
             mark: { type: string };
@@ -79,6 +88,7 @@ describe("fleet chart: the waves as a Gantt", () => {
             "canary / preview",
             "canary / dev",
             "canary / soak",
+            "prod / prod-a gate",
             "prod / prod-a",
             "prod / prod-b",
         ]);
@@ -93,7 +103,7 @@ describe("fleet chart: the waves as a Gantt", () => {
         this.timeout(30_000);
         const svg = await renderSvg(fleetWavesSpec(STATUS));
         assert.match(svg, /^<svg/);
-        for (const row of ["canary / preview", "canary / dev", "canary / soak", "prod / prod-a", "prod / prod-b"])
+        for (const row of ["canary / preview", "canary / soak", "prod / prod-a gate", "prod / prod-a", "prod / prod-b"])
             assert.ok(svg.includes(row), `the SVG names ${row}`);
     });
 });
