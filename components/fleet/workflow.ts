@@ -144,14 +144,17 @@ export async function fleetWorkflow(input: FleetInput): Promise<FleetStatus> {
         return previewing ? "previewing" : "running";
     };
     const running = () => stacks.some((s) => s.state === "running");
+    const counts = (): Record<StackState, number> => {
+        const n: Record<StackState, number> = { pending: 0, running: 0, succeeded: 0, failed: 0, skipped: 0 };
+        for (const s of stacks) n[s.state]++;
+        return n;
+    };
 
     /** The status; `stacksOf` narrows its stacks list (the memo's), `eventsKept` its events. */
     const status = (eventsKept = QUERY_EVENTS, stacksOf?: (s: FleetStackStatus) => boolean): FleetStatus => {
         const kept = events.slice(-eventsKept);
         const dropped = eventsDropped + events.length - kept.length;
         const listed = stacksOf ? stacks.filter(stacksOf) : stacks;
-        const counts: Record<StackState, number> = { pending: 0, running: 0, succeeded: 0, failed: 0, skipped: 0 };
-        for (const s of stacks) counts[s.state]++;
         return {
             phase: phase(),
             paused,
@@ -165,7 +168,7 @@ export async function fleetWorkflow(input: FleetInput): Promise<FleetStatus> {
             file,
             stacks: listed.map((s) => ({ ...s })),
             ...(listed.length < stacks.length ? { stacksOmitted: stacks.length - listed.length } : {}),
-            counts,
+            counts: counts(),
             events: kept,
             ...(dropped > 0 ? { eventsDropped: dropped } : {}),
             runs,
@@ -176,14 +179,14 @@ export async function fleetWorkflow(input: FleetInput): Promise<FleetStatus> {
      * The memo's status: every stack when the fleet waits for a human or is done with none
      * running (a rare write), else only the running and failed ones (a write at each change).
      */
-    const memoStatus = (): FleetStatus => {
+    const memoView = (): FleetStatus => {
         const resting = ["stopped", "paused", "done"].includes(phase()) && !running();
         return status(MEMO_EVENTS, resting ? undefined : (s) => s.state === "running" || s.state === "failed");
     };
 
     /** Writes the status into the memo when it changed since the last write. */
     const publish = () => {
-        const memo = memoStatus();
+        const memo = memoView();
         const json = JSON.stringify(memo);
         if (json === memoJson) return;
         memoJson = json;
@@ -344,7 +347,7 @@ export async function fleetWorkflow(input: FleetInput): Promise<FleetStatus> {
             `fleet of ${stacks.length} stack(s) in ${fleet.waves.length} wave(s)${target ? ` to ${target}` : ""}`,
         );
     }
-    let lastPhase: FleetPhase | undefined = carried ? phase() : undefined;
+    let lastPhase: FleetPhase | undefined;
     for (;;) {
         const seen = version;
         const states: Record<string, StackState> = {};
@@ -360,7 +363,8 @@ export async function fleetWorkflow(input: FleetInput): Promise<FleetStatus> {
         }
         lastPhase = now;
         if (step.kind === "done") {
-            event("done", `done: ${status().counts.succeeded} succeeded, ${status().counts.skipped} skipped`);
+            const { succeeded, skipped } = counts();
+            event("done", `done: ${succeeded} succeeded, ${skipped} skipped`);
             publish();
             return status();
         }
@@ -392,7 +396,7 @@ export async function fleetWorkflow(input: FleetInput): Promise<FleetStatus> {
                 },
             };
             // the memo goes with it: `fleet status` reads the new run before its first task
-            await makeContinueAsNewFunc<typeof fleetWorkflow>({ memo: { [FLEET_STATUS_MEMO]: memoStatus() } })(next);
+            await makeContinueAsNewFunc<typeof fleetWorkflow>({ memo: { [FLEET_STATUS_MEMO]: memoView() } })(next);
         }
         if (long && !draining) {
             draining = true;

@@ -298,37 +298,40 @@ async function resultOf(h: Handle): Promise<FleetStatus> {
 /** Lets the workflow take any step it would (real time), to show it took none. */
 const settle = () => new Promise((r) => setTimeout(r, 400));
 
-/** Each run of the workflow replays with the bundle: no nondeterminism (the soak's end, the signals, continuing). */
-async function replays(h: Handle) {
+/** Each run of the workflow (it continues as new when its history grows), first to last: its history. */
+async function histories(h: Handle): Promise<Awaited<ReturnType<Handle["fetchHistory"]>>[]> {
+    const runs: Awaited<ReturnType<Handle["fetchHistory"]>>[] = [];
     let runId: string | undefined = h.firstExecutionRunId;
     while (runId) {
         const history = await env.client.workflow.getHandle(h.workflowId, runId).fetchHistory();
-        await Worker.runReplayHistory({ workflowBundle: { codePath: workflowBundlePath() } }, history, h.workflowId);
+        runs.push(history);
         runId = history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
     }
+    return runs;
 }
 
-/** Each run of the workflow (it continues as new when its history grows): its history's events and bytes. */
+/** Each run of the workflow replays with the bundle: no nondeterminism (the soak's end, the signals, continuing). */
+async function replays(h: Handle) {
+    for (const history of await histories(h))
+        await Worker.runReplayHistory({ workflowBundle: { codePath: workflowBundlePath() } }, history, h.workflowId);
+}
+
+/** Each run of the workflow: its history's events and bytes, its largest memo write, its last event. */
 async function runsOf(h: Handle): Promise<{ events: number; bytes: number; maxMemoBytes: number; last: string }[]> {
-    const runs: { events: number; bytes: number; maxMemoBytes: number; last: string }[] = [];
-    let runId: string | undefined = h.firstExecutionRunId;
-    while (runId) {
-        const history = await env.client.workflow.getHandle(h.workflowId, runId).fetchHistory();
+    return (await histories(h)).map((history) => {
         const memos = (history.events ?? []).map((e) =>
             e.workflowPropertiesModifiedEventAttributes?.upsertedMemo
                 ? temporal.api.common.v1.Memo.encode(e.workflowPropertiesModifiedEventAttributes.upsertedMemo).finish()
                       .length
                 : 0,
         );
-        runs.push({
+        return {
             events: history.events?.length ?? 0,
             bytes: temporal.api.history.v1.History.encode(history).finish().length,
             maxMemoBytes: Math.max(0, ...memos),
             last: String(history.events?.at(-1)?.eventType),
-        });
-        runId = history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
-    }
-    return runs;
+        };
+    });
 }
 
 async function isOpen(h: Handle): Promise<boolean> {
